@@ -1,0 +1,1 @@
+"""One module per CLI command; `gammatune_tui.cli` assembles them."""

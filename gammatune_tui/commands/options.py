@@ -1,0 +1,128 @@
+"""The model, policy and sampling options shared by run, chat, compare and bench.
+
+Declared once and added to a command's signature by `@common_options`, so every
+command spells and validates them the same way and hands the body one
+`CommonOptions` object.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import typer
+
+from ..engine.policies import (
+    DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
+)
+from ..engine.sampling import SamplingConfig
+
+MODEL = "Model"
+POLICY = "Policy"
+SAMPLING = "Sampling"
+
+
+def _opt(default: Any, *names: str, help: str, panel: str, **kw: Any) -> Any:
+    return typer.Option(default, *names, help=help, rich_help_panel=panel, **kw)
+
+
+_MODEL_PARAMS: list[tuple[str, Any, Any]] = [
+    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local HF cache when offline).", panel=MODEL)),
+    ("draft", Optional[str], _opt(None, "--draft", help="Draft model: local directory or hub id; must share the target's vocabulary.", panel=MODEL)),
+    ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", panel=MODEL)),
+    ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", panel=MODEL)),
+    ("dtype", str, _opt("auto", "--dtype", help="auto (float16/bfloat16 on GPU, float32 on CPU), float32, float16, bfloat16.", panel=MODEL)),
+    ("quantize", Optional[str], _opt(None, "--quantize", help="Quantize the target's weights with optimum-quanto: int8 or int4.", panel=MODEL)),
+    ("device_map", Optional[str], _opt(None, "--device-map", help="'auto': spread a target too large for one GPU with accelerate.", panel=MODEL)),
+    ("trust_remote_code", bool, _opt(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default).", panel=MODEL)),
+    ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
+    ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
+]
+
+_POLICY_PARAMS: list[tuple[str, Any, Any]] = [
+    ("method", str, _opt("gammatune+", "--method", "-m", help=f"γ policy: {', '.join(METHODS)}.", panel=POLICY)),
+    ("gamma", int, _opt(4, "--gamma", "-g", help="Initial speculation length γ0.", panel=POLICY)),
+    ("eta", Optional[float], _opt(None, "--eta", help=f"GammaTune EWMA rate η in (0, 1] (default {DEFAULT_ETA}).", panel=POLICY)),
+    ("delta", Optional[int], _opt(None, "--delta", help=f"GammaTune expansion offset δ >= 0 (default {DEFAULT_DELTA}).", panel=POLICY)),
+    ("tau", Optional[float], _opt(None, "--tau", help=f"Confidence threshold τ in [0, 1] (default {DEFAULT_TAU}).", panel=POLICY)),
+    ("gamma_min", Optional[int], _opt(None, "--gamma-min", help=f"Lower bound on γ (default {DEFAULT_GAMMA_MIN}).", panel=POLICY)),
+    ("gamma_max", Optional[int], _opt(None, "--gamma-max", help=f"Upper bound on γ (default {DEFAULT_GAMMA_MAX}).", panel=POLICY)),
+    ("dynamic_tau", bool, _opt(False, "--dynamic-tau", help="assistant-threshold: adapt τ with transformers' ROC rule.", panel=POLICY)),
+]
+
+_SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
+    ("temperature", Optional[float], _opt(None, "--temperature", "-t", help="0 = greedy (the default for chat pairs; the demo pair defaults to 0.7).", panel=SAMPLING)),
+    ("top_k", int, _opt(0, "--top-k", help="Keep the k most likely tokens (0 = off).", panel=SAMPLING)),
+    ("top_p", Optional[float], _opt(None, "--top-p", help="Nucleus sampling mass in (0, 1] (1 = off).", panel=SAMPLING)),
+    ("seed", int, _opt(0, "--seed", help="Seed of the session's sampler, for reproducible runs.", panel=SAMPLING)),
+    ("max_new_tokens", int, _opt(256, "--max-new-tokens", "-n", help="Stop after this many new tokens.", panel=SAMPLING)),
+    ("raw", bool, _opt(False, "--raw", help="Send the prompt as raw text, without the chat template.", panel=SAMPLING)),
+]
+
+
+@dataclass(frozen=True)
+class CommonOptions:
+    """Everything the shared options say, validated into engine objects on demand."""
+
+    values: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def uses_demo(self) -> bool:
+        return not (self.values.get("target") or self.values.get("draft") or self.values.get("pair"))
+
+    def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
+        v = self.values
+        return PolicySettings.build(
+            method or v["method"], gamma0 if gamma0 is not None else v["gamma"],
+            eta=v["eta"], delta=v["delta"], tau=v["tau"], gamma_min=v["gamma_min"],
+            gamma_max=v["gamma_max"], dynamic_tau=v["dynamic_tau"] or None,
+        )
+
+    def sampling(self, demo_defaults: bool = False) -> SamplingConfig:
+        """The demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
+        v = self.values
+        t = v["temperature"]
+        p = v["top_p"]
+        if t is None:
+            t = 0.7 if demo_defaults else 0.0
+            if p is None and demo_defaults:
+                p = 0.9
+        return SamplingConfig(temperature=t, top_k=v["top_k"], top_p=1.0 if p is None else p, seed=v["seed"])
+
+    def load_kwargs(self) -> dict[str, Any]:
+        v = self.values
+        return {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
+                                  "trust_remote_code", "allow_pickle", "threads")}
+
+
+def common_options(*, model: bool = True, policy: bool = True, sampling: bool = True) -> Callable:
+    """Adds the shared options to a Typer command; the body receives them as `opts`."""
+    groups = (_MODEL_PARAMS if model else []) + (_POLICY_PARAMS if policy else []) + (_SAMPLING_PARAMS if sampling else [])
+
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        own = [p for p in sig.parameters.values() if p.name != "opts"]
+        extra = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+            for name, ann, default in groups
+        ]
+        names = [name for name, _, _ in groups]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {n: kwargs.pop(n) for n in names}
+            return fn(*args, opts=CommonOptions(values), **kwargs)
+
+        own_kw = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.kind == inspect.Parameter.VAR_KEYWORD else p for p in own]
+        wrapper.__signature__ = sig.replace(parameters=own_kw + extra)  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate

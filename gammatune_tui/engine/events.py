@@ -1,0 +1,334 @@
+"""The event stream of SPEC §3: the one contract between the engine and everything else.
+
+The TUI, the recorder, replay, compare and the benchmark all read these and
+nothing else, so a recorded session and a live one are indistinguishable
+downstream. `to_json()` gives the recording form; `event_from_json()` reads it
+back, strictly, because recordings are untrusted input.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal, Union
+
+SCHEMA_VERSION = 1
+
+Source = Literal["draft", "target"]
+
+
+@dataclass(frozen=True)
+class DraftedToken:
+    """One token the draft proposed this step.
+
+    `top_prob` and `chosen_prob` are read from the draft's served distribution
+    (what the policies see); `target_prob` is p(x) under the target's served
+    distribution, so min(1, p/q) can be shown without the models.
+    """
+
+    id: int
+    text: str
+    top_prob: float
+    chosen_prob: float
+    target_prob: float = float("nan")
+
+    @property
+    def accept_prob(self) -> float:
+        if self.chosen_prob <= 0 or math.isnan(self.target_prob):
+            return float("nan")
+        return min(1.0, self.target_prob / self.chosen_prob)
+
+
+@dataclass(frozen=True)
+class TargetToken:
+    """The token the target adds after the accepted run: a correction or a bonus."""
+
+    id: int
+    text: str
+    kind: Literal["correction", "bonus"]
+
+
+@dataclass(frozen=True)
+class EmittedToken:
+    id: int
+    text: str
+    source: Source
+
+
+@dataclass(frozen=True)
+class SessionHeader:
+    type: ClassVar[str] = "header"
+    target: str
+    draft: str
+    tokenizer: str
+    device: str
+    dtype: str
+    method: str
+    gamma0: int
+    params: dict[str, Any]
+    sampling: dict[str, Any]
+    max_new_tokens: int
+    prompt_ids: list[int]
+    prompt: str
+    prompt_pieces: list[str] = field(default_factory=list)
+    seed: int | None = None
+    demo: bool = False
+    versions: dict[str, str] = field(default_factory=dict)
+    created: float = 0.0
+    label: str = ""
+    turn: int = 0
+    user_text: str = ""
+    schema: int = SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    type: ClassVar[str] = "step"
+    step: int
+    method: str
+    params: dict[str, Any]
+    gamma: int
+    drafted: list[DraftedToken]
+    accepted: int
+    target_token: TargetToken | None
+    emitted: list[EmittedToken]
+    gamma_next: int
+    draft_s: float
+    verify_s: float
+    step_s: float = 0.0
+    elapsed_s: float = 0.0
+    early_stop: bool = False
+    settings_changed: bool = False
+
+    @property
+    def drafted_count(self) -> int:
+        return len(self.drafted)
+
+    def to_json(self) -> dict[str, Any]:
+        d = {"type": self.type, **asdict(self)}
+        return _nan_to_none(d)
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    type: ClassVar[str] = "summary"
+    tokens: int
+    steps: int
+    acceptance_rate: float
+    tokens_per_step: float
+    tokens_per_s: float
+    stop_reason: Literal["eos", "max_new_tokens", "stopped", "error"]
+    drafted: int = 0
+    accepted: int = 0
+    target_calls: int = 0
+    draft_calls: int = 0
+    wall_s: float = 0.0
+    draft_s: float = 0.0
+    verify_s: float = 0.0
+    per_position: list[float] = field(default_factory=list)
+    text: str = ""
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+Event = Union[SessionHeader, StepEvent, SessionSummary]
+
+
+def _nan_to_none(obj: Any) -> Any:
+    """JSON has no NaN; a missing probability is written as null."""
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_nan_to_none(v) for v in obj]
+    return obj
+
+
+# -- reading back (untrusted) -----------------------------------------------------
+
+
+class EventFormatError(ValueError):
+    """A JSON object that is not a valid event; the message says which field."""
+
+
+def _num(d: dict, key: str, *, optional: bool = False, default: float = 0.0) -> float:
+    v = d.get(key, None)
+    if v is None:
+        if optional:
+            return default
+        raise EventFormatError(f"missing number {key!r}")
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise EventFormatError(f"{key!r} must be a number")
+    return float(v)
+
+
+def _int(d: dict, key: str, *, optional: bool = False, default: int = 0, minimum: int | None = 0) -> int:
+    v = d.get(key, None)
+    if v is None:
+        if optional:
+            return default
+        raise EventFormatError(f"missing integer {key!r}")
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise EventFormatError(f"{key!r} must be an integer")
+    if minimum is not None and v < minimum:
+        raise EventFormatError(f"{key!r} must be >= {minimum}")
+    return v
+
+
+def _str(d: dict, key: str, *, optional: bool = True, default: str = "") -> str:
+    v = d.get(key, None)
+    if v is None:
+        if optional:
+            return default
+        raise EventFormatError(f"missing string {key!r}")
+    if not isinstance(v, str):
+        raise EventFormatError(f"{key!r} must be a string")
+    return v
+
+
+def _list(d: dict, key: str, *, optional: bool = False) -> list:
+    v = d.get(key, None)
+    if v is None:
+        if optional:
+            return []
+        raise EventFormatError(f"missing list {key!r}")
+    if not isinstance(v, list):
+        raise EventFormatError(f"{key!r} must be a list")
+    return v
+
+
+def _dict(d: dict, key: str, *, optional: bool = True) -> dict:
+    v = d.get(key, None)
+    if v is None:
+        if optional:
+            return {}
+        raise EventFormatError(f"missing object {key!r}")
+    if not isinstance(v, dict):
+        raise EventFormatError(f"{key!r} must be an object")
+    return v
+
+
+def _prob(d: dict, key: str) -> float:
+    v = d.get(key, None)
+    if v is None:
+        return float("nan")
+    p = _num(d, key)
+    if not (0.0 <= p <= 1.0 + 1e-6):
+        raise EventFormatError(f"{key!r} must be a probability in [0, 1]")
+    return p
+
+
+def _header(d: dict) -> SessionHeader:
+    schema = d.get("schema")
+    if schema != SCHEMA_VERSION:
+        raise EventFormatError(f"unknown schema {schema!r} (this gammatune reads schema {SCHEMA_VERSION})")
+    prompt_ids = _list(d, "prompt_ids")
+    if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in prompt_ids):
+        raise EventFormatError("'prompt_ids' must be a list of non-negative integers")
+    pieces = _list(d, "prompt_pieces", optional=True)
+    if not all(isinstance(p, str) for p in pieces):
+        raise EventFormatError("'prompt_pieces' must be a list of strings")
+    versions = {str(k): str(v) for k, v in _dict(d, "versions").items()}
+    seed = d.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise EventFormatError("'seed' must be an integer or null")
+    return SessionHeader(
+        target=_str(d, "target"), draft=_str(d, "draft"), tokenizer=_str(d, "tokenizer"),
+        device=_str(d, "device"), dtype=_str(d, "dtype"), method=_str(d, "method"),
+        gamma0=_int(d, "gamma0", optional=True, default=1, minimum=1),
+        params=_dict(d, "params"), sampling=_dict(d, "sampling"),
+        max_new_tokens=_int(d, "max_new_tokens", optional=True),
+        prompt_ids=list(prompt_ids), prompt=_str(d, "prompt"), prompt_pieces=list(pieces),
+        seed=seed, demo=bool(d.get("demo", False)), versions=versions,
+        created=_num(d, "created", optional=True), label=_str(d, "label"),
+        turn=_int(d, "turn", optional=True), user_text=_str(d, "user_text"),
+    )
+
+
+def _token_fields(t: Any, what: str) -> dict:
+    if not isinstance(t, dict):
+        raise EventFormatError(f"each {what} entry must be an object")
+    return t
+
+
+def _step(d: dict) -> StepEvent:
+    drafted = []
+    for t in _list(d, "drafted"):
+        t = _token_fields(t, "drafted")
+        drafted.append(DraftedToken(
+            id=_int(t, "id"), text=_str(t, "text"),
+            top_prob=_prob(t, "top_prob"), chosen_prob=_prob(t, "chosen_prob"),
+            target_prob=_prob(t, "target_prob"),
+        ))
+    emitted = []
+    for t in _list(d, "emitted"):
+        t = _token_fields(t, "emitted")
+        source = t.get("source")
+        if source not in ("draft", "target"):
+            raise EventFormatError("emitted 'source' must be 'draft' or 'target'")
+        emitted.append(EmittedToken(id=_int(t, "id"), text=_str(t, "text"), source=source))
+    tt = d.get("target_token")
+    target_token = None
+    if tt is not None:
+        tt = _token_fields(tt, "target_token")
+        kind = tt.get("kind")
+        if kind not in ("correction", "bonus"):
+            raise EventFormatError("target_token 'kind' must be 'correction' or 'bonus'")
+        target_token = TargetToken(id=_int(tt, "id"), text=_str(tt, "text"), kind=kind)
+    accepted = _int(d, "accepted")
+    if accepted > len(drafted):
+        raise EventFormatError("'accepted' is larger than the number of drafted tokens")
+    gamma = _int(d, "gamma", minimum=1)
+    return StepEvent(
+        step=_int(d, "step"), method=_str(d, "method"), params=_dict(d, "params"), gamma=gamma,
+        drafted=drafted, accepted=accepted, target_token=target_token, emitted=emitted,
+        gamma_next=_int(d, "gamma_next", optional=True, default=gamma, minimum=1),
+        draft_s=_num(d, "draft_s", optional=True), verify_s=_num(d, "verify_s", optional=True),
+        step_s=_num(d, "step_s", optional=True), elapsed_s=_num(d, "elapsed_s", optional=True),
+        early_stop=bool(d.get("early_stop", False)), settings_changed=bool(d.get("settings_changed", False)),
+    )
+
+
+def _summary(d: dict) -> SessionSummary:
+    reason = d.get("stop_reason")
+    if reason not in ("eos", "max_new_tokens", "stopped", "error"):
+        raise EventFormatError(f"unknown stop_reason {reason!r}")
+    per_pos = _list(d, "per_position", optional=True)
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in per_pos):
+        raise EventFormatError("'per_position' must be a list of numbers")
+    return SessionSummary(
+        tokens=_int(d, "tokens"), steps=_int(d, "steps"),
+        acceptance_rate=_num(d, "acceptance_rate"), tokens_per_step=_num(d, "tokens_per_step"),
+        tokens_per_s=_num(d, "tokens_per_s"), stop_reason=reason,
+        drafted=_int(d, "drafted", optional=True), accepted=_int(d, "accepted", optional=True),
+        target_calls=_int(d, "target_calls", optional=True), draft_calls=_int(d, "draft_calls", optional=True),
+        wall_s=_num(d, "wall_s", optional=True), draft_s=_num(d, "draft_s", optional=True),
+        verify_s=_num(d, "verify_s", optional=True), per_position=[float(x) for x in per_pos],
+        text=_str(d, "text"), error=_str(d, "error"),
+    )
+
+
+_READERS = {"header": _header, "step": _step, "summary": _summary}
+
+
+def event_from_json(d: Any) -> Event:
+    """Build an event from its JSON object; raises EventFormatError naming what is wrong."""
+    if not isinstance(d, dict):
+        raise EventFormatError("an event must be a JSON object")
+    kind = d.get("type")
+    reader = _READERS.get(kind) if isinstance(kind, str) else None
+    if reader is None:
+        raise EventFormatError(f"unknown event type {kind!r}")
+    return reader(d)
+
+
+__all__ = [
+    "SCHEMA_VERSION", "DraftedToken", "TargetToken", "EmittedToken", "SessionHeader",
+    "StepEvent", "SessionSummary", "Event", "EventFormatError", "event_from_json",
+]

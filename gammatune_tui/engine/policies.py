@@ -1,0 +1,341 @@
+"""The five speculation-length (γ) policies of SPEC §2.
+
+Pure Python and deterministic, so the trace simulator can replay a policy
+exactly, the TUI can swap one between two steps, and the tests can check them
+against hand-worked traces. γ̄ is kept as an exact rational (`Fraction`): η is
+read as the decimal the user typed, so a γ̄ that is 12 in real arithmetic
+gives γ = 12, never 13 through floating-point drift.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+from ..errors import InvalidParameter
+
+METHODS: tuple[str, ...] = (
+    "specdecode",
+    "hf-heuristic",
+    "assistant-threshold",
+    "gammatune",
+    "gammatune+",
+)
+
+# Defaults. The paper gives none; these were chosen on the demo pair with
+# `gammatune bench --simulate --tune` (docs/benchmarks.md records the search).
+# τ = 0.4 is also transformers' default assistant_confidence_threshold.
+DEFAULT_ETA = 0.5
+DEFAULT_DELTA = 1
+DEFAULT_TAU = 0.4
+DEFAULT_GAMMA_MIN = 1
+DEFAULT_GAMMA_MAX = 16
+
+PARAM_NAMES = ("eta", "delta", "tau", "gamma_min", "gamma_max", "dynamic_tau")
+
+
+def _exact(value: Any, name: str) -> Fraction:
+    """The exact rational the user meant: 0.1 is 1/10, not the nearest double."""
+    if isinstance(value, bool):
+        raise InvalidParameter(f"{name} must be a number, got {value!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidParameter(f"{name} must be a finite number, got {value!r}")
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise InvalidParameter(f"{name} must be a number, got {value!r}") from None
+    raise InvalidParameter(f"{name} must be a number, got {value!r}")
+
+
+def _integer(value: Any, name: str) -> int:
+    frac = _exact(value, name)
+    if frac.denominator != 1:
+        raise InvalidParameter(f"{name} must be a whole number, got {value!r}")
+    return int(frac)
+
+
+@dataclass(frozen=True)
+class PolicyParams:
+    """Validated tunables shared by all policies (each uses the ones it needs)."""
+
+    eta: Fraction = Fraction(str(DEFAULT_ETA))
+    delta: int = DEFAULT_DELTA
+    tau: Fraction = Fraction(str(DEFAULT_TAU))
+    gamma_min: int = DEFAULT_GAMMA_MIN
+    gamma_max: int = DEFAULT_GAMMA_MAX
+    dynamic_tau: bool = False
+
+    @classmethod
+    def build(cls, base: "PolicyParams | None" = None, **params: Any) -> "PolicyParams":
+        unknown = set(params) - set(PARAM_NAMES)
+        if unknown:
+            raise InvalidParameter(
+                f"unknown policy parameter {sorted(unknown)[0]!r}; expected one of {', '.join(PARAM_NAMES)}"
+            )
+        base = base or cls()
+        values: dict[str, Any] = {}
+        if params.get("eta") is not None:
+            eta = _exact(params["eta"], "eta")
+            if not (0 < eta <= 1):
+                raise InvalidParameter(f"eta must be in (0, 1], got {params['eta']}")
+            values["eta"] = eta
+        if params.get("delta") is not None:
+            delta = _integer(params["delta"], "delta")
+            if delta < 0:
+                raise InvalidParameter(f"delta must be a whole number >= 0, got {params['delta']}")
+            values["delta"] = delta
+        if params.get("tau") is not None:
+            tau = _exact(params["tau"], "tau")
+            if not (0 <= tau <= 1):
+                raise InvalidParameter(f"tau must be in [0, 1], got {params['tau']}")
+            values["tau"] = tau
+        for name in ("gamma_min", "gamma_max"):
+            if params.get(name) is not None:
+                v = _integer(params[name], name)
+                if v < 1:
+                    raise InvalidParameter(f"{name} must be a whole number >= 1, got {params[name]}")
+                values[name] = v
+        if params.get("dynamic_tau") is not None:
+            values["dynamic_tau"] = bool(params["dynamic_tau"])
+        out = replace(base, **values)
+        if out.gamma_min > out.gamma_max:
+            raise InvalidParameter(
+                f"gamma_min must be <= gamma_max, got gamma_min={out.gamma_min} > gamma_max={out.gamma_max}"
+            )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["eta"] = float(self.eta)
+        d["tau"] = float(self.tau)
+        return d
+
+
+def _check_gamma0(gamma0: Any) -> int:
+    g = _integer(gamma0, "gamma0")
+    if g < 1:
+        raise InvalidParameter(f"gamma0 must be a whole number >= 1, got {gamma0}")
+    return g
+
+
+class Policy:
+    """Base policy: fixed window, never stops early, learns nothing (= specdecode)."""
+
+    name = "specdecode"
+
+    def __init__(self, gamma0: int, params: PolicyParams):
+        self.gamma0 = _check_gamma0(gamma0)
+        self.params = params
+        self.gamma = self.gamma0
+
+    # -- protocol -----------------------------------------------------------
+    def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
+        return True
+
+    def update(self, accepted: int, drafted: int) -> None:
+        _check_update(accepted, drafted)
+
+    def set_params(self, **params: Any) -> None:
+        self.params = PolicyParams.build(self.params, **params)
+        self._on_params()
+
+    # -- helpers ------------------------------------------------------------
+    def _on_params(self) -> None:
+        pass
+
+    def describe(self) -> dict[str, Any]:
+        """Parameters in force, as recorded in each StepEvent."""
+        d = {"gamma0": self.gamma0, **self.params.to_json()}
+        return d
+
+
+def _check_update(accepted: int, drafted: int) -> None:
+    if not (0 <= accepted <= drafted):
+        raise ValueError(f"accepted must be in [0, drafted], got accepted={accepted}, drafted={drafted}")
+
+
+class SpecDecode(Policy):
+    name = "specdecode"
+
+
+class HFHeuristic(Policy):
+    """transformers' "heuristic" schedule: +2 after a fully accepted window, else −1 (floor 1)."""
+
+    name = "hf-heuristic"
+
+    def __init__(self, gamma0: int, params: PolicyParams):
+        super().__init__(gamma0, params)
+        self.n = float(self.gamma0)
+
+    def update(self, accepted: int, drafted: int) -> None:
+        _check_update(accepted, drafted)
+        if accepted == drafted:
+            self.n += 2.0
+        else:
+            self.n = max(1.0, self.n - 1.0)
+        self.gamma = max(1, int(self.n))
+
+
+class AssistantThreshold(Policy):
+    """Fixed window, stop drafting after a token whose chosen probability < τ.
+
+    With `dynamic_tau`, τ follows transformers' ROC rule: once more than five
+    labelled draft probabilities with both labels exist, τ becomes the
+    threshold minimising fpr + 3·(1 − tpr).
+    """
+
+    name = "assistant-threshold"
+
+    def __init__(self, gamma0: int, params: PolicyParams):
+        super().__init__(gamma0, params)
+        self.tau = float(params.tau)
+        self._step_probs: list[float] = []
+        self._probs: list[float] = []
+        self._labels: list[int] = []
+
+    def _on_params(self) -> None:
+        self.tau = float(self.params.tau)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "tau": self.tau}
+
+    def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
+        self._step_probs.append(chosen_prob)
+        return chosen_prob >= self.tau
+
+    def update(self, accepted: int, drafted: int) -> None:
+        _check_update(accepted, drafted)
+        probs, self._step_probs = self._step_probs[:drafted], []
+        if not self.params.dynamic_tau:
+            return
+        # accepted tokens are positives, the first rejected one a negative;
+        # drafts after the first rejection carry no information and are dropped.
+        n = min(len(probs), accepted + (1 if accepted < drafted else 0))
+        self._probs.extend(probs[:n])
+        self._labels.extend([1] * min(accepted, n) + [0] * (n - min(accepted, n)))
+        if len(self._probs) > 5 and 0 < sum(self._labels) < len(self._labels):
+            self.tau = roc_threshold(self._probs, self._labels)
+
+
+def roc_threshold(probs: list[float], labels: list[int]) -> float:
+    """sklearn.metrics.roc_curve + argmin(fpr + 3·(1 − tpr)), as transformers does it, in pure Python."""
+    pairs = sorted(zip(probs, labels), key=lambda x: -x[0])
+    pos = sum(labels)
+    neg = len(labels) - pos
+    # thresholds: +inf first, then each distinct score (descending)
+    best_cost = 0.0 + 3 * 1.0  # threshold = +inf: fpr 0, tpr 0
+    best_thr = math.inf
+    tp = fp = 0
+    i = 0
+    while i < len(pairs):
+        score = pairs[i][0]
+        while i < len(pairs) and pairs[i][0] == score:
+            if pairs[i][1]:
+                tp += 1
+            else:
+                fp += 1
+            i += 1
+        cost = fp / neg + 3 * (1 - tp / pos)
+        if cost < best_cost:
+            best_cost, best_thr = cost, score
+    return float(best_thr) if math.isfinite(best_thr) else 1.0
+
+
+class GammaTune(Policy):
+    """Paper Algorithm 1 with the erratum resolved as §4.1's text says.
+
+    After a step that planned γ and accepted A: if A == γ then A ← A + δ;
+    γ̄ ← clip((1 − η)·γ̄ + η·A, γ_min, γ_max); γ ← ⌈γ̄⌉.
+    """
+
+    name = "gammatune"
+
+    def __init__(self, gamma0: int, params: PolicyParams):
+        super().__init__(gamma0, params)
+        self.gamma_bar = Fraction(self.gamma0)
+
+    def update(self, accepted: int, drafted: int) -> None:
+        _check_update(accepted, drafted)
+        p = self.params
+        a = Fraction(accepted)
+        if accepted == self.gamma:
+            a += p.delta
+        g = (1 - p.eta) * self.gamma_bar + p.eta * a
+        self.gamma_bar = min(Fraction(p.gamma_max), max(Fraction(p.gamma_min), g))
+        self.gamma = max(1, math.ceil(self.gamma_bar))
+
+    def _on_params(self) -> None:
+        # New bounds act at once on the planned window, not one step late.
+        p = self.params
+        self.gamma_bar = min(Fraction(p.gamma_max), max(Fraction(p.gamma_min), self.gamma_bar))
+        self.gamma = max(1, math.ceil(self.gamma_bar))
+
+
+class GammaTunePlus(GammaTune):
+    """GammaTune plus early stop after a drafted token whose top-1 probability < τ (§4.2)."""
+
+    name = "gammatune+"
+
+    def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
+        return top_prob >= self.params.tau
+
+
+_CLASSES: dict[str, type[Policy]] = {
+    cls.name: cls for cls in (SpecDecode, HFHeuristic, AssistantThreshold, GammaTune, GammaTunePlus)
+}
+
+
+def check_method(name: str) -> str:
+    if name not in _CLASSES:
+        raise InvalidParameter(f"unknown method {name!r}; expected one of {', '.join(METHODS)}")
+    return name
+
+
+def make_policy(name: str, gamma0: int, **params: Any) -> Policy:
+    """Build a policy by its CLI name; raises ValueError (InvalidParameter) on bad input."""
+    cls = _CLASSES[check_method(name)]
+    return cls(gamma0, PolicyParams.build(**params))
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """Everything that defines a policy, frozen so the UI can swap it in one assignment.
+
+    The live session applies a new settings object at the next step boundary:
+    same method → `set_params` (the learned state carries over); another
+    method or γ0 → a fresh policy.
+    """
+
+    method: str = "gammatune+"
+    gamma0: int = 4
+    params: PolicyParams = field(default_factory=PolicyParams)
+
+    @classmethod
+    def build(cls, method: str = "gammatune+", gamma0: int = 4, **params: Any) -> "PolicySettings":
+        return cls(check_method(method), _check_gamma0(gamma0), PolicyParams.build(**params))
+
+    def with_changes(self, **changes: Any) -> "PolicySettings":
+        method = check_method(changes.pop("method", self.method))
+        gamma0 = _check_gamma0(changes.pop("gamma0", self.gamma0))
+        return PolicySettings(method, gamma0, PolicyParams.build(self.params, **changes))
+
+    def make(self) -> Policy:
+        return _CLASSES[self.method](self.gamma0, self.params)
+
+    def apply_to(self, policy: Policy | None) -> Policy:
+        """The policy to use from now on: `policy` updated in place if it can be, else a new one."""
+        if policy is not None and policy.name == self.method and policy.gamma0 == self.gamma0:
+            if policy.params != self.params:
+                policy.params = self.params
+                policy._on_params()
+            return policy
+        return self.make()

@@ -1,0 +1,33 @@
+"""Errors a user can cause.
+
+Every one of these is turned into a single line by the CLI (exit status 2) or
+into a notification by the TUI; anything else reaching the top is a bug.
+"""
+
+from __future__ import annotations
+
+
+class GammatuneError(Exception):
+    """Base of every user-facing error; its message is one line."""
+
+    exit_code = 2
+
+
+class InvalidParameter(GammatuneError, ValueError):
+    """A policy, sampling or CLI value outside its range (also a ValueError, as SPEC §2 asks)."""
+
+
+class ModelLoadError(GammatuneError):
+    """A model or tokenizer that cannot be found or read."""
+
+
+class TokenizerMismatch(GammatuneError):
+    """Draft and target do not share a vocabulary, so draft ids mean nothing to the target."""
+
+
+class RecordingError(GammatuneError):
+    """A recording that cannot be read: unknown schema, malformed line, impossible values."""
+
+
+class PromptFileError(GammatuneError):
+    """A prompt set that is missing or malformed."""

@@ -1,0 +1,1 @@
+"""Turning engines and files into event streams, and reading metrics off them."""

@@ -1,0 +1,151 @@
+"""Recordings: the event stream as JSON Lines (SPEC §3, schema 1).
+
+Writing flushes after every event so a crash leaves a replayable prefix.
+Reading treats the file as untrusted: it is parsed as JSON and validated
+field by field; nothing in it is executed, and errors name the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+from ..engine.events import Event, EventFormatError, SessionHeader, SessionSummary, StepEvent, event_from_json
+from ..errors import RecordingError
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+class RecordingWriter:
+    """Appends events to a JSONL file, one flushed line each."""
+
+    def __init__(self, path: str | os.PathLike, mode: str = "w"):
+        self.path = Path(path)
+        try:
+            self._fh: IO[str] | None = open(self.path, mode, encoding="utf-8")
+        except OSError as exc:
+            raise RecordingError(f"cannot write recording {self.path}: {exc.strerror or exc}") from None
+
+    def write(self, event: Event) -> None:
+        if self._fh is None:
+            return
+        self._fh.write(json.dumps(event.to_json(), ensure_ascii=False, allow_nan=False) + "\n")
+        self._fh.flush()
+
+    def write_all(self, events: Iterable[Event]) -> None:
+        for e in events:
+            self.write(e)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> "RecordingWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@dataclass
+class RecordedSession:
+    """One header … summary run inside a recording (a compare recording holds several)."""
+
+    header: SessionHeader
+    steps: list[StepEvent] = field(default_factory=list)
+    summary: SessionSummary | None = None
+
+    @property
+    def events(self) -> list[Event]:
+        out: list[Event] = [self.header, *self.steps]
+        if self.summary is not None:
+            out.append(self.summary)
+        return out
+
+
+@dataclass
+class Recording:
+    path: Path
+    sessions: list[RecordedSession]
+    warning: str = ""
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for s in self.sessions for e in s.events]
+
+
+def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None, str]]:
+    """Yields (line number, event, warning). A cut-off last line yields (n, None, warning)."""
+    p = Path(path)
+    try:
+        fh = open(p, "rb")
+    except FileNotFoundError:
+        raise RecordingError(f"{p}: no such recording") from None
+    except IsADirectoryError:
+        raise RecordingError(f"{p}: is a directory, not a recording") from None
+    except OSError as exc:
+        raise RecordingError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    with fh:
+        lines = fh.read().split(b"\n")
+    last = len(lines)
+    if lines and lines[-1] == b"":
+        lines.pop()
+        last = None  # ends with a newline: no partial final line
+    for n, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        is_partial_last = last is not None and n == len(lines)
+        try:
+            if len(raw) > MAX_LINE_BYTES:
+                raise ValueError("line too long")
+            text = raw.decode("utf-8")
+            obj = json.loads(text)
+        except (UnicodeDecodeError, ValueError):
+            if is_partial_last and n > 1:
+                yield n, None, f"{p}: line {n} is cut off (the recording ended mid-line); replaying the {n - 1} lines before it"
+                return
+            what = "not UTF-8 text" if b"\0" in raw or _not_utf8(raw) else "not valid JSON"
+            raise RecordingError(f"{p}: line {n}: {what} (is this a gammatune recording?)") from None
+        try:
+            event = event_from_json(obj)
+        except EventFormatError as exc:
+            raise RecordingError(f"{p}: line {n}: {exc}") from None
+        yield n, event, ""
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return True
+
+
+def read_recording(path: str | os.PathLike) -> Recording:
+    """Reads and validates a whole recording into sessions."""
+    p = Path(path)
+    sessions: list[RecordedSession] = []
+    warning = ""
+    current: RecordedSession | None = None
+    for n, event, warn in iter_recording(p):
+        if event is None:
+            warning = warn
+            break
+        if isinstance(event, SessionHeader):
+            current = RecordedSession(event)
+            sessions.append(current)
+        elif current is None:
+            raise RecordingError(f"{p}: line {n}: a {event.type} event before any header")
+        elif current.summary is not None:
+            raise RecordingError(f"{p}: line {n}: a {event.type} event after the session's summary")
+        elif isinstance(event, StepEvent):
+            current.steps.append(event)
+        else:
+            current.summary = event
+    if not sessions:
+        raise RecordingError(f"{p}: no session in this file (empty, or no header line)")
+    return Recording(p, sessions, warning)
