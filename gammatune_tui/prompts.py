@@ -1,0 +1,72 @@
+"""Prompt sets: JSON Lines of {"id", "category", "turns": [str, ...]}.
+
+Shipped sets live in demo_prompts/ (`code` for the demo pair, `specbench`
+for real chat pairs); users pass their own file with --prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PromptFileError
+from .resources import demo_prompts_dir
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str
+    category: str
+    turns: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return self.turns[0]
+
+
+def resolve_prompt_set(name_or_path: str) -> Path:
+    """A shipped set by name (`code`, `specbench`) or a path to a .jsonl file."""
+    p = Path(name_or_path)
+    if p.suffix == ".jsonl" or p.exists():
+        return p
+    shipped = demo_prompts_dir() / f"{name_or_path}.jsonl"
+    if shipped.exists():
+        return shipped
+    raise PromptFileError(f"no prompt file {name_or_path!r} (give a .jsonl path, or one of: code, specbench)")
+
+
+def load_prompt_set(name_or_path: str) -> list[Prompt]:
+    path = resolve_prompt_set(name_or_path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PromptFileError(f"{path}: no such prompt file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PromptFileError(f"{path}: cannot read ({exc})") from None
+    prompts: list[Prompt] = []
+    for n, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            raise PromptFileError(f"{path}: line {n}: not valid JSON") from None
+        turns = obj.get("turns") if isinstance(obj, dict) else None
+        if not (isinstance(turns, list) and turns and all(isinstance(t, str) and t for t in turns)):
+            raise PromptFileError(f"{path}: line {n}: 'turns' must be a non-empty list of strings")
+        pid = obj.get("id", f"{path.stem}-{n}")
+        cat = obj.get("category", "")
+        if not isinstance(cat, str):
+            raise PromptFileError(f"{path}: line {n}: 'category' must be a string")
+        prompts.append(Prompt(str(pid), cat, tuple(turns)))
+    if not prompts:
+        raise PromptFileError(f"{path}: no prompts in this file")
+    return prompts
+
+
+def random_demo_prompt(seed: int | None = None) -> Prompt:
+    """A prompt for the demo pair, picked at random (seeded when asked)."""
+    prompts = load_prompt_set("code")
+    return random.Random(seed).choice(prompts)

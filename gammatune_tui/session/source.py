@@ -1,0 +1,36 @@
+"""What the UI drives: an event source, live (models) or recorded (a file).
+
+The chat and compare screens never know which one they have. A source's
+`events()` is a blocking iterator meant to run in a worker thread; controls
+reach it through `request()` and `stop()`, which are thread-safe and act at the
+next step boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Protocol, runtime_checkable
+
+from ..engine.events import Event
+from ..engine.policies import PolicySettings
+from ..engine.sampling import SamplingConfig
+
+Progress = Callable[[str, float], None]
+"""Called with (stage, fraction 0..1) while a source prepares (e.g. loads models)."""
+
+
+@runtime_checkable
+class EventSource(Protocol):
+    title: str                # shown in the app's title (e.g. "demo pair" or "replay: file.jsonl")
+    read_only: bool           # True for recordings: controls are shown but disabled
+
+    def prepare(self, progress: Progress) -> None:
+        """Slow setup (model loading); called once in a worker before the first events()."""
+
+    def events(self, prompt: str | None) -> Iterator[Event]:
+        """One session's events (header, steps, summary). `prompt` None = a recording's next session."""
+
+    def request(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None) -> None:
+        """Change policy/sampling from the next step on (ignored by read-only sources)."""
+
+    def stop(self) -> None:
+        """End the running session cleanly at the next step boundary."""
