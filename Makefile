@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest
+	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest
 
 chat: $(STAMP)
 	$(BIN)/gammatune chat
