@@ -1,0 +1,293 @@
+"""Compare: several γ policies on the same loaded pair, prompt and seed.
+
+Methods run one after another, each alone, so that each one's timing is its
+own (the UI only shows a progress line while measuring; the race is played
+afterwards from the recorded events). The summary reads every number off
+`RunningStats` over each method's stream — the same numbers each pane shows.
+For greedy decoding every method must produce the target's own text
+(SPEC §1.3); the lossless check says so or names the first difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
+from ..engine.policies import METHODS, PolicySettings, check_method
+from ..engine.sampling import SamplingConfig
+from ..errors import InvalidParameter
+from .recording import RecordedSession, Recording, RecordingWriter
+from .stats import RunningStats, stats_of
+
+MIN_METHODS = 2
+MAX_METHODS = 5
+BASELINE = "specdecode"
+
+CompareProgress = Callable[[int, int, str, int], None]
+"""Called with (method index, method count, method label, tokens so far) while measuring."""
+
+
+def parse_methods(text: str | Sequence[str] | None) -> list[str]:
+    """`specdecode,gammatune+` → validated list; 2–5 distinct known methods (default: all five)."""
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return list(METHODS)
+    items = [m.strip() for m in text.split(",")] if isinstance(text, str) else [str(m).strip() for m in text]
+    items = [m for m in items if m]
+    for m in items:
+        check_method(m)
+    dupes = sorted({m for m in items if items.count(m) > 1})
+    if dupes:
+        raise InvalidParameter(f"--methods lists {', '.join(dupes)} more than once")
+    if not (MIN_METHODS <= len(items) <= MAX_METHODS):
+        raise InvalidParameter(
+            f"--methods needs {MIN_METHODS} to {MAX_METHODS} methods, got {len(items)} ({', '.join(METHODS)})"
+        )
+    return items
+
+
+@dataclass
+class MethodRun:
+    """One method's measured stream and the stats every view shows for it."""
+
+    label: str
+    events: list[Event] = field(default_factory=list)
+    stats: RunningStats = field(default_factory=RunningStats)
+
+    def add(self, ev: Event) -> None:
+        self.events.append(ev)
+        self.stats.add(ev)
+
+    @property
+    def header(self) -> SessionHeader | None:
+        return self.stats.header
+
+    @property
+    def summary(self) -> SessionSummary | None:
+        return self.stats.summary
+
+    @property
+    def method(self) -> str:
+        h = self.stats.header
+        return h.method if h is not None else self.label
+
+    @property
+    def token_ids(self) -> list[int]:
+        return [t.id for ev in self.events if isinstance(ev, StepEvent) for t in ev.emitted]
+
+    @property
+    def tokens(self) -> list[str]:
+        return [t.text for ev in self.events if isinstance(ev, StepEvent) for t in ev.emitted]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.tokens)
+
+    @property
+    def greedy(self) -> bool:
+        h = self.stats.header
+        if h is None:
+            return False
+        t = h.sampling.get("temperature", 0.0)
+        return isinstance(t, (int, float)) and not isinstance(t, bool) and t == 0
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event], label: str = "") -> "MethodRun":
+        run = cls(label)
+        for ev in events:
+            run.add(ev)
+        if not run.label:
+            run.label = run.header.label or run.header.method if run.header else "?"
+        return run
+
+    @classmethod
+    def from_session(cls, session: RecordedSession) -> "MethodRun":
+        return cls.from_events(session.events, session.header.label or session.header.method)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    rank: int
+    label: str
+    method: str
+    tokens: int
+    tokens_per_s: float
+    speedup: float | None     # over specdecode; None when specdecode is not among the methods
+    acceptance_rate: float
+    tokens_per_step: float
+    target_calls: int
+    draft_calls: int
+    elapsed_s: float
+    stop_reason: str
+
+
+@dataclass(frozen=True)
+class Lossless:
+    """The greedy check: all texts identical, or where they first part."""
+
+    checked: bool             # False when sampling (texts may differ legitimately)
+    identical: bool
+    position: int | None = None   # first differing token index
+    method: str = ""              # the first method that differs from the reference
+    reference: str = ""           # the method compared against (the first one)
+
+    @property
+    def message(self) -> str:
+        if not self.checked:
+            return "sampling (temperature > 0): texts may differ between methods; the output law is the target's"
+        if self.identical:
+            return "lossless: every method produced the same tokens (greedy)"
+        return (f"NOT lossless: {self.method} differs from {self.reference} "
+                f"at token {self.position} (greedy decoding should give identical text)")
+
+
+@dataclass(frozen=True)
+class CompareSummary:
+    rows: list[SummaryRow]
+    lossless: Lossless
+    baseline: str | None
+
+    def row(self, label: str) -> SummaryRow:
+        return next(r for r in self.rows if r.label == label)
+
+
+def check_lossless(runs: Sequence[MethodRun]) -> Lossless:
+    if not runs or not all(r.greedy for r in runs):
+        return Lossless(checked=False, identical=False)
+    ref = runs[0]
+    ref_ids = ref.token_ids
+    first: tuple[int, str] | None = None
+    for r in runs[1:]:
+        ids = r.token_ids
+        n = min(len(ids), len(ref_ids))
+        pos = next((i for i in range(n) if ids[i] != ref_ids[i]), None)
+        if pos is None and len(ids) != len(ref_ids):
+            # One stopped earlier: only a difference when neither hit its budget the same way.
+            rs, ss = ref.summary, r.summary
+            if not (rs and ss and "stopped" in (rs.stop_reason, ss.stop_reason)):
+                pos = n
+        if pos is not None and (first is None or pos < first[0]):
+            first = (pos, r.label)
+    if first is None:
+        return Lossless(True, True, reference=ref.label)
+    return Lossless(True, False, first[0], first[1], ref.label)
+
+
+def summarize(runs: Sequence[MethodRun]) -> CompareSummary:
+    """Ranks by tokens/s; speedup is over `specdecode` when it ran."""
+    base = next((r for r in runs if r.method == BASELINE), None)
+    base_tps = base.stats.tokens_per_s if base is not None else 0.0
+    order = sorted(runs, key=lambda r: -r.stats.tokens_per_s)
+    rows = []
+    for rank, r in enumerate(order, start=1):
+        s = r.stats
+        rows.append(SummaryRow(
+            rank=rank, label=r.label, method=r.method, tokens=s.tokens, tokens_per_s=s.tokens_per_s,
+            speedup=(s.tokens_per_s / base_tps) if base is not None and base_tps > 0 else None,
+            acceptance_rate=s.acceptance_rate, tokens_per_step=s.tokens_per_step,
+            target_calls=s.target_calls, draft_calls=s.draft_calls, elapsed_s=s.elapsed_s,
+            stop_reason=r.summary.stop_reason if r.summary else "cut off",
+        ))
+    return CompareSummary(rows, check_lossless(runs), BASELINE if base is not None else None)
+
+
+def runs_from_recording(recording: Recording) -> list[MethodRun]:
+    return [MethodRun.from_session(s) for s in recording.sessions]
+
+
+# -- measuring ------------------------------------------------------------------------
+
+DecoderFactory = Callable[[PolicySettings, SamplingConfig, str], Any]
+"""(settings, sampling, label) → an object with `generate(prompt, max_new_tokens)` yielding events."""
+
+
+def _labelled(ev: Event, label: str) -> Event:
+    if isinstance(ev, SessionHeader) and ev.label != label:
+        return dataclasses.replace(ev, label=label)
+    return ev
+
+
+class CompareRunner:
+    """Runs each method alone on one pair; thread-safe `stop()` ends the current and skips the rest."""
+
+    def __init__(
+        self,
+        decoder_factory: DecoderFactory,
+        methods: Sequence[str],
+        settings: PolicySettings,
+        sampling: SamplingConfig,
+        prompt: Any,
+        max_new_tokens: int,
+        *,
+        user_text: str | None = None,
+        warmup_tokens: int = 8,
+    ):
+        self.methods = parse_methods(list(methods))
+        self.factory = decoder_factory
+        self.settings = settings
+        self.sampling = sampling
+        self.prompt = prompt
+        self.max_new_tokens = max_new_tokens
+        self.warmup_tokens = warmup_tokens
+        self.gen_kwargs = {"user_text": user_text} if user_text is not None else {}
+        self.runs: list[MethodRun] = []
+        self._stopped = False
+        self._current: Any = None
+
+    def settings_for(self, method: str) -> PolicySettings:
+        return self.settings.with_changes(method=method)
+
+    def warm_up(self) -> None:
+        """A few untimed tokens first, so the first method does not pay for cold caches and lazy init."""
+        if self.warmup_tokens <= 0:
+            return
+        dec = self.factory(self.settings_for(self.methods[0]), self.sampling, "warm-up")
+        for _ in dec.generate(self.prompt, max_new_tokens=self.warmup_tokens):
+            if self._stopped:
+                break
+
+    def stream(self, progress: CompareProgress | None = None) -> Iterator[tuple[str, Event]]:
+        """Yields (label, event) for every method in turn; also collects them in `self.runs`."""
+        self.warm_up()
+        n = len(self.methods)
+        for i, method in enumerate(self.methods):
+            if self._stopped:
+                return
+            run = MethodRun(method)
+            self.runs.append(run)
+            if progress:
+                progress(i, n, method, 0)
+            dec = self.factory(self.settings_for(method), self.sampling, method)
+            self._current = dec
+            for ev in dec.generate(self.prompt, max_new_tokens=self.max_new_tokens, **self.gen_kwargs):
+                ev = _labelled(ev, method)
+                run.add(ev)
+                if progress and isinstance(ev, StepEvent):
+                    progress(i, n, method, run.stats.tokens)
+                yield method, ev
+            self._current = None
+        if progress:
+            progress(n, n, "", 0)
+
+    def run(self, progress: CompareProgress | None = None, recorder: RecordingWriter | None = None) -> CompareSummary:
+        for _, ev in self.stream(progress):
+            if recorder is not None:
+                recorder.write(ev)
+        return summarize(self.runs)
+
+    def stop(self) -> None:
+        self._stopped = True
+        cur = self._current
+        if cur is not None and hasattr(cur, "stop"):
+            cur.stop()
+
+
+def engine_factory(pair: Any) -> DecoderFactory:
+    """The real decoder on an already-loaded pair (loaded once for all methods)."""
+    from ..engine.decoder import SpeculativeDecoder
+
+    def make(settings: PolicySettings, sampling: SamplingConfig, label: str) -> Any:
+        return SpeculativeDecoder(pair, settings, sampling, label=label)
+
+    return make
