@@ -1,0 +1,527 @@
+"""The chat screen: transcript, live chart, stats, controls and step inspector.
+
+It only sees events. A worker thread prepares the source (model loading, with
+progress) and then iterates `source.events(prompt)`, posting ONE message per
+event; handlers here update the widgets, which redraw themselves (the chart,
+stats and inspector at a throttled rate). Controls swap a frozen settings
+object and call `source.request()`; the change is applied by the source at the
+next step and shows up as `settings_changed` on that step's event.
+
+A read-only source (a recording) plays automatically: the prompt box is
+hidden, the controls show the recorded values and are disabled, and if the
+source has player controls (`toggle_pause`, `step_forward`, `step_back`,
+`set_speed`, `jump_to_end`) the screen binds keys to them.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, ProgressBar
+
+from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
+from ...engine.policies import PolicySettings
+from ...engine.sampling import SamplingConfig
+from ...errors import GammatuneError
+from ...session.recording import RecordingWriter
+from ...session.source import EventSource
+from ...session.stats import RunningStats
+from ..safe_text import printable
+from ..widgets.acceptance_chart import AcceptanceChart
+from ..widgets.controls import ControlsPanel
+from ..widgets.stats_panel import StatsPanel
+from ..widgets.step_inspector import StepInspector
+from ..widgets.token_stream import Piece, TokenStream
+
+
+# -- messages from the worker thread (post_message is thread-safe) ---------------------
+class LoadProgress(Message):
+    """Model loading progress; only the latest matters."""
+
+    def __init__(self, stage: str, fraction: float) -> None:
+        super().__init__()
+        self.stage = stage
+        self.fraction = fraction
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LoadProgress)
+
+
+class LoadDone(Message):
+    def __init__(self, error: str = "") -> None:
+        super().__init__()
+        self.error = error
+
+
+class SourceEvent(Message):
+    """One event of the running session (a header, a step or a summary)."""
+
+    def __init__(self, event: Event, turn_id: int) -> None:
+        super().__init__()
+        self.event = event
+        self.turn_id = turn_id
+
+
+class TurnDone(Message):
+    def __init__(self, turn_id: int, error: str = "") -> None:
+        super().__init__()
+        self.turn_id = turn_id
+        self.error = error
+
+
+PLAYER_ACTIONS = {
+    "toggle_pause": "toggle_pause", "step_forward": "step_forward", "step_back": "step_back",
+    "faster": "set_speed", "slower": "set_speed", "jump_end": "jump_to_end",
+}
+
+
+class ChatScreen(Screen):
+    """See the module docstring. `app` must be a GammaTuneApp (for themes and export)."""
+
+    BINDINGS = [
+        Binding("escape", "stop", "Stop"),
+        Binding("f1", "app.help", "Help"),
+        Binding("question_mark", "app.help", "Help", show=False),
+        Binding("f2", "app.screenshot_svg", "Screenshot"),
+        Binding("f3", "export_html", "Export HTML"),
+        Binding("f4", "toggle_shade", "Shade"),
+        Binding("f5", "toggle_history", "History"),
+        Binding("f6", "app.next_theme", "Theme"),
+        Binding("f7", "toggle_inspector", "Inspector"),
+        Binding("ctrl+left", "step_select(-1)", "Prev step", show=False),
+        Binding("ctrl+right", "step_select(1)", "Next step", show=False),
+        # player keys, active only for sources that support them (see check_action)
+        Binding("space", "toggle_pause", "Pause", show=True),
+        Binding("period", "step_forward", "Step →", show=False),
+        Binding("comma", "step_back", "Step ←", show=False),
+        Binding("plus", "faster", "Faster", show=False),
+        Binding("minus", "slower", "Slower", show=False),
+        Binding("e", "jump_end", "To end", show=False),
+    ]
+
+    def __init__(self, source: EventSource, settings: PolicySettings | None = None,
+                 sampling: SamplingConfig | None = None, *, max_new_tokens: int = 256,
+                 recorder: RecordingWriter | None = None, initial_prompt: str | None = None,
+                 export_dir: Path | None = None, name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.source = source
+        self.read_only = bool(getattr(source, "read_only", False))
+        self.settings = settings or PolicySettings()
+        self.sampling = sampling or SamplingConfig()
+        self.max_new_tokens = max_new_tokens
+        self.recorder = recorder
+        self.initial_prompt = initial_prompt
+        self.export_dir = export_dir or Path.cwd()
+        self.ready = False
+        self.load_error = ""
+        self.generating = False
+        self.queued_prompt: str | None = None
+        self.turn_id = 0
+        self.steps: list[StepEvent] = []
+        self.stats = RunningStats()
+        self.sessions: list[RunningStats] = []
+        self.follow = True            # inspector follows the latest step until the user picks one
+        self.stop_requested = False
+        self._session_token_start = 0
+        self._session_step_start = 0
+        self._session_chart_start = 0
+        self._inspector_scheduled = False
+        self._header: SessionHeader | None = None
+
+    # -- layout --------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(icon="γ")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                with Horizontal(id="loading"):
+                    yield Label("Preparing…", id="load-label")
+                    yield ProgressBar(total=100, show_eta=False, id="load-bar")
+                yield TokenStream(id="transcript")
+                yield StepInspector(id="inspector")
+                yield Input(placeholder="Type a prompt, Enter sends · Esc stops · F1 help · Ctrl+P commands",
+                            id="prompt", disabled=self.read_only)
+            with VerticalScroll(id="side"):
+                yield AcceptanceChart(id="chart")
+                yield Label("Statistics", classes="section")
+                yield StatsPanel(id="stats")
+                yield Label("Controls" + (" (recorded, read-only)" if self.read_only else ""), classes="section")
+                yield ControlsPanel(self.settings, self.sampling, read_only=self.read_only, id="controls")
+        yield Footer()
+
+    @property
+    def transcript(self) -> TokenStream:
+        return self.query_one("#transcript", TokenStream)
+
+    @property
+    def chart(self) -> AcceptanceChart:
+        return self.query_one("#chart", AcceptanceChart)
+
+    @property
+    def stats_panel(self) -> StatsPanel:
+        return self.query_one("#stats", StatsPanel)
+
+    @property
+    def inspector(self) -> StepInspector:
+        return self.query_one("#inspector", StepInspector)
+
+    @property
+    def controls(self) -> ControlsPanel:
+        return self.query_one("#controls", ControlsPanel)
+
+    def on_mount(self) -> None:
+        self.set_class(self.read_only, "-read-only")
+        self.title = "gammatune"
+        self.sub_title = printable(str(getattr(self.source, "title", "")), keep_newlines=False)
+        self.apply_palette()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
+        if self.read_only:
+            self.query_one("#prompt").display = False
+            self.transcript.focus()
+        else:
+            self.query_one("#prompt", Input).focus()
+        self.run_worker(self._prepare, thread=True, group="prepare", exit_on_error=False)
+
+    def apply_palette(self) -> None:
+        gt = self.app.gamma_theme  # type: ignore[attr-defined]
+        self.transcript.set_palette(gt.roles, gt.background, gt.foreground)
+        self.inspector.set_roles(gt.roles)
+        self.chart.set_colours(gt.roles, gt.textual.accent or gt.textual.primary)
+
+    # -- worker side (runs in threads; only post_message from here) ---------------------------------
+    def _prepare(self) -> None:
+        def progress(stage: str, fraction: float) -> None:
+            self.post_message(LoadProgress(str(stage), float(fraction)))
+
+        try:
+            self.source.prepare(progress)
+        except GammatuneError as exc:
+            self.post_message(LoadDone(str(exc)))
+        except Exception as exc:  # a model that fails to load must not kill the UI
+            self.post_message(LoadDone(f"{type(exc).__name__}: {exc}"))
+        else:
+            self.post_message(LoadDone())
+
+    def _generate(self, prompt: str | None, turn_id: int) -> None:
+        error = ""
+        try:
+            for event in self.source.events(prompt):
+                if self.recorder is not None:
+                    self.recorder.write(event)
+                self.post_message(SourceEvent(event, turn_id))
+        except GammatuneError as exc:
+            error = str(exc)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        self.post_message(TurnDone(turn_id, error))
+
+    # -- loading ---------------------------------------------------------------------
+    def on_load_progress(self, msg: LoadProgress) -> None:
+        pct = max(0.0, min(1.0, msg.fraction)) * 100
+        self.query_one("#load-label", Label).update(f"Loading: {printable(msg.stage, keep_newlines=False)} {pct:.0f}%")
+        self.query_one("#load-bar", ProgressBar).update(progress=pct)
+
+    def on_load_done(self, msg: LoadDone) -> None:
+        if msg.error:
+            self.load_error = msg.error
+            self.query_one("#load-bar").display = False
+            self.query_one("#load-label", Label).update(f"Could not prepare: {printable(msg.error, keep_newlines=False)}")
+            self.query_one("#loading").add_class("-error")
+            self.notify(msg.error, title="Loading failed", severity="error", timeout=10)
+            return
+        self.ready = True
+        self.query_one("#loading").display = False
+        if self.read_only:
+            self.start_turn(None)
+            return
+        prompt = self.queued_prompt or self.initial_prompt
+        self.queued_prompt = None
+        if prompt:
+            self.start_turn(prompt)
+
+    # -- prompts and turns ------------------------------------------------------------
+    @on(Input.Submitted, "#prompt")
+    def _on_prompt(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value
+        if not text.strip():
+            return
+        if self.load_error:
+            self.notify(f"The models did not load: {self.load_error}", severity="error")
+            return
+        if self.generating:
+            self.notify("A generation is running: press Esc to stop it, then send.", severity="warning")
+            return
+        event.input.value = ""
+        if not self.ready:
+            self.queued_prompt = text
+            self.notify("The models are still loading; your prompt starts as soon as they are ready.")
+            return
+        self.start_turn(text)
+
+    def start_turn(self, prompt: str | None) -> None:
+        """Run one session of the source in a worker (prompt None: a recording's next session)."""
+        self.turn_id += 1
+        self.generating = True
+        self.stop_requested = False
+        self.sub_title = "generating…"
+        self.refresh_bindings()
+        self.run_worker(lambda: self._generate(prompt, self.turn_id), thread=True, group="generate",
+                        exit_on_error=False)
+
+    def on_turn_done(self, msg: TurnDone) -> None:
+        if msg.turn_id != self.turn_id:
+            return
+        self.generating = False
+        if msg.error:
+            self.transcript.add_line(f"[error: {msg.error}]", "info")
+            self.notify(msg.error, title="Generation failed", severity="error", timeout=10)
+        self.sub_title = self._idle_subtitle()
+        self._flush_views()
+        self.refresh_bindings()
+        if self.read_only and getattr(self.source, "has_next_session", False) and not self.stop_requested:
+            self.start_turn(None)
+
+    def _idle_subtitle(self) -> str:
+        s = self.stats.summary
+        base = printable(str(getattr(self.source, "title", "")), keep_newlines=False)
+        if s is None:
+            return base
+        return f"{base} · {s.tokens} tokens · {s.stop_reason}"
+
+    # -- events ------------------------------------------------------------------------
+    def on_source_event(self, msg: SourceEvent) -> None:
+        if msg.turn_id != self.turn_id:
+            return
+        self.handle_event(msg.event)
+
+    def handle_event(self, ev: Event) -> None:
+        """Draw one event (public so replay can redraw a session from a prefix)."""
+        if isinstance(ev, StepEvent):
+            self._on_step(ev)
+        elif isinstance(ev, SessionHeader):
+            self._on_header(ev)
+        elif isinstance(ev, SessionSummary):
+            self._on_summary(ev)
+
+    def _on_header(self, h: SessionHeader) -> None:
+        self._header = h
+        self.stats = RunningStats()
+        self.stats.add(h)
+        self.sessions.append(self.stats)
+        self._session_token_start = self.transcript.token_count
+        self._session_step_start = len(self.steps)
+        self._session_chart_start = self.chart.step_count
+        ts = self.transcript
+        if ts.token_count:
+            ts.add_line("")
+        label = f" {h.label}" if h.label else ""
+        ts.add_line(f"── turn {h.turn + 1}{label} · {h.method} γ0={h.gamma0} ──" if (h.turn or ts.token_count or h.label)
+                    else f"── {h.method} γ0={h.gamma0} · {printable(h.target, keep_newlines=False)} + "
+                         f"{printable(h.draft, keep_newlines=False)} ──", "info")
+        user = h.user_text or ("".join(h.prompt_pieces) if h.prompt_pieces else h.prompt)
+        ts.append(user, "prompt")
+        if not (h.prompt.endswith(user) or "".join(h.prompt_pieces).endswith(user)):
+            ts.append("\n", "info")
+        if self.read_only:
+            self._show_recorded_settings(h.method, h.gamma0, h.params, h.sampling)
+
+    def _on_step(self, ev: StepEvent) -> None:
+        idx = len(self.steps)
+        self.steps.append(ev)
+        self.stats.add(ev)
+        pieces = []
+        for i, tok in enumerate(ev.emitted):
+            if tok.source == "draft":
+                conf = ev.drafted[i].chosen_prob if i < len(ev.drafted) else None
+                pieces.append(Piece(printable(tok.text), "draft", idx, conf))
+            else:
+                pieces.append(Piece(printable(tok.text), "target", idx))
+        self.transcript.append_pieces([p for p in pieces if p.text])
+        self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
+        if ev.settings_changed:
+            self.controls.note_applied(ev.step, ev.method)
+            if self.read_only:
+                self._show_recorded_settings(ev.method, None, ev.params, None)
+        self.stats_panel.show(self.stats)
+        if self.follow:
+            self._schedule_inspector()
+
+    def _on_summary(self, s: SessionSummary) -> None:
+        self.stats.add(s)
+        self.stats_panel.show(self.stats, now=True)
+        if s.stop_reason == "stopped":
+            self.transcript.append(" ⏹", "info")
+        elif s.stop_reason == "error" and s.error:
+            self.transcript.add_line(f"[error: {s.error}]", "info")
+
+    def _show_recorded_settings(self, method: str, gamma0: int | None, params: dict[str, Any],
+                                sampling: dict[str, Any] | None) -> None:
+        try:
+            keep = {k: params[k] for k in ("eta", "delta", "tau", "gamma_min", "gamma_max") if params.get(k) is not None}
+            st = PolicySettings.build(method, gamma0 or params.get("gamma0") or self.controls.settings.gamma0, **keep)
+        except (GammatuneError, ValueError, TypeError):
+            return  # a recording with odd values: leave the fields as they are
+        sc = None
+        if sampling:
+            try:
+                sc = SamplingConfig(temperature=float(sampling.get("temperature", 0.0)),
+                                    top_k=int(sampling.get("top_k", 0)), top_p=float(sampling.get("top_p", 1.0)),
+                                    seed=sampling.get("seed"))
+            except (GammatuneError, ValueError, TypeError):
+                sc = None
+        self.controls.show_settings(st, sc)
+
+    def redraw_session(self, events: Iterable[Event]) -> None:
+        """Redraw the current session from `events` (its header first): a replay stepping back."""
+        events = list(events)
+        self.transcript.truncate(self._session_token_start)
+        del self.steps[self._session_step_start:]
+        self.chart.truncate(self._session_chart_start)
+        if self.sessions:
+            self.sessions.pop()
+        # the header re-enters the session (and its separator) exactly as before
+        for ev in events:
+            self.handle_event(ev)
+        self._flush_views()
+
+    # -- throttled views ----------------------------------------------------------------
+    def _schedule_inspector(self) -> None:
+        if not self._inspector_scheduled:
+            self._inspector_scheduled = True
+            self.set_timer(0.2, self._update_inspector)
+
+    def _update_inspector(self) -> None:
+        self._inspector_scheduled = False
+        if self.follow and self.steps:
+            self.inspector.show(self.steps[-1], len(self.steps) - 1, len(self.steps))
+
+    def _flush_views(self) -> None:
+        self.stats_panel.show(self.stats, now=True)
+        if self.follow:
+            self._update_inspector()
+        self.chart.refresh()
+
+    # -- step selection --------------------------------------------------------------
+    def on_token_stream_step_selected(self, msg: TokenStream.StepSelected) -> None:
+        self.select_step(msg.step)
+
+    def select_step(self, index: int | None) -> None:
+        """Pin the inspector on global step `index` (None: follow the latest step again)."""
+        if index is None or not self.steps:
+            self.follow = True
+            self.transcript.selected_step = None
+            self._update_inspector()
+            return
+        index = max(0, min(len(self.steps) - 1, index))
+        self.follow = False
+        self.transcript.selected_step = index
+        self.transcript.scroll_to_step(index)
+        self.inspector.show(self.steps[index], index, len(self.steps))
+
+    def action_step_select(self, delta: int) -> None:
+        if not self.steps:
+            return
+        cur = self.transcript.selected_step
+        self.select_step(len(self.steps) - 1 if cur is None else cur + delta)
+
+    # -- controls -------------------------------------------------------------------
+    def on_controls_panel_changed(self, msg: ControlsPanel.Changed) -> None:
+        if self.read_only:
+            return
+        if msg.settings is not None:
+            self.settings = msg.settings
+        if msg.sampling is not None:
+            self.sampling = msg.sampling
+        try:
+            self.source.request(settings=msg.settings, sampling=msg.sampling)
+        except GammatuneError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        what = msg.settings.method if msg.field == "method" and msg.settings else msg.field
+        self.notify(f"{what}: applies at the next step" if self.generating else f"{what}: used from the next prompt",
+                    timeout=2)
+
+    def set_method(self, method: str) -> None:
+        """Switch policy (palette commands use this)."""
+        if not self.read_only:
+            self.controls.submit("method", method)
+            self.controls.show_settings(self.controls.settings)
+
+    # -- actions --------------------------------------------------------------------
+    def action_stop(self) -> None:
+        if self.generating:
+            self.stop_requested = True
+            self.source.stop()
+            self.sub_title = "stopping…"
+        elif not self.follow:
+            self.select_step(None)
+
+    def action_toggle_shade(self) -> None:
+        ts = self.transcript
+        ts.shade = not ts.shade
+        self.notify("Draft tokens shaded by the draft's confidence" if ts.shade else "Confidence shading off",
+                    timeout=2)
+
+    def action_toggle_history(self) -> None:
+        self.chart.full_history = not self.chart.full_history
+
+    def action_toggle_inspector(self) -> None:
+        self.inspector.display = not self.inspector.display
+
+    def action_export_html(self) -> Path | None:
+        path = self.export_dir / time.strftime("gammatune-%Y%m%d-%H%M%S.html")
+        try:
+            path.write_text(self.transcript.export_html(), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Could not write {path}: {exc.strerror or exc}", severity="error")
+            return None
+        self.notify(f"Transcript saved to {path}", title="Export")
+        return path
+
+    # player (read-only sources that have these methods)
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in PLAYER_ACTIONS:
+            return self.read_only and hasattr(self.source, PLAYER_ACTIONS[action])
+        return True
+
+    def action_toggle_pause(self) -> None:
+        paused = self.source.toggle_pause()  # type: ignore[attr-defined]
+        self.sub_title = "paused" if paused else "playing"
+
+    def action_step_forward(self) -> None:
+        self.source.step_forward(1)  # type: ignore[attr-defined]
+
+    def action_step_back(self) -> None:
+        shown = self.source.step_back(1)  # type: ignore[attr-defined]
+        if shown:
+            self.redraw_session(shown)
+            self.sub_title = "paused"
+
+    def action_faster(self) -> None:
+        self._speed(2.0)
+
+    def action_slower(self) -> None:
+        self._speed(0.5)
+
+    def _speed(self, factor: float) -> None:
+        cur = float(getattr(self.source, "speed", 1.0)) or 1.0
+        new = self.source.set_speed(min(1000.0, max(0.125, cur * factor)))  # type: ignore[attr-defined]
+        self.notify(f"speed ×{new:g}", timeout=1)
+
+    def action_jump_end(self) -> None:
+        self.source.jump_to_end()  # type: ignore[attr-defined]
+
+    def on_unmount(self) -> None:
+        if self.generating:
+            try:
+                self.source.stop()
+            except Exception:
+                pass

@@ -1,0 +1,149 @@
+"""The paper's Figure 2a, live: accepted tokens and γ per step, plus rolling α.
+
+Keeps the last `window` steps on screen (press the toggle for the whole
+history) and draws a vertical mark at each step where new settings took
+effect. Adding a step only stores numbers; the plot is rebuilt at most every
+`interval` seconds, inside `render()`, so a fast session is not slowed down
+by plotting.
+
+Usage::
+
+    chart = AcceptanceChart(window=60)
+    chart.add_step(accepted=3, gamma=4, drafted=4, changed=False)
+    chart.full_history = True
+"""
+
+from __future__ import annotations
+
+from textual.color import Color
+from textual.reactive import reactive
+from textual_plotext import PlotextPlot
+
+from ..themes import FALLBACK, TokenRole
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return Color.parse(colour).rgb
+
+
+class AcceptanceChart(PlotextPlot):
+    DEFAULT_CSS = """
+    AcceptanceChart { height: 12; min-height: 8; }
+    """
+
+    full_history = reactive(False)
+
+    def __init__(self, *, window: int = 60, rolling: int = 10, interval: float = 0.2,
+                 id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.window = window
+        self.rolling = rolling
+        self.interval = interval
+        self.accepted: list[int] = []
+        self.gammas: list[int] = []
+        self.drafted: list[int] = []
+        self.changes: list[int] = []
+        self.roles: dict[str, TokenRole] = dict(FALLBACK.roles)
+        self.accent = "#f2b84b"
+        self._scheduled = False
+        self._dirty = True
+
+    # -- data ------------------------------------------------------------------
+    def add_step(self, accepted: int, gamma: int, drafted: int, changed: bool = False) -> None:
+        if changed:
+            self.changes.append(len(self.accepted))
+        self.accepted.append(accepted)
+        self.gammas.append(gamma)
+        self.drafted.append(drafted)
+        self._schedule()
+
+    def mark_change(self) -> None:
+        """Mark the next step as the first under new settings (if the event did not say so)."""
+        self.changes.append(len(self.accepted))
+        self._schedule()
+
+    def clear(self) -> None:
+        self.accepted.clear()
+        self.gammas.clear()
+        self.drafted.clear()
+        self.changes.clear()
+        self._schedule()
+
+    def truncate(self, n_steps: int) -> None:
+        """Keep the first `n_steps` steps (a replay stepping back)."""
+        for xs in (self.accepted, self.gammas, self.drafted):
+            del xs[n_steps:]
+        self.changes = [c for c in self.changes if c < n_steps]
+        self._schedule()
+
+    @property
+    def step_count(self) -> int:
+        return len(self.accepted)
+
+    def set_colours(self, roles: dict[str, TokenRole], accent: str) -> None:
+        self.roles, self.accent = dict(roles), accent
+        self._dirty = True
+        self.refresh()
+
+    def rolling_acceptance(self) -> list[float]:
+        out, acc, dra = [], 0, 0
+        for i, (a, d) in enumerate(zip(self.accepted, self.drafted)):
+            acc += a
+            dra += d
+            if i >= self.rolling:
+                acc -= self.accepted[i - self.rolling]
+                dra -= self.drafted[i - self.rolling]
+            out.append(acc / dra if dra else 0.0)
+        return out
+
+    def visible_range(self) -> tuple[int, int]:
+        n = len(self.accepted)
+        if self.full_history or n <= self.window:
+            return 0, n
+        return n - self.window, n
+
+    # -- drawing ---------------------------------------------------------------
+    def _schedule(self) -> None:
+        self._dirty = True
+        if not self.is_mounted:
+            return
+        if not self._scheduled:
+            self._scheduled = True
+            self.set_timer(self.interval, self._tick)
+
+    def _tick(self) -> None:
+        self._scheduled = False
+        self.refresh()
+
+    def watch_full_history(self) -> None:
+        self._dirty = True
+        self.refresh()
+
+    def _build(self) -> None:
+        plt = self.plt
+        plt.clear_data()
+        lo, hi = self.visible_range()
+        xs = list(range(lo, hi))
+        title = "Accepted tokens and γ per step" + (" (all steps)" if self.full_history else
+                                                     f" (last {self.window})" if len(self.accepted) > self.window else "")
+        plt.title(title)
+        plt.xlabel("step")
+        if not xs:
+            plt.plot([0], [0], marker=" ")
+            return
+        plt.plot(xs, self.gammas[lo:hi], label="γ", marker="braille", color=_rgb(self.roles["prompt"].color))
+        plt.plot(xs, self.accepted[lo:hi], label="accepted", marker="braille", color=_rgb(self.roles["draft"].color))
+        roll = self.rolling_acceptance()[lo:hi]
+        plt.plot(xs, roll, label=f"α rolling {self.rolling}", marker="braille", yside="right",
+                 color=_rgb(self.accent))
+        plt.ylim(0, max(1, max(self.gammas[lo:hi] + self.accepted[lo:hi])) + 0.5, yside="left")
+        plt.ylim(0, 1.05, yside="right")
+        for c in self.changes:
+            if lo <= c < hi:
+                plt.vline(c, color=_rgb(self.roles["target"].color))
+
+    def render(self):
+        if self._dirty:
+            self._build()
+            self._dirty = False
+        return super().render()

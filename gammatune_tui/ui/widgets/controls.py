@@ -1,0 +1,202 @@
+"""Policy and sampling controls that act on a running generation.
+
+Each change builds a new frozen `PolicySettings` (or `SamplingConfig`) and, if
+valid, swaps it in with one assignment and posts `ControlsPanel.Changed`; the
+screen forwards it to the source, which applies it at the next step boundary.
+An invalid value is refused in place: the field turns red and the reason
+(the `InvalidParameter` message) appears under it, while the generation goes
+on with the settings it had.
+
+Values are typed (Enter applies) or stepped with ↑/↓ in a field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Input, Label, Select
+
+from ...engine.policies import METHODS, PolicySettings
+from ...engine.sampling import SamplingConfig
+from ...errors import InvalidParameter
+
+# name, label, step, used by (None = all)
+FIELDS: tuple[tuple[str, str, float, str], ...] = (
+    ("gamma0", "γ0", 1, "initial speculation length"),
+    ("eta", "η", 0.05, "GammaTune EWMA rate, (0, 1]"),
+    ("delta", "δ", 1, "GammaTune expansion offset, ≥ 0"),
+    ("tau", "τ", 0.05, "confidence threshold, [0, 1]"),
+    ("gamma_min", "γ min", 1, "lower bound on γ"),
+    ("gamma_max", "γ max", 1, "upper bound on γ"),
+    ("temperature", "T", 0.1, "sampling temperature (0 = greedy)"),
+)
+INTEGER_FIELDS = {"gamma0", "delta", "gamma_min", "gamma_max"}
+
+
+def fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (Fraction, float)):
+        return f"{float(value):.6g}"
+    return str(value)
+
+
+def settings_values(settings: PolicySettings, sampling: SamplingConfig) -> dict[str, str]:
+    p = settings.params
+    return {
+        "gamma0": fmt(settings.gamma0), "eta": fmt(p.eta), "delta": fmt(p.delta), "tau": fmt(p.tau),
+        "gamma_min": fmt(p.gamma_min), "gamma_max": fmt(p.gamma_max), "temperature": fmt(sampling.temperature),
+    }
+
+
+class ParamInput(Input):
+    """One numeric field; ↑/↓ step it by its increment and apply at once."""
+
+    BINDINGS = [
+        Binding("up", "step(1)", "Increase", show=False),
+        Binding("down", "step(-1)", "Decrease", show=False),
+    ]
+
+    def __init__(self, name: str, step: float, value: str, **kw: Any) -> None:
+        super().__init__(value=value, id=f"ctl-{name}", compact=True, **kw)
+        self.param = name
+        self.step_size = step
+
+    def action_step(self, direction: int) -> None:
+        try:
+            cur = Fraction(self.value.strip() or "0")
+        except (ValueError, ZeroDivisionError):
+            cur = Fraction(0)
+        new = cur + Fraction(str(self.step_size)) * direction
+        self.value = str(int(new)) if self.param in INTEGER_FIELDS else f"{float(new):.6g}"
+        self.post_message(Input.Submitted(self, self.value))
+
+
+class ControlsPanel(Vertical):
+    """Method selector and parameter fields.
+
+    Attributes `settings` and `sampling` always hold the last accepted values.
+    """
+
+    DEFAULT_CSS = """
+    ControlsPanel { height: auto; padding: 0 1; }
+    ControlsPanel .ctl-row { height: 1; }
+    ControlsPanel .ctl-label { width: 8; color: $text-muted; }
+    ControlsPanel ParamInput { width: 1fr; }
+    ControlsPanel ParamInput.-invalid { color: $error; text-style: bold; }
+    ControlsPanel .ctl-error { color: $error; height: auto; padding-left: 8; }
+    ControlsPanel .ctl-error.-hidden { display: none; }
+    ControlsPanel #ctl-status { color: $text-muted; height: auto; }
+    ControlsPanel #ctl-method { width: 1fr; }
+    """
+
+    class Changed(Message):
+        """Valid new settings (or sampling); `field` names what changed."""
+
+        def __init__(self, panel: "ControlsPanel", field: str, settings: PolicySettings | None,
+                     sampling: SamplingConfig | None) -> None:
+            super().__init__()
+            self.panel = panel
+            self.field = field
+            self.settings = settings
+            self.sampling = sampling
+
+    def __init__(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None, *,
+                 read_only: bool = False, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.settings = settings or PolicySettings()
+        self.sampling = sampling or SamplingConfig()
+        self.read_only = read_only
+
+    def compose(self) -> ComposeResult:
+        values = settings_values(self.settings, self.sampling)
+        with Horizontal(classes="ctl-row"):
+            yield Label("method", classes="ctl-label")
+            yield Select([(m, m) for m in METHODS], value=self.settings.method, allow_blank=False,
+                         id="ctl-method", compact=True, disabled=self.read_only)
+        for name, label, step, help_text in FIELDS:
+            with Horizontal(classes="ctl-row"):
+                yield Label(label, classes="ctl-label")
+                inp = ParamInput(name, step, values[name], disabled=self.read_only)
+                inp.tooltip = help_text
+                yield inp
+            yield Label("", id=f"err-{name}", classes="ctl-error -hidden")
+        yield Label("read-only: values recorded in the file" if self.read_only
+                    else "Enter applies · ↑/↓ step · applies at the next step", id="ctl-status")
+
+    # -- user changes ------------------------------------------------------------
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if self.read_only or event.value == self.settings.method or event.value is Select.NULL:
+            return
+        self.submit("method", str(event.value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not isinstance(event.input, ParamInput):
+            return
+        event.stop()
+        if not self.read_only:
+            self.submit(event.input.param, event.value)
+
+    def submit(self, name: str, raw: str) -> bool:
+        """Validate one field; on success swap the settings in and post Changed. Returns success."""
+        try:
+            if name == "temperature":
+                try:
+                    t = float(raw)
+                except ValueError:
+                    raise InvalidParameter(f"temperature must be a number >= 0, got {raw!r}") from None
+                new_sampling = dataclasses.replace(self.sampling, temperature=t)
+                self._set_error(name, "")
+                self.sampling = new_sampling
+                self.post_message(self.Changed(self, name, None, new_sampling))
+            else:
+                new = self.settings.with_changes(**{name: raw.strip() if isinstance(raw, str) else raw})
+                self._set_error(name, "")
+                self.settings = new
+                self.post_message(self.Changed(self, name, new, None))
+        except InvalidParameter as exc:
+            self._set_error(name, str(exc))
+            return False
+        self.query_one("#ctl-status", Label).update(f"{name} = {raw.strip() if isinstance(raw, str) else raw}: "
+                                                     "applies at the next step")
+        return True
+
+    def _set_error(self, name: str, message: str) -> None:
+        if name == "method":
+            return
+        err = self.query_one(f"#err-{name}", Label)
+        err.update(message)
+        err.set_class(not message, "-hidden")
+        self.query_one(f"#ctl-{name}", ParamInput).set_class(bool(message), "-invalid")
+
+    def error_for(self, name: str) -> str:
+        """The reason shown under a field ('' when it is valid)."""
+        err = self.query_one(f"#err-{name}", Label)
+        return "" if err.has_class("-hidden") else str(err.render())
+
+    # -- values from elsewhere ---------------------------------------------------
+    def show_settings(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None) -> None:
+        """Display values in force without posting Changed (e.g. from a recording's events)."""
+        if settings is not None:
+            self.settings = settings
+        if sampling is not None:
+            self.sampling = sampling
+        values = settings_values(self.settings, self.sampling)
+        select = self.query_one("#ctl-method", Select)
+        with self.prevent(Select.Changed):
+            select.value = self.settings.method
+        for name, value in values.items():
+            inp = self.query_one(f"#ctl-{name}", ParamInput)
+            if inp.value != value:
+                inp.value = value
+            self._set_error(name, "")
+
+    def note_applied(self, step: int, method: str) -> None:
+        self.query_one("#ctl-status", Label).update(f"applied at step {step} ({method})")

@@ -1,0 +1,85 @@
+"""The numbers of SPEC §5 for the running session, from `RunningStats`.
+
+Redraws at most a few times a second (`show(stats)` may be called every step),
+so a fast session does not spend its time formatting tables.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from ...session.stats import RunningStats
+
+REGIME_HELP = {
+    "easy": "drafts mostly accepted: long windows pay",
+    "moderate": "mixed acceptance: mid-length windows",
+    "difficult": "drafts mostly rejected: short windows",
+}
+
+
+def _bar(x: float, width: int = 8) -> str:
+    full = int(round(max(0.0, min(1.0, x)) * width))
+    return "█" * full + "░" * (width - full)
+
+
+def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableType:
+    """The panel's content for `s` (a pure function, for tests and the compare screen)."""
+    if s is None or s.steps == 0:
+        return Text("No steps yet.", style="italic")
+    t = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), expand=False)
+    t.add_column("k", style="dim", no_wrap=True, width=12)
+    t.add_column("v", no_wrap=True, overflow="ellipsis")
+    t.add_row("tokens/s", f"{s.tokens_per_s:,.1f}  ({s.tokens} tokens, {s.steps} steps)")
+    t.add_row("α", f"{s.acceptance_rate:.2f}  (rolling {s.rolling_acceptance:.2f})")
+    t.add_row("tokens/step", f"{s.tokens_per_step:.2f}  (mean γ {s.mean_gamma:.2f})")
+    per = s.per_position[:max_positions]
+    if per:
+        t.add_row("per position", " ".join(f"{x:.2f}" for x in per) + (" …" if len(s.per_position) > max_positions else ""))
+    t.add_row("calls", f"target {s.target_calls} · draft {s.draft_calls}")
+    t.add_row("c", f"{s.c:.1f}  (T_target {s.t_target * 1000:.2f} ms / T_draft {s.t_draft * 1000:.2f} ms)")
+    t.add_row("cost eq. 6", f"{s.modeled_cost_s:.3f} s modeled · {s.measured_cost_s:.3f} s measured")
+    reg = s.regime
+    t.add_row("regime", Text.assemble((reg, "bold"), f"  {REGIME_HELP.get(reg, '')}"))
+    parts: list[RenderableType] = [t]
+    if s.slower_than_plain:
+        plain = s.plain_estimate_tokens_per_s
+        parts.append(Text(f"⚠ speculation is slower than plain target decoding right now (≈{plain:,.0f} tok/s plain)",
+                          style=Style(bold=True, color="red")))
+    if s.summary is not None:
+        sm = s.summary
+        parts.append(Text(f"done: {sm.tokens} tokens in {sm.steps} steps · stop: {sm.stop_reason}", style="dim"))
+        if sm.error:
+            parts.append(Text(f"error: {sm.error}", style=Style(color="red")))
+    return Group(*parts)
+
+
+class StatsPanel(Static):
+    """Call `show(stats)` as often as you like; it redraws at most every `interval` seconds."""
+
+    DEFAULT_CSS = """
+    StatsPanel { height: auto; padding: 0 1; }
+    StatsPanel.-slower { border-left: thick $error; }
+    """
+
+    def __init__(self, *, interval: float = 0.2, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(render_stats(None), id=id, classes=classes)
+        self.interval = interval
+        self.stats: RunningStats | None = None
+        self._scheduled = False
+
+    def show(self, stats: RunningStats | None, *, now: bool = False) -> None:
+        self.stats = stats
+        if now or not self.is_mounted:
+            self._redraw()
+        elif not self._scheduled:
+            self._scheduled = True
+            self.set_timer(self.interval, self._redraw)
+
+    def _redraw(self) -> None:
+        self._scheduled = False
+        self.set_class(bool(self.stats and self.stats.slower_than_plain), "-slower")
+        self.update(render_stats(self.stats))

@@ -1,0 +1,146 @@
+"""One speculative round, drawn as the explainer's figure draws it.
+
+The draft row sits over the target row: the accepted prefix in the draft
+colour with a tick under each token, the first mismatch struck through with the
+target's correction under it, later drafts struck through (discarded), and a
+bonus token after a fully accepted window. Under each drafted token: q (the
+draft's probability of it), p (the target's) and min(1, p/q).
+
+`render_step(event, roles)` is a pure function (tests, compare screen); the
+`StepInspector` widget wraps it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.console import Group, RenderableType
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from ...engine.events import StepEvent
+from ..safe_text import token_label
+from ..themes import FALLBACK, TokenRole
+
+MAX_CELL = 14
+
+
+def _cell(text: str) -> str:
+    s = token_label(text)
+    return s if len(s) <= MAX_CELL else s[: MAX_CELL - 1] + "…"
+
+
+def _num(x: float) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
+
+
+def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None, *,
+                index: int | None = None, total: int | None = None) -> RenderableType:
+    """The inspector's picture of `ev` (None: a hint on how to pick a step)."""
+    roles = roles or FALLBACK.roles
+    if ev is None:
+        return Text("No step yet. Send a prompt, then click a token or use ←/→ in the transcript to pick a step.",
+                    style="italic")
+    draft_style = roles["draft"].style()
+    target_style = roles["target"].style() + Style(bold=True)
+    dim = Style(dim=True)
+    d = len(ev.drafted)
+    a = ev.accepted
+    tt = ev.target_token
+    # -- title line
+    title = Text()
+    where = f"step {index + 1}/{total}" if index is not None and total else f"step {ev.step}"
+    title.append(f"{where}", style="bold")
+    title.append(f" · {ev.method} · γ {ev.gamma}, drafted {d}")
+    if d < ev.gamma:
+        title.append(" (stopped early)")
+    title.append(f", accepted {a}")
+    if tt is not None:
+        title.append(f" + {tt.kind}")
+    title.append(f" · γ next {ev.gamma_next}")
+    if ev.settings_changed:
+        title.append(" · settings changed here", style="bold")
+    # -- the rows
+    n_cols = max(d, a + 1 if tt is not None else 0, 1)
+    table = Table(box=None, show_header=True, header_style=dim, pad_edge=False, padding=(0, 1), expand=False)
+    table.add_column("", style="bold", no_wrap=True)
+    for i in range(n_cols):
+        table.add_column(str(i), justify="center", no_wrap=True)
+    draft_row: list[Text] = [Text("draft")]
+    target_row: list[Text] = [Text("target")]
+    q_row, p_row, r_row, top_row = [Text("q draft")], [Text("p target")], [Text("min(1,p/q)")], [Text("top-1 q")]
+    for i in range(n_cols):
+        if i < d:
+            tok = ev.drafted[i]
+            label = _cell(tok.text)
+            if i < a:
+                draft_row.append(Text(label, style=draft_style))
+                target_row.append(Text("✓", style=draft_style))
+            elif i == a:
+                draft_row.append(Text(label, style=draft_style + Style(strike=True)))
+                target_row.append(Text(_cell(tt.text), style=target_style) if tt is not None else Text("✗"))
+            else:
+                draft_row.append(Text(label, style=dim + Style(strike=True)))
+                target_row.append(Text(""))
+            q_row.append(Text(_num(tok.chosen_prob)))
+            p_row.append(Text(_num(tok.target_prob)))
+            r_row.append(Text(_num(tok.accept_prob)))
+            top_row.append(Text(_num(tok.top_prob), style=dim))
+        else:
+            draft_row.append(Text("·", style=dim))
+            target_row.append(Text(_cell(tt.text), style=target_style) if (tt is not None and i == a) else Text(""))
+            for row in (q_row, p_row, r_row, top_row):
+                row.append(Text(""))
+    for row in (draft_row, target_row, q_row, p_row, r_row, top_row):
+        table.add_row(*row)
+    # -- the sentence under it
+    note = Text()
+    note.append(f"accepted prefix: {a} token{'s' if a != 1 else ''}", style=draft_style)
+    if tt is not None and tt.kind == "correction" and a < d:
+        note.append(" · first mismatch at position ")
+        note.append(str(a))
+        note.append(": drafted ")
+        note.append(_cell(ev.drafted[a].text), style=Style(strike=True))
+        note.append(" → target ")
+        note.append(_cell(tt.text), style=target_style)
+        if d - a - 1 > 0:
+            note.append(f" · {d - a - 1} later draft{'s' if d - a - 1 != 1 else ''} discarded", style=dim)
+    elif tt is not None and tt.kind == "bonus":
+        note.append(" · all drafts accepted; bonus token ")
+        note.append(_cell(tt.text), style=target_style)
+    elif tt is not None:
+        note.append(" · target token ")
+        note.append(_cell(tt.text), style=target_style)
+    note.append(f" · draft {ev.draft_s * 1000:.1f} ms, verify {ev.verify_s * 1000:.1f} ms", style=dim)
+    return Group(title, table, note)
+
+
+class StepInspector(Static):
+    """Shows one StepEvent; `show(event, index, total)` to change it."""
+
+    DEFAULT_CSS = """
+    StepInspector {
+        height: auto;
+        max-height: 11;
+        padding: 0 1;
+        background: $panel;
+        overflow-x: auto;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(render_step(None), id=id, classes=classes)
+        self.event: StepEvent | None = None
+        self.index: int | None = None
+        self.total: int | None = None
+        self.roles: dict[str, TokenRole] = dict(FALLBACK.roles)
+
+    def show(self, event: StepEvent | None, index: int | None = None, total: int | None = None) -> None:
+        self.event, self.index, self.total = event, index, total
+        self.update(render_step(event, self.roles, index=index, total=total))
+
+    def set_roles(self, roles: dict[str, TokenRole]) -> None:
+        self.roles = dict(roles)
+        self.show(self.event, self.index, self.total)

@@ -1,0 +1,378 @@
+"""The transcript: tokens coloured by who produced them (SPEC §4, the paper's Fig. 2b).
+
+Built on Textual's line API so appending a step costs the tokens of that step,
+not the whole conversation: the widget keeps wrapped visual lines, adds to the
+last one, and redraws only the lines that changed. It follows the end of the
+text only while the user is already at the bottom.
+
+Roles: ``prompt`` (the user's text, blue in the paper theme), ``draft`` (draft
+tokens the target accepted, green), ``target`` (corrections and bonus tokens,
+red) and ``info`` (separators and notes, dim). Each token may carry a global
+step index, so a click on it selects that step; draft tokens may carry the
+draft's confidence, used when confidence shading is on.
+
+Usage::
+
+    ts = TokenStream()
+    ts.set_palette(roles, background="#15181d", foreground="#e3e6eb")
+    ts.append("def ", "prompt")
+    ts.append("foo", "draft", step=0, confidence=0.93)
+    ts.append("(", "target", step=0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from io import StringIO
+
+from rich.cells import cell_len
+from rich.color import Color as RichColor
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.color import Color
+from textual.events import Click, Resize
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..safe_text import printable
+from ..themes import FALLBACK, TokenRole
+
+ROLES = ("prompt", "draft", "target", "info")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A run of text on one visual line, from one token."""
+
+    text: str
+    role: str
+    step: int = -1
+    confidence: float | None = None
+
+
+class TokenStream(ScrollView, can_focus=True):
+    """Coloured, incrementally appended, clickable transcript."""
+
+    DEFAULT_CSS = """
+    TokenStream {
+        height: 1fr;
+        background: $surface;
+        padding: 0 1;
+    }
+    TokenStream:focus { background-tint: $foreground 3%; }
+    """
+
+    BINDINGS = [
+        Binding("left", "select_step(-1)", "Prev step", show=False),
+        Binding("right", "select_step(1)", "Next step", show=False),
+        Binding("home", "scroll_home", "Top", show=False),
+        Binding("end", "scroll_end", "Bottom", show=False),
+    ]
+
+    shade = reactive(False)
+    """Shade each accepted draft token by the draft's confidence (brighter = surer)."""
+
+    selected_step: reactive[int | None] = reactive(None)
+
+    class StepSelected(Message):
+        """The user picked a step (click on a token, or arrows)."""
+
+        def __init__(self, step: int) -> None:
+            super().__init__()
+            self.step = step
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._tokens: list[Piece] = []          # logical tokens, for re-wrapping and export
+        self._lines: list[list[Piece]] = [[]]    # visual lines
+        self._widths: list[int] = [0]
+        self._step_lines: dict[int, tuple[int, int]] = {}
+        self._wrap = 0
+        self._cache: dict[int, Strip] = {}
+        self._roles: dict[str, TokenRole] = dict(FALLBACK.roles)
+        self._bg = FALLBACK.background
+        self._fg = FALLBACK.foreground
+        self._styles: dict[str, Style] = {}
+        self._max_step = -1
+        self._rebuild_styles()
+
+    # -- public API ------------------------------------------------------------
+    @property
+    def token_count(self) -> int:
+        return len(self._tokens)
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
+
+    @property
+    def steps(self) -> int:
+        """Number of distinct steps shown (highest step index + 1)."""
+        return self._max_step + 1
+
+    def set_palette(self, roles: dict[str, TokenRole], background: str, foreground: str) -> None:
+        self._roles = dict(roles)
+        self._bg, self._fg = background, foreground
+        self._rebuild_styles()
+        self._cache.clear()
+        self.refresh()
+
+    def append(self, text: str, role: str, step: int = -1, confidence: float | None = None) -> None:
+        """Add one token (untrusted text: control characters are shown as escapes)."""
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}")
+        piece = Piece(printable(text), role, step, confidence)
+        if not piece.text:
+            return
+        self.append_pieces([piece])
+
+    def append_pieces(self, pieces: list[Piece]) -> None:
+        """Add several already-printable pieces in one go (one step's tokens)."""
+        at_bottom = self._at_bottom()
+        first = len(self._lines) - 1
+        for p in pieces:
+            self._tokens.append(p)
+            self._place(p)
+        self._after_change(first, at_bottom)
+
+    def add_line(self, text: str = "", role: str = "info") -> None:
+        """Start a new line (if the current one is not empty) holding `text`."""
+        at_bottom = self._at_bottom()
+        first = len(self._lines) - 1
+        pieces = []
+        if self._widths[-1] > 0:
+            pieces.append(Piece("\n", "info"))
+        if text:
+            pieces.append(Piece(printable(text), role))
+        pieces.append(Piece("\n", "info"))
+        for p in pieces:
+            self._tokens.append(p)
+            self._place(p)
+        self._after_change(first, at_bottom)
+
+    def clear(self) -> None:
+        self._tokens.clear()
+        self._lines = [[]]
+        self._widths = [0]
+        self._step_lines.clear()
+        self._cache.clear()
+        self._max_step = -1
+        self.selected_step = None
+        self.virtual_size = Size(self._wrap_width(), 1)
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def truncate(self, n_tokens: int) -> None:
+        """Keep only the first `n_tokens` tokens (e.g. a replay stepping back); re-wraps everything."""
+        if n_tokens >= len(self._tokens):
+            return
+        at_bottom = self._at_bottom()
+        del self._tokens[max(0, n_tokens):]
+        self._max_step = max((p.step for p in self._tokens), default=-1)
+        if self.selected_step is not None and self.selected_step > self._max_step:
+            self.selected_step = None
+        self._rewrap()
+        if at_bottom:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh()
+
+    def plain_text(self) -> str:
+        return "".join(p.text for p in self._tokens)
+
+    def to_text(self) -> Text:
+        """The whole transcript as a Rich Text with its colours (for export)."""
+        out = Text()
+        for p in self._tokens:
+            out.append(p.text, self._style_for(p, selected=False))
+        return out
+
+    def export_html(self, title: str = "gammatune transcript") -> str:
+        """Standalone HTML with the token colours; all text is HTML-escaped by Rich."""
+        console = Console(record=True, file=StringIO(), width=max(40, self._wrap_width()),
+                          color_system="truecolor", force_terminal=True, legacy_windows=False)
+        console.print(self.to_text(), soft_wrap=False, crop=False)
+        return console.export_html(inline_styles=True, theme=None, code_format=_html_format(self._bg, self._fg, title))
+
+    def step_at(self, x: int, y: int) -> int | None:
+        """The step of the token drawn at content coordinates (x, y), if any."""
+        if not (0 <= y < len(self._lines)):
+            return None
+        col = 0
+        for p in self._lines[y]:
+            w = cell_len(p.text)
+            if col <= x < col + w:
+                return p.step if p.step >= 0 else None
+            col += w
+        return None
+
+    # -- layout ----------------------------------------------------------------
+    def _wrap_width(self) -> int:
+        w = self.scrollable_content_region.width if self.is_mounted else 0
+        return max(10, w or self._wrap or 80)
+
+    def _place(self, p: Piece) -> None:
+        width = self._wrap or self._wrap_width()
+        start = len(self._lines) - 1
+        parts = p.text.split("\n")
+        for i, part in enumerate(parts):
+            if i > 0:
+                self._lines.append([])
+                self._widths.append(0)
+            if part:
+                self._place_run(Piece(part, p.role, p.step, p.confidence), width)
+        if p.step >= 0:
+            last = len(self._lines) - 1
+            lo, _ = self._step_lines.get(p.step, (start, last))
+            self._step_lines[p.step] = (min(lo, start), last)
+            if p.step > self._max_step:
+                self._max_step = p.step
+
+    def _place_run(self, p: Piece, width: int) -> None:
+        w = cell_len(p.text)
+        cur = self._widths[-1]
+        if cur + w <= width:
+            self._lines[-1].append(p)
+            self._widths[-1] = cur + w
+            return
+        if w <= width // 3 and cur > 0:
+            # short token: move it whole to the next line (wraps at token boundaries)
+            self._lines.append([p])
+            self._widths.append(w)
+            return
+        # long run: split by characters
+        buf, bw = [], cur
+        for ch in p.text:
+            cw = cell_len(ch)
+            if bw + cw > width and (buf or bw > 0):
+                if buf:
+                    self._lines[-1].append(Piece("".join(buf), p.role, p.step, p.confidence))
+                self._widths[-1] = bw
+                self._lines.append([])
+                self._widths.append(0)
+                buf, bw = [], 0
+            buf.append(ch)
+            bw += cw
+        if buf:
+            self._lines[-1].append(Piece("".join(buf), p.role, p.step, p.confidence))
+        self._widths[-1] = bw
+
+    def _rewrap(self) -> None:
+        self._wrap = self._wrap_width()
+        self._lines = [[]]
+        self._widths = [0]
+        self._step_lines.clear()
+        for p in self._tokens:
+            self._place(p)
+        self._cache.clear()
+        self.virtual_size = Size(self._wrap, len(self._lines))
+
+    def _at_bottom(self) -> bool:
+        return self.scroll_offset.y >= self.max_scroll_y - 1
+
+    def _after_change(self, first_changed: int, at_bottom: bool) -> None:
+        for y in range(first_changed, len(self._lines)):
+            self._cache.pop(y, None)
+        self.virtual_size = Size(self._wrap or self._wrap_width(), len(self._lines))
+        if at_bottom and not self.is_vertical_scrollbar_grabbed:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh_lines(max(0, first_changed - self.scroll_offset.y), len(self._lines) - first_changed)
+
+    def on_resize(self, event: Resize) -> None:
+        if self._wrap_width() != self._wrap:
+            at_bottom = self._at_bottom()
+            self._rewrap()
+            if at_bottom:
+                self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.refresh()
+
+    def on_mount(self) -> None:
+        self._wrap = self._wrap_width()
+
+    # -- drawing ---------------------------------------------------------------
+    def _rebuild_styles(self) -> None:
+        self._styles = {r: role.style() for r, role in self._roles.items()}
+        self._styles["info"] = Style(color=Color.parse(self._fg).blend(Color.parse(self._bg), 0.45).hex, italic=True)
+
+    def _style_for(self, p: Piece, selected: bool) -> Style:
+        style = self._styles.get(p.role) or Style()
+        if self.shade and p.role == "draft" and p.confidence is not None:
+            role = self._roles["draft"]
+            conf = min(1.0, max(0.0, float(p.confidence)))
+            colour = Color.parse(self._bg).blend(Color.parse(role.color), 0.25 + 0.75 * conf).hex
+            style = role.style(colour)
+        if selected:
+            style = style + Style(reverse=True)
+        return style
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        line_no = scroll_y + y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if line_no >= len(self._lines):
+            return Strip.blank(width, base)
+        strip = self._cache.get(line_no)
+        if strip is None:
+            sel = self.selected_step
+            segs = [Segment(p.text, base + self._style_for(p, sel is not None and p.step == sel))
+                    for p in self._lines[line_no]]
+            strip = Strip(segs, self._widths[line_no])
+            self._cache[line_no] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+    def watch_shade(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def watch_selected_step(self, old: int | None, new: int | None) -> None:
+        for s in (old, new):
+            if s is not None and s in self._step_lines:
+                lo, hi = self._step_lines[s]
+                for y in range(lo, hi + 1):
+                    self._cache.pop(y, None)
+        self.refresh()
+
+    def scroll_to_step(self, step: int) -> None:
+        if step in self._step_lines:
+            lo, _ = self._step_lines[step]
+            height = self.scrollable_content_region.height
+            if not (self.scroll_offset.y <= lo < self.scroll_offset.y + height):
+                self.scroll_to(y=max(0, lo - height // 2), animate=False)
+
+    # -- input -----------------------------------------------------------------
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        step = self.step_at(offset.x + self.scroll_offset.x, offset.y + self.scroll_offset.y)
+        if step is not None:
+            self.post_message(self.StepSelected(step))
+
+    def action_select_step(self, delta: int) -> None:
+        if self._max_step < 0:
+            return
+        cur = self.selected_step if self.selected_step is not None else self._max_step + (1 if delta < 0 else 0)
+        new = min(self._max_step, max(0, cur + delta))
+        self.post_message(self.StepSelected(new))
+
+
+def _html_format(bg: str, fg: str, title: str) -> str:
+    from html import escape
+
+    title = escape(title).replace("{", "{{").replace("}", "}}")
+    return (
+        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n"
+        f"<title>{title}</title>\n"
+        "<style>\n{stylesheet}\nbody {{ color: " + fg + "; background-color: " + bg + "; }}\n</style>\n"
+        "</head>\n<body>\n    <pre style=\"font-family:Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace;"
+        "white-space:pre-wrap\"><code style=\"font-family:inherit\">{code}</code></pre>\n</body>\n</html>\n"
+    )
+
+
+__all__ = ["TokenStream", "Piece", "ROLES", "RichColor"]
