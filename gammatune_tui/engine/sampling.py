@@ -36,3 +36,114 @@ class SamplingConfig:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# -- served distributions -----------------------------------------------------------
+#
+# Everything below works on float32 logits of shape (n, vocab), one row per
+# position, so a whole verification window is warped in one call.
+
+import torch  # noqa: E402  (kept below the dataclass so SamplingConfig imports stay light)
+from transformers.generation.logits_process import (  # noqa: E402
+    TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper,
+)
+
+
+class Served:
+    """The distribution tokens are actually drawn from, for one SamplingConfig.
+
+    It uses transformers' own warpers, in the order `generate()` applies them
+    (temperature, top-k, top-p), so p and q here are exactly the laws
+    `generate(do_sample=True, ...)` would sample from. The same object serves
+    both models: that is the served-distribution parity of SPEC §1.3.
+    """
+
+    def __init__(self, config: SamplingConfig):
+        self.config = config
+        self.greedy = config.greedy
+        warpers: list = []
+        if not self.greedy:
+            if config.temperature != 1.0:
+                warpers.append(TemperatureLogitsWarper(float(config.temperature)))
+            if config.top_k:
+                warpers.append(TopKLogitsWarper(top_k=int(config.top_k)))
+            if config.top_p < 1.0:
+                warpers.append(TopPLogitsWarper(top_p=float(config.top_p)))
+        self._warpers = warpers
+
+    def probs(self, logits: torch.Tensor) -> torch.Tensor:
+        """Served probabilities, (n, vocab). Greedy serves the raw softmax (what policies read)."""
+        scores = logits
+        for w in self._warpers:
+            scores = w(None, scores)
+        return torch.softmax(scores, dim=-1)
+
+
+def make_generator(seed: int | None, device: torch.device | str) -> torch.Generator:
+    """One generator per session: the same seed gives the same run on the same machine."""
+    dev = torch.device(device)
+    try:
+        gen = torch.Generator(device=dev)
+    except RuntimeError:  # a backend without device generators: draw on the CPU
+        gen = torch.Generator()
+    if seed is None:
+        gen.seed()
+    else:
+        gen.manual_seed(int(seed))
+    return gen
+
+
+def sample(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One draw per row of `probs` (n, vocab) -> (n,) token ids."""
+    if generator.device != probs.device:
+        return torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(-1).to(probs.device)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+
+def uniforms(n: int, generator: torch.Generator, device: torch.device) -> torch.Tensor:
+    return torch.rand(n, generator=generator, device=generator.device).to(device)
+
+
+def greedy_accept(draft_ids: list[int], target_argmax: list[int]) -> int:
+    """Length of the leading run where the draft token equals the target's argmax."""
+    a = 0
+    for x, y in zip(draft_ids, target_argmax):
+        if x != y:
+            break
+        a += 1
+    return a
+
+
+def sampled_accept(
+    p_chosen: torch.Tensor, q_chosen: torch.Tensor, generator: torch.Generator,
+) -> int:
+    """Accept drafted token i with probability min(1, p(x_i)/q(x_i)); the count before the first rejection.
+
+    One vector of uniforms for the whole window (one host sync, not one per
+    token). u < p/q is tested as u·q < p so that p = q accepts surely.
+    """
+    n = p_chosen.shape[0]
+    if n == 0:
+        return 0
+    u = uniforms(n, generator, p_chosen.device)
+    ok = (u * q_chosen < p_chosen).tolist()
+    a = 0
+    for flag in ok:
+        if not flag:
+            break
+        a += 1
+    return a
+
+
+def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """norm(max(0, p − q)): the correction law after a rejection (falls back to p if p ≤ q everywhere)."""
+    r = torch.clamp(p - q, min=0.0)
+    s = r.sum()
+    if float(s) <= 0.0:
+        return p
+    return r / s
+
+
+__all__ = [
+    "SamplingConfig", "Served", "make_generator", "sample", "greedy_accept", "sampled_accept", "residual",
+]

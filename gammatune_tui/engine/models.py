@@ -1,0 +1,413 @@
+"""Loading a draft/target pair: presets, devices, dtypes, quantization, the tokenizer gate.
+
+Speculative decoding only makes sense when a draft token id means the same
+string to the target, so a pair is refused unless both tokenizers map every
+token string to the same id. Everything that can go wrong because of what the
+user typed (a missing directory, a hub id that is not cached while offline,
+pickle weights without --allow-pickle) becomes a one-line ModelLoadError.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
+
+VICUNA_SYSTEM = (
+    "A chat between a curious user and an artificial intelligence assistant. "
+    "The assistant gives helpful, detailed, and polite answers to the user's questions."
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    target: str
+    draft: str
+    target_params: str
+    draft_params: str
+    target_size: str
+    draft_size: str
+    quantize: str | None = None
+    vicuna: bool = False
+    note: str = ""
+
+
+# The paper's four pairs plus a current small one. Sizes are of the safetensors
+# weights as published (fp16/bf16), rounded.
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("vicuna-13b", "lmsys/vicuna-13b-v1.5", "double7/vicuna-160m", "13B", "160M", "26 GB", "0.3 GB",
+               vicuna=True, note="paper pair"),
+        Preset("vicuna-7b", "lmsys/vicuna-7b-v1.5", "double7/vicuna-68m", "6.7B", "68M", "13.5 GB", "0.14 GB",
+               vicuna=True, note="paper pair"),
+        Preset("llama-70b", "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", "70B", "8B",
+               "141 GB (≈70 GB int8)", "16 GB", quantize="int8", note="paper pair, target in int8"),
+        Preset("llama-8b", "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", "8B", "1.2B",
+               "16 GB", "2.5 GB", note="paper pair"),
+        Preset("qwen-7b", "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct", "7.6B", "0.5B",
+               "15 GB", "1 GB", note="current small pair"),
+    )
+}
+
+ProgressFn = Callable[[str, float], None]
+
+
+def demo_pair_dir() -> Path:
+    try:
+        from ..demo import PAIR_DIR  # type: ignore[attr-defined]
+
+        return Path(PAIR_DIR)
+    except ImportError:
+        return Path(__file__).resolve().parent.parent / "demo" / "pair"
+
+
+@dataclass
+class ModelPair:
+    """A target, a draft that shares its vocabulary, and how to format prompts for them."""
+
+    target: Any
+    draft: Any
+    tokenizer: Any
+    device: torch.device
+    dtype: torch.dtype
+    name_target: str = "target"
+    name_draft: str = "draft"
+    is_demo: bool = False
+    vicuna: bool = False
+    preset: str | None = None
+    quantize: str | None = None
+    eos_ids: frozenset[int] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        if not self.eos_ids:
+            self.eos_ids = collect_eos_ids(self.tokenizer, self.target)
+
+    def encode_prompt(self, prompt: str | Sequence[int] | Sequence[dict], raw: bool = False) -> list[int]:
+        """Token ids for a prompt: raw text, or chat messages through the right format.
+
+        Vicuna presets use the paper's system-prompt format (Fig. 2b); other
+        tokenizers with a chat template use it; the rest get the raw text.
+        """
+        if not isinstance(prompt, str) and all(isinstance(i, int) and not isinstance(i, bool) for i in prompt):
+            return list(prompt)
+        if isinstance(prompt, str):
+            messages = [{"role": "user", "content": prompt}]
+        else:
+            messages = [dict(m) for m in prompt]
+            for m in messages:
+                if not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+                    raise InvalidParameter("each chat message needs a string 'role' and 'content'")
+        tok = self.tokenizer
+        if raw:
+            text = "".join(m["content"] for m in messages) if not isinstance(prompt, str) else prompt
+            return list(tok(text).input_ids)
+        if self.vicuna:
+            return list(tok(vicuna_format(messages)).input_ids)
+        if getattr(tok, "chat_template", None):
+            text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            return list(tok(text, add_special_tokens=False).input_ids)
+        text = "\n".join(m["content"] for m in messages)
+        return list(tok(text).input_ids)
+
+
+def vicuna_format(messages: Sequence[dict]) -> str:
+    """Vicuna v1.1 template: system prompt, then 'USER: … ASSISTANT: …</s>' turns."""
+    system = VICUNA_SYSTEM
+    parts: list[str] = []
+    for m in messages:
+        role, content = m["role"], m["content"].strip()
+        if role == "system":
+            system = content
+        elif role == "user":
+            parts.append(f"USER: {content}")
+        else:
+            parts.append(f"ASSISTANT: {content}</s>")
+    return system + " " + " ".join(parts) + " ASSISTANT:"
+
+
+def collect_eos_ids(tokenizer: Any, model: Any) -> frozenset[int]:
+    found: set[int] = set()
+    tok_eos = getattr(tokenizer, "eos_token_id", None)
+    if isinstance(tok_eos, int):
+        found.add(tok_eos)
+    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if isinstance(gen_eos, int):
+        found.add(gen_eos)
+    elif isinstance(gen_eos, (list, tuple)):
+        found.update(int(i) for i in gen_eos)
+    return frozenset(found)
+
+
+# -- devices and dtypes ---------------------------------------------------------------
+
+_DTYPES = {
+    "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
+    "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
+    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+}
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    if device is None or str(device) == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        dev = torch.device(str(device))
+    except (RuntimeError, ValueError):
+        raise InvalidParameter(f"unknown device {device!r}; expected auto, cpu, cuda, cuda:N or mps") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidParameter(f"device {device!r} asked for, but this torch has no CUDA device")
+    if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise InvalidParameter(f"device {device!r} asked for, but MPS is not available")
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise InvalidParameter(f"unsupported device {device!r}; expected auto, cpu, cuda, cuda:N or mps")
+    return dev
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype is None or dtype == "auto":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        if device.type == "mps":
+            return torch.float16
+        return torch.float32
+    try:
+        return _DTYPES[str(dtype).lower()]
+    except KeyError:
+        raise InvalidParameter(f"unknown dtype {dtype!r}; expected auto, float32, float16 or bfloat16") from None
+
+
+# -- finding and loading models ---------------------------------------------------------
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+
+
+def _is_offline() -> bool:
+    v = os.environ.get("HF_HUB_OFFLINE", "") or os.environ.get("TRANSFORMERS_OFFLINE", "")
+    return v.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _locate(ref: str, what: str) -> tuple[str, bool]:
+    """(reference to pass to from_pretrained, is_local)."""
+    p = Path(ref).expanduser()
+    if p.is_dir():
+        return str(p), True
+    if p.exists():
+        raise ModelLoadError(f"{what} model {ref!r} is a file; give the model's directory or a hub id")
+    looks_local = ref.startswith((".", "/", "~")) or ref.count("/") > 1 or not _HUB_ID.match(ref)
+    if looks_local:
+        raise ModelLoadError(f"{what} model {ref!r}: no such directory")
+    return ref, False
+
+
+def _from_pretrained(loader: Callable, ref: str, is_local: bool, what: str, **kw: Any) -> Any:
+    offline = _is_offline()
+    try:
+        return loader(ref, local_files_only=offline or is_local, **kw)
+    except (OSError, ValueError, EnvironmentError) as exc:
+        if is_local:
+            raise ModelLoadError(f"{what} model {ref!r}: {_one_line(exc)}") from None
+        if offline:
+            raise ModelLoadError(
+                f"{what} model {ref!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; "
+                "download it once while online or pass a local directory"
+            ) from None
+        # Perhaps there is no network: fall back to the cache.
+        try:
+            return loader(ref, local_files_only=True, **kw)
+        except (OSError, ValueError, EnvironmentError):
+            pass
+        msg = _one_line(exc)
+        if "safetensors" in msg.lower() or "use_safetensors" in msg:
+            raise ModelLoadError(f"{what} model {ref!r} has no safetensors weights; pass --allow-pickle to load .bin files") from None
+        raise ModelLoadError(
+            f"{what} model {ref!r} could not be loaded from the hub or found in the local Hugging Face cache ({msg})"
+        ) from None
+
+
+def in_local_cache(repo_id: str) -> bool:
+    """Whether a hub model has its config (and some weights) in the local HF cache; never touches the network."""
+    try:
+        from huggingface_hub import scan_cache_dir  # noqa: F401
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover
+        return False
+    try:
+        cfg = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:
+        return False
+    if not isinstance(cfg, str):
+        return False
+    snap = Path(cfg).parent
+    return any(snap.glob("*.safetensors")) or any(snap.glob("*.bin"))
+
+
+def _load_tokenizer(ref: str, is_local: bool, what: str, trust_remote_code: bool) -> Any:
+    from transformers import AutoTokenizer
+
+    return _from_pretrained(AutoTokenizer.from_pretrained, ref, is_local, what, trust_remote_code=trust_remote_code)
+
+
+def check_tokenizers(target_tok: Any, draft_tok: Any) -> None:
+    """Same vocabulary size and the same id for every token string, else TokenizerMismatch."""
+    tv = target_tok.get_vocab()
+    dv = draft_tok.get_vocab()
+    if tv == dv:
+        return
+    t_inv = {i: s for s, i in tv.items()}
+    d_inv = {i: s for s, i in dv.items()}
+    for i in sorted(set(t_inv) | set(d_inv)):
+        a, b = t_inv.get(i), d_inv.get(i)
+        if a != b:
+            raise TokenizerMismatch(
+                f"draft and target tokenizers differ (vocabulary {len(tv)} vs {len(dv)}): "
+                f"id {i} is {a!r} in the target but {b!r} in the draft"
+            )
+    raise TokenizerMismatch(f"draft and target tokenizers differ (vocabulary {len(tv)} vs {len(dv)})")
+
+
+def _param_count(model: Any) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def _quantize(model: Any, quantize: str) -> None:
+    try:
+        from optimum.quanto import freeze, qint4, qint8
+        from optimum.quanto import quantize as quanto_quantize
+    except ImportError:
+        raise ModelLoadError("--quantize needs optimum-quanto (pip install optimum-quanto)") from None
+    quanto_quantize(model, weights=qint8 if quantize == "int8" else qint4)
+    freeze(model)
+
+
+def load_pair(
+    target: str | None = None,
+    draft: str | None = None,
+    *,
+    pair: str | None = None,
+    demo: bool = False,
+    device: str | torch.device = "auto",
+    dtype: str | torch.dtype = "auto",
+    quantize: str | None = None,
+    device_map: str | None = None,
+    trust_remote_code: bool = False,
+    allow_pickle: bool = False,
+    threads: int | None = None,
+    progress: ProgressFn | None = None,
+) -> ModelPair:
+    """Load a draft/target pair (paths, hub ids, a preset, or the embedded demo pair)."""
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    except ImportError:  # pragma: no cover
+        pass
+
+    def report(stage: str, frac: float) -> None:
+        if progress is not None:
+            progress(stage, frac)
+
+    if quantize not in (None, "int8", "int4"):
+        raise InvalidParameter(f"--quantize must be int8 or int4, got {quantize!r}")
+    if device_map not in (None, "auto"):
+        raise InvalidParameter(f"--device-map must be 'auto', got {device_map!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise InvalidParameter(f"--threads must be a whole number >= 1, got {threads!r}")
+
+    vicuna = False
+    preset_name = None
+    is_demo = False
+    if pair is not None:
+        if target or draft:
+            raise InvalidParameter("give either --pair or --target/--draft, not both")
+        if pair not in PRESETS:
+            raise InvalidParameter(f"unknown pair {pair!r}; expected one of {', '.join(PRESETS)}")
+        pre = PRESETS[pair]
+        target, draft, vicuna, preset_name = pre.target, pre.draft, pre.vicuna, pre.name
+        if quantize is None:
+            quantize = pre.quantize
+    elif target is None and draft is None:
+        demo = True
+    elif target is None or draft is None:
+        raise InvalidParameter("give both --target and --draft (or --pair, or neither for the demo pair)")
+    if demo:
+        root = demo_pair_dir()
+        if not ((root / "target" / "config.json").exists() and (root / "draft" / "config.json").exists()):
+            raise ModelLoadError(
+                f"the embedded demo pair is not installed ({root}); pass --target/--draft or --pair"
+            )
+        target, draft, is_demo = str(root / "target"), str(root / "draft"), True
+
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    assert target is not None and draft is not None
+    t_ref, t_local = _locate(target, "target")
+    d_ref, d_local = _locate(draft, "draft")
+
+    report("tokenizer", 0.0)
+    t_tok = _load_tokenizer(t_ref, t_local, "target", trust_remote_code)
+    d_tok = _load_tokenizer(d_ref, d_local, "draft", trust_remote_code)
+    check_tokenizers(t_tok, d_tok)
+
+    common: dict[str, Any] = {"dtype": dt, "trust_remote_code": trust_remote_code}
+    if not allow_pickle:
+        common["use_safetensors"] = True
+    report("target", 0.1)
+    t_kw = dict(common)
+    if device_map == "auto":
+        t_kw["device_map"] = "auto"
+    target_model = _from_pretrained(AutoModelForCausalLM.from_pretrained, t_ref, t_local, "target", **t_kw)
+    if device_map != "auto":
+        target_model.to(dev)
+    else:
+        dev = next(target_model.parameters()).device
+    if quantize:
+        report("quantize", 0.6)
+        _quantize(target_model, quantize)
+    report("draft", 0.7)
+    draft_model = _from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, d_local, "draft", **common)
+    draft_model.to(dev)
+    target_model.eval()
+    draft_model.eval()
+
+    if dev.type == "cpu":
+        n = threads
+        if n is None:
+            n = 1 if _param_count(target_model) < 100_000_000 else (os.cpu_count() or 1)
+        torch.set_num_threads(n)
+    report("ready", 1.0)
+    return ModelPair(
+        target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
+        name_target="demo/target" if is_demo else target, name_draft="demo/draft" if is_demo else draft,
+        is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize,
+    )
+
+
+__all__ = [
+    "ModelPair", "Preset", "PRESETS", "load_pair", "check_tokenizers", "resolve_device", "resolve_dtype",
+    "vicuna_format", "demo_pair_dir", "in_local_cache", "VICUNA_SYSTEM",
+]
