@@ -66,12 +66,16 @@ def step_durations(events: Sequence[Event]) -> list[float]:
     return out
 
 
-def schedule(events: Sequence[Event]) -> list[float]:
-    """The recorded time (seconds from the session's start) at which each event appeared."""
+def schedule(events: Sequence[Event], cap: float | None = MAX_STEP_WAIT_S) -> list[float]:
+    """The recorded time (seconds from the session's start) at which each event appeared.
+
+    `cap` bounds any one step (the player's guard against odd files); the
+    compare race passes None so that relative speeds stay exact.
+    """
     t = 0.0
     out = []
     for d in step_durations(events):
-        t += min(d, MAX_STEP_WAIT_S)
+        t += d if cap is None else min(d, cap)
         out.append(t)
     return out
 
@@ -170,16 +174,21 @@ class ReplaySource:
         return self._session_index + 1 < len(self.sessions)
 
     def events(self, prompt: str | None = None) -> Iterator[Event]:
-        """The next recorded session (the prompt is ignored: a recording cannot be re-asked)."""
+        """The recording from where it stands: the rest of the current session, else the next one.
+
+        The prompt is ignored (a recording cannot be re-asked). "The rest of
+        the current session" only exists after a step back or a stop, so a
+        consumer that calls this again after stepping back plays on from there.
+        """
         sessions = self.sessions
         with self._cond:
-            if self._session_index + 1 >= len(sessions):
-                return
-            self._session_index += 1
-            self._current = sessions[self._session_index].events
-            self._cursor = 0
-            self._to_end = False
             self._stopped = False
+            if self._cursor == 0 or self._cursor >= len(self._current):
+                if self._session_index + 1 >= len(sessions):
+                    return
+                self._session_index += 1
+                self._current = sessions[self._session_index].events
+                self._cursor = 0
             durations = step_durations(self._current)
         while True:
             with self._cond:
@@ -292,15 +301,28 @@ class ReplaySource:
         with self._cond:
             self._paused = True
             self._credits = 0
-            self._cursor = max(min(1, len(self._current)), self._cursor - max(0, n))
+            cur = self._cursor
+            if cur > 0 and isinstance(self._current[cur - 1], SessionSummary):
+                cur -= 1  # the summary goes with the last step: "back" always takes back a step
+            self._cursor = max(min(1, len(self._current)), cur - max(0, n))
+            self._to_end = False
             self._cond.notify_all()
             return list(self._current[: self._cursor])
 
     def jump_to_end(self) -> None:
-        """Releases the rest of the current session without waiting."""
+        """Releases the rest of the recording (every remaining session) without waiting."""
         with self._cond:
             self._to_end = True
             self._cond.notify_all()
+
+    @property
+    def current_events(self) -> Sequence[Event]:
+        """The whole current session (released or not); never mutated, so safe to index from any thread."""
+        return self._current
+
+    @property
+    def session_finished(self) -> bool:
+        return self._cursor >= len(self._current)
 
     def shown(self) -> list[Event]:
         """The current session's events released so far."""

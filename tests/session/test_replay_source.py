@@ -251,3 +251,14 @@ def test_is_comparison(tmp_path):
     assert is_comparison(read_recording(compare))
     single = _record(tmp_path, synthetic_session("specdecode"), name="s.jsonl")
     assert not is_comparison(read_recording(single))
+
+
+def test_step_back_after_the_end_plays_on_from_there(tmp_path):
+    events = synthetic_session("gammatune", max_new_tokens=30)
+    src = ReplaySource(_record(tmp_path, events), speed=0)
+    assert list(src.events(None)) == events
+    shown = src.step_back()          # takes back the summary and the last step
+    assert shown == events[:-2] and src.paused
+    src.resume()
+    assert list(src.events(None)) == events[-2:]   # the rest of the same session, no new header
+    assert list(src.events(None)) == []

@@ -1,0 +1,137 @@
+"""Replay in the chat screen: plays a recording, the player keys, the header line, rewind safety."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gammatune_tui.engine.events import StepEvent
+from gammatune_tui.session.recording import RecordingWriter, read_recording
+from gammatune_tui.session.stats import stats_of
+from gammatune_tui.session.synthetic import synthetic_session
+from gammatune_tui.ui.replay import ReplayChatScreen, make_replay_app
+
+HOSTILE = "\x1b[31mRED\x1b[0m [bold]markup[/bold] \r\x07"
+
+
+def _recording(tmp_path, *sessions):
+    path = tmp_path / "rec.jsonl"
+    with RecordingWriter(path) as w:
+        for s in sessions:
+            w.write_all(s)
+    return read_recording(path)
+
+
+def _text(events):
+    return "".join(t.text for e in events if isinstance(e, StepEvent) for t in e.emitted)
+
+
+async def _until(pilot, pred, timeout=20.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not pred():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+def test_replay_plays_whole_recording_with_same_transcript_and_stats(tmp_path):
+    events = synthetic_session("gammatune+", seed=2)
+    app = make_replay_app(_recording(tmp_path, events), speed=0)
+
+    async def go():
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, ReplayChatScreen) and screen.read_only
+            await _until(pilot, lambda: screen.stats.summary is not None)
+            assert _text(events) in screen.transcript.plain_text()
+            want, got = stats_of(events), screen.stats
+            assert (got.tokens, got.steps, got.acceptance_rate, got.tokens_per_s) == \
+                   (want.tokens, want.steps, want.acceptance_rate, want.tokens_per_s)
+            info = str(screen.query_one("#replay-info").render())
+            assert "synthetic-target" in info and "gammatune+" in info and "versions" in info
+
+    asyncio.run(go())
+
+
+def test_player_keys_pause_step_back_and_forward(tmp_path):
+    events = synthetic_session("gammatune", seed=1)
+    steps = [e for e in events if isinstance(e, StepEvent)]
+    app = make_replay_app(_recording(tmp_path, events), speed=0, paused=True)
+
+    async def go():
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            await _until(pilot, lambda: screen._recorded is not None)
+            assert screen.steps == []
+            for _ in range(3):
+                await pilot.press("period")
+            await _until(pilot, lambda: len(screen.steps) == 3)
+            await pilot.press("comma")
+            await _until(pilot, lambda: len(screen.steps) == 2)
+            assert screen.transcript.plain_text().endswith(_text([steps[0], steps[1]]))
+            assert screen.stats.steps == 2
+            await pilot.press("period")
+            await _until(pilot, lambda: len(screen.steps) == 3)
+            assert screen.steps[-1] == steps[2]
+            await pilot.press("e")              # jump to end
+            await _until(pilot, lambda: screen.stats.summary is not None)
+            assert screen.steps == steps
+            # stepping back after the end, then playing on, still gives the full session once
+            await pilot.press("comma")
+            await pilot.press("comma")
+            await _until(pilot, lambda: len(screen.steps) == len(steps) - 2)
+            await pilot.press("space")
+            await _until(pilot, lambda: len(screen.steps) == len(steps) and not screen.generating)
+            assert screen.steps == steps
+            assert screen.transcript.plain_text().count(_text(events)) == 1
+
+    asyncio.run(go())
+
+
+def test_speed_keys_change_player_speed(tmp_path):
+    app = make_replay_app(_recording(tmp_path, synthetic_session("specdecode")), speed=1, paused=True)
+
+    async def go():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause(0.1)
+            await pilot.press("plus")
+            assert app.source.speed == 2
+            await pilot.press("minus", "minus")
+            assert app.source.speed == 0.5
+
+    asyncio.run(go())
+
+
+def test_hostile_recording_text_is_shown_literally(tmp_path):
+    events = synthetic_session("specdecode", text="ok " + HOSTILE + "\n", prompt="p [red]x[/red]\x1b[2J")
+    app = make_replay_app(_recording(tmp_path, events), speed=0)
+
+    async def go():
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            await _until(pilot, lambda: screen.stats.summary is not None)
+            text = screen.transcript.plain_text()
+            assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+            assert "\\x1b[31mRED" in text and "[bold]markup[/bold]" in text and "[red]x[/red]" in text
+
+    asyncio.run(go())
+
+
+def test_multi_session_chat_recording_plays_every_turn(tmp_path):
+    import dataclasses
+
+    one = synthetic_session("gammatune", max_new_tokens=20)
+    two = synthetic_session("gammatune", max_new_tokens=30, prompt="second question")
+    two[0] = dataclasses.replace(two[0], turn=1, user_text="second question")
+    app = make_replay_app(_recording(tmp_path, one, two), speed=0)
+
+    async def go():
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            await _until(pilot, lambda: len(screen.sessions) == 2 and screen.stats.summary is not None)
+            assert "second question" in screen.transcript.plain_text()
+            assert len(screen.steps) == sum(1 for e in one + two if isinstance(e, StepEvent))
+
+    asyncio.run(go())
