@@ -54,8 +54,8 @@ class SyntheticSource:
         self._lock = threading.Lock()
         self._pending: tuple[PolicySettings | None, SamplingConfig | None] | None = None
         self._stop = threading.Event()
-        self.gate: threading.Event | None = None
-        """If set, each step waits for this event (tests use it to hold a generation open)."""
+        self.gate: threading.Semaphore | None = None
+        """If set, each step takes one permit first (tests release permits to let steps through)."""
 
     # -- EventSource -------------------------------------------------------------
     def prepare(self, progress: Progress) -> None:
@@ -74,6 +74,8 @@ class SyntheticSource:
 
     def stop(self) -> None:
         self._stop.set()
+        if self.gate is not None:
+            self.gate.release()
 
     def events(self, prompt: str | None) -> Iterator[Event]:
         self._stop.clear()
@@ -93,9 +95,11 @@ class SyntheticSource:
         tokens = drafted_total = accepted_total = 0
         reason = "max_new_tokens"
         w = 0
+        steps = 0
         for step in range(self.steps):
-            if self.gate is not None:
-                self.gate.wait()
+            if self.gate is not None and not self.gate.acquire(timeout=30):
+                reason = "stopped"
+                break
             if self._stop.is_set():
                 reason = "stopped"
                 break
@@ -140,13 +144,13 @@ class SyntheticSource:
                 target_token=target, emitted=emitted, gamma_next=policy.gamma, draft_s=draft_s, verify_s=verify_s,
                 step_s=draft_s + verify_s, elapsed_s=round(elapsed, 6), early_stop=early, settings_changed=changed,
             )
+            steps += 1
             if self.delay:
                 time.sleep(self.delay)
             if tokens >= self.max_new_tokens:
                 break
-        steps = step + 1 if reason != "stopped" else step
         yield SessionSummary(
-            tokens=tokens, steps=max(steps, 0), acceptance_rate=accepted_total / drafted_total if drafted_total else 0.0,
+            tokens=tokens, steps=steps, acceptance_rate=accepted_total / drafted_total if drafted_total else 0.0,
             tokens_per_step=tokens / steps if steps else 0.0, tokens_per_s=tokens / elapsed if elapsed else 0.0,
             stop_reason=reason, drafted=drafted_total, accepted=accepted_total, target_calls=steps,
             draft_calls=drafted_total, wall_s=elapsed,

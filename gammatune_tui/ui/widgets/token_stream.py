@@ -357,7 +357,7 @@ class TokenStream(ScrollView, can_focus=True):
     def action_select_step(self, delta: int) -> None:
         if self._max_step < 0:
             return
-        cur = self.selected_step if self.selected_step is not None else self._max_step + (1 if delta < 0 else 0)
+        cur = self.selected_step if self.selected_step is not None else self._max_step
         new = min(self._max_step, max(0, cur + delta))
         self.post_message(self.StepSelected(new))
 

@@ -1,0 +1,53 @@
+"""`gammatune chat`: the Textual app on a live model pair (the embedded demo pair by default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import ModelLoadError
+from .options import common_options
+
+
+def _demo_installed() -> bool:
+    from ..engine.models import demo_pair_dir
+
+    root = demo_pair_dir()
+    return (root / "target" / "config.json").exists() and (root / "draft" / "config.json").exists()
+
+
+@common_options()
+def chat(
+    prompt: Optional[str] = typer.Argument(None, help="A first prompt, sent as soon as the models are loaded."),
+    theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme: paper (default), okabe-ito, high-contrast, light, or one from $GAMMATUNE_THEMES / ~/.config/gammatune/themes."),
+    record: Optional[Path] = typer.Option(None, "--record", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", dir_okay=False),
+    *,
+    opts,
+) -> None:
+    """Chat with a draft/target pair and watch speculative decoding live.
+
+    Prompt tokens are blue, draft tokens the target accepted green, target tokens
+    (corrections and bonus) red. Change the method or η, δ, τ, γ bounds while it
+    generates; Esc stops; F1 lists every key; Ctrl+P opens the command palette.
+    """
+    settings = opts.policy_settings()
+    sampling = opts.sampling(demo_defaults=opts.uses_demo)
+    if opts.uses_demo and not _demo_installed():
+        raise ModelLoadError(
+            "the embedded demo pair is not installed; pass a pair with --target DIR --draft DIR "
+            "(a target and a draft that share a tokenizer) or --pair NAME (see `gammatune models`)"
+        )
+    from ..session.live import LiveSource
+    from ..ui.app import make_app
+
+    source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
+                        raw=opts.raw)
+    app = make_app(source, settings=settings, sampling=sampling, theme=theme, record=record,
+                   max_new_tokens=opts.max_new_tokens, prompt=prompt)
+    app.run()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chat")(chat)
