@@ -1,0 +1,238 @@
+"""The paper's Table 1 for any model shape: ms per decoded token and per verify pass.
+
+Models are built from their configs with random weights (timing does not
+depend on the values), so nothing is downloaded: the shapes below are copied
+from the published config.json files, or the user passes a local config.
+RoPE scaling variants are left out; they do not change the cost of a pass.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import InvalidParameter
+
+_LLAMA = dict(model_type="llama", hidden_act="silu", attention_bias=False, mlp_bias=False)
+_QWEN2 = dict(model_type="qwen2", hidden_act="silu")
+
+SHAPES: dict[str, dict[str, Any]] = {
+    # double7/vicuna-68m, vicuna-160m (llama-68m / llama-160m shapes)
+    "vicuna-68m": {**_LLAMA, "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 2,
+                   "num_attention_heads": 12, "num_key_value_heads": 12, "vocab_size": 32000,
+                   "max_position_embeddings": 2048, "rms_norm_eps": 1e-6, "tie_word_embeddings": False},
+    "vicuna-160m": {**_LLAMA, "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
+                    "num_attention_heads": 12, "num_key_value_heads": 12, "vocab_size": 32000,
+                    "max_position_embeddings": 2048, "rms_norm_eps": 1e-6, "tie_word_embeddings": False},
+    "Qwen2.5-0.5B": {**_QWEN2, "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+                     "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
+                     "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                     "tie_word_embeddings": True},
+    "Llama-3.2-1B": {**_LLAMA, "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+                     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 128256,
+                     "max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+                     "tie_word_embeddings": True},
+    "vicuna-7b": {**_LLAMA, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+                  "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32000,
+                  "max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "tie_word_embeddings": False},
+    "Qwen2.5-7B": {**_QWEN2, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+                   "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+                   "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                   "tie_word_embeddings": False},
+    "Llama-3.1-8B": {**_LLAMA, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+                     "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+                     "max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+                     "tie_word_embeddings": False},
+    "vicuna-13b": {**_LLAMA, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40,
+                   "num_attention_heads": 40, "num_key_value_heads": 40, "vocab_size": 32000,
+                   "max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "tie_word_embeddings": False},
+    "Llama-3.1-70B": {**_LLAMA, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80,
+                      "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 128256,
+                      "max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+                      "tie_word_embeddings": False},
+}
+
+# The paper's Table 1 (H100; the 70B in int4), ms per token, for side-by-side printing.
+PAPER_TABLE1 = {"Llama-3.2-1B": 8.87, "Llama-3.1-8B": 16.65, "Llama-3.1-70B": 925.05, "vicuna-68m": 1.76,
+                "vicuna-160m": 5.61, "vicuna-7b": 14.29, "vicuna-13b": 20.15}
+
+CPU_DEFAULT_MAX_PARAMS = 1.5e9  # above this, CPU runs only when asked for by name
+
+
+def param_count(shape: dict[str, Any]) -> int:
+    """Parameters of a Llama/Qwen2-style decoder from its config numbers."""
+    h = int(shape["hidden_size"])
+    inter = int(shape["intermediate_size"])
+    layers = int(shape["num_hidden_layers"])
+    heads = int(shape["num_attention_heads"])
+    kv = int(shape.get("num_key_value_heads") or heads)
+    hd = int(shape.get("head_dim") or h // heads)
+    v = int(shape["vocab_size"])
+    attn = h * heads * hd + 2 * h * kv * hd + heads * hd * h
+    if shape.get("model_type") == "qwen2":
+        attn += heads * hd + 2 * kv * hd  # q/k/v biases
+    per_layer = attn + 3 * h * inter + 2 * h
+    emb = v * h * (1 if shape.get("tie_word_embeddings") else 2)
+    return emb + layers * per_layer + h
+
+
+def load_shape(name_or_path: str) -> tuple[str, dict[str, Any]]:
+    """A built-in shape by name (case-insensitive) or a local config.json (file or directory)."""
+    for name, shape in SHAPES.items():
+        if name.lower() == name_or_path.lower():
+            return name, dict(shape)
+    p = Path(name_or_path)
+    if p.is_dir():
+        p = p / "config.json"
+    if p.suffix == ".json" or p.exists():
+        try:
+            cfg = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InvalidParameter(f"no config file {str(p)!r}") from None
+        except (OSError, ValueError) as exc:
+            raise InvalidParameter(f"{p}: not a readable config.json ({exc})") from None
+        if not isinstance(cfg, dict) or "model_type" not in cfg:
+            raise InvalidParameter(f"{p}: a model config.json with a 'model_type' is needed")
+        missing = [k for k in ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                               "vocab_size") if k not in cfg]
+        if missing:
+            raise InvalidParameter(f"{p}: config lacks {', '.join(missing)}")
+        return p.parent.name or p.stem, cfg
+    raise InvalidParameter(f"unknown shape {name_or_path!r}; built in: {', '.join(SHAPES)} (or a path to a config.json)")
+
+
+@dataclass
+class LatencyRow:
+    name: str
+    params: int
+    device: str
+    dtype: str
+    context: int
+    decode_ms: float = float("nan")
+    verify_ms: dict[int, float] = field(default_factory=dict)
+    skipped: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["verify_ms"] = {str(k): v for k, v in self.verify_ms.items()}
+        return d
+
+
+def _available_bytes(device: str) -> int:
+    import torch
+
+    if device.startswith("cuda"):
+        free, _total = torch.cuda.mem_get_info(torch.device(device))
+        return int(free)
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 * 1024**3
+
+
+def plan(names: list[str], device: str, dtype_bytes: int, explicit: bool) -> list[tuple[str, dict, str]]:
+    """(name, shape, reason-to-skip or "") for each shape, judged by memory and, on CPU, size."""
+    avail = _available_bytes(device)
+    out = []
+    for n in names:
+        name, shape = load_shape(n)
+        need = param_count(shape) * dtype_bytes
+        why = ""
+        if need > 0.7 * avail:
+            why = f"needs ~{need / 2**30:.1f} GiB of weights, {avail / 2**30:.1f} GiB free on {device}"
+        elif device == "cpu" and not explicit and param_count(shape) > CPU_DEFAULT_MAX_PARAMS:
+            why = f"{param_count(shape) / 1e9:.1f}B parameters is slow on CPU; ask for it with --shape {name}"
+        out.append((name, shape, why))
+    return out
+
+
+def _median_time(fn: Callable[[], None], repeats: int, sync: Callable[[], None]) -> float:
+    times = []
+    for _ in range(repeats):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def measure(name: str, shape: dict[str, Any], device: str = "cpu", dtype: str = "float32", context: int = 128,
+            ks: tuple[int, ...] = (1, 2, 4, 8, 16), repeats: int = 5, seed: int = 0) -> LatencyRow:
+    """Build the model with random weights on `device`, then time cached forward passes at `context`."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
+
+    torch_dtype = getattr(torch, dtype)
+    cfg_kwargs = {k: v for k, v in shape.items() if k not in ("model_type", "architectures", "torch_dtype",
+                                                                "dtype", "transformers_version", "_name_or_path",
+                                                                "auto_map", "quantization_config")}
+    config = AutoConfig.for_model(shape["model_type"], **cfg_kwargs)
+    torch.manual_seed(seed)
+    row = LatencyRow(name, param_count(shape), device, dtype, context)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(config, dtype=torch_dtype)
+    model.eval()
+    sync = (lambda: torch.cuda.synchronize(device)) if device.startswith("cuda") else (lambda: None)
+    vocab = int(shape["vocab_size"])
+    try:
+        with torch.no_grad():
+            ids = torch.randint(0, vocab, (1, context + max(ks) + 1), device=device)
+            cache = DynamicCache(config=config)
+            model(input_ids=ids[:, :context], past_key_values=cache, use_cache=True)
+
+            def run(k: int) -> Callable[[], None]:
+                def f() -> None:
+                    model(input_ids=ids[:, context:context + k], past_key_values=cache, use_cache=True)
+                    cache.crop(-k)
+                return f
+
+            for k in ks:  # warm-up: allocator, kernels
+                run(k)()
+            row.decode_ms = _median_time(run(1), repeats * 2, sync) * 1000
+            for k in ks:
+                row.verify_ms[k] = _median_time(run(k), repeats, sync) * 1000
+    finally:
+        del model
+        gc.collect()
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    return row
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device in ("auto", ""):
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InvalidParameter(f"--device {device}: no CUDA device here")
+    return device
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    if dtype in ("auto", ""):
+        return "float32" if device == "cpu" else "float16"
+    if dtype not in ("float32", "float16", "bfloat16"):
+        raise InvalidParameter(f"--dtype must be auto, float32, float16 or bfloat16, got {dtype!r}")
+    return dtype
+
+
+def thread_count() -> int:
+    import torch
+
+    return torch.get_num_threads() if os.environ.get("OMP_NUM_THREADS") is None else int(os.environ["OMP_NUM_THREADS"])

@@ -1,0 +1,255 @@
+"""The paper's protocol, live: every method × γ0 on every prompt, plus the baselines.
+
+Greedy decoding with a fixed seed; one warm-up of each code path first (not
+counted); runs interleaved per prompt so a slow spell of the machine hits all
+methods alike. Baselines are measured in the same process on the same
+prompts: plain target-only decoding (a KV-cached greedy loop, one token per
+pass) and transformers' assisted generation with the "heuristic" schedule and
+with the "constant" schedule and its confidence threshold.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ..engine.policies import PolicySettings
+from ..engine.sampling import SamplingConfig
+from .results import HF_CONSTANT, HF_HEURISTIC, PLAIN, RunRecord
+
+ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
+
+ProgressFn = Callable[[str, int], None]  # (description, tokens of work just done)
+
+
+@dataclass
+class PromptIds:
+    id: str
+    ids: list[int]
+
+
+@dataclass
+class SweepConfig:
+    methods: list[str]
+    gammas: list[int]
+    max_new_tokens: int
+    repeats: int = 1
+    params: dict[str, Any] = field(default_factory=dict)
+    baselines: tuple[str, ...] = ALL_BASELINES
+    seed: int = 0
+
+    def run_count(self, n_prompts: int) -> int:
+        per = len(self.methods) * len(self.gammas)
+        per += (PLAIN in self.baselines) + len(self.gammas) * ((HF_HEURISTIC in self.baselines) + (HF_CONSTANT in self.baselines))
+        return per * n_prompts * self.repeats
+
+
+def environment(pair: Any) -> dict[str, Any]:
+    """Versions, device, dtype, threads and machine: what a reader needs to weigh the numbers."""
+    import torch
+    import transformers
+
+    from ..engine.decoder import versions
+
+    env: dict[str, Any] = {
+        "versions": {**versions(), "python": platform.python_version()},
+        "device": str(getattr(pair, "device", "")),
+        "dtype": str(getattr(pair, "dtype", "")).replace("torch.", ""),
+        "torch_threads": torch.get_num_threads(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "target": str(getattr(pair, "name_target", "")),
+        "draft": str(getattr(pair, "name_draft", "")),
+        "demo_pair": bool(getattr(pair, "is_demo", False)),
+        "target_params": sum(p.numel() for p in pair.target.parameters()),
+        "draft_params": sum(p.numel() for p in pair.draft.parameters()),
+        "transformers": transformers.__version__,
+    }
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    env["cpu_model"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    if torch.cuda.is_available() and str(env["device"]).startswith("cuda"):
+        env["gpu"] = torch.cuda.get_device_name(0)
+    return env
+
+
+# -- single runs -------------------------------------------------------------------------------------
+
+
+def run_policy(pair: Any, settings: PolicySettings, prompt: PromptIds, max_new_tokens: int, repeat: int = 0,
+               seed: int = 0, keep_events: list | None = None) -> RunRecord:
+    """One live session of our decoder; the record's wall time is the summary's (header to last step)."""
+    from ..engine.decoder import SpeculativeDecoder
+
+    dec = SpeculativeDecoder(pair, settings, SamplingConfig(temperature=0.0, seed=seed))
+    rec = RunRecord(method=settings.method, gamma0=settings.gamma0, prompt_id=prompt.id, repeat=repeat)
+    out: list[int] = []
+    for ev in dec.generate(list(prompt.ids), max_new_tokens=max_new_tokens):
+        if keep_events is not None:
+            keep_events.append(ev)
+        t = ev.type
+        if t == "step":
+            d = len(ev.drafted)
+            while len(rec.pos_drafted) < d:
+                rec.pos_drafted.append(0)
+                rec.pos_accepted.append(0)
+            for i in range(d):
+                rec.pos_drafted[i] += 1
+                if i < ev.accepted:
+                    rec.pos_accepted[i] += 1
+            out.extend(e.id for e in ev.emitted)
+        elif t == "summary":
+            rec.tokens, rec.steps = ev.tokens, ev.steps
+            rec.drafted, rec.accepted = ev.drafted, ev.accepted
+            rec.wall_s, rec.draft_s, rec.verify_s = ev.wall_s, ev.draft_s, ev.verify_s
+            rec.stop_reason = ev.stop_reason
+    rec.output_ids = out
+    return rec
+
+
+def greedy_target(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int, eos_ids: Iterable[int]) -> tuple[list[int], float]:
+    """Plain target-only greedy decoding with a KV cache; (tokens, seconds incl. prefill)."""
+    import torch
+    from transformers import DynamicCache
+
+    target = pair.target
+    device = getattr(pair, "device", None) or target.device
+    eos = set(eos_ids)
+    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
+    ids = list(prompt_ids)
+    out: list[int] = []
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        cache = DynamicCache()
+        if len(ids) > 1:
+            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=cache, use_cache=True,
+                   logits_to_keep=1)
+        last = ids[-1]
+        while len(out) < max_new_tokens:
+            lg = target(input_ids=torch.tensor([[last]], device=device), past_key_values=cache, use_cache=True,
+                        logits_to_keep=1).logits[0, -1, :vocab]
+            last = int(lg.argmax())
+            out.append(last)
+            if last in eos:
+                break
+    return out, time.perf_counter() - t0
+
+
+def run_plain(pair: Any, prompt: PromptIds, max_new_tokens: int, repeat: int = 0) -> RunRecord:
+    toks, wall = greedy_target(pair, prompt.ids, max_new_tokens, pair.eos_ids)
+    eos = bool(toks) and toks[-1] in pair.eos_ids
+    return RunRecord(method=PLAIN, gamma0=None, prompt_id=prompt.id, repeat=repeat, tokens=len(toks),
+                     steps=len(toks), wall_s=wall, stop_reason="eos" if eos else "max_new_tokens", output_ids=toks)
+
+
+def run_hf_assisted(pair: Any, schedule: str, gamma0: int, threshold: float, prompt: PromptIds,
+                    max_new_tokens: int, repeat: int = 0) -> RunRecord:
+    """transformers' assisted generation, configured where it reads its knobs: the DRAFT's generation_config.
+
+    "heuristic" writes its learned count back to that config after each call,
+    so the config is set before and restored after every run. A threshold of
+    0 turns the confidence stop off (the plain heuristic schedule).
+    """
+    import torch
+
+    gc = pair.draft.generation_config
+    saved = (gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold)
+    gc.num_assistant_tokens = gamma0
+    gc.num_assistant_tokens_schedule = schedule
+    gc.assistant_confidence_threshold = threshold
+    device = getattr(pair, "device", None) or pair.target.device
+    eos = sorted(pair.eos_ids)
+    inp = torch.tensor([list(prompt.ids)], device=device)
+    pad = eos[0] if eos else 0
+    try:
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            out = pair.target.generate(
+                inp, attention_mask=torch.ones_like(inp), assistant_model=pair.draft, do_sample=False,
+                max_new_tokens=max_new_tokens, min_new_tokens=0, eos_token_id=eos or None, pad_token_id=pad,
+                temperature=None, top_p=None, top_k=None, repetition_penalty=None,
+            )
+        wall = time.perf_counter() - t0
+    finally:
+        gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = saved
+    new = out[0, inp.shape[1]:].tolist()
+    for i, t in enumerate(new):
+        if t in pair.eos_ids:
+            new = new[:i + 1]
+            break
+    name = HF_HEURISTIC if schedule == "heuristic" else HF_CONSTANT
+    return RunRecord(method=name, gamma0=gamma0, prompt_id=prompt.id, repeat=repeat, tokens=len(new), wall_s=wall,
+                     stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
+
+
+# -- the sweep ---------------------------------------------------------------------------------------------
+
+
+def warm_up(pair: Any, prompt: PromptIds, cfg: SweepConfig) -> None:
+    """Touch every code path once (allocator, kernels, lazy imports); nothing is recorded."""
+    n = min(16, cfg.max_new_tokens)
+    run_policy(pair, PolicySettings.build(cfg.methods[0] if cfg.methods else "specdecode", 4, **cfg.params), prompt, n)
+    if PLAIN in cfg.baselines:
+        run_plain(pair, prompt, n)
+    if HF_HEURISTIC in cfg.baselines or HF_CONSTANT in cfg.baselines:
+        run_hf_assisted(pair, "constant", 4, 0.0, prompt, n)
+
+
+def hf_threshold(cfg: SweepConfig) -> float:
+    """The τ our assistant-threshold runs use, so the constant-schedule baseline is matched."""
+    return float(PolicySettings.build("assistant-threshold", 1, **cfg.params).params.tau)
+
+
+def live_sweep(pair: Any, prompts: Sequence[PromptIds], cfg: SweepConfig,
+               progress: ProgressFn | None = None) -> tuple[list[RunRecord], dict[str, Any]]:
+    """Runs the whole protocol; returns the records and a few checks (greedy outputs equal target-only)."""
+    records: list[RunRecord] = []
+    checks = {"runs": 0, "outputs_differing_from_target_only": [], "hf_outputs_differing": []}
+    if prompts:
+        warm_up(pair, prompts[0], cfg)
+    tau = hf_threshold(cfg)
+    for p in prompts:
+        for rep in range(cfg.repeats):
+            reference: list[int] | None = None
+            if PLAIN in cfg.baselines:
+                r = run_plain(pair, p, cfg.max_new_tokens, rep)
+                reference = r.output_ids
+                records.append(_strip(r))
+                if progress:
+                    progress(f"{p.id} target-only", 1)
+            for m in cfg.methods:
+                for g in cfg.gammas:
+                    r = run_policy(pair, PolicySettings.build(m, g, **cfg.params), p, cfg.max_new_tokens, rep, cfg.seed)
+                    if reference is not None and r.output_ids != reference:
+                        checks["outputs_differing_from_target_only"].append([m, g, p.id, rep])
+                    records.append(_strip(r))
+                    if progress:
+                        progress(f"{p.id} {m} γ0={g}", 1)
+            for name, schedule, thr in ((HF_HEURISTIC, "heuristic", 0.0), (HF_CONSTANT, "constant", tau)):
+                if name not in cfg.baselines:
+                    continue
+                for g in cfg.gammas:
+                    r = run_hf_assisted(pair, schedule, g, thr, p, cfg.max_new_tokens, rep)
+                    if reference is not None and r.output_ids != reference:
+                        checks["hf_outputs_differing"].append([name, g, p.id, rep])
+                    records.append(_strip(r))
+                    if progress:
+                        progress(f"{p.id} {name} γ0={g}", 1)
+    checks["runs"] = len(records)
+    return records, checks
+
+
+def _strip(r: RunRecord) -> RunRecord:
+    r.output_ids = None
+    return r

@@ -1,0 +1,306 @@
+"""Turning benchmark cells into the paper's tables, a Figure-1-like chart and files.
+
+The arithmetic (`table2`, `speedups_over`, `engine_vs_hf`) is plain Python so
+it can be checked by hand; the rendering uses Rich and never puts user or
+model text into markup strings.
+
+Standard deviations are *population* standard deviations (ddof = 0, numpy's
+default): the spread is over the complete set of γ0 values that was swept, not
+an estimate from a sample of them. `specdecode` therefore reads exactly
+1.00 ± its own spread, as SPEC §5 and the paper's Table 2 do.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..engine.policies import METHODS
+from .results import BASELINES, HF_CONSTANT, HF_HEURISTIC, PLAIN, Cell
+
+PAPER_TABLE2 = {  # the paper's "Average" column, for side-by-side printing
+    "specdecode": (1.00, 0.23),
+    "hf-heuristic": (1.11, 0.12),
+    "assistant-threshold": (1.13, 0.06),
+    "gammatune": (1.15, 0.05),
+    "gammatune+": (1.16, 0.03),
+}
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """Mean ± population std of a ratio across γ0, plus the per-γ0 ratios."""
+
+    mean: float
+    std: float
+    per_gamma: dict[int | None, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mean": self.mean, "std": self.std,
+                "per_gamma": {("plain" if g is None else str(g)): v for g, v in self.per_gamma.items()}}
+
+    def __str__(self) -> str:
+        return f"{self.mean:.2f} ± {self.std:.2f}×"
+
+
+def mean_std(values: Iterable[float]) -> tuple[float, float]:
+    vals = list(values)
+    if not vals:
+        return math.nan, math.nan
+    return statistics.fmean(vals), statistics.pstdev(vals) if len(vals) > 1 else 0.0
+
+
+def table2(thr: dict[str, dict[int | None, float]], baseline: str = "specdecode",
+           gammas: Iterable[int] | None = None) -> dict[str, Speedup]:
+    """The paper's Table 2 for one pair (SPEC §5).
+
+    For each γ0: throughput(M, γ0) / mean over γ0 of throughput(baseline, γ0);
+    reported as mean ± std across γ0. A method measured without γ0 (plain
+    decoding) gets its single ratio and std 0.
+    """
+    if baseline not in thr or not thr[baseline]:
+        raise ValueError(f"Table 2 needs the {baseline!r} runs")
+    base = thr[baseline]
+    gs = [g for g in (gammas if gammas is not None else base) if g in base]
+    denom = statistics.fmean(base[g] for g in gs)
+    out: dict[str, Speedup] = {}
+    for method, by_g in thr.items():
+        if None in by_g and len(by_g) == 1:
+            r = by_g[None] / denom if denom > 0 else math.nan
+            out[method] = Speedup(r, 0.0, {None: r})
+            continue
+        ratios = {g: by_g[g] / denom if denom > 0 else math.nan for g in gs if g in by_g}
+        m, s = mean_std(ratios.values())
+        out[method] = Speedup(m, s, ratios)
+    return out
+
+
+def speedups_over(thr: dict[str, dict[int | None, float]], baseline: str,
+                  gammas: Iterable[int] | None = None) -> dict[str, Speedup]:
+    """throughput(M, γ0) / throughput(baseline): mean ± std across γ0 (baseline without γ0, e.g. plain)."""
+    if baseline not in thr or not thr[baseline]:
+        return {}
+    base = statistics.fmean(thr[baseline].values())
+    out: dict[str, Speedup] = {}
+    for method, by_g in thr.items():
+        if method == baseline:
+            continue
+        ratios = {g: v / base for g, v in by_g.items() if g is not None and (gammas is None or g in set(gammas))}
+        if ratios:
+            out[method] = Speedup(*mean_std(ratios.values()), ratios)
+    return out
+
+
+# our policy ↔ transformers' schedule at matched settings
+MATCHED_HF = {"hf-heuristic": HF_HEURISTIC, "assistant-threshold": HF_CONSTANT}
+
+
+def engine_vs_hf(thr: dict[str, dict[int | None, float]]) -> dict[str, Speedup]:
+    """Our engine over transformers' assisted generation, same schedule and γ0."""
+    out: dict[str, Speedup] = {}
+    for ours, theirs in MATCHED_HF.items():
+        a, b = thr.get(ours, {}), thr.get(theirs, {})
+        ratios = {g: a[g] / b[g] for g in a if g in b and b[g] > 0}
+        if ratios:
+            out[ours] = Speedup(*mean_std(ratios.values()), ratios)
+    return out
+
+
+def method_order(names: Iterable[str]) -> list[str]:
+    order = list(METHODS) + list(BASELINES)
+    names = list(dict.fromkeys(names))
+    return [n for n in order if n in names] + [n for n in names if n not in order]
+
+
+# -- rendering ----------------------------------------------------------------------
+
+
+def render_table2(t2: dict[str, Speedup], over_plain: dict[str, Speedup], pair_label: str,
+                  paper: bool = True, title: str = "Table 2") -> Table:
+    table = Table(title=Text(f"{title}: speedup over specdecode (mean ± std across γ0) — {pair_label}"),
+                  title_justify="left")
+    table.add_column("method")
+    table.add_column("× specdecode", justify="right")
+    table.add_column("× target-only", justify="right")
+    if paper:
+        table.add_column("paper (avg of 4 pairs)", justify="right")
+    for m in method_order(t2):
+        row = [Text(m), Text(str(t2[m]))]
+        row.append(Text(str(over_plain[m]) if m in over_plain else "—"))
+        if paper:
+            p = PAPER_TABLE2.get(m)
+            row.append(Text(f"{p[0]:.2f} ± {p[1]:.2f}×" if p else ""))
+        table.add_row(*row)
+    return table
+
+
+def render_methods(cells: dict[tuple[str, int | None], Cell], gammas: list[int], max_positions: int = 8) -> Table:
+    """Per method and γ0: tokens/s, α, tokens/step and per-position acceptance."""
+    table = Table(title=Text("Per method and γ0"), title_justify="left")
+    for col, just in (("method", "left"), ("γ0", "right"), ("tok/s", "right"), ("α", "right"),
+                      ("tok/step", "right"), ("per-position acceptance (1..)", "left")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    methods = method_order(m for m, _ in cells)
+    for m in methods:
+        keys = [(m, g) for g in ([None] + list(gammas)) if (m, g) in cells]
+        for i, key in enumerate(keys):
+            c = cells[key]
+            pp = " ".join(f"{p:.2f}" for p in c.per_position[:max_positions])
+            if len(c.per_position) > max_positions:
+                pp += " …"
+            table.add_row(Text(m if i == 0 else ""), Text("—" if key[1] is None else str(key[1])),
+                          Text(f"{c.throughput:.1f}"), Text(f"{c.acceptance_rate:.3f}" if c.drafted else "—"),
+                          Text(f"{c.tokens_per_step:.2f}"), Text(pp))
+        table.add_section()
+    return table
+
+
+def render_summary(thr: dict[str, dict[int | None, float]]) -> Table:
+    """One line per method: mean tokens/s over γ0, its std, the best and worst γ0."""
+    table = Table(title=Text("Throughput across γ0"), title_justify="left")
+    for col in ("method", "mean tok/s", "std", "best γ0", "worst γ0"):
+        table.add_column(col, justify="left" if col == "method" else "right")
+    for m in method_order(thr):
+        by_g = thr[m]
+        mean, std = mean_std(by_g.values())
+        gs = [g for g in by_g if g is not None]
+        best = max(gs, key=lambda g: by_g[g]) if gs else None
+        worst = min(gs, key=lambda g: by_g[g]) if gs else None
+        table.add_row(Text(m), Text(f"{mean:.1f}"), Text(f"{std:.1f}"),
+                      Text("—" if best is None else f"{best} ({by_g[best]:.0f})"),
+                      Text("—" if worst is None else f"{worst} ({by_g[worst]:.0f})"))
+    return table
+
+
+_BLOCKS = " ▏▎▍▌▋▊▉█"
+
+
+def bar(value: float, scale: float, width: int) -> str:
+    """A horizontal bar of `value` on a `width`-cell axis that ends at `scale`, in eighths of a cell."""
+    if scale <= 0 or not math.isfinite(value) or value <= 0:
+        return ""
+    eighths = int(round(min(value, scale) / scale * width * 8))
+    full, part = divmod(eighths, 8)
+    return "█" * full + (_BLOCKS[part] if part else "")
+
+
+def render_bars(thr: dict[str, dict[int | None, float]], width: int = 40, title: str = "Average throughput (tok/s)") -> Text:
+    """The paper's Figure 1 for one pair: mean tokens/s per method, with ±std whiskers across γ0."""
+    rows = []
+    for m in method_order(thr):
+        mean, std = mean_std(thr[m].values())
+        rows.append((m, mean, std))
+    scale = max((mu + sd for _, mu, sd in rows if math.isfinite(mu)), default=0.0)
+    label_w = max((len(m) for m, _, _ in rows), default=0)
+    out = Text(f"{title}\n", style="bold")
+    for m, mu, sd in rows:
+        b = bar(mu, scale, width)
+        hi = int(round((mu + sd) / scale * width)) if scale else 0
+        whisker = ""
+        if sd > 0 and hi > len(b):
+            whisker = "─" * max(0, hi - len(b) - 1) + "┤"
+        out.append(f"{m:<{label_w}} ")
+        style = "green" if m.startswith("gammatune") else ("grey50" if m in BASELINES else "blue")
+        out.append(b, style=style)
+        out.append(whisker, style="grey50")
+        pad = width + 1 - len(b) - len(whisker)
+        out.append(" " * max(1, pad))
+        out.append(f"{mu:8.1f} ± {sd:.1f}\n" if sd > 0 else f"{mu:8.1f}\n")
+    return out
+
+
+def print_report(console: Console, cells: dict[tuple[str, int | None], Cell], gammas: list[int],
+                 pair_label: str, title: str = "Table 2") -> dict[str, Any]:
+    """Prints every table and the chart; returns the derived numbers for the JSON file."""
+    from .results import throughputs
+
+    thr = throughputs(cells)
+    derived: dict[str, Any] = {}
+    console.print(render_methods(cells, gammas))
+    console.print(render_summary(thr))
+    if "specdecode" in thr:
+        t2 = table2(thr, gammas=gammas)
+        plain = speedups_over(thr, PLAIN, gammas) if PLAIN in thr else {}
+        console.print(render_table2(t2, plain, pair_label, title=title))
+        derived["table2"] = {m: s.to_json() for m, s in t2.items()}
+        derived["speedup_over_target_only"] = {m: s.to_json() for m, s in plain.items()}
+    vs = engine_vs_hf(thr)
+    if vs:
+        t = Table(title=Text("Our engine vs transformers' assisted generation (same schedule, same γ0)"),
+                  title_justify="left")
+        t.add_column("ours")
+        t.add_column("transformers")
+        t.add_column("speedup (mean ± std across γ0)", justify="right")
+        for ours, s in vs.items():
+            t.add_row(Text(ours), Text(MATCHED_HF[ours]), Text(str(s)))
+        console.print(t)
+        derived["engine_vs_hf"] = {m: s.to_json() for m, s in vs.items()}
+    console.print(render_bars(thr))
+    derived["throughput"] = {m: {("plain" if g is None else str(g)): v for g, v in by_g.items()}
+                             for m, by_g in thr.items()}
+    return derived
+
+
+# -- files -------------------------------------------------------------------------------
+
+
+def csv_path_for(json_path: Path) -> Path:
+    return json_path.with_suffix(".csv")
+
+
+CSV_FIELDS = ("kind", "method", "gamma0", "runs", "tokens", "steps", "drafted", "accepted", "wall_s",
+              "throughput_tok_s", "acceptance_rate", "tokens_per_step", "speedup_vs_specdecode",
+              "speedup_vs_target_only", "per_position")
+
+
+def write_csv(path: Path, cells: dict[tuple[str, int | None], Cell], kind: str,
+              rows_so_far: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """One row per (method, γ0); `rows_so_far` lets live and simulated cells share one file."""
+    from .results import throughputs
+
+    thr = throughputs(cells)
+    t2 = table2(thr) if "specdecode" in thr else {}
+    plain = thr.get(PLAIN, {}).get(None)
+    rows = list(rows_so_far or [])
+    for (m, g), c in cells.items():
+        s = t2.get(m)
+        rows.append({
+            "kind": kind, "method": m, "gamma0": "" if g is None else g, "runs": c.runs, "tokens": c.tokens,
+            "steps": c.steps, "drafted": c.drafted, "accepted": c.accepted, "wall_s": f"{c.wall_s:.6f}",
+            "throughput_tok_s": f"{c.throughput:.4f}", "acceptance_rate": f"{c.acceptance_rate:.6f}",
+            "tokens_per_step": f"{c.tokens_per_step:.6f}",
+            "speedup_vs_specdecode": f"{s.per_gamma[g]:.6f}" if s and g in s.per_gamma else "",
+            "speedup_vs_target_only": f"{c.throughput / plain:.6f}" if plain else "",
+            "per_position": " ".join(f"{p:.4f}" for p in c.per_position),
+        })
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    return rows
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=1, default=_json_default) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "to_json"):
+        return o.to_json()
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -1,0 +1,476 @@
+"""The exact trace simulator for greedy speculative decoding.
+
+Under greedy decoding the accepted text is always a prefix of the target's own
+greedy continuation, so everything a live run can observe is fixed in advance:
+
+* the continuation itself (computed with the KV-cached, one-token-at-a-time
+  path the target uses when decoding on its own);
+* at every position, the draft's argmax and top-1 probability given that
+  prefix (one teacher-forced draft pass; greedy ⇒ chosen = top-1);
+* after each position where the draft disagrees, what the draft would go on
+  proposing from its own wrong token (needed only to know when an
+  early-stopping policy stops and whether the draft runs into EOS).
+
+`replay` then runs any policy over a trace with the decoder's exact rules
+(window = min(γ, remaining − 1); drafting stops at the window, at a drafted
+EOS, or after a token the policy rejects, which stays in the draft; EOS and
+the budget cut the emitted run) and charges each step from a measured
+`CostModel`. Floating-point caveat, reported rather than hidden: a live run's
+logits come from chunked cached passes, the trace's from other shapes of the
+same computation, and a near-tie argmax can flip. `Trace.fragile` counts the
+positions whose top-2 logit gap is small enough for that to happen, and
+`validate_live` compares a simulated run with a live one step by step.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ..engine.policies import Policy, PolicySettings
+from .results import RunRecord
+
+FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
+
+
+@dataclass
+class Trace:
+    """What one prompt looks like to every greedy policy."""
+
+    prompt_id: str
+    prompt_ids: list[int]
+    tokens: list[int]  # the target's greedy continuation (ends with EOS when it stopped there)
+    draft_ids: list[int]  # draft argmax at each continuation position (teacher forced)
+    draft_prob: list[float]  # its top-1 probability (= chosen probability under greedy)
+    off_ids: dict[int, list[int]]  # position j of a disagreement → the draft's next proposals after its own token
+    off_prob: dict[int, list[float]]
+    off_depth: int  # how many proposals after a disagreement were recorded (unless EOS came first)
+    eos_ids: list[int]
+    max_new_tokens: int
+    session_s: float = 0.0  # per-session cost outside the steps (header, both prefills)
+    plain_s: float = 0.0  # target-only decoding of the continuation, prefill included
+    target_flips: list[int] = field(default_factory=list)  # positions where teacher forcing disagrees with the cached path
+    fragile: int = 0  # positions whose target or draft top-2 gap < FRAGILE_GAP
+
+    @property
+    def ended_eos(self) -> bool:
+        return bool(self.tokens) and self.tokens[-1] in self.eos_ids
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["off_ids"] = {str(k): v for k, v in self.off_ids.items()}
+        d["off_prob"] = {str(k): v for k, v in self.off_prob.items()}
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Trace":
+        d = dict(d)
+        d["off_ids"] = {int(k): v for k, v in d["off_ids"].items()}
+        d["off_prob"] = {int(k): v for k, v in d["off_prob"].items()}
+        return cls(**d)
+
+
+@dataclass
+class CostModel:
+    """Seconds for the parts of a step, measured on this machine.
+
+    A step that drafts d tokens and emits e costs
+    step_s + d·draft_token_s + verify_s[d + 1] + e·emit_token_s.
+    """
+
+    draft_token_s: float
+    verify_s: dict[int, float]  # k tokens in one target pass → seconds
+    step_s: float = 0.0
+    emit_token_s: float = 0.0
+
+    def verify(self, k: int) -> float:
+        v = self.verify_s.get(k)
+        if v is not None:
+            return v
+        ks = sorted(self.verify_s)
+        if k > ks[-1]:  # extrapolate linearly from the last two points
+            k1, k2 = ks[-2], ks[-1]
+            slope = (self.verify_s[k2] - self.verify_s[k1]) / (k2 - k1)
+            return self.verify_s[k2] + slope * (k - k2)
+        lo = max(x for x in ks if x < k)
+        hi = min(x for x in ks if x > k)
+        f = (k - lo) / (hi - lo)
+        return self.verify_s[lo] * (1 - f) + self.verify_s[hi] * f
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["verify_s"] = {str(k): v for k, v in self.verify_s.items()}
+        d["c"] = self.verify(1) / self.draft_token_s if self.draft_token_s > 0 else math.nan
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "CostModel":
+        return cls(float(d["draft_token_s"]), {int(k): float(v) for k, v in d["verify_s"].items()},
+                   float(d.get("step_s", 0.0)), float(d.get("emit_token_s", 0.0)))
+
+
+@dataclass
+class SimStep:
+    gamma: int
+    drafted: int
+    accepted: int
+    emitted: int
+    early_stop: bool
+
+
+class TraceTooShallow(ValueError):
+    """A window longer than the off-path depth recorded in the trace."""
+
+
+def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
+           cost: CostModel | None = None, steps_out: list[SimStep] | None = None) -> RunRecord:
+    """One session of `policy` over `trace`, with the decoder's exact rules; timed by `cost`."""
+    max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
+    if max_new > trace.max_new_tokens and not trace.ended_eos:
+        raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
+    toks, dids, dprob = trace.tokens, trace.draft_ids, trace.draft_prob
+    eos = set(trace.eos_ids)
+    keep_drafting = policy.keep_drafting
+    n = 0
+    steps = drafted_total = accepted_total = 0
+    pos_d: list[int] = []
+    pos_a: list[int] = []
+    draft_s = verify_s = other_s = 0.0
+    stop_reason = "max_new_tokens"
+    while True:
+        gamma = policy.gamma
+        remaining = max_new - n
+        window = min(gamma, remaining - 1)
+        d = a = 0
+        early = False
+        miss = -1
+        if window > 0:
+            while True:
+                pos = n + d
+                if miss < 0:
+                    x, p = dids[pos], dprob[pos]
+                    if x == toks[pos]:
+                        a += 1
+                    else:
+                        miss = pos
+                else:
+                    k = pos - miss - 1
+                    off = trace.off_ids[miss]
+                    if k >= len(off):
+                        raise TraceTooShallow(
+                            f"window {window} needs {k + 1} draft proposals after a disagreement; "
+                            f"the trace holds {trace.off_depth}")
+                    x, p = off[k], trace.off_prob[miss][k]
+                d += 1
+                keep = keep_drafting(p, p)
+                if d >= window or x in eos:
+                    break
+                if not keep:
+                    early = True
+                    break
+        # accept a, then the target's token; cut at EOS (the budget never cuts: a + 1 <= remaining)
+        new = a + 1
+        for i in range(n, n + a + 1):
+            if toks[i] in eos:
+                new = i - n + 1
+                break
+        n += new
+        policy.update(accepted=a, drafted=d)
+        steps += 1
+        drafted_total += d
+        accepted_total += a
+        while len(pos_d) < d:
+            pos_d.append(0)
+            pos_a.append(0)
+        for i in range(d):
+            pos_d[i] += 1
+            if i < a:
+                pos_a[i] += 1
+        if cost is not None:
+            draft_s += d * cost.draft_token_s
+            verify_s += cost.verify(d + 1)
+            other_s += cost.step_s + new * cost.emit_token_s
+        if steps_out is not None:
+            steps_out.append(SimStep(gamma, d, a, new, early))
+        if toks[n - 1] in eos:
+            stop_reason = "eos"
+            break
+        if n >= max_new:
+            break
+        if n >= len(toks):  # only when the trace is shorter than asked (cannot happen for valid traces)
+            raise ValueError("trace ended before the session did")
+    wall = trace.session_s + draft_s + verify_s + other_s if cost is not None else 0.0
+    return RunRecord(
+        method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim", tokens=n,
+        steps=steps, drafted=drafted_total, accepted=accepted_total, wall_s=wall, draft_s=draft_s,
+        verify_s=verify_s, pos_drafted=pos_d, pos_accepted=pos_a, stop_reason=stop_reason,
+    )
+
+
+def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iterable[int], cost: CostModel,
+                   params: dict[str, Any] | None = None, max_new_tokens: int | None = None) -> list[RunRecord]:
+    """Every method × γ0 × trace, as RunRecords (kind "sim"); plus a target-only record per trace."""
+    params = params or {}
+    out: list[RunRecord] = []
+    for m in methods:
+        for g in gammas:
+            settings = PolicySettings.build(m, g, **params)
+            for t in traces:
+                out.append(replay(t, settings.make(), max_new_tokens, cost))
+    return out
+
+
+def plain_records(traces: Sequence[Trace], kind: str = "sim") -> list[RunRecord]:
+    """Target-only decoding as timed while the traces were recorded."""
+    from .results import PLAIN
+
+    return [RunRecord(method=PLAIN, gamma0=None, prompt_id=t.prompt_id, kind=kind, tokens=len(t.tokens),
+                      steps=len(t.tokens), wall_s=t.plain_s,
+                      stop_reason="eos" if t.ended_eos else "max_new_tokens") for t in traces]
+
+
+# -- building traces from a model pair -----------------------------------------------------------
+
+
+def _margin_small(logits: Any) -> Any:
+    import torch
+
+    top2 = torch.topk(logits.float(), 2, dim=-1).values
+    return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
+
+
+def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
+                 eos_ids: Iterable[int], header_s: float = 0.0) -> Trace:
+    """Runs the models once over a prompt and keeps what every greedy policy will see.
+
+    `off_depth` should be the longest window any replay will use, minus one.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    target, draft = pair.target, pair.draft
+    device = torch.device(getattr(pair, "device", None) or target.device)
+    vocab = int(min(target.config.vocab_size, draft.config.vocab_size))
+    eos = set(int(i) for i in eos_ids)
+    ids = list(prompt_ids)
+    P = len(ids)
+    with torch.no_grad():
+        # 1. target-only greedy decoding, the decoder's cached path at k = 1 (timed: the plain baseline)
+        t0 = time.perf_counter()
+        tcache = DynamicCache()
+        if P > 1:
+            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=tcache, use_cache=True,
+                   logits_to_keep=1)
+        t_prefill = time.perf_counter() - t0
+        toks: list[int] = []
+        last = ids[-1]
+        while len(toks) < max_new_tokens:
+            logits = target(input_ids=torch.tensor([[last]], device=device), past_key_values=tcache,
+                            use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
+            last = int(logits.argmax())
+            toks.append(last)
+            if last in eos:
+                break
+        plain_s = time.perf_counter() - t0
+        del tcache
+
+        full = torch.tensor([ids + toks], device=device)
+        n = len(toks)
+        # 2. teacher-forced target: where does the one-pass argmax disagree with the cached path?
+        tl = target(input_ids=full, use_cache=False).logits[0, P - 1:P - 1 + n, :vocab].float()
+        t_arg = tl.argmax(-1).tolist()
+        flips = [i for i in range(n) if t_arg[i] != toks[i]]
+        fragile_t = _margin_small(tl)
+        del tl
+
+        # 3. teacher-forced draft, keeping its cache for the off-path continuations
+        t1 = time.perf_counter()
+        dcache = DynamicCache()
+        if P > 1:
+            draft(input_ids=full[:, :P - 1], past_key_values=dcache, use_cache=True, logits_to_keep=1)
+        d_prefill = time.perf_counter() - t1
+        dl = draft(input_ids=full[:, P - 1:], past_key_values=dcache, use_cache=True).logits[0, :n, :vocab].float()
+        dp = torch.softmax(dl, -1)
+        top, arg = dp.max(-1)
+        d_ids = arg.tolist()
+        d_prob = top.tolist()
+        fragile = int((fragile_t | _margin_small(dl)).sum())
+        del dl, dp
+
+        # 4. off-path: after the draft's own wrong token at j, what it proposes next (descending j,
+        #    so the one cache is only ever cropped back)
+        off_ids: dict[int, list[int]] = {}
+        off_prob: dict[int, list[float]] = {}
+        misses = [j for j in range(n) if d_ids[j] != toks[j] and d_ids[j] not in eos]
+        for j in reversed(misses):
+            cur = dcache.get_seq_length()
+            keep = P + j  # cache holds prompt + toks[:j]; the next input is the draft's token at j
+            if cur > keep:
+                dcache.crop(-(cur - keep))
+            xs: list[int] = []
+            ps: list[float] = []
+            x = d_ids[j]
+            for _ in range(off_depth):
+                lg = draft(input_ids=torch.tensor([[x]], device=device), past_key_values=dcache,
+                           use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
+                pr = torch.softmax(lg, -1)
+                p, xx = pr.max(-1)
+                x = int(xx)
+                xs.append(x)
+                ps.append(float(p))
+                if x in eos:
+                    break
+            off_ids[j] = xs
+            off_prob[j] = ps
+        for j in range(n):  # a disagreement whose own token is EOS stops drafting there: nothing follows
+            if j not in off_ids and d_ids[j] != toks[j]:
+                off_ids[j], off_prob[j] = [], []
+    return Trace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, draft_ids=d_ids, draft_prob=d_prob,
+                 off_ids=off_ids, off_prob=off_prob, off_depth=off_depth, eos_ids=sorted(eos),
+                 max_new_tokens=max_new_tokens, session_s=header_s + t_prefill + d_prefill, plain_s=plain_s,
+                 target_flips=flips, fragile=fragile)
+
+
+def measure_costs(pair: Any, context_ids: list[int], max_k: int, repeats: int = 5) -> CostModel:
+    """Times the draft's one-token step and the target's k-token verify at a typical context.
+
+    Each call mirrors the decoder's: a cached forward, softmax/argmax and one
+    host sync. Medians of `repeats` runs, after a warm-up.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    target, draft = pair.target, pair.draft
+    device = torch.device(getattr(pair, "device", None) or target.device)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    ctx = torch.tensor([context_ids], device=device)
+    extra = torch.tensor([context_ids[-max_k:] if len(context_ids) >= max_k else
+                          (context_ids * (max_k // max(1, len(context_ids)) + 1))[:max_k]], device=device)
+
+    def med(fn: Callable[[], None]) -> float:
+        fn()
+        ts = []
+        for _ in range(repeats):
+            sync()
+            t = time.perf_counter()
+            fn()
+            sync()
+            ts.append(time.perf_counter() - t)
+        return statistics.median(ts)
+
+    with torch.no_grad():
+        dcache = DynamicCache()
+        draft(input_ids=ctx, past_key_values=dcache, use_cache=True, logits_to_keep=1)
+
+        def dstep() -> None:
+            lg = draft(input_ids=extra[:, :1], past_key_values=dcache, use_cache=True, logits_to_keep=1).logits[0, -1].float()
+            pr = torch.softmax(lg, -1)
+            top, x = pr.max(-1)
+            torch.stack((top, top, x.to(top.dtype))).tolist()
+            dcache.crop(-1)
+
+        draft_token_s = med(dstep)
+        tcache = DynamicCache()
+        target(input_ids=ctx, past_key_values=tcache, use_cache=True, logits_to_keep=1)
+        verify: dict[int, float] = {}
+        for k in range(1, max_k + 1):
+            def vstep(k: int = k) -> None:
+                lg = target(input_ids=extra[:, :k], past_key_values=tcache, use_cache=True,
+                            logits_to_keep=k).logits[0].float()
+                pr = torch.softmax(lg, -1)
+                am = lg.argmax(-1)
+                torch.cat((am.to(pr.dtype), pr[:, 0])).tolist()
+                tcache.crop(-k)
+
+            verify[k] = med(vstep)
+    return CostModel(draft_token_s=draft_token_s, verify_s=verify)
+
+
+def calibrate_overheads(cost: CostModel, events: Iterable[Any]) -> CostModel:
+    """Fits the per-step and per-emitted-token costs the model passes do not cover, from live StepEvents.
+
+    step_s − (d·draft_token_s + verify(d + 1)) ≈ step_s₀ + e·emit_token_s, least squares, clamped at 0.
+    """
+    xs: list[float] = []
+    ys: list[float] = []
+    for ev in events:
+        if getattr(ev, "type", "") != "step":
+            continue
+        d = len(ev.drafted)
+        resid = ev.step_s - (d * cost.draft_token_s + cost.verify(d + 1))
+        xs.append(float(len(ev.emitted)))
+        ys.append(resid)
+    if len(xs) < 2:
+        return cost
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
+    slope = max(0.0, slope)
+    intercept = max(0.0, my - slope * mx)
+    return CostModel(cost.draft_token_s, dict(cost.verify_s), intercept, slope)
+
+
+# -- validation against the live decoder ---------------------------------------------------------------
+
+
+@dataclass
+class LiveCheck:
+    """A simulated session against a live one of the same policy, prompt and budget."""
+
+    method: str
+    gamma0: int
+    prompt_id: str
+    steps_equal: bool
+    first_difference: int | None
+    live_steps: int
+    sim_steps: int
+    live_tokens: int
+    sim_tokens: int
+    live_s: float
+    sim_s: float
+    output_equal: bool
+
+    @property
+    def ratio(self) -> float:
+        """Simulated tokens/s over live tokens/s."""
+        if not (self.live_s > 0 and self.sim_s > 0 and self.live_tokens):
+            return math.nan
+        return (self.sim_tokens / self.sim_s) / (self.live_tokens / self.live_s)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ratio"] = self.ratio
+        return d
+
+
+def live_steps(events: Iterable[Any]) -> tuple[list[tuple[int, int, int, int]], Any, list[int]]:
+    """(γ, drafted, accepted, emitted) per StepEvent, the summary, and the emitted ids."""
+    out = []
+    summary = None
+    ids: list[int] = []
+    for ev in events:
+        t = getattr(ev, "type", "")
+        if t == "step":
+            out.append((ev.gamma, len(ev.drafted), ev.accepted, len(ev.emitted)))
+            ids.extend(e.id for e in ev.emitted)
+        elif t == "summary":
+            summary = ev
+    return out, summary, ids
+
+
+def check_against_live(trace: Trace, settings: PolicySettings, events: list[Any], cost: CostModel | None,
+                       max_new_tokens: int | None = None) -> LiveCheck:
+    """Compares the live run's events with a replay of the same policy over `trace`."""
+    sim_steps: list[SimStep] = []
+    rec = replay(trace, settings.make(), max_new_tokens, cost, sim_steps)
+    live, summary, ids = live_steps(events)
+    sim = [(s.gamma, s.drafted, s.accepted, s.emitted) for s in sim_steps]
+    first = next((i for i, (x, y) in enumerate(zip(live, sim)) if x != y), None)
+    if first is None and len(live) != len(sim):
+        first = min(len(live), len(sim))
+    return LiveCheck(settings.method, settings.gamma0, trace.prompt_id, first is None, first, len(live), len(sim),
+                     summary.tokens if summary else sum(s[3] for s in live), rec.tokens,
+                     summary.wall_s if summary else 0.0, rec.wall_s, ids == trace.tokens[:len(ids)] and len(ids) == rec.tokens)

@@ -1,0 +1,55 @@
+"""Bad input to `gammatune bench` gives one line on stderr and exit status 2, before any model loads."""
+
+from __future__ import annotations
+
+import pytest
+
+from gammatune_tui.cli import main
+from gammatune_tui.commands.bench import parse_gammas, parse_methods
+from gammatune_tui.errors import InvalidParameter
+
+
+def _run(capsys, *argv):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv])
+    cap = capsys.readouterr()
+    return exc.value.code, cap.out, cap.err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--gammas", "1,2,x"], "--gammas"),
+    (["--gammas", "4,,8"], "--gammas"),
+    (["--gammas", "0,1"], "--gammas"),
+    (["--gammas", "2,2"], "twice"),
+    (["--methods", "specdecode,warp-drive"], "unknown method 'warp-drive'"),
+    (["--prompts", "/nonexistent/prompts.jsonl"], "no such prompt file"),
+    (["--prompts", "no-such-set"], "no prompt file"),
+    (["--eta", "1.5"], "eta"),
+    (["--temperature", "0.8"], "greedy"),
+    (["--validate"], "--simulate"),
+    (["--latency", "--shape", "gpt-5"], "unknown shape"),
+    (["--latency", "--verify-k", "1,a"], "--verify-k"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, needle):
+    code, out, err = _run(capsys, *argv)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("gammatune: error:") and needle in lines[0]
+    assert "Traceback" not in err and out == ""
+
+
+def test_malformed_prompt_file(capsys, tmp_path):
+    f = tmp_path / "p.jsonl"
+    f.write_text('{"id": "a", "turns": ["hi"]}\nnot json\n')
+    code, _, err = _run(capsys, "--prompts", str(f))
+    assert code == 2 and "line 2" in err and len(err.strip().splitlines()) == 1
+
+
+def test_parsers():
+    assert parse_gammas("1, 2,24") == [1, 2, 24]
+    assert parse_methods("all") == parse_methods("specdecode,hf-heuristic,assistant-threshold,gammatune,gammatune+")
+    with pytest.raises(InvalidParameter):
+        parse_gammas("")
+    with pytest.raises(InvalidParameter):
+        parse_methods("gammatune,")

@@ -1,0 +1,101 @@
+"""The trace simulator replays a live greedy session exactly: same steps, same accepted counts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gammatune_tui.bench.simulate import (
+    CostModel, Trace, TraceTooShallow, check_against_live, live_steps, record_trace, replay,
+)
+from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder
+
+PROMPTS = {"p0": [5, 9, 13, 22, 7], "p1": [3, 4, 5, 6, 7, 8, 30, 31], "p2": [40]}
+MAX_NEW = 40
+DEPTH = 11  # windows up to 12
+
+
+@pytest.fixture(scope="module")
+def traces(bench_pair):
+    out = [record_trace(bench_pair, k, v, MAX_NEW, DEPTH, bench_pair.eos_ids) for k, v in PROMPTS.items()]
+    for t in out:
+        # preconditions that make the comparison meaningful: no float near-ties, mixed acceptance
+        assert t.fragile == 0 and t.target_flips == []
+        agree = sum(a == b for a, b in zip(t.draft_ids, t.tokens)) / len(t.tokens)
+        assert 0.2 < agree < 0.98
+    return out
+
+
+def _live(pair, settings, prompt, max_new=MAX_NEW):
+    return list(SpeculativeDecoder(pair, settings, SamplingConfig()).generate(prompt, max_new_tokens=max_new))
+
+
+CASES = [(m, g, {}) for m in METHODS for g in (1, 2, 5, 12)] + [
+    ("gammatune+", 4, {"tau": 0.6, "eta": 0.3, "delta": 2}),
+    ("gammatune", 3, {"eta": 0.7, "gamma_min": 2, "gamma_max": 6}),
+    ("assistant-threshold", 6, {"tau": 0.5, "dynamic_tau": True}),
+]
+
+
+@pytest.mark.parametrize("method,gamma0,params", CASES)
+def test_replay_equals_live(bench_pair, traces, method, gamma0, params):
+    s = PolicySettings.build(method, gamma0, **params)
+    for t in traces:
+        events = _live(bench_pair, s, t.prompt_ids)
+        check = check_against_live(t, s, events, None)
+        assert check.steps_equal, (t.prompt_id, check)
+        assert check.output_equal
+
+
+def test_early_stops_happen(bench_pair, traces):
+    """The fixture exercises the off-path: early stops after a disagreement, at both policies."""
+    for m in ("assistant-threshold", "gammatune+"):
+        s = PolicySettings.build(m, 8, tau=0.5)
+        sim_steps = []
+        for t in traces:
+            replay(t, s.make(), steps_out=sim_steps)
+        early = [x for x in sim_steps if x.early_stop]
+        assert early and any(x.drafted > x.accepted + 1 for x in early)
+
+
+def test_shorter_budget_and_eos(bench_pair, traces):
+    """A smaller max_new_tokens, and an EOS inside the continuation, end both runs the same way."""
+    t = traces[0]
+    s = PolicySettings.build("gammatune", 4)
+    events = _live(bench_pair, s, t.prompt_ids, max_new=17)
+    assert check_against_live(t, s, events, None, max_new_tokens=17).steps_equal
+
+    eos_tok = t.tokens[12]
+    pair2 = dataclasses.replace(bench_pair, eos_ids=frozenset({eos_tok}))
+    t2 = record_trace(pair2, "eos", t.prompt_ids, MAX_NEW, DEPTH, pair2.eos_ids)
+    assert t2.ended_eos and len(t2.tokens) == t.tokens.index(eos_tok) + 1
+    for m in METHODS:
+        s = PolicySettings.build(m, 5)
+        events = _live(pair2, s, t.prompt_ids)
+        steps, summary, ids = live_steps(events)
+        assert summary.stop_reason == "eos"
+        check = check_against_live(t2, s, events, None)
+        assert check.steps_equal and check.output_equal
+
+
+def test_cost_model_charges_each_step(traces):
+    cost = CostModel(draft_token_s=0.001, verify_s={1: 0.01, 2: 0.012, 4: 0.02}, step_s=0.0005, emit_token_s=0.0001)
+    assert cost.verify(3) == pytest.approx(0.016)
+    assert cost.verify(6) == pytest.approx(0.028)  # linear beyond the last point
+    t = traces[0]
+    steps = []
+    rec = replay(t, PolicySettings.build("specdecode", 2).make(), cost=cost, steps_out=steps)
+    want = t.session_s + sum(s.drafted * 0.001 + cost.verify(s.drafted + 1) + 0.0005 + s.emitted * 0.0001 for s in steps)
+    assert rec.wall_s == pytest.approx(want)
+    assert rec.tokens == MAX_NEW == sum(s.emitted for s in steps)
+
+
+def test_trace_round_trips_and_depth_is_enforced(traces):
+    t = traces[1]
+    back = Trace.from_json(t.to_json())
+    assert back == t
+    shallow = dataclasses.replace(t, off_ids={k: v[:1] for k, v in t.off_ids.items()},
+                                  off_prob={k: v[:1] for k, v in t.off_prob.items()}, off_depth=1)
+    with pytest.raises(TraceTooShallow):
+        replay(shallow, PolicySettings.build("specdecode", 8).make())
