@@ -247,8 +247,13 @@ class CompareRunner:
             if self._stopped:
                 break
 
-    def stream(self, progress: CompareProgress | None = None) -> Iterator[tuple[str, Event]]:
-        """Yields (label, event) for every method in turn; also collects them in `self.runs`."""
+    def stream(self, progress: CompareProgress | None = None,
+               on_method_done: Callable[[MethodRun], None] | None = None) -> Iterator[tuple[str, Event]]:
+        """Yields (label, event) for every method in turn; also collects them in `self.runs`.
+
+        `on_method_done` runs between two methods, outside any timed region
+        (recording writes go there, so file I/O does not slow a method down).
+        """
         self.warm_up()
         n = len(self.methods)
         for i, method in enumerate(self.methods):
@@ -267,13 +272,22 @@ class CompareRunner:
                     progress(i, n, method, run.stats.tokens)
                 yield method, ev
             self._current = None
+            if on_method_done is not None:
+                on_method_done(run)
         if progress:
             progress(n, n, "", 0)
 
-    def run(self, progress: CompareProgress | None = None, recorder: RecordingWriter | None = None) -> CompareSummary:
-        for _, ev in self.stream(progress):
+    def run(self, progress: CompareProgress | None = None, recorder: RecordingWriter | None = None,
+            on_method_done: Callable[[MethodRun], None] | None = None) -> CompareSummary:
+        """Measures every method; a recording gets each method's stream once that method is done."""
+        def done(run: MethodRun) -> None:
             if recorder is not None:
-                recorder.write(ev)
+                recorder.write_all(run.events)
+            if on_method_done is not None:
+                on_method_done(run)
+
+        for _ in self.stream(progress, done):
+            pass
         return summarize(self.runs)
 
     def stop(self) -> None:

@@ -16,6 +16,7 @@ the race at once (tests, screenshots).
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from rich.console import Group
@@ -411,13 +412,16 @@ class CompareScreen(Screen):
         self._wall = now
 
     def _advance_to(self, t: float) -> None:
+        finished = []
         for pane in self.panes:
             if pane.run is None or pane.done:
                 continue
             pane.advance(t)
             if pane.done:
-                pane.finish(len(self.finish_order))
-                self.finish_order.append(pane.label)
+                finished.append(pane)
+        for pane in sorted(finished, key=lambda p: p.total_s):  # several may cross the line in one tick
+            pane.finish(len(self.finish_order))
+            self.finish_order.append(pane.label)
         if all(p.done for p in self.panes if p.run is not None):
             self._race_over()
 
@@ -493,6 +497,8 @@ def _compare_app_class():
 
     class CompareApp(GammaTuneApp):
         """GammaTuneApp showing a CompareScreen instead of the chat screen."""
+
+        CSS_PATH = str(Path(__file__).resolve().parent.parent / "gammatune.tcss")  # relative paths follow the subclass
 
         def __init__(self, screen: CompareScreen, *, theme: str | None = None) -> None:
             super().__init__(None, theme=theme)  # type: ignore[arg-type]  (the chat screen is never shown)

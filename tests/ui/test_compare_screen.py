@@ -1,0 +1,120 @@
+"""The compare screen: measuring with a progress line, the race, restart, and the summary = pane stats."""
+
+from __future__ import annotations
+
+import asyncio
+
+from gammatune_tui.engine.events import StepEvent
+from gammatune_tui.engine.policies import METHODS, PolicySettings
+from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.session.compare import MethodRun
+from gammatune_tui.session.synthetic import SyntheticDecoder, synthetic_session
+from gammatune_tui.ui.screens.compare import CompareJob, CompareScreen, make_compare_app, make_compare_replay_app
+
+
+async def _until(pilot, pred, timeout=30.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not pred():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+def _plain(renderable) -> str:
+    from rich.console import Console
+
+    console = Console(width=150, record=True, file=__import__("io").StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def _text(events):
+    return "".join(t.text for e in events if isinstance(e, StepEvent) for t in e.emitted)
+
+
+def test_live_compare_measures_each_method_then_races_and_summarises():
+    import threading
+
+    gate = threading.Event()
+
+    class Gated(SyntheticDecoder):
+        def generate(self, prompt, max_new_tokens=128, **kw):
+            if self.label == "gammatune":
+                gate.wait(30)   # hold the second method so the progress line can be read
+            yield from super().generate(prompt, max_new_tokens, **kw)
+
+    job = CompareJob(["specdecode", "gammatune", "gammatune+"], PolicySettings(), SamplingConfig(), "prompt", 60,
+                     factory=lambda s, samp, label: Gated(s, samp, label), warmup_tokens=0)
+    screen = CompareScreen(job.methods, job=job, speed=0)
+    app = make_compare_app(screen)
+
+    async def go():
+        async with app.run_test(size=(150, 45)) as pilot:
+            progress = screen.query_one("#progress")
+            await _until(pilot, lambda: "measuring 2/3: gammatune" in str(progress.render()))
+            assert screen.measuring and screen.races == 0 and len(screen.runs) == 1
+            assert screen.panes[0].run is not None and screen.panes[1].run is None
+            gate.set()
+            await _until(pilot, lambda: screen.summary is not None and not screen.racing and screen.races == 1)
+            assert [r.label for r in screen.runs] == ["specdecode", "gammatune", "gammatune+"]
+            for pane in screen.panes:
+                assert pane.done and pane.place is not None
+                assert _text(pane.run.events) in pane.transcript.plain_text()
+                # the summary's numbers are the pane's own stats
+                row = screen.summary.row(pane.label)
+                assert row.tokens_per_s == pane.stats.tokens_per_s
+                assert row.acceptance_rate == pane.stats.acceptance_rate
+                assert row.tokens_per_step == pane.stats.tokens_per_step
+                assert (row.target_calls, row.draft_calls) == (pane.stats.target_calls, pane.stats.draft_calls)
+            # finishing order = ranking by measured tokens/s (all produce the same number of tokens)
+            assert screen.finish_order == [r.label for r in screen.summary.rows]
+            assert screen.summary.lossless.identical
+            summary_text = _plain(screen.query_one("#summary").content)
+            assert "lossless: every method produced the same tokens" in summary_text
+            for label in job.methods:
+                assert label in summary_text
+
+    asyncio.run(go())
+
+
+def test_race_plays_at_measured_pace_and_restarts():
+    runs = [MethodRun.from_events(synthetic_session(m, seed=4)) for m in ("specdecode", "gammatune+")]
+    app = make_compare_replay_app(runs, speed=1.0, paused=True)
+
+    async def go():
+        async with app.run_test(size=(140, 40)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, CompareScreen)
+            await pilot.pause(0.1)
+            assert screen.racing and screen.race_paused
+            # drive race time by hand: at half of the faster one's time, neither is done
+            fast = min(screen.panes, key=lambda p: p.total_s)
+            slow = max(screen.panes, key=lambda p: p.total_s)
+            screen._advance_to(fast.total_s / 2)
+            assert 0 < fast.fed < len(fast.run.events) and not slow.done
+            screen._advance_to(fast.total_s)
+            assert fast.done and not slow.done and fast.place == 0
+            await pilot.press("e")
+            assert slow.done and screen.finish_order == [fast.label, slow.label]
+            assert not screen.racing
+            await pilot.press("r")
+            assert screen.races == 2 and screen.racing and not any(p.done for p in screen.panes)
+            assert screen.panes[0].transcript.plain_text().count(_text(runs[0].events)) == 0
+
+    asyncio.run(go())
+
+
+def test_race_is_scaled_to_last_a_few_seconds():
+    runs = [MethodRun.from_events(synthetic_session(m)) for m in METHODS]
+    app = make_compare_replay_app(runs, speed=1.0, paused=True)
+
+    async def go():
+        async with app.run_test(size=(160, 45)) as pilot:
+            screen = app.screen
+            await pilot.pause(0.05)
+            longest = max(p.total_s for p in screen.panes)
+            assert longest < 1.0  # synthetic runs are fast ...
+            assert screen.rate * 4.0 == __import__("pytest").approx(longest)  # ... so the race is slowed to 4 s
+
+    asyncio.run(go())
