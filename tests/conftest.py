@@ -117,14 +117,14 @@ MICRO_WORDS = list("abcdefgh")
 
 @pytest.fixture(scope="session")
 def micro_pair():
-    """8-token vocabulary, no EOS; the draft is an independent model so q differs a lot from p."""
+    """8-token vocabulary, no EOS; the draft's output layer is noisy so q differs clearly from p."""
     import torch
 
     from gammatune_tui.engine.models import ModelPair
 
     tok = make_word_tokenizer(MICRO_WORDS)
-    target = make_llama(len(MICRO_WORDS), seed=11, init=0.6, eos=None, bos=None)
-    draft = make_llama(len(MICRO_WORDS), seed=12, init=0.6, eos=None, bos=None)
+    target = make_llama(len(MICRO_WORDS), seed=11, init=0.6, eos=None, bos=None, layers=1)
+    draft = noisy_copy(target, seed=12, scale=0.8)
     return ModelPair(target=target, draft=draft, tokenizer=tok, device=torch.device("cpu"),
                      dtype=torch.float32, name_target="micro-target", name_draft="micro-draft",
                      eos_ids=frozenset({-1}))
