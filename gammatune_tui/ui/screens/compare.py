@@ -137,7 +137,8 @@ class MethodPane(Vertical):
 
     DEFAULT_CSS = """
     MethodPane { width: 1fr; min-width: 16; border-right: vkey $panel; }
-    MethodPane .pane-title { width: 1fr; padding: 0 1; background: $panel; text-style: bold; }
+    MethodPane .pane-title { width: 1fr; height: 1; padding: 0 1; background: $panel; text-style: bold;
+                             text-wrap: nowrap; text-overflow: ellipsis; }
     MethodPane.-winner .pane-title { background: $success 40%; }
     MethodPane TokenStream { height: 1fr; }
     MethodPane AcceptanceChart { height: 9; min-height: 6; }
@@ -228,7 +229,7 @@ class MethodPane(Vertical):
         self.set_class(place == 0, "-winner")
         ordinal = ORDINALS[place] if place < len(ORDINALS) else f"{place + 1}th"
         self.query_one(".pane-title", Label).update(
-            f"{printable(self.label, keep_newlines=False)}  ✓ {ordinal} · {self.total_s:.2f} s")
+            f"{ordinal} ✓ {printable(self.label, keep_newlines=False)} · {self.total_s:.2f} s")
 
 
 # -- the screen ---------------------------------------------------------------------------------

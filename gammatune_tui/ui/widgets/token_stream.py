@@ -100,6 +100,8 @@ class TokenStream(ScrollView, can_focus=True):
         self._fg = FALLBACK.foreground
         self._styles: dict[str, Style] = {}
         self._max_step = -1
+        self._following = True       # at the bottom: new text scrolls into view
+        self._end_scheduled = False
         self._rebuild_styles()
 
     # -- public API ------------------------------------------------------------
@@ -166,6 +168,7 @@ class TokenStream(ScrollView, can_focus=True):
         self.selected_step = None
         self.virtual_size = Size(self._wrap_width(), 1)
         self.scroll_to(0, 0, animate=False)
+        self._following = True
         self.refresh()
 
     def truncate(self, n_tokens: int) -> None:
@@ -179,7 +182,7 @@ class TokenStream(ScrollView, can_focus=True):
             self.selected_step = None
         self._rewrap()
         if at_bottom:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.call_after_refresh(self._follow_end)
         self.refresh()
 
     def plain_text(self) -> str:
@@ -196,7 +199,7 @@ class TokenStream(ScrollView, can_focus=True):
         """Standalone HTML with the token colours; all text is HTML-escaped by Rich."""
         console = Console(record=True, file=StringIO(), width=max(40, self._wrap_width()),
                           color_system="truecolor", force_terminal=True, legacy_windows=False)
-        console.print(self.to_text(), soft_wrap=False, crop=False)
+        console.print(self.to_text(), soft_wrap=True, crop=False)
         return console.export_html(inline_styles=True, theme=None, code_format=_html_format(self._bg, self._fg, title))
 
     def step_at(self, x: int, y: int) -> int | None:
@@ -273,22 +276,35 @@ class TokenStream(ScrollView, can_focus=True):
         self.virtual_size = Size(self._wrap, len(self._lines))
 
     def _at_bottom(self) -> bool:
-        return self.scroll_offset.y >= self.max_scroll_y - 1
+        return self._following
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        # the user scrolling up stops the follow; scrolling back to the end resumes it
+        self._following = new_value >= self.max_scroll_y - 1
 
     def _after_change(self, first_changed: int, at_bottom: bool) -> None:
         for y in range(first_changed, len(self._lines)):
             self._cache.pop(y, None)
         self.virtual_size = Size(self._wrap or self._wrap_width(), len(self._lines))
-        if at_bottom and not self.is_vertical_scrollbar_grabbed:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        if at_bottom and not self._end_scheduled:
+            # after the next layout, when the scrollbar and max_scroll_y know the new size
+            self._end_scheduled = True
+            self.call_after_refresh(self._follow_end)
         self.refresh_lines(max(0, first_changed - self.scroll_offset.y), len(self._lines) - first_changed)
+
+    def _follow_end(self) -> None:
+        self._end_scheduled = False
+        if self._following and not self.is_vertical_scrollbar_grabbed:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def on_resize(self, event: Resize) -> None:
         if self._wrap_width() != self._wrap:
             at_bottom = self._at_bottom()
             self._rewrap()
             if at_bottom:
-                self.scroll_end(animate=False, immediate=True, x_axis=False)
+                self._following = True
+                self.call_after_refresh(self._follow_end)
             self.refresh()
 
     def on_mount(self) -> None:

@@ -1,0 +1,60 @@
+"""LiveSource on a tiny random-weight pair: multi-turn history, mid-generation requests, the app end to end."""
+
+from __future__ import annotations
+
+from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
+from gammatune_tui.engine.policies import PolicySettings
+from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.session.live import LiveSource
+from gammatune_tui.session.source import EventSource
+from gammatune_tui.ui.app import make_app
+
+from uihelpers import SIZE, run, wait_until
+
+
+def test_turns_carry_the_history_and_requests_apply_at_the_next_step(tiny_pair):
+    src = LiveSource(PolicySettings.build("gammatune", 3), SamplingConfig(), pair=tiny_pair, max_new_tokens=24)
+    assert isinstance(src, EventSource)
+    stages = []
+    src.prepare(lambda stage, frac: stages.append((stage, frac)))
+    assert stages[-1] == ("ready", 1.0)
+
+    events = []
+    for ev in src.events("hello"):
+        events.append(ev)
+        steps = [e for e in events if isinstance(e, StepEvent)]
+        if len(steps) == 2 and len(events) == 3:
+            src.request(settings=PolicySettings.build("specdecode", 2))
+    header, *steps, summary = events
+    assert isinstance(header, SessionHeader) and isinstance(summary, SessionSummary)
+    assert header.user_text == "hello" and header.turn == 0
+    assert [s.method for s in steps[:2]] == ["gammatune", "gammatune"]
+    assert steps[2].method == "specdecode" and steps[2].settings_changed and steps[2].gamma == 2
+    reply = "".join(t.text for s in steps for t in s.emitted)
+    assert src.messages == [{"role": "user", "content": "hello"}, {"role": "assistant", "content": summary.text or reply}]
+
+    second = list(src.events("again"))
+    h2 = second[0]
+    assert h2.turn == 1 and h2.user_text == "again"
+    assert len(h2.prompt_ids) > len(header.prompt_ids) + len(reply.encode()) // 2   # the history went along
+    assert len(src.messages) == 4
+
+
+def test_chat_app_runs_a_live_turn_with_progress(tiny_pair_dirs):
+    t, d = tiny_pair_dirs
+    src = LiveSource(PolicySettings.build("gammatune+", 4), SamplingConfig(temperature=0.7, top_p=0.9, seed=1),
+                     load_kwargs={"target": str(t), "draft": str(d), "device": "cpu", "dtype": "float32",
+                                  "threads": 1}, max_new_tokens=20)
+
+    async def scenario():
+        app = make_app(src, settings=src.settings, sampling=src.sampling)
+        async with app.run_test(size=SIZE) as pilot:
+            chat = app.chat
+            await wait_until(pilot, lambda: chat.ready, timeout=120, what="models loaded")
+            await pilot.press(*"def ", "enter")
+            await wait_until(pilot, lambda: chat.stats.summary is not None, timeout=120, what="live turn")
+            assert chat.stats.summary.tokens >= 1 and chat.steps
+            assert chat.sessions[0].header.user_text == "def "
+            assert chat.transcript.token_count > 1
+
+    run(scenario())
