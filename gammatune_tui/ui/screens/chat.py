@@ -100,7 +100,7 @@ class ChatScreen(Screen):
         Binding("ctrl+right", "step_select(1)", "Next step", show=False),
         # player keys, active only for sources that support them (see check_action)
         Binding("space", "toggle_pause", "Pause", show=True),
-        Binding("period", "step_forward", "Step →", show=False),
+        Binding("full_stop", "step_forward", "Step →", show=False),
         Binding("comma", "step_back", "Step ←", show=False),
         Binding("plus", "faster", "Faster", show=False),
         Binding("minus", "slower", "Slower", show=False),
