@@ -73,7 +73,7 @@ def replay(
     if print_:
         _print(recordings, runs, compare, speed)
         return
-    from ..ui.replay_launch import launch_replay
+    from ..ui.replay import launch_replay
 
     launch_replay(recordings, runs, compare, speed=speed, paused=paused, theme=theme)
 

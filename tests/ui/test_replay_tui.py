@@ -66,13 +66,13 @@ def test_player_keys_pause_step_back_and_forward(tmp_path):
             await _until(pilot, lambda: screen._recorded is not None)
             assert screen.steps == []
             for _ in range(3):
-                await pilot.press("period")
+                await pilot.press("full_stop")
             await _until(pilot, lambda: len(screen.steps) == 3)
             await pilot.press("comma")
             await _until(pilot, lambda: len(screen.steps) == 2)
             assert screen.transcript.plain_text().endswith(_text([steps[0], steps[1]]))
             assert screen.stats.steps == 2
-            await pilot.press("period")
+            await pilot.press("full_stop")
             await _until(pilot, lambda: len(screen.steps) == 3)
             assert screen.steps[-1] == steps[2]
             await pilot.press("e")              # jump to end
