@@ -35,14 +35,7 @@ def build_runner(pair: Any, methods: list[str], opts: CommonOptions, prompt_text
 def _load_pair(opts: CommonOptions, progress=None) -> Any:
     from ..engine import load_pair  # torch: imported only when a model is needed
 
-    kwargs = opts.load_kwargs()
-    if progress is not None:
-        try:
-            return load_pair(**kwargs, progress=progress)
-        except TypeError as exc:
-            if "progress" not in str(exc):
-                raise
-    return load_pair(**kwargs)
+    return load_pair(**opts.load_kwargs(), progress=progress)
 
 
 @common_options()
