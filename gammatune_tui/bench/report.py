@@ -143,12 +143,12 @@ def render_table2(t2: dict[str, Speedup], over_plain: dict[str, Speedup], pair_l
     return table
 
 
-def render_methods(cells: dict[tuple[str, int | None], Cell], gammas: list[int], max_positions: int = 8) -> Table:
+def render_methods(cells: dict[tuple[str, int | None], Cell], gammas: list[int], max_positions: int = 6) -> Table:
     """Per method and γ0: tokens/s, α, tokens/step and per-position acceptance."""
     table = Table(title=Text("Per method and γ0"), title_justify="left")
     for col, just in (("method", "left"), ("γ0", "right"), ("tok/s", "right"), ("α", "right"),
                       ("tok/step", "right"), ("per-position acceptance (1..)", "left")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+        table.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
     methods = method_order(m for m, _ in cells)
     for m in methods:
         keys = [(m, g) for g in ([None] + list(gammas)) if (m, g) in cells]

@@ -125,29 +125,80 @@ class TraceTooShallow(ValueError):
     """A window longer than the off-path depth recorded in the trace."""
 
 
+def _aux(trace: Trace) -> tuple[list[int], dict[int, int | None]]:
+    """Per-trace lookups, computed once: match-run lengths and where each off-path hits EOS."""
+    cached = trace.__dict__.get("_aux")
+    if cached is not None:
+        return cached
+    toks, dids = trace.tokens, trace.draft_ids
+    L = len(toks)
+    run = [0] * (L + 1)
+    for i in range(L - 1, -1, -1):
+        run[i] = run[i + 1] + 1 if dids[i] == toks[i] else 0
+    eos = set(trace.eos_ids)
+    off_eos = {j: next((k for k, x in enumerate(xs) if x in eos), None) for j, xs in trace.off_ids.items()}
+    trace.__dict__["_aux"] = (run, off_eos)
+    return run, off_eos
+
+
 def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
            cost: CostModel | None = None, steps_out: list[SimStep] | None = None) -> RunRecord:
-    """One session of `policy` over `trace`, with the decoder's exact rules; timed by `cost`."""
+    """One session of `policy` over `trace`, with the decoder's exact rules; timed by `cost`.
+
+    Policies that never stop early (the base `keep_drafting`, which has no
+    state) take a shortcut that needs no per-token Python: the window is cut
+    only by the end of the match run, a drafted EOS and the budget. The others
+    are asked about every drafted token, as the decoder asks them.
+    """
     max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
     if max_new > trace.max_new_tokens and not trace.ended_eos:
         raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
     toks, dids, dprob = trace.tokens, trace.draft_ids, trace.draft_prob
+    off_ids, off_prob = trace.off_ids, trace.off_prob
+    L = len(toks)
+    run, off_eos = _aux(trace)
     eos = set(trace.eos_ids)
+    fast = type(policy).keep_drafting is Policy.keep_drafting
     keep_drafting = policy.keep_drafting
+    update = policy.update
     n = 0
     steps = drafted_total = accepted_total = 0
-    pos_d: list[int] = []
-    pos_a: list[int] = []
-    draft_s = verify_s = other_s = 0.0
+    hist_d = [0] * 32
+    hist_a = [0] * 32
     stop_reason = "max_new_tokens"
     while True:
         gamma = policy.gamma
-        remaining = max_new - n
-        window = min(gamma, remaining - 1)
-        d = a = 0
+        window = min(gamma, max_new - n - 1)
         early = False
-        miss = -1
-        if window > 0:
+        if window <= 0:
+            d = a = 0
+        elif fast:
+            r = run[n]
+            if window <= r:
+                d = a = window
+            elif n + r >= L:  # matched through the final EOS: drafting stopped on it
+                d = a = r
+            else:
+                m = n + r
+                a = r
+                if dids[m] in eos:
+                    d = r + 1
+                else:
+                    need = window - r - 1
+                    e = off_eos[m]
+                    if e is not None and e < need:
+                        d = r + 2 + e
+                    else:
+                        if need > len(off_ids[m]):
+                            raise TraceTooShallow(
+                                f"window {window} needs {need} draft proposals after a disagreement; "
+                                f"the trace holds {trace.off_depth}")
+                        d = window
+        else:
+            d = a = 0
+            miss = -1
+            off: list[int] = []
+            offp: list[float] = []
             while True:
                 pos = n + d
                 if miss < 0:
@@ -156,14 +207,14 @@ def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                         a += 1
                     else:
                         miss = pos
+                        off, offp = off_ids[miss], off_prob[miss]
                 else:
                     k = pos - miss - 1
-                    off = trace.off_ids[miss]
                     if k >= len(off):
                         raise TraceTooShallow(
                             f"window {window} needs {k + 1} draft proposals after a disagreement; "
                             f"the trace holds {trace.off_depth}")
-                    x, p = off[k], trace.off_prob[miss][k]
+                    x, p = off[k], offp[k]
                 d += 1
                 keep = keep_drafting(p, p)
                 if d >= window or x in eos:
@@ -171,28 +222,19 @@ def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                 if not keep:
                     early = True
                     break
-        # accept a, then the target's token; cut at EOS (the budget never cuts: a + 1 <= remaining)
-        new = a + 1
-        for i in range(n, n + a + 1):
-            if toks[i] in eos:
-                new = i - n + 1
-                break
+        # accept a, then the target's token; only the trace's last token can be EOS, and the
+        # budget never cuts (a + 1 <= remaining), so the emitted run ends at the trace's end at the latest
+        new = min(a + 1, L - n)
         n += new
-        policy.update(accepted=a, drafted=d)
+        update(accepted=a, drafted=d)
         steps += 1
         drafted_total += d
         accepted_total += a
-        while len(pos_d) < d:
-            pos_d.append(0)
-            pos_a.append(0)
-        for i in range(d):
-            pos_d[i] += 1
-            if i < a:
-                pos_a[i] += 1
-        if cost is not None:
-            draft_s += d * cost.draft_token_s
-            verify_s += cost.verify(d + 1)
-            other_s += cost.step_s + new * cost.emit_token_s
+        if d >= len(hist_d):
+            hist_d.extend([0] * (d + 1 - len(hist_d)))
+            hist_a.extend([0] * (d + 1 - len(hist_a)))
+        hist_d[d] += 1
+        hist_a[a] += 1
         if steps_out is not None:
             steps_out.append(SimStep(gamma, d, a, new, early))
         if toks[n - 1] in eos:
@@ -200,9 +242,23 @@ def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
             break
         if n >= max_new:
             break
-        if n >= len(toks):  # only when the trace is shorter than asked (cannot happen for valid traces)
+        if n >= L:  # only when the trace is shorter than asked (cannot happen for valid traces)
             raise ValueError("trace ended before the session did")
-    wall = trace.session_s + draft_s + verify_s + other_s if cost is not None else 0.0
+    top = max((i for i, c in enumerate(hist_d) if c), default=0)
+    pos_d = [0] * top
+    pos_a = [0] * top
+    more_d = more_a = 0
+    for i in range(len(hist_d) - 1, 0, -1):
+        more_d += hist_d[i]
+        more_a += hist_a[i]
+        if i - 1 < top:
+            pos_d[i - 1] = more_d
+            pos_a[i - 1] = more_a
+    draft_s = verify_s = wall = 0.0
+    if cost is not None:
+        draft_s = drafted_total * cost.draft_token_s
+        verify_s = sum(c * cost.verify(k + 1) for k, c in enumerate(hist_d) if c)
+        wall = trace.session_s + draft_s + verify_s + steps * cost.step_s + n * cost.emit_token_s
     return RunRecord(
         method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim", tokens=n,
         steps=steps, drafted=drafted_total, accepted=accepted_total, wall_s=wall, draft_s=draft_s,
@@ -390,27 +446,37 @@ def measure_costs(pair: Any, context_ids: list[int], max_k: int, repeats: int = 
 
 
 def calibrate_overheads(cost: CostModel, events: Iterable[Any]) -> CostModel:
-    """Fits the per-step and per-emitted-token costs the model passes do not cover, from live StepEvents.
+    """Fits what the timed model passes do not cover, from live StepEvents, by least squares.
 
-    step_s − (d·draft_token_s + verify(d + 1)) ≈ step_s₀ + e·emit_token_s, least squares, clamped at 0.
+    step_s − (d·draft_token_s + verify(d + 1)) ≈ c₀ + c_d·d + c_e·e for a step
+    that drafted d and emitted e tokens: the decoder's per-step bookkeeping,
+    its per-draft host work (probabilities to Python, the policy call, token
+    text) and its per-token detokenisation. Negative coefficients are dropped
+    and the rest refitted, so no part of a step is ever credited time.
     """
-    xs: list[float] = []
-    ys: list[float] = []
+    import numpy as np
+
+    rows: list[tuple[float, float, float]] = []
     for ev in events:
         if getattr(ev, "type", "") != "step":
             continue
         d = len(ev.drafted)
-        resid = ev.step_s - (d * cost.draft_token_s + cost.verify(d + 1))
-        xs.append(float(len(ev.emitted)))
-        ys.append(resid)
-    if len(xs) < 2:
+        rows.append((float(d), float(len(ev.emitted)), ev.step_s - (d * cost.draft_token_s + cost.verify(d + 1))))
+    if len(rows) < 3:
         return cost
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
-    slope = max(0.0, slope)
-    intercept = max(0.0, my - slope * mx)
-    return CostModel(cost.draft_token_s, dict(cost.verify_s), intercept, slope)
+    data = np.array(rows)
+    cols = [0, 1, 2]  # intercept, d, e
+    X_all = np.column_stack([np.ones(len(data)), data[:, 0], data[:, 1]])
+    y = data[:, 2]
+    coef = np.zeros(3)
+    while cols:
+        sol, *_ = np.linalg.lstsq(X_all[:, cols], y, rcond=None)
+        if (sol >= 0).all():
+            coef[:] = 0
+            coef[cols] = sol
+            break
+        cols = [c for c, v in zip(cols, sol) if v >= 0] if (sol >= 0).any() else []
+    return CostModel(cost.draft_token_s + float(coef[1]), dict(cost.verify_s), float(coef[0]), float(coef[2]))
 
 
 # -- validation against the live decoder ---------------------------------------------------------------

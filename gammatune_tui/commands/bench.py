@@ -304,7 +304,7 @@ def _load_or_record(err: Console, pair: Any, pid: list, cfg: Any, max_window: in
         events: list = []
         from ..engine.policies import PolicySettings
 
-        for g in (2, 8):
+        for g in (1, 4, 12):
             protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid[0], cfg.max_new_tokens, keep_events=events)
         cost = sim.calibrate_overheads(cost, events)
         prog.update(task, advance=1)

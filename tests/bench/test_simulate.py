@@ -99,3 +99,21 @@ def test_trace_round_trips_and_depth_is_enforced(traces):
                                   off_prob={k: v[:1] for k, v in t.off_prob.items()}, off_depth=1)
     with pytest.raises(TraceTooShallow):
         replay(shallow, PolicySettings.build("specdecode", 8).make())
+
+
+def test_fast_path_equals_token_by_token(bench_pair, traces):
+    """Policies that never stop early skip the per-token loop; forcing the loop gives the same run."""
+    from gammatune_tui.engine.policies import GammaTune, HFHeuristic, SpecDecode
+
+    t = traces[0]
+    eos_pair = dataclasses.replace(bench_pair, eos_ids=frozenset({t.tokens[20], t.draft_ids[7]}))
+    t_eos = record_trace(eos_pair, "eos", t.prompt_ids, MAX_NEW, DEPTH, eos_pair.eos_ids)
+    for cls in (SpecDecode, HFHeuristic, GammaTune):
+        slow_cls = type("Slow" + cls.__name__, (cls,), {"keep_drafting": lambda self, top, chosen: True})
+        for tr in traces + [t_eos]:
+            for g in (1, 3, 7, 12):
+                fast_steps, slow_steps = [], []
+                p = PolicySettings.build(cls.name, g)
+                a = replay(tr, cls(g, p.params), steps_out=fast_steps)
+                b = replay(tr, slow_cls(g, p.params), steps_out=slow_steps)
+                assert fast_steps == slow_steps and a.pos_drafted == b.pos_drafted and a.tokens == b.tokens
