@@ -40,12 +40,7 @@ def versions() -> dict[str, str]:
     if _VERSIONS is None:
         import transformers
 
-        try:
-            from importlib.metadata import version
-
-            own = version("gammatune")
-        except Exception:  # a source checkout without installed metadata
-            own = "0+unknown"
+        from .. import __version__ as own
         _VERSIONS = {"torch": torch.__version__, "transformers": transformers.__version__, "gammatune": own}
     return dict(_VERSIONS)
 

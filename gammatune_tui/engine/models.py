@@ -49,7 +49,7 @@ PRESETS: dict[str, Preset] = {
         Preset("vicuna-7b", "lmsys/vicuna-7b-v1.5", "double7/vicuna-68m", "6.7B", "68M", "13.5 GB", "0.14 GB",
                vicuna=True, note="paper pair"),
         Preset("llama-70b", "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", "70B", "8B",
-               "141 GB (≈70 GB int8)", "16 GB", quantize="int8", note="paper pair, target in int8"),
+               "141 GB (70 int8)", "16 GB", quantize="int8", note="paper pair, target in int8"),
         Preset("llama-8b", "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", "8B", "1.2B",
                "16 GB", "2.5 GB", note="paper pair"),
         Preset("qwen-7b", "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct", "7.6B", "0.5B",
@@ -67,6 +67,13 @@ def demo_pair_dir() -> Path:
         return Path(PAIR_DIR)
     except ImportError:
         return Path(__file__).resolve().parent.parent / "demo" / "pair"
+
+
+def demo_pair_installed(root: Path | None = None) -> bool:
+    """Both demo model dirs complete: configs, safetensors weights and tokenizer."""
+    root = root or demo_pair_dir()
+    need = ("config.json", "model.safetensors", "tokenizer_config.json")
+    return all((root / sub / f).is_file() for sub in ("target", "draft") for f in need)
 
 
 @dataclass
@@ -356,7 +363,7 @@ def load_pair(
         raise InvalidParameter("give both --target and --draft (or --pair, or neither for the demo pair)")
     if demo:
         root = demo_pair_dir()
-        if not ((root / "target" / "config.json").exists() and (root / "draft" / "config.json").exists()):
+        if not demo_pair_installed(root):
             raise ModelLoadError(
                 f"the embedded demo pair is not installed ({root}); pass --target/--draft or --pair"
             )
@@ -409,5 +416,5 @@ def load_pair(
 
 __all__ = [
     "ModelPair", "Preset", "PRESETS", "load_pair", "check_tokenizers", "resolve_device", "resolve_dtype",
-    "vicuna_format", "demo_pair_dir", "in_local_cache", "VICUNA_SYSTEM",
+    "vicuna_format", "demo_pair_dir", "demo_pair_installed", "in_local_cache", "VICUNA_SYSTEM",
 ]

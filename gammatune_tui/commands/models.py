@@ -1,0 +1,105 @@
+"""`gammatune models`: the preset pairs and the embedded demo pair, and what is on this machine.
+
+Checking the local Hugging Face cache never touches the network, so this
+command is instant and works offline.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..engine.models import PRESETS, demo_pair_dir, demo_pair_installed, in_local_cache
+from ..session.printer import make_console, printable
+
+
+def _dir_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else 0
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def _demo_params(root: Path) -> tuple[str, str]:
+    out = []
+    for sub in ("target", "draft"):
+        try:
+            from safetensors import safe_open
+
+            with safe_open(str(root / sub / "model.safetensors"), "pt") as f:
+                n = 0
+                for k in f.keys():
+                    shape = f.get_slice(k).get_shape()
+                    size = 1
+                    for s in shape:
+                        size *= s
+                    n += size
+            out.append(f"{n / 1e6:.2f}M")
+        except Exception:
+            out.append("?")
+    return out[0], out[1]
+
+
+def models(json_out: bool = typer.Option(False, "--json", help="Print the list as JSON.")) -> None:
+    """List the preset pairs (--pair NAME), their sizes and whether they are in the local HF cache."""
+    rows = []
+    for p in PRESETS.values():
+        rows.append({
+            "name": p.name, "target": p.target, "draft": p.draft,
+            "target_params": p.target_params, "draft_params": p.draft_params,
+            "target_size": p.target_size, "draft_size": p.draft_size,
+            "quantize": p.quantize, "prompt_format": "vicuna" if p.vicuna else "chat template",
+            "target_cached": in_local_cache(p.target), "draft_cached": in_local_cache(p.draft), "note": p.note,
+        })
+    root = demo_pair_dir()
+    installed = demo_pair_installed(root)
+    demo = {"name": "demo (default)", "path": str(root), "installed": installed}
+    if installed:
+        tp, dp = _demo_params(root)
+        demo.update(target_params=tp, draft_params=dp,
+                    target_size=_mb(_dir_size(root / "target")), draft_size=_mb(_dir_size(root / "draft")))
+    if json_out:
+        print(json.dumps({"presets": rows, "demo": demo}, ensure_ascii=False))
+        return
+
+    console = make_console()
+    table = Table(title="model pairs (gammatune … --pair NAME)", title_justify="left", show_edge=False,
+                  pad_edge=False, show_lines=True)
+    for col in ("pair", "role", "model", "params", "weights", "cached", "prompts"):
+        table.add_column(col, justify="left", no_wrap=True)
+
+    def mark(flag: bool) -> Text:
+        return Text("yes", style="green") if flag else Text("no", style="dim")
+
+    def two(a: object, b: object) -> Text:
+        t = Text()
+        t.append_text(a if isinstance(a, Text) else Text(str(a)))
+        t.append("\n")
+        t.append_text(b if isinstance(b, Text) else Text(str(b)))
+        return t
+
+    for r in rows:
+        tparams = r["target_params"] + (f" ({r['quantize']})" if r["quantize"] else "")
+        table.add_row(r["name"], two("target", "draft"), two(r["target"], r["draft"]),
+                      two(tparams, r["draft_params"]), two(r["target_size"], r["draft_size"]),
+                      two(mark(r["target_cached"]), mark(r["draft_cached"])), r["prompt_format"])
+    if installed:
+        table.add_row(Text("demo", style="bold"), two("target", "draft"), Text(printable(str(root))),
+                      two(demo["target_params"], demo["draft_params"]),
+                      two(demo["target_size"], demo["draft_size"]), Text("embedded", style="green"),
+                      "raw")
+    else:
+        table.add_row(Text("demo", style="bold"), "", Text(printable(str(root))), "–", "–",
+                      Text("not installed", style="red"), "raw")
+    console.print(table)
+    console.print(Text("cached: found in the local Hugging Face cache (checked without network). "
+                       "Download one with `huggingface-cli download ID` while online.", style="dim"))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("models", help="List the preset model pairs, their sizes and whether they are cached locally.")(models)

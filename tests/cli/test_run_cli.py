@@ -1,0 +1,167 @@
+"""`gammatune run` and `gammatune models`: output, --json, --record, and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gammatune_tui import cli
+from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent, event_from_json
+from gammatune_tui.session.recording import read_recording
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def invoke(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return info.value.code, out, err
+
+
+@pytest.fixture()
+def pair_args(tiny_pair_dirs):
+    t, d = tiny_pair_dirs
+    return ["--target", str(t), "--draft", str(d), "--device", "cpu", "--threads", "1"]
+
+
+def test_run_plain_streams_text_and_summary(capsys, pair_args):
+    code, out, err = invoke(["run", "def f(x):", *pair_args, "-n", "12", "--method", "gammatune", "--raw"], capsys)
+    assert code == 0, err
+    assert "def f(x):" in out
+    assert "run summary" in out and "tokens/s" in out and "target calls" in out
+    assert "max_new_tokens" in out
+    assert "\x1b" not in out  # not a terminal: no escape sequences at all
+
+
+def test_run_json_is_exactly_the_event_stream(capsys, pair_args, tmp_path):
+    rec = tmp_path / "run.jsonl"
+    code, out, err = invoke(["run", "def f(x):", *pair_args, "-n", "10", "--json", "--record", str(rec),
+                             "-t", "0.8", "--seed", "3"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    events = [event_from_json(json.loads(line)) for line in lines]
+    assert isinstance(events[0], SessionHeader) and isinstance(events[-1], SessionSummary)
+    assert all(isinstance(e, StepEvent) for e in events[1:-1])
+    assert events[-1].tokens == 10 and events[0].sampling["temperature"] == 0.8
+    assert rec.read_text(encoding="utf-8").splitlines() == lines
+    recording = read_recording(rec)
+    assert len(recording.events) == len(events)
+
+
+def test_run_without_prompt_names_the_demo_prompt(capsys, pair_args):
+    code, out, err = invoke(["run", *pair_args, "-n", "3", "--json"], capsys)
+    assert code == 0, err
+    assert "demo prompt" in err and len(err.strip().splitlines()) == 1
+    header = json.loads(out.splitlines()[0])
+    assert header["user_text"] and header["type"] == "header"
+
+
+def test_run_escapes_control_characters(capsys, pair_args, monkeypatch):
+    from gammatune_tui.engine import decoder as decoder_mod
+    from gammatune_tui.engine.events import EmittedToken
+
+    real = decoder_mod.SpeculativeDecoder.generate
+
+    def hostile(self, prompt, max_new_tokens=128, **kw):
+        for ev in real(self, prompt, max_new_tokens, **kw):
+            if isinstance(ev, StepEvent) and ev.step == 0:
+                ev = StepEvent(**{**ev.__dict__, "emitted": [EmittedToken(5, "\x1b[2J[bold]x[/]\r", "target")]})
+            yield ev
+
+    monkeypatch.setattr(decoder_mod.SpeculativeDecoder, "generate", hostile)
+    code, out, err = invoke(["run", "hi", *pair_args, "-n", "3"], capsys)
+    assert code == 0, err
+    assert "\x1b" not in out and "\r" not in out
+    assert "\\x1b[2J[bold]x[/]\\r" in out  # shown literally, escaped, markup not interpreted
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--gamma", "0"], "gamma0"),
+        (["--eta", "2"], "eta"),
+        (["--tau", "1.5"], "tau"),
+        (["--delta", "-1"], "delta"),
+        (["--gamma-min", "5", "--gamma-max", "3"], "gamma_min"),
+        (["--method", "bogus"], "unknown method"),
+        (["--temperature", "-1"], "temperature"),
+        (["--top-p", "0"], "top_p"),
+        (["--top-k", "-2"], "top_k"),
+        (["--max-new-tokens", "0"], "max-new-tokens"),
+        (["--quantize", "int3"], "quantize"),
+        (["--dtype", "float8"], "dtype"),
+        (["--device", "tpu"], "device"),
+    ],
+)
+def test_run_bad_values_are_one_line_exit_2(capsys, pair_args, extra, needle):
+    code, out, err = invoke(["run", "hi", *pair_args, *extra], capsys)
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gammatune: error:") and needle in lines[0]
+
+
+def test_run_model_errors_are_one_line_exit_2(capsys, tiny_pair_dirs, tmp_path):
+    t, _ = tiny_pair_dirs
+    cases = [
+        (["--target", str(t), "--draft", str(tmp_path / "missing")], "no such directory"),
+        (["--target", str(t)], "both"),
+        (["--pair", "nope"], "unknown pair"),
+        (["--target", str(t), "--draft", str(t), "--record", str(tmp_path / "no" / "dir" / "x.jsonl")], "recording"),
+    ]
+    for extra, needle in cases:
+        code, out, err = invoke(["run", "hi", *extra], capsys)
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and needle in lines[0], (extra, err)
+
+
+def test_run_tokenizer_mismatch_exit_2(capsys, tiny_pair_dirs, tmp_path):
+    from conftest import make_llama, make_word_tokenizer
+
+    tok = make_word_tokenizer(list("abcdefgh"))
+    d = tmp_path / "other"
+    make_llama(len(tok), seed=5, eos=None, bos=None).save_pretrained(d)
+    tok.save_pretrained(d)
+    code, out, err = invoke(["run", "hi", "--target", str(tiny_pair_dirs[0]), "--draft", str(d)], capsys)
+    assert code == 2 and "tokenizers differ" in err and len(err.strip().splitlines()) == 1
+
+
+def test_models_lists_presets_and_demo(capsys):
+    code, out, err = invoke(["models"], capsys)
+    assert code == 0
+    for name in ("vicuna-13b", "vicuna-7b", "llama-70b", "llama-8b", "qwen-7b", "demo"):
+        assert name in out
+    assert "lmsys/vicuna-13b-v1.5" in out and "double7/vicuna-68m" in out
+    code, out, err = invoke(["models", "--json"], capsys)
+    data = json.loads(out)
+    assert len(data["presets"]) == 5 and "installed" in data["demo"]
+    assert all(isinstance(p["target_cached"], bool) for p in data["presets"])
+
+
+def _subprocess(args, **kw):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "gammatune_tui", *args], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=300, **kw)
+
+
+def test_subprocess_error_is_one_line_no_traceback(tiny_pair_dirs):
+    t, d = tiny_pair_dirs
+    r = _subprocess(["run", "hi", "--target", str(t), "--draft", str(d), "--gamma", "0"])
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("gammatune: error:")
+
+
+def test_subprocess_json_run(tiny_pair_dirs):
+    t, d = tiny_pair_dirs
+    r = _subprocess(["run", "x = ", "--target", str(t), "--draft", str(d), "-n", "6", "--json", "--device", "cpu"])
+    assert r.returncode == 0, r.stderr
+    kinds = [json.loads(line)["type"] for line in r.stdout.splitlines()]
+    assert kinds[0] == "header" and kinds[-1] == "summary" and set(kinds[1:-1]) == {"step"}
