@@ -65,9 +65,8 @@ def parse_ints(text: str, flag: str) -> list[int]:
     return vals
 
 
-def _given(name: str) -> bool:
+def _given(ctx: click.Context | None, name: str) -> bool:
     """Whether an option was typed on the command line (not just its default)."""
-    ctx = click.get_current_context(silent=True)
     if ctx is None:
         return False
     src = ctx.get_parameter_source(name)
@@ -81,6 +80,7 @@ def register(app: typer.Typer) -> None:
 
 @common_options()
 def bench(
+    ctx: typer.Context,
     prompts: Optional[str] = typer.Option(None, "--prompts", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
     methods: Optional[str] = typer.Option(None, "--methods", help=f"Comma-separated methods (default all: {', '.join(METHODS)}).", rich_help_panel=BENCH),
     gammas: Optional[str] = typer.Option(None, "--gammas", help=f"Comma-separated initial γ0 values (default {DEFAULT_GAMMAS}).", rich_help_panel=BENCH),
@@ -107,10 +107,11 @@ def bench(
     if latency:
         _latency(console, err, opts, shape, latency_context, parse_ints(verify_ks, "--verify-k"), out)
         return
+    # --methods/--gammas sweep; a lone --method/--gamma (the shared options) narrows the sweep to it
     method_list = parse_methods(methods) if methods is not None else (
-        [opts.method] if _given("method") else list(METHODS))
+        parse_methods(opts.method) if _given(ctx, "method") else list(METHODS))
     gamma_list = parse_gammas(gammas) if gammas is not None else (
-        [opts.gamma] if _given("gamma") else parse_gammas(DEFAULT_GAMMAS))
+        parse_gammas(str(opts.gamma)) if _given(ctx, "gamma") else parse_gammas(DEFAULT_GAMMAS))
     if opts.temperature not in (None, 0, 0.0):
         raise InvalidParameter("bench measures greedy decoding (the paper's protocol): --temperature must be 0")
     if opts.max_new_tokens < 1:
