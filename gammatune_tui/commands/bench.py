@@ -407,8 +407,26 @@ def _tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, met
                        f"--gamma-min {best.params['gamma_min']} --gamma-max {best.params['gamma_max']}  "
                        f"({best.mean:.3f} ± {best.std:.3f}× vs defaults {start.mean:.3f} ± {start.std:.3f}×, "
                        f"{gain:+.1%} mean; {len(scored)} candidates in {secs:.1f} s)", style="bold"))
-    return {"method": method, "std_weight": std_weight, "best": best.to_json(), "start": start.to_json(),
-            "candidates": [s.to_json() for s in scored], "seconds": secs}
+    result = {"method": method, "std_weight": std_weight, "best": best.to_json(), "start": start.to_json(),
+              "candidates": [s.to_json() for s in scored], "seconds": secs}
+    if len(traces) >= 4:
+        # Over-fitting check: tune on every other prompt, score on the rest.
+        fit, held = traces[0::2], traces[1::2]
+        with _progress(err) as prog:
+            task = prog.add_task("held-out check", total=None)
+            best_fit, _, _, _ = tn.tune(fit, cost, cfg.gammas, method, std_weight=std_weight,
+                                        max_new_tokens=cfg.max_new_tokens,
+                                        progress=lambda n: prog.update(task, advance=n))
+        import statistics
+
+        base = statistics.fmean(tn.throughput(held, "specdecode", g, {}, cost, cfg.max_new_tokens) for g in cfg.gammas)
+        h_best = tn.score(held, method, cfg.gammas, best_fit.params, cost, base, std_weight, cfg.max_new_tokens)
+        h_def = tn.score(held, method, cfg.gammas, start.params, cost, base, std_weight, cfg.max_new_tokens)
+        console.print(Text(f"held-out check (tuned on {len(fit)} prompts, scored on the other {len(held)}): "
+                           f"tuned {h_best.mean:.3f} ± {h_best.std:.3f}× vs defaults {h_def.mean:.3f} ± {h_def.std:.3f}×"))
+        result["held_out"] = {"fit_prompts": [t.prompt_id for t in fit], "tuned_on_fit": best_fit.to_json(),
+                              "held_out_tuned": h_best.to_json(), "held_out_defaults": h_def.to_json()}
+    return result
 
 
 def _latency(console: Console, err: Console, opts: Any, shapes: list[str], context: int, ks: list[int],
