@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from typing import Any, Iterator, Sequence
 
 import torch
@@ -86,6 +87,102 @@ def prompt_pieces(tokenizer: Any, ids: Sequence[int]) -> list[str]:
         before = tokenizer.decode(list(ids[s:k])) if k > s else ""
         out.append(tokenizer.decode(list(ids[s:k + 1]))[len(before):])
     return out
+
+
+# -- forward passes ------------------------------------------------------------------
+#
+# For small models on a CPU, a forward pass through transformers' wrappers
+# (output capturing, generic mask construction, output dataclasses) costs as
+# much as the layers themselves. For the plain Llama/Qwen2 stack the decoder
+# runs the same modules directly: embeddings, rotary table, the decoder
+# layers with an explicit causal mask, the final norm and the LM head on the
+# kept positions only. It is used only after a self-check against the
+# model's own forward on this very model; anything unusual (other
+# architectures, sliding windows, accelerate dispatch, a failed check) takes
+# the standard path.
+
+_FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
+_FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def _standard_forward(model: Any):
+    def fwd(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
+        return model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=keep).logits[0]
+
+    return fwd
+
+
+def _direct_forward(model: Any):
+    inner = model.model
+    layers = list(inner.layers[: model.config.num_hidden_layers])
+    embed, rotary, norm, head = inner.embed_tokens, inner.rotary_emb, inner.norm, model.lm_head
+    eager = model.config._attn_implementation == "eager"
+    device = next(model.parameters()).device
+
+    def fwd(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
+        h = embed(ids)
+        n = ids.shape[1]
+        past = cache.get_seq_length()
+        pos = torch.arange(past, past + n, device=device).unsqueeze(0)
+        pe = rotary(h, pos)
+        mask = None
+        if n > 1:
+            q = torch.arange(past, past + n, device=device).view(-1, 1)
+            k = torch.arange(past + n, device=device).view(1, -1)
+            mask = (k <= q).view(1, 1, n, past + n)
+            if eager:
+                mask = torch.zeros(mask.shape, dtype=h.dtype, device=device).masked_fill(~mask, torch.finfo(h.dtype).min)
+        for layer in layers:
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos,
+                      past_key_values=cache, use_cache=True)
+        return head(norm(h[:, -keep:]))[0]
+
+    return fwd
+
+
+def _direct_eligible(model: Any) -> bool:
+    cfg = getattr(model, "config", None)
+    inner = getattr(model, "model", None)
+    if cfg is None or inner is None or type(model).__name__ not in _FAST_ARCHS:
+        return False
+    if getattr(model, "hf_device_map", None) or getattr(cfg, "_attn_implementation", None) not in ("sdpa", "eager"):
+        return False
+    if any(t != "full_attention" for t in (getattr(cfg, "layer_types", None) or [])):
+        return False
+    if getattr(cfg, "use_sliding_window", False):
+        return False
+    return all(hasattr(inner, a) for a in ("embed_tokens", "layers", "norm", "rotary_emb")) and hasattr(model, "lm_head")
+
+
+def make_forward(model: Any):
+    """fwd(ids (1, n), cache, keep) -> logits (keep, vocab): the direct path when it checks out."""
+    cached = _FORWARDS.get(model)
+    if cached is not None:
+        return cached
+    std = _standard_forward(model)
+    chosen = std
+    if _direct_eligible(model):
+        try:
+            fast = _direct_forward(model)
+            device = next(model.parameters()).device
+            vocab = int(model.config.vocab_size)
+            g = torch.Generator().manual_seed(0)
+            ids = torch.randint(0, vocab, (1, 7), generator=g).to(device)
+            with torch.no_grad():
+                c1, c2 = DynamicCache(), DynamicCache()
+                a = [std(ids[:, :4], c1, 4), std(ids[:, 4:6], c1, 2), std(ids[:, 6:], c1, 1)]
+                b = [fast(ids[:, :4], c2, 4), fast(ids[:, 4:6], c2, 2), fast(ids[:, 6:], c2, 1)]
+            ok = all(torch.equal(x.argmax(-1), y.argmax(-1)) and torch.allclose(x.float(), y.float(), rtol=1e-3, atol=1e-3)
+                     for x, y in zip(a, b))
+            if ok:
+                chosen = fast
+        except Exception:  # any surprise: the standard path is always correct
+            chosen = std
+    try:
+        _FORWARDS[model] = chosen
+    except TypeError:  # pragma: no cover - not weak-referenceable
+        pass
+    return chosen
 
 
 def _eos_ids(pair: Any) -> frozenset[int]:
@@ -235,6 +332,8 @@ class SpeculativeDecoder:
         self._take_pending()
         self._served = Served(self.sampling)
         self._gen = make_generator(self.sampling.seed, device)
+        tfwd = make_forward(target)
+        dfwd = make_forward(draft)
         t_vocab = target.config.vocab_size
         d_vocab = draft.config.vocab_size
         vocab = min(t_vocab, d_vocab)
@@ -287,8 +386,8 @@ class SpeculativeDecoder:
         with torch.no_grad():
             if len(ids) > 1:
                 prefix = torch.tensor([ids[:-1]], device=device)
-                target(input_ids=prefix, past_key_values=tcache, use_cache=True, logits_to_keep=1)
-                draft(input_ids=prefix, past_key_values=dcache, use_cache=True, logits_to_keep=1)
+                tfwd(prefix, tcache, 1)
+                dfwd(prefix, dcache, 1)
 
             while True:
                 step_start = time.perf_counter()
@@ -320,7 +419,7 @@ class SpeculativeDecoder:
                 if window > 0:
                     inp = torch.tensor([feed], device=device)
                     while True:
-                        logits = draft(input_ids=inp, past_key_values=dcache, use_cache=True, logits_to_keep=1).logits[0, -1]
+                        logits = dfwd(inp, dcache, 1)[-1]
                         draft_calls += 1
                         if d_slice:
                             logits = logits[:vocab]
@@ -355,7 +454,7 @@ class SpeculativeDecoder:
                 t_len = tcache.get_seq_length()
                 vin = torch.tensor([ids[t_len:] + d_ids], device=device)
                 n_new = vin.shape[1]
-                tlogits = target(input_ids=vin, past_key_values=tcache, use_cache=True, logits_to_keep=d + 1).logits[0]
+                tlogits = tfwd(vin, tcache, d + 1)
                 target_calls += 1
                 if t_slice:
                     tlogits = tlogits[:, :vocab]
