@@ -65,7 +65,8 @@ def replay(
 ) -> None:
     """Replay a recording from `run --record`, `chat --record` or `compare --record` (no model needed).
 
-    In the TUI: space pauses/resumes, → / ← step forward/back, + / - change speed, e jumps to the end.
+    In the TUI: space pauses/resumes, . / , step forward/back, + / - change speed, e jumps to the end;
+    side by side, the sessions race at their recorded pace (r races again).
     """
     speed = check_speed(speed)
     recordings = load_recordings(files)

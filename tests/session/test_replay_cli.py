@@ -145,3 +145,40 @@ def test_hostile_text_escaped_in_coloured_output_too(tmp_path):
     assert not re.findall("\x1b(?!\\[[0-9;]*m)", out)  # every ESC is one of Rich's colour codes
     plain = re.sub("\x1b\\[[0-9;]*m", "", out)
     assert "\\x1b[31mRED" in plain and "[bold red]markup[/]" in plain
+
+
+def test_print_on_a_terminal_streams_at_pace_with_the_same_text(tmp_path, capsys, monkeypatch):
+    import io
+    import re
+
+    import gammatune_tui.session.printer as printer
+
+    buf = io.StringIO()
+    monkeypatch.setattr(printer, "make_console", lambda *a, **k: printer.Console(
+        file=buf, force_terminal=True, width=100, highlight=False, markup=False, emoji=False, soft_wrap=True))
+    events = synthetic_session("gammatune+", text="hi \x1b[2J there\n")
+    path = _write(tmp_path / "tty.jsonl", events)
+    code, _, err = run_cli(["replay", str(path), "--print", "--speed", "1000"], capsys)
+    assert code == 0, err
+    plain = re.sub("\x1b\\[[0-9;]*m", "", buf.getvalue())
+    assert "\x1b[2J" not in buf.getvalue()
+    assert "hi \\x1b[2J there" in plain and "stopped: eos" in plain
+
+
+def test_non_finite_and_huge_timings_do_not_break_replay(tmp_path, capsys):
+    events = synthetic_session("specdecode", max_new_tokens=20)
+    lines = [json.dumps(e.to_json()) for e in events]
+    lines[1] = lines[1].replace('"elapsed_s": ', '"elapsed_s": Infinity, "x": ', 1)
+    lines[2] = lines[2].replace('"step_s": ', '"step_s": NaN, "y": ', 1)
+    lines[3] = lines[3].replace('"elapsed_s": ', '"elapsed_s": 1e308, "z": ', 1)
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    from gammatune_tui.session.recording import read_recording
+    from gammatune_tui.session.replay import MAX_STEP_WAIT_S, schedule, step_durations
+
+    rec = read_recording(path)
+    evs = rec.sessions[0].events
+    assert all(d >= 0 and d != float("inf") for d in step_durations(evs))
+    assert schedule(evs)[-1] <= MAX_STEP_WAIT_S * len(evs)
+    code, out, err = run_cli(["replay", str(path), "--print"], capsys)
+    assert code == 0 and "Traceback" not in err
