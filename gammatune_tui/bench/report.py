@@ -128,7 +128,7 @@ def render_table2(t2: dict[str, Speedup], over_plain: dict[str, Speedup], pair_l
                   paper: bool = True, title: str = "Table 2") -> Table:
     table = Table(title=Text(f"{title}: speedup over specdecode (mean ± std across γ0) — {pair_label}"),
                   title_justify="left")
-    table.add_column("method")
+    table.add_column("method", no_wrap=True)
     table.add_column("× specdecode", justify="right")
     table.add_column("× target-only", justify="right")
     if paper:
@@ -168,7 +168,7 @@ def render_summary(thr: dict[str, dict[int | None, float]]) -> Table:
     """One line per method: mean tokens/s over γ0, its std, the best and worst γ0."""
     table = Table(title=Text("Throughput across γ0"), title_justify="left")
     for col in ("method", "mean tok/s", "std", "best γ0", "worst γ0"):
-        table.add_column(col, justify="left" if col == "method" else "right")
+        table.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
     for m in method_order(thr):
         by_g = thr[m]
         mean, std = mean_std(by_g.values())

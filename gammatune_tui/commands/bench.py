@@ -336,7 +336,7 @@ def _check_live(console: Console, err: Console, pair: Any, pid: list, traces: li
                     prog.update(task, advance=1)
     table = Table(title=Text("Simulator vs live (same prompt, policy, γ0)"), title_justify="left")
     for c in ("method", "γ0", "prompt", "steps equal", "output equal", "live tok/s", "sim tok/s", "sim/live"):
-        table.add_column(c, justify="left" if c in ("method", "prompt") else "right")
+        table.add_column(c, justify="left" if c in ("method", "prompt") else "right", no_wrap=c == "method")
     for c in checks:
         table.add_row(Text(c.method), Text(str(c.gamma0)), Text(c.prompt_id),
                       Text("yes" if c.steps_equal else f"no (step {c.first_difference})", style="" if c.steps_equal else "red"),
@@ -358,7 +358,7 @@ def _compare_cells(console: Console, sim_cells: dict, live_cells: dict) -> dict:
     rows = []
     table = Table(title=Text("Simulated vs live throughput per (method, γ0)"), title_justify="left")
     for c in ("method", "γ0", "live tok/s", "sim tok/s", "sim/live", "steps live", "steps sim"):
-        table.add_column(c, justify="left" if c == "method" else "right")
+        table.add_column(c, justify="left" if c == "method" else "right", no_wrap=c == "method")
     for key, lc in live_cells.items():
         sc = sim_cells.get(key)
         if sc is None:
@@ -460,7 +460,7 @@ def _latency(console: Console, err: Console, opts: Any, shapes: list[str], conte
             prog.update(task, advance=1)
     table = Table(title=Text(f"Table 1: ms per token on {device} ({dtype}, {context} tokens in cache, random weights)"),
                   title_justify="left")
-    table.add_column("model shape")
+    table.add_column("model shape", no_wrap=True)
     table.add_column("params", justify="right")
     table.add_column("decode ms/token", justify="right")
     for k in ks:
