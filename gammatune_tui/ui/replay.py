@@ -181,6 +181,8 @@ def launch_replay(recordings: Sequence[Recording], runs: Sequence[MethodRun], co
     if compare:
         from .screens.compare import make_compare_replay_app
 
-        make_compare_replay_app(list(runs), speed=speed, paused=paused, theme=theme).run()
+        names = ", ".join(r.path.name for r in recordings)
+        make_compare_replay_app(list(runs), speed=speed, paused=paused, theme=theme, title=f"replay: {names}",
+                                warnings=[r.warning for r in recordings if r.warning]).run()
         return
     make_replay_app(recordings[0], speed=speed, paused=paused, theme=theme).run()

@@ -258,7 +258,7 @@ class CompareScreen(Screen):
 
     def __init__(self, labels: Sequence[str], *, job: CompareJob | None = None,
                  runs: Sequence[MethodRun] | None = None, speed: float = 1.0, paused: bool = False,
-                 title: str = "compare") -> None:
+                 title: str = "compare", warnings: Sequence[str] = ()) -> None:
         super().__init__()
         if (job is None) == (runs is None):
             raise ValueError("CompareScreen needs either a job to measure or recorded runs")
@@ -268,6 +268,7 @@ class CompareScreen(Screen):
         self.speed = check_speed(speed)
         self.start_paused = paused
         self.screen_title = title
+        self.warnings = list(warnings)
         self.summary: CompareSummary | None = None
         self.measuring = False
         self.error = ""
@@ -298,6 +299,8 @@ class CompareScreen(Screen):
         self.sub_title = printable(self.screen_title, keep_newlines=False)
         self.apply_palette()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
+        for w in self.warnings:
+            self.notify(printable(w, keep_newlines=False), title="Recording", severity="warning", timeout=10)
         if self.job is not None:
             self.measuring = True
             self._progress("preparing…")
@@ -533,9 +536,10 @@ def make_compare_app(screen: CompareScreen, *, theme: str | None = None):
 
 
 def make_compare_replay_app(runs: Sequence[MethodRun], *, speed: float = 1.0, paused: bool = False,
-                            theme: str | None = None, title: str = "replay: compare"):
+                            theme: str | None = None, title: str = "replay: compare", warnings: Sequence[str] = ()):
     """Recorded sessions side by side, raced at their recorded pace."""
-    screen = CompareScreen([r.label for r in runs], runs=runs, speed=speed, paused=paused, title=title)
+    screen = CompareScreen([r.label for r in runs], runs=runs, speed=speed, paused=paused, title=title,
+                           warnings=warnings)
     return make_compare_app(screen, theme=theme)
 
 
