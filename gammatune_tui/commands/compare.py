@@ -63,6 +63,16 @@ def compare(
         from ..errors import InvalidParameter
 
         raise InvalidParameter("the prompt is empty")
+    if opts.uses_demo:
+        from ..engine.models import demo_pair_installed
+
+        if not demo_pair_installed():
+            from ..errors import ModelLoadError
+
+            raise ModelLoadError(
+                "the embedded demo pair is not installed; pass a pair with --target DIR --draft DIR "
+                "or --pair NAME (see `gammatune models`)"
+            )
     if print_:
         _headless(prompt, method_list, opts, record)
         return
