@@ -118,3 +118,33 @@ def test_race_is_scaled_to_last_a_few_seconds():
             assert screen.rate * 4.0 == __import__("pytest").approx(longest)  # ... so the race is slowed to 4 s
 
     asyncio.run(go())
+
+
+def test_escape_while_measuring_skips_the_remaining_methods():
+    import threading
+
+    gate = threading.Event()
+
+    class Gated(SyntheticDecoder):
+        def generate(self, prompt, max_new_tokens=128, **kw):
+            if self.label == "gammatune":
+                gate.wait(30)
+            yield from super().generate(prompt, max_new_tokens, **kw)
+
+    job = CompareJob(["specdecode", "gammatune", "gammatune+"], PolicySettings(), SamplingConfig(), "p", 40,
+                     factory=lambda s, samp, label: Gated(s, samp, label), warmup_tokens=0)
+    screen = CompareScreen(job.methods, job=job, speed=0)
+    app = make_compare_app(screen)
+
+    async def go():
+        async with app.run_test(size=(150, 45)) as pilot:
+            progress = screen.query_one("#progress")
+            await _until(pilot, lambda: "measuring 2/3" in str(progress.render()))
+            await pilot.press("escape")
+            gate.set()
+            await _until(pilot, lambda: not screen.measuring and screen.races == 1 and not screen.racing)
+            assert [r.label for r in screen.runs] == ["specdecode", "gammatune"]
+            assert screen.panes[2].run is None and screen.panes[2].place is None
+            assert sorted(screen.finish_order) == ["gammatune", "specdecode"]
+
+    asyncio.run(go())
