@@ -66,7 +66,7 @@ def run(
 
         picked = random_demo_prompt(opts.seed)
         prompt = picked.text
-        first_line = printable(prompt.splitlines()[0] if prompt.strip() else prompt, )
+        first_line = printable(prompt.splitlines()[0] if prompt.strip() else prompt)
         print(f"gammatune: no prompt given; using demo prompt {picked.id} ({picked.category}): {first_line}",
               file=sys.stderr)
 
