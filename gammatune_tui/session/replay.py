@@ -85,6 +85,14 @@ def resolve_recording(name: str | os.PathLike) -> Path:
     p = Path(name)
     if p.exists():
         return p
+    if not p.is_absolute() and len(p.parts) > 1 and p.parts[0] == "demo_prompts":
+        # the README's `demo_prompts/recordings/x.jsonl`, run outside a checkout: the installed copy
+        try:
+            shipped = demo_prompts_dir().joinpath(*p.parts[1:])
+        except FileNotFoundError:
+            shipped = None
+        if shipped is not None and shipped.is_file():
+            return shipped
     s = str(name)
     if os.sep not in s and "/" not in s:
         try:

@@ -238,6 +238,10 @@ def test_resolve_bare_name_finds_shipped_recording(tmp_path, monkeypatch):
     assert resolve_recording("five-methods") == f
     assert resolve_recording("five-methods.jsonl") == f
     assert resolve_recording("nope") == replay_mod.Path("nope")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)   # outside a checkout: the README's relative path finds the installed copy
+    assert resolve_recording("demo_prompts/recordings/five-methods.jsonl") == f
 
 
 def test_missing_file_is_a_recording_error(tmp_path):
