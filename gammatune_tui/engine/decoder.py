@@ -172,7 +172,8 @@ def make_forward(model: Any):
                 c1, c2 = DynamicCache(), DynamicCache()
                 a = [std(ids[:, :4], c1, 4), std(ids[:, 4:6], c1, 2), std(ids[:, 6:], c1, 1)]
                 b = [fast(ids[:, :4], c2, 4), fast(ids[:, 4:6], c2, 2), fast(ids[:, 6:], c2, 1)]
-            ok = all(torch.equal(x.argmax(-1), y.argmax(-1)) and torch.allclose(x.float(), y.float(), rtol=1e-3, atol=1e-3)
+            tol = 1e-3 if a[0].dtype == torch.float32 else 2e-2
+            ok = all(torch.equal(x.argmax(-1), y.argmax(-1)) and torch.allclose(x.float(), y.float(), rtol=tol, atol=tol)
                      for x, y in zip(a, b))
             if ok:
                 chosen = fast
