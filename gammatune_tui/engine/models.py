@@ -114,14 +114,16 @@ class ModelPair:
                     raise InvalidParameter("each chat message needs a string 'role' and 'content'")
         tok = self.tokenizer
         if raw:
-            text = "".join(m["content"] for m in messages) if not isinstance(prompt, str) else prompt
+            text = prompt if isinstance(prompt, str) else "".join(m["content"] for m in messages if m["role"] != "system")
             return list(tok(text).input_ids)
         if self.vicuna:
             return list(tok(vicuna_format(messages)).input_ids)
         if getattr(tok, "chat_template", None):
             text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             return list(tok(text, add_special_tokens=False).input_ids)
-        text = "\n".join(m["content"] for m in messages)
+        # A model without a chat template is a completion model: a conversation
+        # is the running text itself (prompt, its continuation, the next prompt).
+        text = "".join(m["content"] for m in messages if m["role"] != "system")
         return list(tok(text).input_ids)
 
 

@@ -174,3 +174,12 @@ def test_prompt_formats(tiny_pair):
     assert chat.encode_prompt("hey", raw=True) == tok("hey").input_ids
     with pytest.raises(InvalidParameter):
         chat.encode_prompt([{"role": "user"}])
+
+
+def test_conversation_without_template_is_the_running_text(tiny_pair):
+    tok = tiny_pair.tokenizer
+    msgs = [{"role": "user", "content": "def f():"}, {"role": "assistant", "content": "\n    pass"},
+            {"role": "user", "content": "\ndef g():"}]
+    for raw in (False, True):
+        ids = tiny_pair.encode_prompt(msgs, raw=raw)
+        assert tok.decode(ids, skip_special_tokens=True) == "def f():\n    pass\ndef g():"
