@@ -374,6 +374,14 @@ class SpeculativeDecoder:
         self.target_cache, self.draft_cache = tcache, dcache
         pieces = TextPieces(tok)
         eos = self.eos_ids
+        single_cache: dict[int, str] = {}
+
+        def single(tid: int) -> str:
+            """One token's own text (for the drafted list), decoded once per id."""
+            text = single_cache.get(tid)
+            if text is None:
+                text = single_cache[tid] = tok.decode([tid])
+            return text
 
         # Stats.
         steps = drafted_total = accepted_total = 0
@@ -540,9 +548,8 @@ class SpeculativeDecoder:
                     EmittedToken(tid, txt, "draft" if i < a else "target")
                     for i, (tid, txt) in enumerate(zip(new, texts))
                 ]
-                decode = tok.decode
                 drafted_ev = [
-                    DraftedToken(d_ids[i], decode([d_ids[i]]), d_top[i], d_chosen[i], t_probs[i])
+                    DraftedToken(d_ids[i], single(d_ids[i]), d_top[i], d_chosen[i], t_probs[i])
                     for i in range(d)
                 ]
                 target_ev = TargetToken(y, texts[a], kind) if has_target else None
