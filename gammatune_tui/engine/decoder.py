@@ -212,6 +212,10 @@ class SpeculativeDecoder:
     `generate()` is a generator: it yields a SessionHeader, one StepEvent per
     speculative step and a SessionSummary. `request()` and `stop()` may be
     called from any thread; they take effect at the next step boundary.
+
+    The policy lives as long as the decoder: a second `generate()` (the next
+    chat turn) starts from the γ the policy has learned so far. Use a new
+    decoder, or `request()` other settings, to start from γ0 again.
     """
 
     def __init__(
