@@ -179,11 +179,29 @@ def make_forward(model: Any):
                 chosen = fast
         except Exception:  # any surprise: the standard path is always correct
             chosen = std
+    chosen = _grad_free(chosen, _inference_mode_safe(model))
     try:
         _FORWARDS[model] = chosen
     except TypeError:  # pragma: no cover - not weak-referenceable
         pass
     return chosen
+
+
+def _inference_mode_safe(model: Any) -> bool:
+    """optimum-quanto's int4 kernels fail under inference_mode; everything else runs faster in it."""
+    return not any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
+
+
+def _grad_free(fn: Any, inference: bool):
+    """Run each forward without autograd (per call, so no grad mode leaks across the generator's yields)."""
+    mode = torch.inference_mode if inference else torch.no_grad
+
+    def run(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
+        with mode():
+            return fn(ids, cache, keep)
+
+    run.__qualname__ = f"{fn.__qualname__}[{mode.__name__}]"
+    return run
 
 
 def _eos_ids(pair: Any) -> frozenset[int]:
@@ -396,182 +414,181 @@ class SpeculativeDecoder:
         generated = 0
         stop_reason = "max_new_tokens"
 
-        with torch.no_grad():
-            if len(ids) > 1:
-                prefix = torch.tensor([ids[:-1]], device=device)
-                tfwd(prefix, tcache, 1)
-                dfwd(prefix, dcache, 1)
+        if len(ids) > 1:
+            prefix = torch.tensor([ids[:-1]], device=device)
+            tfwd(prefix, tcache, 1)
+            dfwd(prefix, dcache, 1)
 
-            while True:
-                step_start = time.perf_counter()
-                if self._stop.is_set():
-                    stop_reason = "stopped"
-                    break
-                changed = self._take_pending()
-                policy = self.policy
-                served = self._served
-                greedy = served.greedy
-                gen = self._gen
-                method = policy.name
-                params = policy.describe()
-                gamma = policy.gamma
-                remaining = max_new - generated
-                # the target always adds one token, so at most remaining - 1 drafts
-                window = min(gamma, remaining - 1)
+        while True:
+            step_start = time.perf_counter()
+            if self._stop.is_set():
+                stop_reason = "stopped"
+                break
+            changed = self._take_pending()
+            policy = self.policy
+            served = self._served
+            greedy = served.greedy
+            gen = self._gen
+            method = policy.name
+            params = policy.describe()
+            gamma = policy.gamma
+            remaining = max_new - generated
+            # the target always adds one token, so at most remaining - 1 drafts
+            window = min(gamma, remaining - 1)
 
-                # ---- 1. draft ----------------------------------------------------
-                n = len(ids)
-                d_len = dcache.get_seq_length()
-                feed = ids[d_len:]
-                d_ids: list[int] = []
-                d_top: list[float] = []
-                d_chosen: list[float] = []
-                q_rows: list[torch.Tensor] = []
-                early = False
-                td = time.perf_counter()
-                if window > 0:
-                    inp = torch.tensor([feed], device=device)
-                    while True:
-                        logits = dfwd(inp, dcache, 1)[-1]
-                        draft_calls += 1
-                        if d_slice:
-                            logits = logits[:vocab]
-                        logits = logits.float()
-                        if greedy:
-                            probs = torch.softmax(logits, dim=-1)
-                            top, x = probs.max(dim=-1)
-                            top_p_, chosen_p, xi = torch.stack((top, top, x.to(top.dtype))).tolist()
-                            nxt = x.view(1, 1)
-                        else:
-                            probs = served.probs(logits.unsqueeze(0))
-                            x = sample(probs, gen)
-                            top_p_, chosen_p, xi = torch.stack((probs.max(), probs[0, x[0]], x[0].to(probs.dtype))).tolist()
-                            q_rows.append(probs[0])
-                            nxt = x.view(1, 1)
-                        xi = int(xi)
-                        d_ids.append(xi)
-                        d_top.append(top_p_)
-                        d_chosen.append(chosen_p)
-                        keep = policy.keep_drafting(top_p_, chosen_p)
-                        if len(d_ids) >= window or xi in eos:
-                            break
-                        if not keep:
-                            early = True
-                            break
-                        inp = nxt
-                draft_s = time.perf_counter() - td
-                d = len(d_ids)
-
-                # ---- 2. verify: one target forward over [last accepted, drafts...] ----
-                tv = time.perf_counter()
-                t_len = tcache.get_seq_length()
-                vin = torch.tensor([ids[t_len:] + d_ids], device=device)
-                n_new = vin.shape[1]
-                tlogits = tfwd(vin, tcache, d + 1)
-                target_calls += 1
-                if t_slice:
-                    tlogits = tlogits[:, :vocab]
-                tlogits = tlogits.float()
-                # rows 0..d: the target's distribution after ids[:n] + d_ids[:i]
-                if greedy:
-                    tprobs = torch.softmax(tlogits, dim=-1)
-                    targmax = tlogits.argmax(dim=-1)
-                    if d:
-                        didx = torch.tensor(d_ids, device=device)
-                        d_p = tprobs[:d].gather(1, didx.view(-1, 1)).view(-1)
-                        pack = torch.cat((targmax.to(tprobs.dtype), d_p)).tolist()
-                        t_arg = [int(v) for v in pack[: d + 1]]
-                        t_probs = pack[d + 1:]
+            # ---- 1. draft ----------------------------------------------------
+            n = len(ids)
+            d_len = dcache.get_seq_length()
+            feed = ids[d_len:]
+            d_ids: list[int] = []
+            d_top: list[float] = []
+            d_chosen: list[float] = []
+            q_rows: list[torch.Tensor] = []
+            early = False
+            td = time.perf_counter()
+            if window > 0:
+                inp = torch.tensor([feed], device=device)
+                while True:
+                    logits = dfwd(inp, dcache, 1)[-1]
+                    draft_calls += 1
+                    if d_slice:
+                        logits = logits[:vocab]
+                    logits = logits.float()
+                    if greedy:
+                        probs = torch.softmax(logits, dim=-1)
+                        top, x = probs.max(dim=-1)
+                        top_p_, chosen_p, xi = torch.stack((top, top, x.to(top.dtype))).tolist()
+                        nxt = x.view(1, 1)
                     else:
-                        t_arg = [int(targmax[0])]
-                        t_probs = []
-                    a = greedy_accept(d_ids, t_arg)
-                    y = t_arg[a]
-                else:
-                    p = served.probs(tlogits)
-                    if d:
-                        didx = torch.tensor(d_ids, device=device)
-                        p_ch = p[:d].gather(1, didx.view(-1, 1)).view(-1)
-                        q = torch.stack(q_rows)
-                        q_ch = q.gather(1, didx.view(-1, 1)).view(-1)
-                        a = sampled_accept(p_ch, q_ch, gen)
-                        t_probs = p_ch.tolist()
-                        law = residual(p[a], q[a]) if a < d else p[d]
-                    else:
-                        a = 0
-                        t_probs = []
-                        law = p[0]
-                    y = int(sample(law.unsqueeze(0), gen)[0])
-                kind = "correction" if a < d else "bonus"
-
-                # ---- 3. accept, with EOS and the token budget ---------------------
-                new = d_ids[:a] + [y]
-                cut = len(new)
-                for i, tid in enumerate(new):
-                    if tid in eos:
-                        cut = i + 1
+                        probs = served.probs(logits.unsqueeze(0))
+                        x = sample(probs, gen)
+                        top_p_, chosen_p, xi = torch.stack((probs.max(), probs[0, x[0]], x[0].to(probs.dtype))).tolist()
+                        q_rows.append(probs[0])
+                        nxt = x.view(1, 1)
+                    xi = int(xi)
+                    d_ids.append(xi)
+                    d_top.append(top_p_)
+                    d_chosen.append(chosen_p)
+                    keep = policy.keep_drafting(top_p_, chosen_p)
+                    if len(d_ids) >= window or xi in eos:
                         break
-                cut = min(cut, remaining)
-                new = new[:cut]
-                ended_eos = bool(new) and new[-1] in eos
-                has_target = cut == a + 1
-                ids.extend(new)
-                generated += len(new)
-                verify_s = time.perf_counter() - tv
+                    if not keep:
+                        early = True
+                        break
+                    inp = nxt
+            draft_s = time.perf_counter() - td
+            d = len(d_ids)
 
-                # ---- 4. rewind: crop both caches to the accepted prefix -----------
-                keep_len = len(ids) - 1
-                drop_t = (t_len + n_new) - keep_len
-                if drop_t > 0:
-                    tcache.crop(-drop_t)
-                d_now = dcache.get_seq_length()
-                if d_now > keep_len:
-                    dcache.crop(-(d_now - keep_len))
+            # ---- 2. verify: one target forward over [last accepted, drafts...] ----
+            tv = time.perf_counter()
+            t_len = tcache.get_seq_length()
+            vin = torch.tensor([ids[t_len:] + d_ids], device=device)
+            n_new = vin.shape[1]
+            tlogits = tfwd(vin, tcache, d + 1)
+            target_calls += 1
+            if t_slice:
+                tlogits = tlogits[:, :vocab]
+            tlogits = tlogits.float()
+            # rows 0..d: the target's distribution after ids[:n] + d_ids[:i]
+            if greedy:
+                tprobs = torch.softmax(tlogits, dim=-1)
+                targmax = tlogits.argmax(dim=-1)
+                if d:
+                    didx = torch.tensor(d_ids, device=device)
+                    d_p = tprobs[:d].gather(1, didx.view(-1, 1)).view(-1)
+                    pack = torch.cat((targmax.to(tprobs.dtype), d_p)).tolist()
+                    t_arg = [int(v) for v in pack[: d + 1]]
+                    t_probs = pack[d + 1:]
+                else:
+                    t_arg = [int(targmax[0])]
+                    t_probs = []
+                a = greedy_accept(d_ids, t_arg)
+                y = t_arg[a]
+            else:
+                p = served.probs(tlogits)
+                if d:
+                    didx = torch.tensor(d_ids, device=device)
+                    p_ch = p[:d].gather(1, didx.view(-1, 1)).view(-1)
+                    q = torch.stack(q_rows)
+                    q_ch = q.gather(1, didx.view(-1, 1)).view(-1)
+                    a = sampled_accept(p_ch, q_ch, gen)
+                    t_probs = p_ch.tolist()
+                    law = residual(p[a], q[a]) if a < d else p[d]
+                else:
+                    a = 0
+                    t_probs = []
+                    law = p[0]
+                y = int(sample(law.unsqueeze(0), gen)[0])
+            kind = "correction" if a < d else "bonus"
 
-                # ---- 5. update the policy -----------------------------------------
-                policy.update(accepted=a, drafted=d)
-
-                # ---- 6. report ----------------------------------------------------
-                steps += 1
-                drafted_total += d
-                accepted_total += a
-                draft_time += draft_s
-                verify_time += verify_s
-                while len(pos_drafted) < d:
-                    pos_drafted.append(0)
-                    pos_accepted.append(0)
-                for i in range(d):
-                    pos_drafted[i] += 1
-                    if i < a:
-                        pos_accepted[i] += 1
-                finished = ended_eos or generated >= max_new
-                texts = [pieces.push(t) for t in new]
-                if finished and texts:
-                    texts[-1] += pieces.flush()
-                emitted = [
-                    EmittedToken(tid, txt, "draft" if i < a else "target")
-                    for i, (tid, txt) in enumerate(zip(new, texts))
-                ]
-                drafted_ev = [
-                    DraftedToken(d_ids[i], single(d_ids[i]), d_top[i], d_chosen[i], t_probs[i])
-                    for i in range(d)
-                ]
-                target_ev = TargetToken(y, texts[a], kind) if has_target else None
-                now = time.perf_counter()
-                if self.on_step is not None:
-                    self.on_step(self)
-                yield StepEvent(
-                    step=steps - 1, method=method, params=params, gamma=gamma, drafted=drafted_ev,
-                    accepted=a, target_token=target_ev, emitted=emitted, gamma_next=policy.gamma,
-                    draft_s=draft_s, verify_s=verify_s, step_s=now - step_start, elapsed_s=now - t0,
-                    early_stop=early, settings_changed=changed,
-                )
-                if ended_eos:
-                    stop_reason = "eos"
+            # ---- 3. accept, with EOS and the token budget ---------------------
+            new = d_ids[:a] + [y]
+            cut = len(new)
+            for i, tid in enumerate(new):
+                if tid in eos:
+                    cut = i + 1
                     break
-                if generated >= max_new:
-                    stop_reason = "max_new_tokens"
-                    break
+            cut = min(cut, remaining)
+            new = new[:cut]
+            ended_eos = bool(new) and new[-1] in eos
+            has_target = cut == a + 1
+            ids.extend(new)
+            generated += len(new)
+            verify_s = time.perf_counter() - tv
+
+            # ---- 4. rewind: crop both caches to the accepted prefix -----------
+            keep_len = len(ids) - 1
+            drop_t = (t_len + n_new) - keep_len
+            if drop_t > 0:
+                tcache.crop(-drop_t)
+            d_now = dcache.get_seq_length()
+            if d_now > keep_len:
+                dcache.crop(-(d_now - keep_len))
+
+            # ---- 5. update the policy -----------------------------------------
+            policy.update(accepted=a, drafted=d)
+
+            # ---- 6. report ----------------------------------------------------
+            steps += 1
+            drafted_total += d
+            accepted_total += a
+            draft_time += draft_s
+            verify_time += verify_s
+            while len(pos_drafted) < d:
+                pos_drafted.append(0)
+                pos_accepted.append(0)
+            for i in range(d):
+                pos_drafted[i] += 1
+                if i < a:
+                    pos_accepted[i] += 1
+            finished = ended_eos or generated >= max_new
+            texts = [pieces.push(t) for t in new]
+            if finished and texts:
+                texts[-1] += pieces.flush()
+            emitted = [
+                EmittedToken(tid, txt, "draft" if i < a else "target")
+                for i, (tid, txt) in enumerate(zip(new, texts))
+            ]
+            drafted_ev = [
+                DraftedToken(d_ids[i], single(d_ids[i]), d_top[i], d_chosen[i], t_probs[i])
+                for i in range(d)
+            ]
+            target_ev = TargetToken(y, texts[a], kind) if has_target else None
+            now = time.perf_counter()
+            if self.on_step is not None:
+                self.on_step(self)
+            yield StepEvent(
+                step=steps - 1, method=method, params=params, gamma=gamma, drafted=drafted_ev,
+                accepted=a, target_token=target_ev, emitted=emitted, gamma_next=policy.gamma,
+                draft_s=draft_s, verify_s=verify_s, step_s=now - step_start, elapsed_s=now - t0,
+                early_stop=early, settings_changed=changed,
+            )
+            if ended_eos:
+                stop_reason = "eos"
+                break
+            if generated >= max_new:
+                stop_reason = "max_new_tokens"
+                break
 
         wall = time.perf_counter() - t0
         gen_ids = ids[len(prompt_ids):]
