@@ -57,7 +57,8 @@ def _isatty(file: IO[str]) -> bool:
 
 
 def header_text(h: SessionHeader) -> Text:
-    params = ", ".join(f"{k}={v}" for k, v in h.params.items() if v is not None)
+    params = ", ".join(f"{k}={v}" for k, v in h.params.items()
+                       if v is not None and k != "gamma0" and not (k == "dynamic_tau" and v is False))
     samp = ", ".join(f"{k}={v}" for k, v in h.sampling.items())
     vers = ", ".join(f"{k} {v}" for k, v in h.versions.items())
     t = Text(style=DIM)

@@ -41,7 +41,8 @@ def header_lines(h: SessionHeader) -> Text:
     t.append("  device ", style="dim")
     t.append(_one_line(f"{h.device} {h.dtype}"))
     t.append("\nsettings ", style="dim")
-    params = " ".join(f"{k}={v}" for k, v in h.params.items() if v is not None and k != "dynamic_tau")
+    params = " ".join(f"{k}={v}" for k, v in h.params.items()
+                      if v is not None and k != "gamma0" and not (k == "dynamic_tau" and v is False))
     t.append(_one_line(f"{h.method} γ0={h.gamma0} {params}"))
     samp = h.sampling
     temp = samp.get("temperature", 0)
