@@ -39,7 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent  # noqa: E402
+from gammatune_tui.engine import (  # noqa: E402
+    PolicySettings, SamplingConfig, SessionSummary, SpeculativeDecoder, StepEvent,
+)
 from gammatune_tui.engine.models import ModelPair, demo_pair_installed, load_pair  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 
@@ -85,7 +87,15 @@ def run_ours(pair, ids, n):
     for ev in dec.generate(ids, max_new_tokens=n):
         if isinstance(ev, StepEvent):
             out.extend(t.id for t in ev.emitted)
+        elif isinstance(ev, SessionSummary):
+            OURS_STATS["steps"] += ev.steps
+            OURS_STATS["drafted"] += ev.drafted
+            OURS_STATS["accepted"] += ev.accepted
+            OURS_STATS["tokens"] += ev.tokens
     return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+OURS_STATS = {"steps": 0, "drafted": 0, "accepted": 0, "tokens": 0}
 
 
 def run_hf(pair, ids, n, assisted: bool):
@@ -136,6 +146,7 @@ def main() -> None:
     # warm-up (allocators, lazy imports, first-call paths)
     for fn in methods.values():
         fn(encoded[0])
+    OURS_STATS.update(steps=0, drafted=0, accepted=0, tokens=0)
 
     tokens = {m: 0 for m in methods}
     seconds = {m: 0.0 for m in methods}
@@ -163,6 +174,8 @@ def main() -> None:
         "target_params": sum(p.numel() for p in pair.target.parameters()),
         "draft_params": sum(p.numel() for p in pair.draft.parameters()),
         "prompts": len(encoded), "repeats": args.repeats, "max_new_tokens": n, "threads": args.threads,
+        "ours_acceptance_rate": OURS_STATS["accepted"] / max(1, OURS_STATS["drafted"]),
+        "ours_tokens_per_step": OURS_STATS["tokens"] / max(1, OURS_STATS["steps"]),
         "tokens_per_s": tps,
         "tokens_per_cpu_s": tpc,
         "cpu_ours_over_hf_assisted": tpc["ours"] / tpc["hf_assisted"],
