@@ -165,3 +165,16 @@ def test_subprocess_json_run(tiny_pair_dirs):
     assert r.returncode == 0, r.stderr
     kinds = [json.loads(line)["type"] for line in r.stdout.splitlines()]
     assert kinds[0] == "header" and kinds[-1] == "summary" and set(kinds[1:-1]) == {"step"}
+
+
+def test_run_demo_pair_defaults_to_sampling(capsys):
+    from gammatune_tui.engine.models import demo_pair_installed
+
+    if not demo_pair_installed():
+        pytest.skip("the embedded demo pair is not installed")
+    code, out, err = invoke(["run", "def f(x):", "-n", "5", "--json", "--threads", "1"], capsys)
+    assert code == 0, err
+    header = json.loads(out.splitlines()[0])
+    assert header["demo"] is True and header["sampling"]["temperature"] == 0.7 and header["sampling"]["top_p"] == 0.9
+    code, out, err = invoke(["run", "def f(x):", "-n", "5", "--json", "-t", "0", "--threads", "1"], capsys)
+    assert json.loads(out.splitlines()[0])["sampling"]["temperature"] == 0.0
