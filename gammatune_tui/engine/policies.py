@@ -198,12 +198,17 @@ class AssistantThreshold(Policy):
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
         self.tau = float(params.tau)
+        self._tau_param = params.tau
         self._step_probs: list[float] = []
         self._probs: list[float] = []
         self._labels: list[int] = []
 
     def _on_params(self) -> None:
-        self.tau = float(self.params.tau)
+        # A learned (dynamic) τ survives changes to unrelated parameters; a new
+        # τ, or switching the dynamic rule off, puts the configured value back.
+        if self.params.tau != self._tau_param or not self.params.dynamic_tau:
+            self.tau = float(self.params.tau)
+        self._tau_param = self.params.tau
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "tau": self.tau}

@@ -214,3 +214,18 @@ def test_set_params_validation_property(name, value):
         with pytest.raises(ValueError):
             p.set_params(**{name: value})
         assert p.params == before  # a rejected change leaves the policy untouched
+
+
+def test_dynamic_tau_survives_unrelated_parameter_changes():
+    p = make_policy("assistant-threshold", 4, tau=0.4, dynamic_tau=True)
+    for probs, a in (((0.9, 0.8, 0.3), 2), ((0.7, 0.2), 1), ((0.1,), 0)):
+        for prob in probs:
+            p.keep_drafting(prob, prob)
+        p.update(accepted=a, drafted=len(probs))
+    assert p.tau == pytest.approx(0.7)
+    p.set_params(eta=0.3)
+    assert p.tau == pytest.approx(0.7)  # learned τ kept
+    p.set_params(tau=0.5)
+    assert p.tau == 0.5  # an explicit τ wins
+    p.set_params(dynamic_tau=False)
+    assert p.tau == 0.5
