@@ -148,7 +148,8 @@ def render_methods(cells: dict[tuple[str, int | None], Cell], gammas: list[int],
     table = Table(title=Text("Per method and γ0"), title_justify="left")
     for col, just in (("method", "left"), ("γ0", "right"), ("tok/s", "right"), ("α", "right"),
                       ("tok/step", "right"), ("per-position acceptance (1..)", "left")):
-        table.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+        wrap = col.startswith("per-position")
+        table.add_column(col, justify=just, no_wrap=not wrap, min_width=None if wrap else len(col))  # type: ignore[arg-type]
     methods = method_order(m for m, _ in cells)
     for m in methods:
         keys = [(m, g) for g in ([None] + list(gammas)) if (m, g) in cells]
