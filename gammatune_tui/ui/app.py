@@ -90,6 +90,12 @@ class GammaTuneApp(App):
     def on_unmount(self) -> None:
         if self.recorder is not None:
             self.recorder.close()
+        close = getattr(self.source, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # shutting down: nothing useful to report
+                pass
 
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:

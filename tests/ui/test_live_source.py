@@ -58,3 +58,38 @@ def test_chat_app_runs_a_live_turn_with_progress(tiny_pair_dirs):
             assert chat.transcript.token_count > 1
 
     run(scenario())
+
+
+def test_decoder_process_streams_applies_requests_and_stops(tiny_pair_dirs):
+    t, d = tiny_pair_dirs
+    src = LiveSource(PolicySettings.build("gammatune", 3), SamplingConfig(),
+                     load_kwargs={"target": str(t), "draft": str(d), "device": "cpu", "dtype": "float32",
+                                  "threads": 1}, max_new_tokens=40)
+    assert src.process
+    stages = []
+    try:
+        src.prepare(lambda stage, frac: stages.append(stage))
+        assert stages[0] == "starting the model process" and stages[-1] == "ready" and "target" in stages
+        events = []
+        for ev in src.events("hello"):
+            events.append(ev)
+            if sum(isinstance(e, StepEvent) for e in events) == 2 and isinstance(ev, StepEvent):
+                src.request(settings=PolicySettings.build("specdecode", 2))
+        steps = [e for e in events if isinstance(e, StepEvent)]
+        assert isinstance(events[0], SessionHeader) and isinstance(events[-1], SessionSummary)
+        changed = [i for i, s in enumerate(steps) if s.settings_changed]
+        assert len(changed) == 1 and changed[0] >= 2                    # applied at a later step boundary
+        assert all(s.method == "gammatune" for s in steps[:changed[0]])
+        assert all(s.method == "specdecode" for s in steps[changed[0]:])
+        assert src.messages[0] == {"role": "user", "content": "hello"} and len(src.messages) == 2
+        # stop: the turn ends cleanly with a summary
+        second = []
+        for ev in src.events("again"):
+            second.append(ev)
+            if isinstance(ev, StepEvent):
+                src.stop()
+        assert second[-1].stop_reason == "stopped" and second[0].turn == 1
+        assert sum(isinstance(e, StepEvent) for e in second) <= 3
+    finally:
+        src.close()
+    assert src._proc is None

@@ -77,6 +77,9 @@ class TurnDone(Message):
         self.error = error
 
 
+TRANSCRIPT_INTERVAL = 0.08
+"""Seconds between transcript redraws while tokens stream in."""
+
 PLAYER_ACTIONS = {
     "toggle_pause": "toggle_pause", "step_forward": "step_forward", "step_back": "step_back",
     "faster": "set_speed", "slower": "set_speed", "jump_end": "jump_to_end",
@@ -134,6 +137,8 @@ class ChatScreen(Screen):
         self._session_step_start = 0
         self._session_chart_start = 0
         self._inspector_scheduled = False
+        self._pending_pieces: list[Piece] = []
+        self._pieces_scheduled = False
         self._header: SessionHeader | None = None
 
     # -- layout --------------------------------------------------------------------
@@ -272,7 +277,6 @@ class ChatScreen(Screen):
         self.generating = True
         self.stop_requested = False
         self.sub_title = "generating…"
-        self.refresh_bindings()
         self.run_worker(lambda: self._generate(prompt, self.turn_id), thread=True, group="generate",
                         exit_on_error=False)
 
@@ -285,7 +289,6 @@ class ChatScreen(Screen):
             self.notify(msg.error, title="Generation failed", severity="error", timeout=10)
         self.sub_title = self._idle_subtitle()
         self._flush_views()
-        self.refresh_bindings()
         if self.read_only and getattr(self.source, "has_next_session", False) and not self.stop_requested:
             self.start_turn(None)
 
@@ -312,6 +315,7 @@ class ChatScreen(Screen):
             self._on_summary(ev)
 
     def _on_header(self, h: SessionHeader) -> None:
+        self._flush_pieces()
         self._header = h
         self.stats = RunningStats()
         self.stats.add(h)
@@ -344,7 +348,11 @@ class ChatScreen(Screen):
                 pieces.append(Piece(printable(tok.text), "draft", idx, conf))
             else:
                 pieces.append(Piece(printable(tok.text), "target", idx))
-        self.transcript.append_pieces([p for p in pieces if p.text])
+        self._pending_pieces.extend(p for p in pieces if p.text)
+        if not self._pieces_scheduled:
+            # batch the transcript at ~12 frames/s: fast sessions draw fewer frames, not fewer tokens
+            self._pieces_scheduled = True
+            self.set_timer(TRANSCRIPT_INTERVAL, self._flush_pieces)
         self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
         if ev.settings_changed:
             self.controls.note_applied(ev.step, ev.method)
@@ -355,6 +363,7 @@ class ChatScreen(Screen):
             self._schedule_inspector()
 
     def _on_summary(self, s: SessionSummary) -> None:
+        self._flush_pieces()
         self.stats.add(s)
         self.stats_panel.show(self.stats, now=True)
         if s.stop_reason == "stopped":
@@ -382,6 +391,7 @@ class ChatScreen(Screen):
     def redraw_session(self, events: Iterable[Event]) -> None:
         """Redraw the current session from `events` (its header first): a replay stepping back."""
         events = list(events)
+        self._flush_pieces()
         self.transcript.truncate(self._session_token_start)
         del self.steps[self._session_step_start:]
         self.chart.truncate(self._session_chart_start)
@@ -393,10 +403,16 @@ class ChatScreen(Screen):
         self._flush_views()
 
     # -- throttled views ----------------------------------------------------------------
+    def _flush_pieces(self) -> None:
+        self._pieces_scheduled = False
+        if self._pending_pieces:
+            pieces, self._pending_pieces = self._pending_pieces, []
+            self.transcript.append_pieces(pieces)
+
     def _schedule_inspector(self) -> None:
         if not self._inspector_scheduled:
             self._inspector_scheduled = True
-            self.set_timer(0.2, self._update_inspector)
+            self.set_timer(0.5, self._update_inspector)
 
     def _update_inspector(self) -> None:
         self._inspector_scheduled = False
@@ -404,6 +420,7 @@ class ChatScreen(Screen):
             self.inspector.show(self.steps[-1], len(self.steps) - 1, len(self.steps))
 
     def _flush_views(self) -> None:
+        self._flush_pieces()
         self.stats_panel.show(self.stats, now=True)
         if self.follow:
             self._update_inspector()
@@ -415,6 +432,7 @@ class ChatScreen(Screen):
 
     def select_step(self, index: int | None) -> None:
         """Pin the inspector on global step `index` (None: follow the latest step again)."""
+        self._flush_pieces()
         if index is None or not self.steps:
             self.follow = True
             self.transcript.selected_step = None

@@ -15,6 +15,8 @@ Usage::
 
 from __future__ import annotations
 
+import time
+
 from textual.color import Color
 from textual.reactive import reactive
 from textual_plotext import PlotextPlot
@@ -24,6 +26,13 @@ from ..themes import FALLBACK, TokenRole
 
 def _rgb(colour: str) -> tuple[int, int, int]:
     return Color.parse(colour).rgb
+
+
+def _int_ticks(lo: int, hi: int, n: int) -> list[int]:
+    """About n whole-number ticks from lo to hi (steps and token counts are integers)."""
+    span = max(1, hi - lo)
+    step = max(1, -(-span // n))
+    return list(range(lo, hi + 1, step))
 
 
 class AcceptanceChart(PlotextPlot):
@@ -47,6 +56,9 @@ class AcceptanceChart(PlotextPlot):
         self.accent = "#f2b84b"
         self._scheduled = False
         self._dirty = True
+        self._cached = None
+        self._cached_size = None
+        self._build_s = 0.0
 
     # -- data ------------------------------------------------------------------
     def add_step(self, accepted: int, gamma: int, drafted: int, changed: bool = False) -> None:
@@ -109,7 +121,8 @@ class AcceptanceChart(PlotextPlot):
             return
         if not self._scheduled:
             self._scheduled = True
-            self.set_timer(self.interval, self._tick)
+            # plotting is costly: keep it under ~10% of the UI thread however slow the machine
+            self.set_timer(max(self.interval, 10 * self._build_s), self._tick)
 
     def _tick(self) -> None:
         self._scheduled = False
@@ -136,14 +149,24 @@ class AcceptanceChart(PlotextPlot):
         roll = self.rolling_acceptance()[lo:hi]
         plt.plot(xs, roll, label=f"α rolling {self.rolling}", marker="braille", yside="right",
                  color=_rgb(self.accent))
-        plt.ylim(0, max(1, max(self.gammas[lo:hi] + self.accepted[lo:hi])) + 0.5, yside="left")
+        top = max(1, max(self.gammas[lo:hi] + self.accepted[lo:hi]))
+        plt.ylim(0, top + 0.5, yside="left")
+        plt.yticks(_int_ticks(0, top, 5), yside="left")
         plt.ylim(0, 1.05, yside="right")
+        plt.yticks([0, 0.25, 0.5, 0.75, 1.0], ["0", ".25", ".5", ".75", "1"], yside="right")
+        plt.xticks(_int_ticks(lo, hi - 1, 6))
         for c in self.changes:
             if lo <= c < hi:
                 plt.vline(c, color=_rgb(self.roles["target"].color))
 
     def render(self):
-        if self._dirty:
+        """Rebuild the plot only when data, colours or size changed (a repaint reuses the last one)."""
+        size = (self.size.width, self.size.height, self.app.theme)
+        if self._dirty or self._cached is None or size != self._cached_size:
+            t0 = time.perf_counter()
             self._build()
             self._dirty = False
-        return super().render()
+            self._cached = super().render()
+            self._cached_size = size
+            self._build_s = time.perf_counter() - t0
+        return self._cached

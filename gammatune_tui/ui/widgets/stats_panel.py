@@ -31,7 +31,7 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
     if s is None or s.steps == 0:
         return Text("No steps yet.", style="italic")
     t = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), expand=False)
-    t.add_column("k", style="dim", no_wrap=True, width=12)
+    t.add_column("k", style="dim", no_wrap=True, min_width=11)
     t.add_column("v", no_wrap=True, overflow="ellipsis")
     t.add_row("tokens/s", f"{s.tokens_per_s:,.1f}  ({s.tokens} tokens, {s.steps} steps)")
     t.add_row("α", f"{s.acceptance_rate:.2f}  (rolling {s.rolling_acceptance:.2f})")
@@ -58,14 +58,17 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
 
 
 class StatsPanel(Static):
-    """Call `show(stats)` as often as you like; it redraws at most every `interval` seconds."""
+    """Call `show(stats)` as often as you like; it redraws at most every `interval` seconds.
+
+    Its height is fixed (12 rows) so an update repaints only this panel.
+    """
 
     DEFAULT_CSS = """
-    StatsPanel { height: auto; padding: 0 1; }
+    StatsPanel { height: 12; padding: 0 1; }
     StatsPanel.-slower { border-left: thick $error; }
     """
 
-    def __init__(self, *, interval: float = 0.2, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, interval: float = 0.5, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(render_stats(None), id=id, classes=classes)
         self.interval = interval
         self.stats: RunningStats | None = None
@@ -82,4 +85,5 @@ class StatsPanel(Static):
     def _redraw(self) -> None:
         self._scheduled = False
         self.set_class(bool(self.stats and self.stats.slower_than_plain), "-slower")
-        self.update(render_stats(self.stats))
+        # fixed height: no layout pass per update (a layout repaints the whole screen)
+        self.update(render_stats(self.stats), layout=False)

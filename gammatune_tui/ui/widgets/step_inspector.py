@@ -122,8 +122,7 @@ class StepInspector(Static):
 
     DEFAULT_CSS = """
     StepInspector {
-        height: auto;
-        max-height: 11;
+        height: 11;
         padding: 0 1;
         background: $panel;
         overflow-x: auto;
@@ -139,7 +138,8 @@ class StepInspector(Static):
 
     def show(self, event: StepEvent | None, index: int | None = None, total: int | None = None) -> None:
         self.event, self.index, self.total = event, index, total
-        self.update(render_step(event, self.roles, index=index, total=total))
+        # fixed height: no layout pass per update (a layout repaints the whole screen)
+        self.update(render_step(event, self.roles, index=index, total=total), layout=False)
 
     def set_roles(self, roles: dict[str, TokenRole]) -> None:
         self.roles = dict(roles)

@@ -283,10 +283,29 @@ class TokenStream(ScrollView, can_focus=True):
         # the user scrolling up stops the follow; scrolling back to the end resumes it
         self._following = new_value >= self.max_scroll_y - 1
 
+    def _set_virtual_size(self, size: Size) -> None:
+        """Grow the scrollable area without a layout pass of the whole screen.
+
+        Assigning `virtual_size` re-lays out every widget on the screen (it is a
+        layout reactive); a transcript that grows by a line per step would pay that
+        each step. The size is set quietly and only the scrollbars are updated
+        (they still trigger a layout themselves when they appear or disappear).
+        """
+        if size == self.virtual_size:
+            return
+        if not self.is_mounted or not self.container_size:
+            self.virtual_size = size
+            return
+        try:
+            self.set_reactive(TokenStream.virtual_size, size)
+            self._scroll_update(size)
+        except AttributeError:  # pragma: no cover - a Textual without these internals
+            self.virtual_size = size
+
     def _after_change(self, first_changed: int, at_bottom: bool) -> None:
         for y in range(first_changed, len(self._lines)):
             self._cache.pop(y, None)
-        self.virtual_size = Size(self._wrap or self._wrap_width(), len(self._lines))
+        self._set_virtual_size(Size(self._wrap or self._wrap_width(), len(self._lines)))
         if at_bottom and not self._end_scheduled:
             # after the next layout, when the scrollbar and max_scroll_y know the new size
             self._end_scheduled = True
@@ -342,6 +361,10 @@ class TokenStream(ScrollView, can_focus=True):
             self._cache[line_no] = strip
         return strip.crop_extend(scroll_x, scroll_x + width, base)
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()      # cached lines carry the widget's background
+
     def watch_shade(self) -> None:
         self._cache.clear()
         self.refresh()
@@ -375,6 +398,7 @@ class TokenStream(ScrollView, can_focus=True):
             return
         cur = self.selected_step if self.selected_step is not None else self._max_step
         new = min(self._max_step, max(0, cur + delta))
+        self.selected_step = new      # at once, so fast repeats count every press
         self.post_message(self.StepSelected(new))
 
 
