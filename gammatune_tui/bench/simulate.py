@@ -85,6 +85,8 @@ class CostModel:
     verify_s: dict[int, float]  # k tokens in one target pass → seconds
     step_s: float = 0.0
     emit_token_s: float = 0.0
+    session_s: float = 0.0  # per-session time outside the steps beyond the trace's own (prefill, header)
+    outside_s: float = 0.0  # measured per-session time outside the steps (calibration sessions, mean)
 
     def verify(self, k: int) -> float:
         v = self.verify_s.get(k)
@@ -109,7 +111,8 @@ class CostModel:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "CostModel":
         return cls(float(d["draft_token_s"]), {int(k): float(v) for k, v in d["verify_s"].items()},
-                   float(d.get("step_s", 0.0)), float(d.get("emit_token_s", 0.0)))
+                   float(d.get("step_s", 0.0)), float(d.get("emit_token_s", 0.0)), float(d.get("session_s", 0.0)),
+                   float(d.get("outside_s", 0.0)))
 
 
 @dataclass
@@ -258,7 +261,7 @@ def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     if cost is not None:
         draft_s = drafted_total * cost.draft_token_s
         verify_s = sum(c * cost.verify(k + 1) for k, c in enumerate(hist_d) if c)
-        wall = trace.session_s + draft_s + verify_s + steps * cost.step_s + n * cost.emit_token_s
+        wall = trace.session_s + cost.session_s + draft_s + verify_s + steps * cost.step_s + n * cost.emit_token_s
     return RunRecord(
         method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim", tokens=n,
         steps=steps, drafted=drafted_total, accepted=accepted_total, wall_s=wall, draft_s=draft_s,
@@ -390,93 +393,66 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
                  target_flips=flips, fragile=fragile)
 
 
-def measure_costs(pair: Any, context_ids: list[int], max_k: int, repeats: int = 5) -> CostModel:
-    """Times the draft's one-token step and the target's k-token verify at a typical context.
+def calibrate(events: Iterable[Any]) -> CostModel:
+    """A cost model from the decoder's own step timings (the "small timing pass").
 
-    Each call mirrors the decoder's: a cached forward, softmax/argmax and one
-    host sync. Medians of `repeats` runs, after a warm-up.
-    """
-    import torch
-    from transformers import DynamicCache
+    Feed it the events of a few live sessions with different windows (e.g.
+    `specdecode` at γ0 = 1, 2, 4, 8, 16, 24 on one prompt). Timing the real
+    decoder rather than bare forward passes means every host-side cost (the
+    per-token sync, the policy call, token text, cache crops, building the
+    event) is charged, and under the same machine load as the live runs.
 
-    target, draft = pair.target, pair.draft
-    device = torch.device(getattr(pair, "device", None) or target.device)
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
-    ctx = torch.tensor([context_ids], device=device)
-    extra = torch.tensor([context_ids[-max_k:] if len(context_ids) >= max_k else
-                          (context_ids * (max_k // max(1, len(context_ids)) + 1))[:max_k]], device=device)
-
-    def med(fn: Callable[[], None]) -> float:
-        fn()
-        ts = []
-        for _ in range(repeats):
-            sync()
-            t = time.perf_counter()
-            fn()
-            sync()
-            ts.append(time.perf_counter() - t)
-        return statistics.median(ts)
-
-    with torch.no_grad():
-        dcache = DynamicCache()
-        draft(input_ids=ctx, past_key_values=dcache, use_cache=True, logits_to_keep=1)
-
-        def dstep() -> None:
-            lg = draft(input_ids=extra[:, :1], past_key_values=dcache, use_cache=True, logits_to_keep=1).logits[0, -1].float()
-            pr = torch.softmax(lg, -1)
-            top, x = pr.max(-1)
-            torch.stack((top, top, x.to(top.dtype))).tolist()
-            dcache.crop(-1)
-
-        draft_token_s = med(dstep)
-        tcache = DynamicCache()
-        target(input_ids=ctx, past_key_values=tcache, use_cache=True, logits_to_keep=1)
-        verify: dict[int, float] = {}
-        for k in range(1, max_k + 1):
-            def vstep(k: int = k) -> None:
-                lg = target(input_ids=extra[:, :k], past_key_values=tcache, use_cache=True,
-                            logits_to_keep=k).logits[0].float()
-                pr = torch.softmax(lg, -1)
-                am = lg.argmax(-1)
-                torch.cat((am.to(pr.dtype), pr[:, 0])).tolist()
-                tcache.crop(-k)
-
-            verify[k] = med(vstep)
-    return CostModel(draft_token_s=draft_token_s, verify_s=verify)
-
-
-def calibrate_overheads(cost: CostModel, events: Iterable[Any]) -> CostModel:
-    """Fits what the timed model passes do not cover, from live StepEvents, by least squares.
-
-    step_s − (d·draft_token_s + verify(d + 1)) ≈ c₀ + c_d·d + c_e·e for a step
-    that drafted d and emitted e tokens: the decoder's per-step bookkeeping,
-    its per-draft host work (probabilities to Python, the policy call, token
-    text) and its per-token detokenisation. Negative coefficients are dropped
-    and the rest refitted, so no part of a step is ever credited time.
+    * draft_token_s: Σ draft_s / Σ drafted;
+    * verify_s[k]: mean verify_s of the steps that verified k tokens
+      (other k are interpolated, or extrapolated linearly);
+    * step_s + e·emit_token_s: the rest of a step (step_s − draft_s − verify_s,
+      plus the gap to the next step), least squares in the emitted count e,
+      coefficients clamped at 0.
     """
     import numpy as np
 
-    rows: list[tuple[float, float, float]] = []
-    for ev in events:
-        if getattr(ev, "type", "") != "step":
+    steps: list[Any] = []
+    gaps: list[float] = []
+    outside: list[float] = []
+    session: list[Any] = []
+    for ev in list(events) + [None]:
+        t = getattr(ev, "type", None)
+        if t == "step":
+            session.append(ev)
             continue
-        d = len(ev.drafted)
-        rows.append((float(d), float(len(ev.emitted)), ev.step_s - (d * cost.draft_token_s + cost.verify(d + 1))))
-    if len(rows) < 3:
-        return cost
-    data = np.array(rows)
-    cols = [0, 1, 2]  # intercept, d, e
-    X_all = np.column_stack([np.ones(len(data)), data[:, 0], data[:, 1]])
-    y = data[:, 2]
-    coef = np.zeros(3)
-    while cols:
-        sol, *_ = np.linalg.lstsq(X_all[:, cols], y, rcond=None)
-        if (sol >= 0).all():
-            coef[:] = 0
-            coef[cols] = sol
-            break
-        cols = [c for c, v in zip(cols, sol) if v >= 0] if (sol >= 0).any() else []
-    return CostModel(cost.draft_token_s + float(coef[1]), dict(cost.verify_s), float(coef[0]), float(coef[2]))
+        if session:  # close the previous session: the time between its steps goes to the step before
+            for a, b in zip(session, session[1:]):
+                gaps.append(max(0.0, (b.elapsed_s - b.step_s) - a.elapsed_s))
+            gaps.append(0.0)
+            if t == "summary":
+                first, last = session[0], session[-1]
+                outside.append((first.elapsed_s - first.step_s) + max(0.0, ev.wall_s - last.elapsed_s))
+            steps.extend(session)
+            session = []
+    if not steps:
+        raise ValueError("no step events to calibrate from")
+    drafted = sum(len(s.drafted) for s in steps)
+    draft_token_s = sum(s.draft_s for s in steps if s.drafted) / drafted if drafted else 0.0
+    by_k: dict[int, list[float]] = {}
+    for s in steps:
+        by_k.setdefault(len(s.drafted) + 1, []).append(s.verify_s)
+    verify = {k: statistics.fmean(v) for k, v in sorted(by_k.items())}
+    if len(verify) == 1:  # one point: assume the pass cost does not grow (GPU-like), the safe side for drafts
+        (k0, v0), = verify.items()
+        verify[k0 + 1] = v0
+    e = np.array([float(len(s.emitted)) for s in steps])
+    rest = np.array([s.step_s - s.draft_s - s.verify_s + g for s, g in zip(steps, gaps)])
+    X = np.column_stack([np.ones_like(e), e])
+    (c0, ce), *_ = np.linalg.lstsq(X, rest, rcond=None)
+    if ce < 0:
+        c0, ce = float(rest.mean()), 0.0
+    if c0 < 0:
+        c0, ce = 0.0, max(0.0, float((rest * e).sum() / (e * e).sum()))
+    return CostModel(draft_token_s=draft_token_s, verify_s=verify, step_s=float(c0), emit_token_s=float(ce),
+                     outside_s=statistics.fmean(outside) if outside else 0.0)
+
+
+CALIBRATION_GAMMAS = (1, 2, 4, 8, 16, 24)
 
 
 # -- validation against the live decoder ---------------------------------------------------------------

@@ -296,19 +296,18 @@ def _load_or_record(err: Console, pair: Any, pid: list, cfg: Any, max_window: in
             header_s = time.perf_counter() - t0
             traces.append(sim.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, max_window - 1, pair.eos_ids, header_s))
             prog.update(task, advance=1, description=f"trace {p.id}")
-        # cost model at a typical context: the first prompt plus half its continuation
-        t = traces[0]
-        ctx = t.prompt_ids + t.tokens[: max(1, len(t.tokens) // 2)]
-        prog.update(task, description="timing the models")
-        cost = sim.measure_costs(pair, ctx, max_window + 1)
-        prog.update(task, advance=1, description="calibrating step overheads")
-        events: list = []
+        # the timing pass: the decoder itself, specdecode at several windows on the first prompt
+        prog.update(task, description="timing the decoder")
         from ..engine.policies import PolicySettings
 
-        for g in (1, 4, 12):
-            protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid[0], cfg.max_new_tokens, keep_events=events)
-        cost = sim.calibrate_overheads(cost, events)
-        prog.update(task, advance=1)
+        events: list = []
+        for g in sim.CALIBRATION_GAMMAS:
+            if g <= max_window:
+                protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid[0], cfg.max_new_tokens,
+                                    keep_events=events)
+        cost = sim.calibrate(events)
+        cost.session_s = max(0.0, cost.outside_s - traces[0].session_s)
+        prog.update(task, advance=2)
     if traces_path is not None:
         traces_path.parent.mkdir(parents=True, exist_ok=True)
         traces_path.write_text(json.dumps({"key": key, "max_window": max_window, "cost_model": cost.to_json(),

@@ -117,3 +117,28 @@ def test_fast_path_equals_token_by_token(bench_pair, traces):
                 a = replay(tr, cls(g, p.params), steps_out=fast_steps)
                 b = replay(tr, slow_cls(g, p.params), steps_out=slow_steps)
                 assert fast_steps == slow_steps and a.pos_drafted == b.pos_drafted and a.tokens == b.tokens
+
+
+def test_calibrate_recovers_known_costs():
+    """The timing pass reads the decoder's own step timings; known costs come back out."""
+    from types import SimpleNamespace as NS
+
+    from gammatune_tui.bench.simulate import calibrate
+
+    events, t = [], 0.0
+    pre = 0.003
+    for d, e in [(1, 2), (3, 1), (3, 4), (1, 1), (5, 6), (5, 2), (3, 3)] * 3:
+        draft_s = 0.002 * d
+        verify_s = 0.01 + 0.001 * (d + 1)
+        step_s = draft_s + verify_s + 0.0005 + 0.0001 * e
+        t += step_s + (pre if not events else 0.0)
+        events.append(NS(type="step", drafted=[0] * d, emitted=[0] * e, draft_s=draft_s, verify_s=verify_s,
+                         step_s=step_s, elapsed_s=t))
+    events.append(NS(type="summary", wall_s=t + 0.001))
+    cost = calibrate(events)
+    assert cost.draft_token_s == pytest.approx(0.002)
+    assert cost.verify_s == pytest.approx({2: 0.012, 4: 0.014, 6: 0.016})
+    assert cost.verify(3) == pytest.approx(0.013) and cost.verify(10) == pytest.approx(0.02)
+    assert cost.step_s == pytest.approx(0.0005, abs=1e-9)
+    assert cost.emit_token_s == pytest.approx(0.0001, abs=1e-9)
+    assert cost.outside_s == pytest.approx(pre + 0.001)
