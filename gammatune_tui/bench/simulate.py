@@ -93,10 +93,16 @@ class CostModel:
         if v is not None:
             return v
         ks = sorted(self.verify_s)
+        if len(ks) == 1:
+            return self.verify_s[ks[0]]
         if k > ks[-1]:  # extrapolate linearly from the last two points
             k1, k2 = ks[-2], ks[-1]
             slope = (self.verify_s[k2] - self.verify_s[k1]) / (k2 - k1)
-            return self.verify_s[k2] + slope * (k - k2)
+            return max(self.verify_s[k2], self.verify_s[k2] + slope * (k - k2))
+        if k < ks[0]:  # below the first point: linearly from the first two, never below half of it
+            k1, k2 = ks[0], ks[1]
+            slope = (self.verify_s[k2] - self.verify_s[k1]) / (k2 - k1)
+            return max(0.5 * self.verify_s[k1], min(self.verify_s[k1], self.verify_s[k1] - slope * (k1 - k)))
         lo = max(x for x in ks if x < k)
         hi = min(x for x in ks if x > k)
         f = (k - lo) / (hi - lo)

@@ -142,3 +142,12 @@ def test_calibrate_recovers_known_costs():
     assert cost.step_s == pytest.approx(0.0005, abs=1e-9)
     assert cost.emit_token_s == pytest.approx(0.0001, abs=1e-9)
     assert cost.outside_s == pytest.approx(pre + 0.001)
+
+
+def test_verify_outside_the_measured_windows():
+    cost = CostModel(draft_token_s=0.001, verify_s={2: 0.010, 3: 0.012, 5: 0.016})
+    assert cost.verify(1) == pytest.approx(0.008)
+    assert cost.verify(4) == pytest.approx(0.014)
+    assert cost.verify(7) == pytest.approx(0.020)
+    flat = CostModel(draft_token_s=0.001, verify_s={2: 0.010, 3: 0.009})
+    assert flat.verify(9) == pytest.approx(0.009)  # never extrapolated downwards
