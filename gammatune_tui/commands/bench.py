@@ -374,7 +374,26 @@ def _compare_cells(console: Console, sim_cells: dict, live_cells: dict) -> dict:
     steps_eq = sum(r["steps_live"] == r["steps_sim"] for r in rows)
     console.print(Text(f"simulation vs live: mean |error| {mean_abs:.1%}, worst {worst:.1%}; "
                        f"step counts equal in {steps_eq}/{len(rows)} cells", style="bold"))
-    return {"cells": rows, "mean_abs_rel_error": mean_abs, "worst_abs_rel_error": worst, "steps_equal": steps_eq}
+    out = {"cells": rows, "mean_abs_rel_error": mean_abs, "worst_abs_rel_error": worst, "steps_equal": steps_eq}
+    # Table 2 is a ratio within one run, so a machine that is uniformly slower or faster than during the
+    # timing pass cancels out there: compare the two Table 2s as well.
+    from ..bench.report import table2
+    from ..bench.results import throughputs
+
+    ts, tl = throughputs(sim_cells), throughputs(live_cells)
+    if "specdecode" in ts and "specdecode" in tl:
+        a, b = table2(ts), table2(tl)
+        t = Table(title=Text("Table 2, simulated vs live"), title_justify="left")
+        for c in ("method", "simulated", "live"):
+            t.add_column(c, justify="left" if c == "method" else "right", no_wrap=c == "method")
+        cmp = {}
+        for m in a:
+            if m in b:
+                t.add_row(Text(m), Text(str(a[m])), Text(str(b[m])))
+                cmp[m] = {"sim": a[m].to_json(), "live": b[m].to_json()}
+        console.print(t)
+        out["table2"] = cmp
+    return out
 
 
 def _tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, method: str, std_weight: float) -> dict:
