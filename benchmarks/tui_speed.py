@@ -114,14 +114,26 @@ def _pair():
     return load_pair(**kw), "random-weight Llama pair (hidden 256, 6 layers, byte vocabulary)", kw
 
 
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+CPU = {"direct": [], "tui": []}   # decoder CPU ms per token, the load-independent view
+
+
 def run_direct(pair, settings, sampling, prompt, max_new) -> float:
     """What `gammatune run` does: iterate the decoder in the main thread."""
     from gammatune_tui.engine import SpeculativeDecoder
 
     dec = SpeculativeDecoder(pair, settings, sampling)
     summary = None
+    c0 = time.thread_time()
     for ev in dec.generate(pair.encode_prompt(prompt, raw=True), max_new):
         summary = ev
+    if max_new > 32:
+        CPU["direct"].append((time.thread_time() - c0) * 1000 / max(1, summary.tokens))
     return summary.tokens_per_s, summary.tokens
 
 
@@ -140,9 +152,13 @@ async def run_tui(pair, settings, sampling, prompt, max_new, load_kwargs=None) -
         # like a user: the app has started and is idle, then the prompt is sent
         await _wait(pilot, lambda: chat.ready)
         await pilot.pause(1.0)
+        proc = getattr(src, "_proc", None)
+        c0 = _proc_cpu(proc.pid) if proc is not None else None
         chat.start_turn(prompt)
         await _wait(pilot, lambda: chat.stats.summary is not None and not chat.generating)
         s = chat.stats.summary
+        if c0 is not None:
+            CPU["tui"].append((_proc_cpu(proc.pid) - c0) * 1000 / max(1, s.tokens))
     return s.tokens_per_s, s.tokens
 
 
@@ -203,6 +219,10 @@ def report_speed(a) -> None:
     print(f"TUI / run = {sp['ratio'] * 100:.1f}% (medians over {a.reps} alternating runs; "
           f"run by run: {', '.join(f'{x * 100:.0f}%' for x in sp['pairwise'])})")
     print(f"thread mode / run = {sp['ratio_thread'] * 100:.1f}%")
+    if CPU["direct"] and CPU["tui"]:
+        d, t = statistics.median(CPU["direct"]), statistics.median(CPU["tui"])
+        print(f"decoder CPU per token: run {d:.2f} ms, TUI's decoder process {t:.2f} ms "
+              f"(speed at equal CPU: {d / t * 100:.1f}%)")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ class AcceptanceChart(PlotextPlot):
 
     full_history = reactive(False)
 
-    def __init__(self, *, window: int = 60, rolling: int = 10, interval: float = 0.2,
+    def __init__(self, *, window: int = 60, rolling: int = 10, interval: float = 0.4,
                  id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.window = window
@@ -121,8 +121,8 @@ class AcceptanceChart(PlotextPlot):
             return
         if not self._scheduled:
             self._scheduled = True
-            # plotting is costly: keep it under ~10% of the UI thread however slow the machine
-            self.set_timer(max(self.interval, 10 * self._build_s), self._tick)
+            # plotting is costly: keep it under ~4% of a core however slow the machine
+            self.set_timer(max(self.interval, 25 * self._build_s), self._tick)
 
     def _tick(self) -> None:
         self._scheduled = False

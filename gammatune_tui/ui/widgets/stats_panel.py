@@ -68,7 +68,7 @@ class StatsPanel(Static):
     StatsPanel.-slower { border-left: thick $error; }
     """
 
-    def __init__(self, *, interval: float = 0.5, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, interval: float = 1.0, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(render_stats(None), id=id, classes=classes)
         self.interval = interval
         self.stats: RunningStats | None = None

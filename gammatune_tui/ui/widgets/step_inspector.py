@@ -107,6 +107,9 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
         note.append(_cell(tt.text), style=target_style)
         if d - a - 1 > 0:
             note.append(f" · {d - a - 1} later draft{'s' if d - a - 1 != 1 else ''} discarded", style=dim)
+    elif tt is not None and tt.kind == "bonus" and d == 0:
+        note.append(" · nothing drafted (the draft stopped at once); the target's token ")
+        note.append(_cell(tt.text), style=target_style)
     elif tt is not None and tt.kind == "bonus":
         note.append(" · all drafts accepted; bonus token ")
         note.append(_cell(tt.text), style=target_style)
