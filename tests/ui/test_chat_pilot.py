@@ -21,6 +21,8 @@ def test_send_prompt_streams_a_turn_with_colours(export_dir):
             chat = app.chat
             await wait_until(pilot, lambda: chat.ready, what="ready")
             assert app.focused is chat.query_one("#prompt")
+            welcome = chat.query_one("#welcome")
+            assert welcome.display and "draft tokens the target accepted" in plain(welcome)
             await pilot.press(*"def f(", "enter")
             await wait_until(pilot, lambda: chat.stats.summary is not None, what="summary")
             ts = chat.transcript
@@ -31,6 +33,7 @@ def test_send_prompt_streams_a_turn_with_colours(export_dir):
             assert chat.stats.tokens == sum(len(s.emitted) for s in chat.steps)
             assert chat.generating is False
             assert chat.query_one("#prompt", Input).value == ""
+            assert not welcome.display
             # a second turn goes through the same source with the next turn number
             await pilot.press(*"more", "enter")
             await wait_until(pilot, lambda: len(chat.sessions) == 2 and chat.stats.summary is not None)

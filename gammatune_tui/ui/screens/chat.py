@@ -25,7 +25,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, ProgressBar
+from rich.text import Text
+from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ...engine.policies import PolicySettings
@@ -81,6 +82,25 @@ TRANSCRIPT_INTERVAL = 0.08
 """Seconds between transcript redraws while tokens stream in (about 12 frames/s)."""
 INSPECTOR_INTERVAL = 1.0
 """Seconds between inspector redraws while it follows the newest step."""
+
+def welcome_text(roles, demo: bool = False) -> Text:
+    """What a newcomer sees before the first prompt: what to do and what the colours mean."""
+    t = Text()
+    t.append("Type a prompt below and press Enter", style="bold")
+    if demo:
+        t.append(" (the demo pair writes Python: try ")
+        t.append("def parse_args(argv):", style="italic")
+        t.append(")")
+    t.append(".\nColours: ")
+    t.append("your prompt", style=roles["prompt"].style())
+    t.append(" · ")
+    t.append("draft tokens the target accepted", style=roles["draft"].style())
+    t.append(" · ")
+    t.append("tokens the target produced (corrections, bonus)", style=roles["target"].style())
+    t.append(".\nChange the method or η, δ, τ, γ on the right while it runs · Esc stops · F1 keys · Ctrl+P commands",
+             style="dim")
+    return t
+
 
 PLAYER_ACTIONS = {
     "toggle_pause": "toggle_pause", "step_forward": "step_forward", "step_back": "step_back",
@@ -151,6 +171,7 @@ class ChatScreen(Screen):
                 with Horizontal(id="loading"):
                     yield Label("Preparing…", id="load-label")
                     yield ProgressBar(total=100, show_eta=False, id="load-bar")
+                yield Static(id="welcome")
                 yield TokenStream(id="transcript")
                 yield StepInspector(id="inspector")
                 yield Input(placeholder="Type a prompt, Enter sends · Esc stops · F1 help · Ctrl+P commands",
@@ -190,6 +211,7 @@ class ChatScreen(Screen):
         self.apply_palette()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
         if self.read_only:
+            self.query_one("#welcome").display = False
             self.query_one("#prompt").display = False
             self.transcript.focus()
         else:
@@ -198,6 +220,8 @@ class ChatScreen(Screen):
 
     def apply_palette(self) -> None:
         gt = self.app.gamma_theme  # type: ignore[attr-defined]
+        demo = "demo" in str(getattr(self.source, "title", ""))
+        self.query_one("#welcome", Static).update(welcome_text(gt.roles, demo=demo))
         self.transcript.set_palette(gt.roles, gt.background, gt.foreground)
         self.inspector.set_roles(gt.roles)
         self.chart.set_colours(gt.roles, gt.textual.accent or gt.textual.primary)
@@ -318,6 +342,7 @@ class ChatScreen(Screen):
 
     def _on_header(self, h: SessionHeader) -> None:
         self._flush_pieces()
+        self.query_one("#welcome").display = False
         self._header = h
         self.stats = RunningStats()
         self.stats.add(h)

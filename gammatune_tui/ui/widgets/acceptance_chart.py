@@ -143,6 +143,10 @@ class AcceptanceChart(PlotextPlot):
         plt.xlabel("step")
         if not xs:
             plt.plot([0], [0], marker=" ")
+            plt.xlim(0, 10)
+            plt.ylim(0, 4)
+            plt.xticks([0, 5, 10])
+            plt.yticks([0, 2, 4])
             return
         plt.plot(xs, self.gammas[lo:hi], label="γ", marker="braille", color=_rgb(self.roles["prompt"].color))
         plt.plot(xs, self.accepted[lo:hi], label="accepted", marker="braille", color=_rgb(self.roles["draft"].color))
