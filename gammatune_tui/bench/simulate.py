@@ -399,6 +399,9 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
                  target_flips=flips, fragile=fragile)
 
 
+MIN_SAMPLES = 5
+
+
 def calibrate(events: Iterable[Any]) -> CostModel:
     """A cost model from the decoder's own step timings (the "small timing pass").
 
@@ -442,7 +445,11 @@ def calibrate(events: Iterable[Any]) -> CostModel:
     by_k: dict[int, list[float]] = {}
     for s in steps:
         by_k.setdefault(len(s.drafted) + 1, []).append(s.verify_s)
-    verify = {k: statistics.fmean(v) for k, v in sorted(by_k.items())}
+    # windows seen only a few times (cut short by the budget at the end of a session) are noise; the
+    # well-sampled ones (γ0 + 1 of each timing session) carry the model, the rest is interpolated
+    verify = {k: statistics.fmean(v) for k, v in sorted(by_k.items()) if len(v) >= MIN_SAMPLES}
+    if len(verify) < 2:
+        verify = {k: statistics.fmean(v) for k, v in sorted(by_k.items())}
     if len(verify) == 1:  # one point: assume the pass cost does not grow (GPU-like), the safe side for drafts
         (k0, v0), = verify.items()
         verify[k0 + 1] = v0

@@ -127,7 +127,7 @@ def test_calibrate_recovers_known_costs():
 
     events, t = [], 0.0
     pre = 0.003
-    for d, e in [(1, 2), (3, 1), (3, 4), (1, 1), (5, 6), (5, 2), (3, 3)] * 3:
+    for d, e in [(1, 2), (3, 1), (3, 4), (1, 1), (5, 6), (5, 2), (3, 3)] * 5 + [(7, 8)]:
         draft_s = 0.002 * d
         verify_s = 0.01 + 0.001 * (d + 1)
         step_s = draft_s + verify_s + 0.0005 + 0.0001 * e
