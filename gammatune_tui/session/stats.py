@@ -63,7 +63,7 @@ class RunningStats:
         self.draft_calls += d
         self.draft_s += ev.draft_s
         self.verify_s += ev.verify_s
-        self.elapsed_s = ev.elapsed_s or (self.elapsed_s + ev.step_s or ev.draft_s + ev.verify_s)
+        self.elapsed_s = ev.elapsed_s or (self.elapsed_s + (ev.step_s or ev.draft_s + ev.verify_s))
         self.gamma_sum += ev.gamma
         while len(self.pos_drafted) < d:
             self.pos_drafted.append(0)
