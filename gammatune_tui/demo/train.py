@@ -45,6 +45,7 @@ class TrainSettings:
     max_minutes: float | None = None
     bf16: bool = False
     init_from: str | None = None
+    stop_after: int | None = None
 
 
 def log(msg: str) -> None:
@@ -169,6 +170,9 @@ def train_model(name: str, tok, train_ids: torch.Tensor, val_ids: torch.Tensor, 
             history.append({"step": steps_done, "train_loss": round(ema, 4), "val_loss": round(vl, 4),
                             "val_bits_per_byte": round(bpb, 4), "seconds": round(elapsed, 1)})
             log(f"{name}: step {steps_done} val loss {vl:.3f} val {bpb:.3f} bits/byte")
+        if s.stop_after is not None and steps_done >= s.stop_after:
+            log(f"{name}: stopping after step {steps_done} as asked (--stop-after)")
+            break
         if s.max_minutes is not None and elapsed > s.max_minutes * 60:
             log(f"{name}: stopping early at step {steps_done}: over --max-minutes {s.max_minutes}")
             break
@@ -219,6 +223,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU), cpu, cuda")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for training steps (≈1.5× faster on CPUs with AVX512-BF16)")
     p.add_argument("--init-from", type=Path, default=None, help="continue training from this model dir (a second stage)")
+    p.add_argument("--stop-after", type=int, default=None,
+                   help="stop after this many steps, keeping the schedule of --target/--draft-steps "
+                        "(reproduces a run that --max-minutes cut short)")
     p.add_argument("--max-minutes", type=float, default=None, help="safety cap per model (stops early; not reproducible)")
     p.add_argument("--tiny", action="store_true", help="tiny shapes, corpus slice and steps: proves the recipe in seconds")
     args = p.parse_args(argv)
@@ -262,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             lr=args.target_lr if name == "target" else args.draft_lr,
             warmup=args.warmup, eval_every=args.eval_every, eval_windows=args.eval_windows,
             log_every=args.log_every, seed=args.seed, max_minutes=args.max_minutes, bf16=args.bf16,
-            init_from=str(args.init_from) if args.init_from else None,
+            init_from=str(args.init_from) if args.init_from else None, stop_after=args.stop_after,
         )
         model, stats = train_model(name, tok, train_ids, val_ids, s, device)
         save_model(model, tok, out / name, {**base, "settings": asdict(s), **stats,
