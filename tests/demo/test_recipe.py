@@ -81,3 +81,17 @@ def test_run_lengths_and_regimes_by_hand():
     m = [True, True, False, False, True] + [True] * 9 + [False, True]
     assert run_lengths(m) == [2, 0, 10, 1]
     assert regime_counts(run_lengths(m)) == {"0": 1, "1-3": 2, "4-7": 0, "8+": 1}
+
+
+def test_measure_script_runs_on_the_recipe_output(tiny_pair_dir, tmp_path, capsys):
+    from gammatune_tui.demo.measure import main as measure_main
+
+    out = tmp_path / "m.json"
+    assert measure_main(["--pair-dir", str(tiny_pair_dir), "--threads", "1", "--max-new-tokens", "6",
+                         "--methods", "specdecode:3", "--show", "1", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert 0.0 <= res["alpha_greedy"] <= 1.0
+    assert sum(res["regimes"].values()) == sum(res["run_length_histogram"].values())
+    spec = res["speculative"]["specdecode:3"]
+    assert spec["identical_to_plain"] == res["prompts"]
+    assert "α" in capsys.readouterr().out
