@@ -16,77 +16,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
 
-
-def make_byte_tokenizer():
-    """Byte-level BPE without merges: every byte is a token, so multi-byte characters span tokens."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    alphabet = pre_tokenizers.ByteLevel.alphabet()
-    vocab = {"<s>": 0, "</s>": 1, "<unk>": 2}
-    for ch in sorted(alphabet):
-        vocab[ch] = len(vocab)
-    tk = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    from tokenizers.processors import TemplateProcessing
-
-    tk.post_processor = TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tk, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-        clean_up_tokenization_spaces=False,
-    )
-
-
-def make_word_tokenizer(words: list[str]):
-    """A whitespace WordLevel tokenizer over `words` (no special tokens): tiny exact-law models."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {w: i for i, w in enumerate(words)}
-    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token=words[0]))
-    tk.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
-    tk.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(tokenizer_object=tk, unk_token=words[0], clean_up_tokenization_spaces=False)
-
-
-def make_llama(vocab: int, seed: int, *, hidden: int = 32, layers: int = 2, init: float = 0.3,
-               eos: int | None = 1, bos: int | None = 0):
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    cfg = LlamaConfig(
-        vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-        bos_token_id=bos, eos_token_id=eos, pad_token_id=None, tie_word_embeddings=False,
-        initializer_range=init,
-    )
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(cfg).eval()
-    model.generation_config.eos_token_id = eos
-    model.generation_config.bos_token_id = bos
-    model.generation_config.pad_token_id = eos
-    return model
-
-
-def noisy_copy(model, seed: int, scale: float, only: str | None = "lm_head"):
-    """The model's weights plus Gaussian noise: a draft that agrees often but not always.
-
-    Noise on every layer of a random network decorrelates it almost entirely,
-    so by default only the output projection (`only`) is perturbed.
-    """
-    import copy
-
-    import torch
-
-    draft = copy.deepcopy(model)
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in draft.named_parameters():
-            if only is not None and not name.startswith(only):
-                continue
-            p.add_(torch.randn(p.shape, generator=g) * scale * p.std())
-    return draft
+from tiny_models import make_byte_tokenizer, make_llama, make_word_tokenizer, noisy_copy  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")

@@ -122,7 +122,7 @@ def test_run_model_errors_are_one_line_exit_2(capsys, tiny_pair_dirs, tmp_path):
 
 
 def test_run_tokenizer_mismatch_exit_2(capsys, tiny_pair_dirs, tmp_path):
-    from conftest import make_llama, make_word_tokenizer
+    from tiny_models import make_llama, make_word_tokenizer
 
     tok = make_word_tokenizer(list("abcdefgh"))
     d = tmp_path / "other"

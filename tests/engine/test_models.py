@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import torch
 
-from conftest import make_byte_tokenizer, make_llama
+from tiny_models import make_byte_tokenizer, make_llama
 from gammatune_tui.engine import models
 from gammatune_tui.engine.models import (
     PRESETS, VICUNA_SYSTEM, check_tokenizers, load_pair, resolve_device, resolve_dtype, vicuna_format,
@@ -59,7 +59,7 @@ def test_tokenizer_mismatch_names_first_tokens(tmp_path, tiny_pair_dirs):
     assert "id 40" in msg and repr(a) in msg and repr(b) in msg and "\n" not in msg
     # different sizes
     with pytest.raises(TokenizerMismatch, match="259 vs"):
-        from conftest import make_word_tokenizer
+        from tiny_models import make_word_tokenizer
 
         check_tokenizers(make_byte_tokenizer(), make_word_tokenizer(list("abc")))
 
