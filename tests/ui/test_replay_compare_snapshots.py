@@ -1,0 +1,81 @@
+"""Snapshots of a replay in the chat screen and of the compare screen after a race (fixed recordings).
+
+Update after an intended visual change with
+`pytest tests/ui/test_replay_compare_snapshots.py --snapshot-update` and look at the report first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from gammatune_tui.engine.policies import METHODS
+from gammatune_tui.session.compare import MethodRun
+from gammatune_tui.session.recording import Recording, RecordedSession
+from gammatune_tui.session.synthetic import synthetic_session
+from gammatune_tui.ui.replay import make_replay_app
+from gammatune_tui.ui.screens.compare import make_compare_replay_app
+
+SIZE = (150, 46)
+
+
+async def _wait(pilot, pred, timeout=30.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not pred():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+async def _settle(pilot, screen):
+    """Throttled views (stats, inspector, chart) and the player line drawn in their final state."""
+    await pilot.pause(0.3)
+    screen._flush_views()
+    screen._update_info()
+    await pilot.pause(0.6)
+
+
+def _recording(events) -> Recording:
+    from pathlib import Path
+
+    return Recording(Path("gammatune-plus.jsonl"), [RecordedSession(events[0], events[1:-1], events[-1])])
+
+
+def test_replay_screen(snap_compare):
+    app = make_replay_app(_recording(synthetic_session("gammatune+", seed=5)), speed=0)
+
+    async def before(pilot):
+        screen = pilot.app.screen
+        await _wait(pilot, lambda: screen.stats.summary is not None and not screen.generating)
+        await _settle(pilot, screen)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_replay_paused_after_stepping(snap_compare):
+    app = make_replay_app(_recording(synthetic_session("gammatune", seed=5)), speed=0, paused=True)
+
+    async def before(pilot):
+        screen = pilot.app.screen
+        await _wait(pilot, lambda: screen._recorded is not None)
+        await pilot.press(*["full_stop"] * 6, "comma")
+        await _wait(pilot, lambda: len(screen.steps) == 5)
+        await _settle(pilot, screen)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_compare_screen_after_the_race(snap_compare):
+    runs = [MethodRun.from_events(synthetic_session(m, seed=5)) for m in METHODS]
+    app = make_compare_replay_app(runs, speed=0, title="replay: five-methods.jsonl")
+
+    async def before(pilot):
+        screen = pilot.app.screen
+        await _wait(pilot, lambda: screen.summary is not None and not screen.racing)
+        await pilot.pause(0.3)
+        for pane in screen.panes:   # charts redraw at most every 0.2 s: force the final frame
+            pane.chart._dirty = True
+            pane.chart.refresh()
+        await pilot.pause(0.6)
+
+    assert snap_compare(app, terminal_size=(170, 50), run_before=before)
