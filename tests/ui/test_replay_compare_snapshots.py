@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gammatune_tui.engine.policies import METHODS
+from gammatune_tui.engine.policies import METHODS, PolicySettings
 from gammatune_tui.session.compare import MethodRun
 from gammatune_tui.session.recording import Recording, RecordedSession
 from gammatune_tui.session.synthetic import synthetic_session
@@ -16,6 +16,11 @@ from gammatune_tui.ui.replay import make_replay_app
 from gammatune_tui.ui.screens.compare import make_compare_replay_app
 
 SIZE = (150, 46)
+
+
+def _pinned(method: str):
+    """Every policy parameter spelled out, so retuned defaults do not change the pictures."""
+    return PolicySettings.build(method, 4, eta=0.5, delta=1, tau=0.4, gamma_min=1, gamma_max=16)
 
 
 async def _wait(pilot, pred, timeout=30.0):
@@ -42,7 +47,7 @@ def _recording(events) -> Recording:
 
 
 def test_replay_screen(snap_compare):
-    app = make_replay_app(_recording(synthetic_session("gammatune+", seed=5)), speed=0)
+    app = make_replay_app(_recording(synthetic_session(_pinned("gammatune+"), seed=5)), speed=0)
 
     async def before(pilot):
         screen = pilot.app.screen
@@ -53,7 +58,7 @@ def test_replay_screen(snap_compare):
 
 
 def test_replay_paused_after_stepping(snap_compare):
-    app = make_replay_app(_recording(synthetic_session("gammatune", seed=5)), speed=0, paused=True)
+    app = make_replay_app(_recording(synthetic_session(_pinned("gammatune"), seed=5)), speed=0, paused=True)
 
     async def before(pilot):
         screen = pilot.app.screen
