@@ -128,6 +128,9 @@ class ReplayChatScreen(ChatScreen):
 
     def action_toggle_pause(self) -> None:
         super().action_toggle_pause()
+        p = self.player
+        if not p.paused and not self.generating and (not p.session_finished or p.has_next_session):
+            self.start_turn(None)   # after Esc (or the end of a rewound session): play on
         self._update_info()
 
     def _speed(self, factor: float) -> None:

@@ -135,3 +135,24 @@ def test_multi_session_chat_recording_plays_every_turn(tmp_path):
             assert len(screen.steps) == sum(1 for e in one + two if isinstance(e, StepEvent))
 
     asyncio.run(go())
+
+
+def test_escape_stops_the_replay_and_space_plays_on(tmp_path):
+    events = synthetic_session("gammatune", seed=1)
+    steps = [e for e in events if isinstance(e, StepEvent)]
+    app = make_replay_app(_recording(tmp_path, events), speed=0, paused=True)
+
+    async def go():
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            await _until(pilot, lambda: screen._recorded is not None)
+            await pilot.press("full_stop", "full_stop")
+            await _until(pilot, lambda: len(screen.steps) == 2)
+            await pilot.press("escape")
+            await _until(pilot, lambda: not screen.generating)
+            assert len(screen.steps) == 2 and screen.stats.summary is None
+            await pilot.press("space")   # resume: the rest of the session, once
+            await _until(pilot, lambda: screen.stats.summary is not None and not screen.generating)
+            assert screen.steps == steps
+
+    asyncio.run(go())
