@@ -32,7 +32,13 @@ class RecordingWriter:
     def write(self, event: Event) -> None:
         if self._fh is None:
             return
-        self._fh.write(json.dumps(event.to_json(), ensure_ascii=False, allow_nan=False) + "\n")
+        obj = event.to_json()
+        line = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in token text: escape it rather than lose the session
+            line = json.dumps(obj, ensure_ascii=True, allow_nan=False)
+        self._fh.write(line + "\n")
         self._fh.flush()
 
     def write_all(self, events: Iterable[Event]) -> None:
@@ -103,7 +109,9 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
             if len(raw) > MAX_LINE_BYTES:
                 raise ValueError("line too long")
             text = raw.decode("utf-8")
-            obj = json.loads(text)
+            obj = json.loads(text, parse_constant=_reject_constant)
+        except _NonFinite as exc:
+            raise RecordingError(f"{p}: line {n}: {exc}") from None
         except (UnicodeDecodeError, ValueError):
             if is_partial_last and n > 1:
                 yield n, None, f"{p}: line {n} is cut off (the recording ended mid-line); replaying the {n - 1} lines before it"
@@ -115,6 +123,15 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
         except EventFormatError as exc:
             raise RecordingError(f"{p}: line {n}: {exc}") from None
         yield n, event, ""
+
+
+class _NonFinite(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> None:
+    """JSON has no NaN or Infinity; a file that holds them was not written by gammatune."""
+    raise _NonFinite(f"non-finite number {name} (impossible value)")
 
 
 def _not_utf8(raw: bytes) -> bool:
