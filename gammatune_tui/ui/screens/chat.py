@@ -15,7 +15,6 @@ source has player controls (`toggle_pause`, `step_forward`, `step_back`,
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -23,9 +22,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.screen import Screen
-from rich.text import Text
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
@@ -40,82 +37,26 @@ from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
 from ..widgets.stats_panel import StatsPanel
 from ..widgets.step_inspector import StepInspector
-from ..widgets.token_stream import Piece, TokenStream
+from ..widgets.token_stream import Piece, TokenStream, step_pieces
+from .chat_actions import ViewActions
+from .chat_messages import LoadDone, LoadProgress, SourceEvent, TurnDone
+from .help import help_bindings, welcome_text
+from .player import PLAYER_ACTIONS, PlayerKeys, recorded_settings
 
-
-# -- messages from the worker thread (post_message is thread-safe) ---------------------
-class LoadProgress(Message):
-    """Model loading progress; only the latest matters."""
-
-    def __init__(self, stage: str, fraction: float) -> None:
-        super().__init__()
-        self.stage = stage
-        self.fraction = fraction
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, LoadProgress)
-
-
-class LoadDone(Message):
-    def __init__(self, error: str = "") -> None:
-        super().__init__()
-        self.error = error
-
-
-class SourceEvent(Message):
-    """One event of the running session (a header, a step or a summary)."""
-
-    def __init__(self, event: Event, turn_id: int) -> None:
-        super().__init__()
-        self.event = event
-        self.turn_id = turn_id
-
-
-class TurnDone(Message):
-    def __init__(self, turn_id: int, error: str = "") -> None:
-        super().__init__()
-        self.turn_id = turn_id
-        self.error = error
-
+__all__ = ["ChatScreen", "LoadDone", "LoadProgress", "PLAYER_ACTIONS", "SourceEvent", "TurnDone", "welcome_text"]
 
 TRANSCRIPT_INTERVAL = 0.08
 """Seconds between transcript redraws while tokens stream in (about 12 frames/s)."""
 INSPECTOR_INTERVAL = 1.0
 """Seconds between inspector redraws while it follows the newest step."""
 
-def welcome_text(roles, demo: bool = False) -> Text:
-    """What a newcomer sees before the first prompt: what to do and what the colours mean."""
-    t = Text()
-    t.append("Type a prompt below and press Enter", style="bold")
-    if demo:
-        t.append(" (the demo pair writes Python: try ")
-        t.append("def parse_args(argv):", style="italic")
-        t.append(")")
-    t.append(".\nColours: ")
-    t.append("your prompt", style=roles["prompt"].style())
-    t.append(" · ")
-    t.append("draft tokens the target accepted", style=roles["draft"].style())
-    t.append(" · ")
-    t.append("tokens the target produced (corrections, bonus)", style=roles["target"].style())
-    t.append(".\nChange the method or η, δ, τ, γ on the right while it runs · Esc stops · F1 keys · Ctrl+P commands",
-             style="dim")
-    return t
 
-
-PLAYER_ACTIONS = {
-    "toggle_pause": "toggle_pause", "step_forward": "step_forward", "step_back": "step_back",
-    "faster": "set_speed", "slower": "set_speed", "jump_end": "jump_to_end",
-}
-
-
-class ChatScreen(Screen):
+class ChatScreen(ViewActions, PlayerKeys, Screen):
     """See the module docstring. `app` must be a GammaTuneApp (for themes and export)."""
 
     BINDINGS = [
         Binding("escape", "stop", "Stop"),
-        Binding("f1", "app.help", "Help"),
-        Binding("question_mark", "app.help", "Help", show=False),
-        Binding("f2", "app.screenshot_svg", "Screenshot"),
+        *help_bindings(),
         Binding("f3", "export_html", "Export HTML"),
         Binding("f4", "toggle_shade", "Shade"),
         Binding("f5", "toggle_history", "History"),
@@ -368,14 +309,7 @@ class ChatScreen(Screen):
         idx = len(self.steps)
         self.steps.append(ev)
         self.stats.add(ev)
-        pieces = []
-        for i, tok in enumerate(ev.emitted):
-            if tok.source == "draft":
-                conf = ev.drafted[i].chosen_prob if i < len(ev.drafted) else None
-                pieces.append(Piece(printable(tok.text), "draft", idx, conf))
-            else:
-                pieces.append(Piece(printable(tok.text), "target", idx))
-        self._pending_pieces.extend(p for p in pieces if p.text)
+        self._pending_pieces.extend(step_pieces(ev, idx))
         if not self._pieces_scheduled:
             # batch the transcript at ~12 frames/s: fast sessions draw fewer frames, not fewer tokens
             self._pieces_scheduled = True
@@ -400,20 +334,9 @@ class ChatScreen(Screen):
 
     def _show_recorded_settings(self, method: str, gamma0: int | None, params: dict[str, Any],
                                 sampling: dict[str, Any] | None) -> None:
-        try:
-            keep = {k: params[k] for k in ("eta", "delta", "tau", "gamma_min", "gamma_max") if params.get(k) is not None}
-            st = PolicySettings.build(method, gamma0 or params.get("gamma0") or self.controls.settings.gamma0, **keep)
-        except (GammatuneError, ValueError, TypeError):
-            return  # a recording with odd values: leave the fields as they are
-        sc = None
-        if sampling:
-            try:
-                sc = SamplingConfig(temperature=float(sampling.get("temperature", 0.0)),
-                                    top_k=int(sampling.get("top_k", 0)), top_p=float(sampling.get("top_p", 1.0)),
-                                    seed=sampling.get("seed"))
-            except (GammatuneError, ValueError, TypeError):
-                sc = None
-        self.controls.show_settings(st, sc)
+        st, sc = recorded_settings(method, gamma0, params, sampling, self.controls.settings.gamma0)
+        if st is not None:
+            self.controls.show_settings(st, sc)
 
     def redraw_session(self, events: Iterable[Event]) -> None:
         """Redraw the current session from `events` (its header first): a replay stepping back."""
@@ -508,61 +431,6 @@ class ChatScreen(Screen):
             self.sub_title = "stopping…"
         elif not self.follow:
             self.select_step(None)
-
-    def action_toggle_shade(self) -> None:
-        ts = self.transcript
-        ts.shade = not ts.shade
-        self.notify("Draft tokens shaded by the draft's confidence" if ts.shade else "Confidence shading off",
-                    timeout=2)
-
-    def action_toggle_history(self) -> None:
-        self.chart.full_history = not self.chart.full_history
-
-    def action_toggle_inspector(self) -> None:
-        self.inspector.display = not self.inspector.display
-
-    def action_export_html(self) -> Path | None:
-        path = self.export_dir / time.strftime("gammatune-%Y%m%d-%H%M%S.html")
-        try:
-            path.write_text(self.transcript.export_html(), encoding="utf-8")
-        except OSError as exc:
-            self.notify(f"Could not write {path}: {exc.strerror or exc}", severity="error")
-            return None
-        self.notify(f"Transcript saved to {path}", title="Export")
-        return path
-
-    # player (read-only sources that have these methods)
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in PLAYER_ACTIONS:
-            return self.read_only and hasattr(self.source, PLAYER_ACTIONS[action])
-        return True
-
-    def action_toggle_pause(self) -> None:
-        paused = self.source.toggle_pause()  # type: ignore[attr-defined]
-        self.sub_title = "paused" if paused else "playing"
-
-    def action_step_forward(self) -> None:
-        self.source.step_forward(1)  # type: ignore[attr-defined]
-
-    def action_step_back(self) -> None:
-        shown = self.source.step_back(1)  # type: ignore[attr-defined]
-        if shown:
-            self.redraw_session(shown)
-            self.sub_title = "paused"
-
-    def action_faster(self) -> None:
-        self._speed(2.0)
-
-    def action_slower(self) -> None:
-        self._speed(0.5)
-
-    def _speed(self, factor: float) -> None:
-        cur = float(getattr(self.source, "speed", 1.0)) or 1.0
-        new = self.source.set_speed(min(1000.0, max(0.125, cur * factor)))  # type: ignore[attr-defined]
-        self.notify(f"speed ×{new:g}", timeout=1)
-
-    def action_jump_end(self) -> None:
-        self.source.jump_to_end()  # type: ignore[attr-defined]
 
     def on_unmount(self) -> None:
         if self.generating:

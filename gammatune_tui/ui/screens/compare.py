@@ -16,220 +16,30 @@ the race at once (tests, screenshots).
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.message import Message
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
-from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ...engine.policies import PolicySettings
-from ...engine.sampling import SamplingConfig
 from ...errors import GammatuneError
-from ...session.compare import CompareRunner, CompareSummary, MethodRun, engine_factory, summarize
+from ...session.compare import CompareSummary, MethodRun, summarize
 from ...session.printer import lossless_text, summary_table
 from ...session.recording import RecordingWriter
-from ...session.replay import check_speed, schedule
-from ...session.stats import RunningStats
+from ...session.replay import check_speed
+from ..compare_job import CompareJob, CompareProgress, MeasureDone, MethodMeasured
+from ..race import MAX_RACE_S, MIN_RACE_S, ORDINALS, race_scale
 from ..safe_text import printable
-from ..widgets.acceptance_chart import AcceptanceChart
-from ..widgets.token_stream import Piece, TokenStream
+from ..widgets.compare_pane import MethodPane, pane_stats
+from .help import help_bindings
 
-MIN_RACE_S = 4.0
-"""A race shorter than this in real time is slowed down to last this long."""
-MAX_RACE_S = 60.0
-"""A race longer than this is sped up."""
-ORDINALS = ("1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th")
-
-
-# -- what the screen measures --------------------------------------------------------------
-class CompareJob:
-    """Loads the pair once (unless given a decoder factory) and runs the methods one by one."""
-
-    def __init__(self, methods: Sequence[str], settings: PolicySettings, sampling: SamplingConfig, prompt: Any,
-                 max_new_tokens: int, *, user_text: str | None = None, factory: Callable | None = None,
-                 load: Callable[..., Any] | None = None, record: RecordingWriter | None = None,
-                 warmup_tokens: int = 8):
-        self.methods = list(methods)
-        self.settings, self.sampling = settings, sampling
-        self.prompt, self.user_text = prompt, user_text
-        self.max_new_tokens = max_new_tokens
-        self.factory = factory
-        self.load = load
-        self.record = record
-        self.warmup_tokens = warmup_tokens
-        self.runner: CompareRunner | None = None
-        self._stopped = False
-
-    def prepare(self, progress: Callable[[str, float], None]) -> None:
-        if self.factory is None:
-            if self.load is None:
-                raise GammatuneError("no models to compare (neither a pair loader nor a decoder factory)")
-            pair = self.load(progress)
-            self.factory = engine_factory(pair)
-        progress("ready", 1.0)
-
-    def measure(self, progress: Callable[[int, int, str, int], None],
-                on_method_done: Callable[[MethodRun], None]) -> CompareSummary:
-        self.runner = CompareRunner(self.factory, self.methods, self.settings, self.sampling, self.prompt,
-                                    self.max_new_tokens, user_text=self.user_text,
-                                    warmup_tokens=self.warmup_tokens)
-        if self._stopped:
-            self.runner.stop()
-        try:
-            return self.runner.run(progress, self.record, on_method_done)
-        finally:
-            if self.record is not None:
-                self.record.close()
-
-    def stop(self) -> None:
-        self._stopped = True
-        if self.runner is not None:
-            self.runner.stop()
-
-
-# -- messages from the worker ----------------------------------------------------------------
-class CompareProgress(Message):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, CompareProgress)
-
-
-class MethodMeasured(Message):
-    def __init__(self, run: MethodRun) -> None:
-        super().__init__()
-        self.run = run
-
-
-class MeasureDone(Message):
-    def __init__(self, error: str = "") -> None:
-        super().__init__()
-        self.error = error
-
-
-# -- one pane ---------------------------------------------------------------------------------
-def pane_stats(stats: RunningStats) -> Text:
-    """A pane's numbers (the same RunningStats the summary ranks)."""
-    s = stats
-    t = Text()
-    t.append(f"{s.tokens_per_s:,.1f}", style="bold")
-    t.append(" tok/s", style="dim")
-    t.append(f" · α {s.acceptance_rate:.2f}\n")
-    t.append(f"{s.tokens_per_step:.2f}", style="bold")
-    t.append(" tok/step", style="dim")
-    t.append(f" · γ̄ {s.mean_gamma:.1f}\n")
-    t.append(f"target {s.target_calls} · draft {s.draft_calls}", style="dim")
-    t.append(f"\n{s.tokens} tokens · {s.elapsed_s:.2f} s", style="dim")
-    return t
-
-
-class MethodPane(Vertical):
-    """Transcript, chart and stats of one method; fed one event at a time."""
-
-    DEFAULT_CSS = """
-    MethodPane { width: 1fr; min-width: 16; border-right: vkey $panel; }
-    MethodPane .pane-title { width: 1fr; height: 1; padding: 0 1; background: $panel; text-style: bold;
-                             text-wrap: nowrap; text-overflow: ellipsis; }
-    MethodPane.-winner .pane-title { background: $success 40%; }
-    MethodPane TokenStream { height: 1fr; }
-    MethodPane AcceptanceChart { height: 12; min-height: 6; }
-    MethodPane .pane-stats { height: auto; padding: 0 1; }
-    """
-
-    def __init__(self, label: str, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.label = label
-        self.run: MethodRun | None = None
-        self.stats = RunningStats()
-        self.times: list[float] = []
-        self.fed = 0
-        self.place: int | None = None
-        self.status = "waiting"
-
-    def compose(self) -> ComposeResult:
-        yield Label(printable(self.label, keep_newlines=False), classes="pane-title")
-        yield TokenStream(classes="pane-transcript")
-        yield AcceptanceChart(window=40, rolling=8, classes="pane-chart")
-        yield Static(Text("waiting to be measured…", style="dim italic"), classes="pane-stats")
-
-    @property
-    def transcript(self) -> TokenStream:
-        return self.query_one(TokenStream)
-
-    @property
-    def chart(self) -> AcceptanceChart:
-        return self.query_one(AcceptanceChart)
-
-    def set_run(self, run: MethodRun) -> None:
-        self.run = run
-        self.times = schedule(run.events, cap=None)
-        s = run.stats
-        self.query_one(".pane-stats", Static).update(
-            Text(f"measured: {s.tokens} tokens in {s.elapsed_s:.2f} s", style="dim italic"))
-
-    @property
-    def total_s(self) -> float:
-        return self.times[-1] if self.times else 0.0
-
-    @property
-    def done(self) -> bool:
-        return self.run is not None and self.fed >= len(self.run.events)
-
-    def reset(self) -> None:
-        self.transcript.clear()
-        self.chart.clear()
-        self.stats = RunningStats()
-        self.fed = 0
-        self.place = None
-        self.remove_class("-winner")
-        self.query_one(".pane-title", Label).update(printable(self.label, keep_newlines=False))
-
-    def advance(self, t: float) -> bool:
-        """Feeds every event due by race time t; True if anything was drawn."""
-        if self.run is None:
-            return False
-        events = self.run.events
-        start = self.fed
-        steps: list[StepEvent] = []
-        while self.fed < len(events) and self.times[self.fed] <= t:
-            ev = events[self.fed]
-            self.fed += 1
-            self.stats.add(ev)
-            if isinstance(ev, SessionHeader):
-                user = ev.user_text or ev.prompt
-                self.transcript.append(user, "prompt")
-                self.transcript.append("\n", "info")
-            elif isinstance(ev, StepEvent):
-                steps.append(ev)
-        if steps:
-            pieces: list[Piece] = []
-            for ev in steps:
-                for i, tok in enumerate(ev.emitted):
-                    role = "draft" if tok.source == "draft" else "target"
-                    conf = ev.drafted[i].chosen_prob if role == "draft" and i < len(ev.drafted) else None
-                    pieces.append(Piece(printable(tok.text), role, ev.step, conf))
-                self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
-            self.transcript.append_pieces([p for p in pieces if p.text])
-        if self.fed != start:
-            self.query_one(".pane-stats", Static).update(pane_stats(self.stats))
-            return True
-        return False
-
-    def finish(self, place: int) -> None:
-        self.place = place
-        self.set_class(place == 0, "-winner")
-        ordinal = ORDINALS[place] if place < len(ORDINALS) else f"{place + 1}th"
-        self.query_one(".pane-title", Label).update(
-            f"{ordinal} ✓ {printable(self.label, keep_newlines=False)} · {self.total_s:.2f} s")
+__all__ = ["CompareJob", "CompareProgress", "CompareScreen", "MAX_RACE_S", "MIN_RACE_S", "MeasureDone",
+           "MethodMeasured", "MethodPane", "ORDINALS", "launch_compare", "make_compare_app",
+           "make_compare_replay_app", "pane_stats"]
 
 
 # -- the screen ---------------------------------------------------------------------------------
@@ -249,9 +59,7 @@ class CompareScreen(Screen):
         Binding("plus", "faster", "Faster", show=False),
         Binding("minus", "slower", "Slower", show=False),
         Binding("escape", "stop", "Stop", show=False),
-        Binding("f1", "app.help", "Help"),
-        Binding("question_mark", "app.help", "Help", show=False),
-        Binding("f2", "app.screenshot_svg", "Screenshot"),
+        *help_bindings(),
         Binding("f4", "toggle_shade", "Shade", show=False),
         Binding("f6", "app.next_theme", "Theme"),
     ]
@@ -380,15 +188,7 @@ class CompareScreen(Screen):
             pane.reset()
         self.finish_order = []
         self.races += 1
-        longest = max((p.total_s for p in measured), default=0.0)
-        if longest <= 0:
-            self.race_scale = 1.0
-        elif longest < MIN_RACE_S:
-            self.race_scale = longest / MIN_RACE_S
-        elif longest > MAX_RACE_S:
-            self.race_scale = longest / MAX_RACE_S
-        else:
-            self.race_scale = 1.0
+        self.race_scale = race_scale(max((p.total_s for p in measured), default=0.0))
         self._race_t = 0.0
         self._wall = time.monotonic()
         self.racing = True
@@ -495,44 +295,10 @@ class CompareScreen(Screen):
 
 
 # -- the app around it ---------------------------------------------------------------------------
-def _compare_app_class():
-    from ..app import GammaTuneApp
-    from textual.app import SystemCommand
-
-    class CompareApp(GammaTuneApp):
-        """GammaTuneApp showing a CompareScreen instead of the chat screen."""
-
-        CSS_PATH = str(Path(__file__).resolve().parent.parent / "gammatune.tcss")  # relative paths follow the subclass
-
-        def __init__(self, screen: CompareScreen, *, theme: str | None = None) -> None:
-            super().__init__(None, theme=theme)  # type: ignore[arg-type]  (the chat screen is never shown)
-            self.compare = screen
-
-        def on_mount(self, event) -> None:
-            event.prevent_default()
-            self.push_screen(self.compare)
-            for w in self.theme_warnings:
-                self.notify(w, title="Theme skipped", severity="warning", timeout=8)
-
-        def get_system_commands(self, screen):
-            c = self.compare
-            yield SystemCommand("Race again", "Replay every method at its measured pace (r)", c.action_restart)
-            yield SystemCommand("Pause / resume race", "Space", c.action_toggle_pause)
-            yield SystemCommand("Finish race", "Show the end at once (e)", c.action_finish)
-            yield SystemCommand("Help: keys", "Show every key binding (F1 or ?)", self.action_help)
-            yield SystemCommand("Save SVG screenshot", "Write the current screen to an .svg file (F2)",
-                                self.action_screenshot_svg)
-            for name in sorted(self.gamma_themes):
-                gt = self.gamma_themes[name]
-                yield SystemCommand(f"Theme: {name}", gt.description or f"Switch to the {name} theme",
-                                    lambda name=name: self.set_theme(name))
-            yield SystemCommand("Quit", "Quit gammatune (Ctrl+Q)", self.action_quit)
-
-    return CompareApp
-
-
 def make_compare_app(screen: CompareScreen, *, theme: str | None = None):
-    return _compare_app_class()(screen, theme=theme)
+    from ..compare_app import CompareApp  # the app imports this module
+
+    return CompareApp(screen, theme=theme)
 
 
 def make_compare_replay_app(runs: Sequence[MethodRun], *, speed: float = 1.0, paused: bool = False,

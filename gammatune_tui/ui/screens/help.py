@@ -1,4 +1,4 @@
-"""The `?` / F1 screen: every key, what the colours mean, where things are saved."""
+"""The `?` / F1 screen (every key, what the colours mean), the welcome text and the keys every screen shares."""
 
 from __future__ import annotations
 
@@ -34,19 +34,50 @@ KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
+def help_bindings() -> list[Binding]:
+    """F1 / ? for this help and F2 for a screenshot: the same on every screen."""
+    return [
+        Binding("f1", "app.help", "Help"),
+        Binding("question_mark", "app.help", "Help", show=False),
+        Binding("f2", "app.screenshot_svg", "Screenshot"),
+    ]
+
+
+def colour_key(t: Text, roles: dict[str, TokenRole], prompt: str, draft: str, target: str) -> Text:
+    """Appends the three token colours, each named in its own colour, to `t`."""
+    t.append(prompt, style=roles["prompt"].style())
+    t.append(" · ")
+    t.append(draft, style=roles["draft"].style())
+    t.append(" · ")
+    t.append(target, style=roles["target"].style())
+    return t
+
+
+def welcome_text(roles: dict[str, TokenRole], demo: bool = False) -> Text:
+    """What a newcomer sees before the first prompt: what to do and what the colours mean."""
+    t = Text()
+    t.append("Type a prompt below and press Enter", style="bold")
+    if demo:
+        t.append(" (the demo pair writes Python: try ")
+        t.append("def parse_args(argv):", style="italic")
+        t.append(")")
+    t.append(".\nColours: ")
+    colour_key(t, roles, "your prompt", "draft tokens the target accepted",
+               "tokens the target produced (corrections, bonus)")
+    t.append(".\nChange the method or η, δ, τ, γ on the right while it runs · Esc stops · F1 keys · Ctrl+P commands",
+             style="dim")
+    return t
+
+
 def render_help(roles: dict[str, TokenRole]) -> Group:
     keys = Table(box=None, show_header=False, padding=(0, 2), pad_edge=False)
     keys.add_column(style="bold", no_wrap=True)
     keys.add_column()
     for k, v in KEYS:
         keys.add_row(k, v)
-    colours = Text()
-    colours.append("Colours (the paper's Figure 2b): ")
-    colours.append("prompt", style=roles["prompt"].style())
-    colours.append(" · ")
-    colours.append("draft tokens accepted by the target", style=roles["draft"].style())
-    colours.append(" · ")
-    colours.append("tokens from the target (corrections and bonus)", style=roles["target"].style())
+    colours = Text("Colours (the paper's Figure 2b): ")
+    colour_key(colours, roles, "prompt", "draft tokens accepted by the target",
+               "tokens from the target (corrections and bonus)")
     chart = Text("Chart (Figure 2a): accepted tokens and γ per step, rolling acceptance α on the right axis; "
                  "vertical marks where new settings took effect.")
     return Group(Text("gammatune: keys", style="bold"), Text(""), keys, Text(""), colours, chart,

@@ -56,6 +56,21 @@ class Piece:
     confidence: float | None = None
 
 
+
+def step_pieces(ev, step: int) -> list[Piece]:
+    """The transcript pieces of one StepEvent, tagged with `step` (empty texts dropped).
+
+    Accepted draft tokens carry the draft's probability, for confidence shading.
+    """
+    pieces = []
+    for i, tok in enumerate(ev.emitted):
+        if tok.source == "draft":
+            conf = ev.drafted[i].chosen_prob if i < len(ev.drafted) else None
+            pieces.append(Piece(printable(tok.text), "draft", step, conf))
+        else:
+            pieces.append(Piece(printable(tok.text), "target", step))
+    return [p for p in pieces if p.text]
+
 class TokenStream(ScrollView, can_focus=True):
     """Coloured, incrementally appended, clickable transcript."""
 

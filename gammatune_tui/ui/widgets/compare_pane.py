@@ -1,0 +1,128 @@
+"""One method's pane on the compare screen: transcript, chart and stats, fed at race time."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Label, Static
+
+from ...engine.events import SessionHeader, StepEvent
+from ...session.compare import MethodRun
+from ...session.replay import schedule
+from ...session.stats import RunningStats
+from ..race import ordinal
+from ..safe_text import printable
+from .acceptance_chart import AcceptanceChart
+from .token_stream import Piece, TokenStream, step_pieces
+
+
+def pane_stats(stats: RunningStats) -> Text:
+    """A pane's numbers (the same RunningStats the summary ranks)."""
+    s = stats
+    t = Text()
+    t.append(f"{s.tokens_per_s:,.1f}", style="bold")
+    t.append(" tok/s", style="dim")
+    t.append(f" · α {s.acceptance_rate:.2f}\n")
+    t.append(f"{s.tokens_per_step:.2f}", style="bold")
+    t.append(" tok/step", style="dim")
+    t.append(f" · γ̄ {s.mean_gamma:.1f}\n")
+    t.append(f"target {s.target_calls} · draft {s.draft_calls}", style="dim")
+    t.append(f"\n{s.tokens} tokens · {s.elapsed_s:.2f} s", style="dim")
+    return t
+
+
+class MethodPane(Vertical):
+    """Transcript, chart and stats of one method; fed one event at a time."""
+
+    DEFAULT_CSS = """
+    MethodPane { width: 1fr; min-width: 16; border-right: vkey $panel; }
+    MethodPane .pane-title { width: 1fr; height: 1; padding: 0 1; background: $panel; text-style: bold;
+                             text-wrap: nowrap; text-overflow: ellipsis; }
+    MethodPane.-winner .pane-title { background: $success 40%; }
+    MethodPane TokenStream { height: 1fr; }
+    MethodPane AcceptanceChart { height: 12; min-height: 6; }
+    MethodPane .pane-stats { height: auto; padding: 0 1; }
+    """
+
+    def __init__(self, label: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.label = label
+        self.run: MethodRun | None = None
+        self.stats = RunningStats()
+        self.times: list[float] = []
+        self.fed = 0
+        self.place: int | None = None
+        self.status = "waiting"
+
+    def compose(self) -> ComposeResult:
+        yield Label(printable(self.label, keep_newlines=False), classes="pane-title")
+        yield TokenStream(classes="pane-transcript")
+        yield AcceptanceChart(window=40, rolling=8, classes="pane-chart")
+        yield Static(Text("waiting to be measured…", style="dim italic"), classes="pane-stats")
+
+    @property
+    def transcript(self) -> TokenStream:
+        return self.query_one(TokenStream)
+
+    @property
+    def chart(self) -> AcceptanceChart:
+        return self.query_one(AcceptanceChart)
+
+    def set_run(self, run: MethodRun) -> None:
+        self.run = run
+        self.times = schedule(run.events, cap=None)
+        s = run.stats
+        self.query_one(".pane-stats", Static).update(
+            Text(f"measured: {s.tokens} tokens in {s.elapsed_s:.2f} s", style="dim italic"))
+
+    @property
+    def total_s(self) -> float:
+        return self.times[-1] if self.times else 0.0
+
+    @property
+    def done(self) -> bool:
+        return self.run is not None and self.fed >= len(self.run.events)
+
+    def reset(self) -> None:
+        self.transcript.clear()
+        self.chart.clear()
+        self.stats = RunningStats()
+        self.fed = 0
+        self.place = None
+        self.remove_class("-winner")
+        self.query_one(".pane-title", Label).update(printable(self.label, keep_newlines=False))
+
+    def advance(self, t: float) -> bool:
+        """Feeds every event due by race time t; True if anything was drawn."""
+        if self.run is None:
+            return False
+        events = self.run.events
+        start = self.fed
+        steps: list[StepEvent] = []
+        while self.fed < len(events) and self.times[self.fed] <= t:
+            ev = events[self.fed]
+            self.fed += 1
+            self.stats.add(ev)
+            if isinstance(ev, SessionHeader):
+                user = ev.user_text or ev.prompt
+                self.transcript.append(user, "prompt")
+                self.transcript.append("\n", "info")
+            elif isinstance(ev, StepEvent):
+                steps.append(ev)
+        if steps:
+            pieces: list[Piece] = []
+            for ev in steps:
+                pieces.extend(step_pieces(ev, ev.step))
+                self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
+            self.transcript.append_pieces(pieces)
+        if self.fed != start:
+            self.query_one(".pane-stats", Static).update(pane_stats(self.stats))
+            return True
+        return False
+
+    def finish(self, place: int) -> None:
+        self.place = place
+        self.set_class(place == 0, "-winner")
+        self.query_one(".pane-title", Label).update(
+            f"{ordinal(place)} ✓ {printable(self.label, keep_newlines=False)} · {self.total_s:.2f} s")
