@@ -273,13 +273,14 @@ def test_text_pieces_hold_back_split_characters(tiny_pair):
 
 def test_direct_forward_is_used_and_matches_standard_path(tiny_pair, reference, monkeypatch):
     from gammatune_tui.engine import decoder as decoder_mod
+    from gammatune_tui.engine import fast_forward
 
     fwd = decoder_mod.make_forward(tiny_pair.target)
     assert "_direct_forward" in fwd.__qualname__  # the self-check accepted the fast path
     ids, ref = reference
     # the standard transformers forward gives the same tokens
-    monkeypatch.setattr(decoder_mod, "_FORWARDS", __import__("weakref").WeakKeyDictionary())
-    monkeypatch.setattr(decoder_mod, "_direct_eligible", lambda model: False)
+    monkeypatch.setattr(fast_forward, "_FORWARDS", __import__("weakref").WeakKeyDictionary())
+    monkeypatch.setattr(fast_forward, "_direct_eligible", lambda model: False)
     _, evs = run(tiny_pair, "gammatune+", 4, n=48)
     assert emitted_ids(evs) == ref
     assert "_standard_forward" in decoder_mod.make_forward(tiny_pair.target).__qualname__

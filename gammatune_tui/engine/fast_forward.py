@@ -1,0 +1,125 @@
+"""One forward pass per call, as cheap as the model allows.
+
+For small models on a CPU, a forward pass through transformers' wrappers
+(output capturing, generic mask construction, output dataclasses) costs as
+much as the layers themselves. For the plain Llama/Qwen2 stack the decoder
+runs the same modules directly: embeddings, rotary table, the decoder
+layers with an explicit causal mask, the final norm and the LM head on the
+kept positions only. It is used only after a self-check against the
+model's own forward on this very model; anything unusual (other
+architectures, sliding windows, accelerate dispatch, a failed check) takes
+the standard path.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import torch
+from transformers import DynamicCache
+
+_FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
+_FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def _standard_forward(model: Any):
+    def fwd(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
+        return model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=keep).logits[0]
+
+    return fwd
+
+
+def _direct_forward(model: Any):
+    inner = model.model
+    layers = list(inner.layers[: model.config.num_hidden_layers])
+    embed, rotary, norm, head = inner.embed_tokens, inner.rotary_emb, inner.norm, model.lm_head
+    eager = model.config._attn_implementation == "eager"
+    device = next(model.parameters()).device
+
+    def fwd(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
+        h = embed(ids)
+        n = ids.shape[1]
+        past = cache.get_seq_length()
+        pos = torch.arange(past, past + n, device=device).unsqueeze(0)
+        pe = rotary(h, pos)
+        mask = None
+        if n > 1:
+            q = torch.arange(past, past + n, device=device).view(-1, 1)
+            k = torch.arange(past + n, device=device).view(1, -1)
+            mask = (k <= q).view(1, 1, n, past + n)
+            if eager:
+                mask = torch.zeros(mask.shape, dtype=h.dtype, device=device).masked_fill(~mask, torch.finfo(h.dtype).min)
+        for layer in layers:
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos,
+                      past_key_values=cache, use_cache=True)
+        return head(norm(h[:, -keep:]))[0]
+
+    return fwd
+
+
+def _direct_eligible(model: Any) -> bool:
+    cfg = getattr(model, "config", None)
+    inner = getattr(model, "model", None)
+    if cfg is None or inner is None or type(model).__name__ not in _FAST_ARCHS:
+        return False
+    if getattr(model, "hf_device_map", None) or getattr(cfg, "_attn_implementation", None) not in ("sdpa", "eager"):
+        return False
+    if any(t != "full_attention" for t in (getattr(cfg, "layer_types", None) or [])):
+        return False
+    if getattr(cfg, "use_sliding_window", False):
+        return False
+    return all(hasattr(inner, a) for a in ("embed_tokens", "layers", "norm", "rotary_emb")) and hasattr(model, "lm_head")
+
+
+def make_forward(model: Any):
+    """fwd(ids (1, n), cache, keep) -> logits (keep, vocab): the direct path when it checks out."""
+    cached = _FORWARDS.get(model)
+    if cached is not None:
+        return cached
+    std = _standard_forward(model)
+    chosen = std
+    if _direct_eligible(model):
+        try:
+            fast = _direct_forward(model)
+            device = next(model.parameters()).device
+            vocab = int(model.config.vocab_size)
+            g = torch.Generator().manual_seed(0)
+            ids = torch.randint(0, vocab, (1, 7), generator=g).to(device)
+            with torch.no_grad():
+                c1, c2 = DynamicCache(), DynamicCache()
+                a = [std(ids[:, :4], c1, 4), std(ids[:, 4:6], c1, 2), std(ids[:, 6:], c1, 1)]
+                b = [fast(ids[:, :4], c2, 4), fast(ids[:, 4:6], c2, 2), fast(ids[:, 6:], c2, 1)]
+            tol = 1e-3 if a[0].dtype == torch.float32 else 2e-2
+            ok = all(torch.equal(x.argmax(-1), y.argmax(-1)) and torch.allclose(x.float(), y.float(), rtol=tol, atol=tol)
+                     for x, y in zip(a, b))
+            if ok:
+                chosen = fast
+        except Exception:  # any surprise: the standard path is always correct
+            chosen = std
+    chosen = _grad_free(chosen, _inference_mode_safe(model))
+    try:
+        _FORWARDS[model] = chosen
+    except TypeError:  # pragma: no cover - not weak-referenceable
+        pass
+    return chosen
+
+
+def _inference_mode_safe(model: Any) -> bool:
+    """optimum-quanto's int4 kernels fail under inference_mode; everything else runs faster in it."""
+    return not any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
+
+
+def _grad_free(fn: Any, inference: bool):
+    """Run each forward without autograd (per call, so no grad mode leaks across the generator's yields)."""
+    mode = torch.inference_mode if inference else torch.no_grad
+
+    def run(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
+        with mode():
+            return fn(ids, cache, keep)
+
+    run.__qualname__ = f"{fn.__qualname__}[{mode.__name__}]"
+    return run
+
+
+__all__ = ["make_forward"]

@@ -1,0 +1,70 @@
+"""Token ids → display text, so that the shown pieces always add up to the decoded text.
+
+Decoding one token at a time breaks multi-byte characters and drops the
+spaces some tokenizers add between tokens; these helpers decode growing
+prefixes instead and hand out only the new tail.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+class TextPieces:
+    """Incremental detokenisation whose pieces concatenate to `decode(all ids)` exactly.
+
+    A piece is `decode(ids[:k])[len(previous text):]`. While the decoded text
+    ends in U+FFFD (a multi-byte character cut in the middle) the piece is held
+    back and handed out with the token that completes the character.
+    """
+
+    def __init__(self, tokenizer: Any):
+        self._decode = tokenizer.decode
+        self.ids: list[int] = []
+        self.text = ""
+
+    def push(self, token_id: int) -> str:
+        self.ids.append(token_id)
+        full = self._decode(self.ids)
+        if full.endswith("\ufffd"):
+            return ""
+        # A tokenizer that rewrites earlier text (clean-up of spaces) cannot take
+        # back what was shown; the piece is then the tail beyond the old length.
+        piece = full[len(self.text):]
+        self.text = full
+        return piece
+
+    def flush(self) -> str:
+        """The held-back rest (only at the very end of a session)."""
+        full = self._decode(self.ids)
+        piece = full[len(self.text):]
+        self.text = full
+        return piece
+
+
+class SingleTokenText:
+    """One token's own text (for the drafted list), decoded once per id: drafts repeat a lot."""
+
+    def __init__(self, tokenizer: Any):
+        self._decode = tokenizer.decode
+        self._cache: dict[int, str] = {}
+
+    def __call__(self, token_id: int) -> str:
+        text = self._cache.get(token_id)
+        if text is None:
+            text = self._cache[token_id] = self._decode([token_id])
+        return text
+
+
+def prompt_pieces(tokenizer: Any, ids: Sequence[int]) -> list[str]:
+    """Display pieces of the prompt tokens; a small decode window keeps long prompts cheap."""
+    out: list[str] = []
+    window = 8
+    for k in range(len(ids)):
+        s = max(0, k - window)
+        before = tokenizer.decode(list(ids[s:k])) if k > s else ""
+        out.append(tokenizer.decode(list(ids[s:k + 1]))[len(before):])
+    return out
+
+
+__all__ = ["TextPieces", "SingleTokenText", "prompt_pieces"]
