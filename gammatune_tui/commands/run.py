@@ -10,18 +10,16 @@ characters.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from ..engine.events import SessionHeader, SessionSummary, StepEvent
 from ..errors import InvalidParameter
-from ..session.printer import DIM, DRAFT_STYLE, PROMPT_STYLE, TARGET_STYLE, header_text, make_console, printable
+from ..session.printer import header_text, legend, make_console, printable, transcript_text
 from .options import common_options
 
 
@@ -34,10 +32,6 @@ def _summary_table(s: SessionSummary) -> Table:
         f"{s.tokens_per_s:.1f}", str(s.target_calls), str(s.draft_calls), s.stop_reason,
     )
     return table
-
-
-def _json_line(ev: Any) -> str:
-    return json.dumps(ev.to_json(), ensure_ascii=False, allow_nan=False)
 
 
 @common_options()
@@ -79,6 +73,7 @@ def run(
 
     from ..engine.decoder import SpeculativeDecoder
     from ..engine.models import load_pair
+    from ..session.recording import event_line
 
     try:
         pair = load_pair(**opts.load_kwargs())
@@ -90,7 +85,7 @@ def run(
             for ev in events:
                 if writer is not None:
                     writer.write(ev)
-                out.write(_json_line(ev) + "\n")
+                out.write(event_line(ev) + "\n")
                 out.flush()
             return
         console = make_console()
@@ -99,23 +94,14 @@ def run(
                 writer.write(ev)
             if isinstance(ev, SessionHeader):
                 console.print(header_text(ev))
-                console.print(Text(printable(prompt), style=PROMPT_STYLE))
+                console.print(transcript_text([ev]), end="")  # the prompt (user_text) in the prompt colour
             elif isinstance(ev, StepEvent):
-                line = Text()
-                for tok in ev.emitted:
-                    line.append(printable(tok.text), style=DRAFT_STYLE if tok.source == "draft" else TARGET_STYLE)
-                console.print(line, end="")
+                console.print(transcript_text([ev]), end="")
                 console.file.flush()
             elif isinstance(ev, SessionSummary):
                 console.print()
                 console.print(_summary_table(ev))
-                legend = Text("colours: ", style=DIM)
-                legend.append("prompt", style=PROMPT_STYLE)
-                legend.append(" · ", style=DIM)
-                legend.append("draft, accepted", style=DRAFT_STYLE)
-                legend.append(" · ", style=DIM)
-                legend.append("target (correction / bonus)", style=TARGET_STYLE)
-                console.print(legend)
+                console.print(legend())
     finally:
         if writer is not None:
             writer.close()

@@ -19,6 +19,17 @@ from ..errors import RecordingError
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
+def event_line(event: Event) -> str:
+    """One event as a JSON Lines line (no newline), the same for a recording and `--json` on stdout."""
+    obj = event.to_json()
+    line = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate in token text: escape it rather than lose the session
+        line = json.dumps(obj, ensure_ascii=True, allow_nan=False)
+    return line
+
+
 class RecordingWriter:
     """Appends events to a JSONL file, one flushed line each."""
 
@@ -32,13 +43,7 @@ class RecordingWriter:
     def write(self, event: Event) -> None:
         if self._fh is None:
             return
-        obj = event.to_json()
-        line = json.dumps(obj, ensure_ascii=False, allow_nan=False)
-        try:
-            line.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate in token text: escape it rather than lose the session
-            line = json.dumps(obj, ensure_ascii=True, allow_nan=False)
-        self._fh.write(line + "\n")
+        self._fh.write(event_line(event) + "\n")
         self._fh.flush()
 
     def write_all(self, events: Iterable[Event]) -> None:
