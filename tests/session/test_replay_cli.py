@@ -165,12 +165,12 @@ def test_print_on_a_terminal_streams_at_pace_with_the_same_text(tmp_path, capsys
     assert "hi \\x1b[2J there" in plain and "stopped: eos" in plain
 
 
-def test_non_finite_and_huge_timings_do_not_break_replay(tmp_path, capsys):
+def test_huge_timings_do_not_break_replay(tmp_path, capsys):
     events = synthetic_session("specdecode", max_new_tokens=20)
     lines = [json.dumps(e.to_json()) for e in events]
-    lines[1] = lines[1].replace('"elapsed_s": ', '"elapsed_s": Infinity, "x": ', 1)
-    lines[2] = lines[2].replace('"step_s": ', '"step_s": NaN, "y": ', 1)
-    lines[3] = lines[3].replace('"elapsed_s": ', '"elapsed_s": 1e308, "z": ', 1)
+    lines[1] = lines[1].replace('"elapsed_s": ', '"elapsed_s": 1e308, "x": ', 1)
+    lines[2] = lines[2].replace('"step_s": ', '"step_s": 1e300, "y": ', 1)
+    lines[3] = lines[3].replace('"elapsed_s": ', '"elapsed_s": -5, "z": ', 1)
     path = tmp_path / "odd.jsonl"
     path.write_text("\n".join(lines) + "\n")
     from gammatune_tui.session.recording import read_recording
@@ -182,3 +182,14 @@ def test_non_finite_and_huge_timings_do_not_break_replay(tmp_path, capsys):
     assert schedule(evs)[-1] <= MAX_STEP_WAIT_S * len(evs)
     code, out, err = run_cli(["replay", str(path), "--print"], capsys)
     assert code == 0 and "Traceback" not in err
+
+
+def test_non_finite_timings_are_an_impossible_value(tmp_path, capsys):
+    events = synthetic_session("specdecode", max_new_tokens=20)
+    lines = [json.dumps(e.to_json()) for e in events]
+    lines[2] = lines[2].replace('"step_s": ', '"step_s": NaN, "y": ', 1)
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, err = run_cli(["replay", str(path), "--print"], capsys)
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "line 3" in err and "non-finite" in err
