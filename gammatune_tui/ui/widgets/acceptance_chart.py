@@ -2,7 +2,9 @@
 
 Keeps the last `window` steps on screen (press the toggle for the whole
 history) and draws a vertical mark at each step where new settings took
-effect. Adding a step only stores numbers; the plot is rebuilt at most every
+effect. The legend sits in the top border (series names in their colours),
+never over the lines, and the y ticks are chosen from the height so no two
+land on one row. Adding a step only stores numbers; the plot is rebuilt at most every
 `interval` seconds, inside `render()`, so a fast session is not slowed down
 by plotting.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import time
 
+from rich.text import Text
 from textual.color import Color
 from textual.reactive import reactive
 from textual_plotext import PlotextPlot
@@ -28,6 +31,36 @@ def _rgb(colour: str) -> tuple[int, int, int]:
     return Color.parse(colour).rgb
 
 
+def _hex(colour: str) -> str:
+    return "#%02x%02x%02x" % _rgb(colour)
+
+
+PLOT_ROWS_OFF = 5
+"""Rows plotext spends outside the plot area: title, frame top and bottom, x tick labels, x label."""
+ALPHA_TICKS = ((0, 0.25, 0.5, 0.75, 1.0), (0, 0.5, 1.0), (0, 1.0))
+
+
+def tick_count(rows: int) -> int:
+    """How many y tick labels fit on `rows` plot rows, about 1.5 rows apart (so none share a row)."""
+    if rows < 2:
+        return 1
+    return max(2, 1 + int((rows - 1) / 1.5))
+
+
+def count_ticks(top: int, n: int) -> list[int]:
+    """At most n whole-number ticks from 0 up to at least `top`, evenly spaced (the last may pass top)."""
+    if n < 2 or top <= 0:
+        return [0] if n < 2 else [0, max(1, top)]
+    step = max(1, -(-top // (n - 1)))
+    last = step * -(-top // step)
+    return list(range(0, last + 1, step))
+
+
+def alpha_ticks(n: int) -> tuple[float, ...]:
+    """The right axis (rolling α in [0, 1]): quarters when there is room, else halves, else the ends."""
+    return next((t for t in ALPHA_TICKS if len(t) <= n), (0,))
+
+
 def _int_ticks(lo: int, hi: int, n: int) -> list[int]:
     """About n whole-number ticks from lo to hi (steps and token counts are integers)."""
     span = max(1, hi - lo)
@@ -37,7 +70,7 @@ def _int_ticks(lo: int, hi: int, n: int) -> list[int]:
 
 class AcceptanceChart(PlotextPlot):
     DEFAULT_CSS = """
-    AcceptanceChart { height: 12; min-height: 8; }
+    AcceptanceChart { height: 13; min-height: 8; border-top: hkey $panel; border-title-align: left; }
     """
 
     full_history = reactive(False)
@@ -59,6 +92,7 @@ class AcceptanceChart(PlotextPlot):
         self._cached = None
         self._cached_size = None
         self._build_s = 0.0
+        self._legend()
 
     # -- data ------------------------------------------------------------------
     def add_step(self, accepted: int, gamma: int, drafted: int, changed: bool = False) -> None:
@@ -94,8 +128,22 @@ class AcceptanceChart(PlotextPlot):
 
     def set_colours(self, roles: dict[str, TokenRole], accent: str) -> None:
         self.roles, self.accent = dict(roles), accent
+        self._legend()
         self._dirty = True
         self.refresh()
+
+    def series(self) -> list[tuple[str, str]]:
+        """(name, colour) of each line, in drawing order; the legend and the plot both use it."""
+        return [("γ", self.roles["prompt"].color), ("accepted", self.roles["draft"].color),
+                (f"α rolling {self.rolling}", self.accent)]
+
+    def _legend(self) -> None:
+        legend = Text()
+        for i, (name, colour) in enumerate(self.series()):
+            if i:
+                legend.append("  ")
+            legend.append(f"━ {name}", style=f"bold {_hex(colour)}")
+        self.border_title = legend
 
     def rolling_acceptance(self) -> list[float]:
         out, acc, dra = [], 0, 0
@@ -137,27 +185,34 @@ class AcceptanceChart(PlotextPlot):
         plt.clear_data()
         lo, hi = self.visible_range()
         xs = list(range(lo, hi))
-        title = "Accepted tokens and γ per step" + (" (all steps)" if self.full_history else
-                                                     f" (last {self.window})" if len(self.accepted) > self.window else "")
+        which = (" (all steps)" if self.full_history else
+                 f" (last {self.window})" if len(self.accepted) > self.window else "")
+        title = "Accepted tokens and γ per step" + which
+        if len(title) > self.size.width - 2:  # plotext drops a title that does not fit, leaving a blank row
+            title = ("Tokens per step" + which)[: max(0, self.size.width - 2)]
         plt.title(title)
         plt.xlabel("step")
+        n_ticks = tick_count(self.size.height - PLOT_ROWS_OFF)
         if not xs:
             plt.plot([0], [0], marker=" ")
             plt.xlim(0, 10)
-            plt.ylim(0, 4)
+            ticks = count_ticks(4, n_ticks)
+            plt.ylim(0, ticks[-1])
             plt.xticks([0, 5, 10])
-            plt.yticks([0, 2, 4])
+            plt.yticks(ticks)
             return
-        plt.plot(xs, self.gammas[lo:hi], label="γ", marker="braille", color=_rgb(self.roles["prompt"].color))
-        plt.plot(xs, self.accepted[lo:hi], label="accepted", marker="braille", color=_rgb(self.roles["draft"].color))
+        # no plotext labels: its legend is drawn inside the plot, over the lines (ours is the border title)
+        (_, gamma_colour), (_, accepted_colour), (_, alpha_colour) = self.series()
+        plt.plot(xs, self.gammas[lo:hi], marker="braille", color=_rgb(gamma_colour))
+        plt.plot(xs, self.accepted[lo:hi], marker="braille", color=_rgb(accepted_colour))
         roll = self.rolling_acceptance()[lo:hi]
-        plt.plot(xs, roll, label=f"α rolling {self.rolling}", marker="braille", yside="right",
-                 color=_rgb(self.accent))
-        top = max(1, max(self.gammas[lo:hi] + self.accepted[lo:hi]))
-        plt.ylim(0, top + 0.5, yside="left")
-        plt.yticks(_int_ticks(0, top, 5), yside="left")
+        plt.plot(xs, roll, marker="braille", yside="right", color=_rgb(alpha_colour))
+        ticks = count_ticks(max(1, max(self.gammas[lo:hi] + self.accepted[lo:hi])), n_ticks)
+        plt.ylim(0, ticks[-1] + 0.5, yside="left")
+        plt.yticks(ticks, yside="left")
         plt.ylim(0, 1.05, yside="right")
-        plt.yticks([0, 0.25, 0.5, 0.75, 1.0], ["0", ".25", ".5", ".75", "1"], yside="right")
+        right = alpha_ticks(n_ticks)
+        plt.yticks(list(right), [f"{v:g}".lstrip("0") or "0" for v in right], yside="right")
         plt.xticks(_int_ticks(lo, hi - 1, 6))
         for c in self.changes:
             if lo <= c < hi:

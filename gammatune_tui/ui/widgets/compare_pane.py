@@ -41,7 +41,7 @@ class MethodPane(Vertical):
                              text-wrap: nowrap; text-overflow: ellipsis; }
     MethodPane.-winner .pane-title { background: $success 40%; }
     MethodPane TokenStream { height: 1fr; }
-    MethodPane AcceptanceChart { height: 12; min-height: 6; }
+    MethodPane AcceptanceChart { height: 13; min-height: 7; }
     MethodPane .pane-stats { height: auto; padding: 0 1; }
     """
 
