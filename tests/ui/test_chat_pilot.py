@@ -10,7 +10,7 @@ from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.session.recording import read_recording
 from gammatune_tui.ui.screens.help import HelpScreen
 
-from uihelpers import SIZE, plain, SyntheticSource, gated_source, make_app, run, wait_until
+from uihelpers import SIZE, plain, SyntheticSource, finished_chat, gated_chat, make_app, run, wait_until
 
 
 def test_send_prompt_streams_a_turn_with_colours(export_dir):
@@ -45,12 +45,7 @@ def test_send_prompt_streams_a_turn_with_colours(export_dir):
 
 def test_switch_method_mid_generation_next_event_carries_it():
     async def scenario():
-        src = gated_source(steps=50, settings=PolicySettings.build("gammatune+", 4))
-        app = make_app(src, settings=src.settings, prompt="x")
-        async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
-            src.gate.release(3)
-            await wait_until(pilot, lambda: len(chat.steps) == 3, what="3 steps")
+        async with gated_chat(3, settings=PolicySettings.build("gammatune+", 4)) as (src, pilot, chat):
             assert chat.generating
             chat.query_one("#ctl-method", Select).value = "specdecode"
             await wait_until(pilot, lambda: len(src.requests) == 1, what="request")
@@ -68,12 +63,7 @@ def test_switch_method_mid_generation_next_event_carries_it():
 
 def test_invalid_eta_refused_in_place_while_generation_goes_on():
     async def scenario():
-        src = gated_source(steps=50)
-        app = make_app(src, prompt="x")
-        async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
-            src.gate.release(2)
-            await wait_until(pilot, lambda: len(chat.steps) == 2)
+        async with gated_chat(2) as (src, pilot, chat):
             eta = chat.query_one("#ctl-eta", Input)
             for bad, reason in (("1.5", "eta must be in (0, 1]"), ("abc", "eta must be a number")):
                 eta.focus()
@@ -102,10 +92,7 @@ def test_invalid_eta_refused_in_place_while_generation_goes_on():
 
 def test_arrow_keys_step_a_control_and_temperature_goes_to_sampling():
     async def scenario():
-        src = gated_source(steps=50)
-        app = make_app(src, prompt="x")
-        async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
+        async with gated_chat() as (src, pilot, chat):
             g = chat.query_one("#ctl-gamma_max", Input)
             g.focus()
             await pilot.press("down")
@@ -128,12 +115,7 @@ def test_arrow_keys_step_a_control_and_temperature_goes_to_sampling():
 
 def test_escape_stops_cleanly():
     async def scenario():
-        src = gated_source(steps=50)
-        app = make_app(src, prompt="x")
-        async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
-            src.gate.release(2)
-            await wait_until(pilot, lambda: len(chat.steps) == 2)
+        async with gated_chat(2) as (src, pilot, chat):
             await pilot.press("escape")
             await wait_until(pilot, lambda: not chat.generating, what="stopped")
             assert chat.stats.summary.stop_reason == "stopped"
@@ -149,12 +131,7 @@ def test_escape_stops_cleanly():
 
 def test_prompt_while_generating_is_refused_not_lost():
     async def scenario():
-        src = gated_source(steps=50)
-        app = make_app(src, prompt="x")
-        async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
-            src.gate.release(1)
-            await wait_until(pilot, lambda: len(chat.steps) == 1)
+        async with gated_chat(1) as (src, pilot, chat):
             await pilot.press(*"second", "enter")
             await pilot.pause()
             assert chat.query_one("#prompt", Input).value == "second"
@@ -255,10 +232,7 @@ def test_command_palette_runs_a_method_switch():
 
 def test_step_inspector_follows_and_pins_steps():
     async def scenario():
-        app = make_app(SyntheticSource(steps=12), prompt="x")
-        async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
-            await wait_until(pilot, lambda: chat.stats.summary is not None)
+        async with finished_chat(12) as (app, pilot, chat):
             await pilot.pause(0.3)
             insp = chat.inspector
             assert insp.event is chat.steps[-1]              # follows the latest step
@@ -306,10 +280,7 @@ def test_help_screen_lists_bindings():
 def test_record_writes_every_event_and_exports(export_dir):
     async def scenario():
         rec = export_dir / "session.jsonl"
-        app = make_app(SyntheticSource(steps=7), prompt="x", record=rec, export_dir=export_dir)
-        async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
-            await wait_until(pilot, lambda: chat.stats.summary is not None)
+        async with finished_chat(7, record=rec, export_dir=export_dir) as (app, pilot, chat):
             # flushed per event: readable while the app still runs
             r = read_recording(rec)
             assert len(r.sessions) == 1 and len(r.sessions[0].steps) == 7 and r.sessions[0].summary is not None
@@ -323,10 +294,7 @@ def test_record_writes_every_event_and_exports(export_dir):
 
 def test_toggles_shade_history_inspector():
     async def scenario():
-        app = make_app(SyntheticSource(steps=100), prompt="x")
-        async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
-            await wait_until(pilot, lambda: chat.stats.summary is not None)
+        async with finished_chat(100) as (app, pilot, chat):
             assert chat.chart.visible_range() == (40, 100)
             await pilot.press("f5")
             assert chat.chart.visible_range() == (0, 100)

@@ -3,39 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from contextlib import asynccontextmanager
 
-from gammatune_tui.engine.events import StepEvent
 from gammatune_tui.engine.policies import METHODS, PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 from gammatune_tui.session.compare import MethodRun
 from gammatune_tui.session.synthetic import SyntheticDecoder, synthetic_session
 from gammatune_tui.ui.screens.compare import CompareJob, CompareScreen, make_compare_app, make_compare_replay_app
 
+from uihelpers import emitted_text as _text, plain, wait_until
+
 
 async def _until(pilot, pred, timeout=30.0):
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+    await wait_until(pilot, pred, timeout, what="condition")
 
 
-def _plain(renderable) -> str:
-    from rich.console import Console
-
-    console = Console(width=150, record=True, file=__import__("io").StringIO())
-    console.print(renderable)
-    return console.export_text()
-
-
-def _text(events):
-    return "".join(t.text for e in events if isinstance(e, StepEvent) for t in e.emitted)
-
-
-def test_live_compare_measures_each_method_then_races_and_summarises():
-    import threading
-
+def _gated_compare(prompt: str, max_new_tokens: int):
+    """specdecode, gammatune, gammatune+ measured live, gammatune held until the test sets the gate."""
     gate = threading.Event()
 
     class Gated(SyntheticDecoder):
@@ -44,15 +29,26 @@ def test_live_compare_measures_each_method_then_races_and_summarises():
                 gate.wait(30)   # hold the second method so the progress line can be read
             yield from super().generate(prompt, max_new_tokens, **kw)
 
-    job = CompareJob(["specdecode", "gammatune", "gammatune+"], PolicySettings(), SamplingConfig(), "prompt", 60,
-                     factory=lambda s, samp, label: Gated(s, samp, label), warmup_tokens=0)
+    job = CompareJob(["specdecode", "gammatune", "gammatune+"], PolicySettings(), SamplingConfig(), prompt,
+                     max_new_tokens, factory=lambda s, samp, label: Gated(s, samp, label), warmup_tokens=0)
     screen = CompareScreen(job.methods, job=job, speed=0)
-    app = make_compare_app(screen)
+    return gate, job, screen, make_compare_app(screen)
+
+
+@asynccontextmanager
+async def _measuring_second(app, screen):
+    """The running app while the gate holds the second method (gammatune): yields the pilot."""
+    async with app.run_test(size=(150, 45)) as pilot:
+        progress = screen.query_one("#progress")
+        await _until(pilot, lambda: "measuring 2/3: gammatune" in str(progress.render()))
+        yield pilot
+
+
+def test_live_compare_measures_each_method_then_races_and_summarises():
+    gate, job, screen, app = _gated_compare("prompt", 60)
 
     async def go():
-        async with app.run_test(size=(150, 45)) as pilot:
-            progress = screen.query_one("#progress")
-            await _until(pilot, lambda: "measuring 2/3: gammatune" in str(progress.render()))
+        async with _measuring_second(app, screen) as pilot:
             assert screen.measuring and screen.races == 0 and len(screen.runs) == 1
             assert screen.panes[0].run is not None and screen.panes[1].run is None
             gate.set()
@@ -70,7 +66,7 @@ def test_live_compare_measures_each_method_then_races_and_summarises():
             # finishing order = ranking by measured tokens/s (all produce the same number of tokens)
             assert screen.finish_order == [r.label for r in screen.summary.rows]
             assert screen.summary.lossless.identical
-            summary_text = _plain(screen.query_one("#summary").content)
+            summary_text = plain(screen.query_one("#summary").content, width=150)
             assert "lossless: every method produced the same tokens" in summary_text
             for label in job.methods:
                 assert label in summary_text
@@ -121,25 +117,10 @@ def test_race_is_scaled_to_last_a_few_seconds():
 
 
 def test_escape_while_measuring_skips_the_remaining_methods():
-    import threading
-
-    gate = threading.Event()
-
-    class Gated(SyntheticDecoder):
-        def generate(self, prompt, max_new_tokens=128, **kw):
-            if self.label == "gammatune":
-                gate.wait(30)
-            yield from super().generate(prompt, max_new_tokens, **kw)
-
-    job = CompareJob(["specdecode", "gammatune", "gammatune+"], PolicySettings(), SamplingConfig(), "p", 40,
-                     factory=lambda s, samp, label: Gated(s, samp, label), warmup_tokens=0)
-    screen = CompareScreen(job.methods, job=job, speed=0)
-    app = make_compare_app(screen)
+    gate, job, screen, app = _gated_compare("p", 40)
 
     async def go():
-        async with app.run_test(size=(150, 45)) as pilot:
-            progress = screen.query_one("#progress")
-            await _until(pilot, lambda: "measuring 2/3" in str(progress.render()))
+        async with _measuring_second(app, screen) as pilot:
             await pilot.press("escape")
             gate.set()
             await _until(pilot, lambda: not screen.measuring and screen.races == 1 and not screen.racing)

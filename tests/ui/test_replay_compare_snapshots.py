@@ -6,14 +6,14 @@ Update after an intended visual change with
 
 from __future__ import annotations
 
-import asyncio
-
 from gammatune_tui.engine.policies import METHODS, PolicySettings
 from gammatune_tui.session.compare import MethodRun
 from gammatune_tui.session.recording import Recording, RecordedSession
 from gammatune_tui.session.synthetic import synthetic_session
 from gammatune_tui.ui.replay import make_replay_app
 from gammatune_tui.ui.screens.compare import make_compare_replay_app
+
+from uihelpers import wait_until
 
 SIZE = (150, 46)
 
@@ -24,12 +24,7 @@ def _pinned(method: str):
 
 
 async def _wait(pilot, pred, timeout=30.0):
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+    await wait_until(pilot, pred, timeout, what="condition")
 
 
 async def _settle(pilot, screen):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import asynccontextmanager
 
 import pytest
 
@@ -11,6 +12,8 @@ from gammatune_tui.session.recording import RecordingWriter, read_recording
 from gammatune_tui.session.stats import stats_of
 from gammatune_tui.session.synthetic import synthetic_session
 from gammatune_tui.ui.replay import ReplayChatScreen, make_replay_app
+
+from uihelpers import emitted_text as _text, wait_until
 
 HOSTILE = "\x1b[31mRED\x1b[0m [bold]markup[/bold] \r\x07"
 
@@ -23,17 +26,24 @@ def _recording(tmp_path, *sessions):
     return read_recording(path)
 
 
-def _text(events):
-    return "".join(t.text for e in events if isinstance(e, StepEvent) for t in e.emitted)
-
-
 async def _until(pilot, pred, timeout=20.0):
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+    await wait_until(pilot, pred, timeout, what="condition")
+
+
+def _paused_replay(tmp_path):
+    """A gammatune session, its steps, and a replay app that starts paused before the first step."""
+    events = synthetic_session("gammatune", seed=1)
+    steps = [e for e in events if isinstance(e, StepEvent)]
+    return events, steps, make_replay_app(_recording(tmp_path, events), speed=0, paused=True)
+
+
+@asynccontextmanager
+async def _loaded(app):
+    """The running replay app once the recording is loaded: (pilot, screen)."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await _until(pilot, lambda: screen._recorded is not None)
+        yield pilot, screen
 
 
 def test_replay_plays_whole_recording_with_same_transcript_and_stats(tmp_path):
@@ -56,14 +66,10 @@ def test_replay_plays_whole_recording_with_same_transcript_and_stats(tmp_path):
 
 
 def test_player_keys_pause_step_back_and_forward(tmp_path):
-    events = synthetic_session("gammatune", seed=1)
-    steps = [e for e in events if isinstance(e, StepEvent)]
-    app = make_replay_app(_recording(tmp_path, events), speed=0, paused=True)
+    events, steps, app = _paused_replay(tmp_path)
 
     async def go():
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = app.screen
-            await _until(pilot, lambda: screen._recorded is not None)
+        async with _loaded(app) as (pilot, screen):
             assert screen.steps == []
             for _ in range(3):
                 await pilot.press("full_stop")
@@ -138,14 +144,10 @@ def test_multi_session_chat_recording_plays_every_turn(tmp_path):
 
 
 def test_escape_stops_the_replay_and_space_plays_on(tmp_path):
-    events = synthetic_session("gammatune", seed=1)
-    steps = [e for e in events if isinstance(e, StepEvent)]
-    app = make_replay_app(_recording(tmp_path, events), speed=0, paused=True)
+    events, steps, app = _paused_replay(tmp_path)
 
     async def go():
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = app.screen
-            await _until(pilot, lambda: screen._recorded is not None)
+        async with _loaded(app) as (pilot, screen):
             await pilot.press("full_stop", "full_stop")
             await _until(pilot, lambda: len(screen.steps) == 2)
             await pilot.press("escape")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from contextlib import asynccontextmanager
 
 from gammatune_tui.ui.app import make_app
 from gammatune_tui.ui.fake_source import SyntheticSource
@@ -33,7 +34,40 @@ def gated_source(**kw) -> SyntheticSource:
     return src
 
 
-__all__ = ["run", "wait_until", "gated_source", "make_app", "SyntheticSource", "SIZE"]
+@asynccontextmanager
+async def gated_chat(released: int = 0, **source_kw):
+    """The chat app around a gated 50-step source with prompt "x", `released` steps already drawn.
+
+    Yields (source, pilot, chat screen). Settings given for the source are the controls' too.
+    """
+    src = gated_source(**{"steps": 50, **source_kw})
+    app = make_app(src, settings=source_kw.get("settings"), prompt="x")
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        if released:
+            src.gate.release(released)
+            await wait_until(pilot, lambda: len(chat.steps) == released, what=f"{released} steps")
+        yield src, pilot, chat
+
+
+@asynccontextmanager
+async def finished_chat(steps: int, **app_kw):
+    """The chat app once a synthetic `steps`-step session for prompt "x" has finished: (app, pilot, chat)."""
+    app = make_app(SyntheticSource(steps=steps), prompt="x", **app_kw)
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        await wait_until(pilot, lambda: chat.stats.summary is not None, what="summary")
+        yield app, pilot, chat
+
+
+def emitted_text(events) -> str:
+    """Every emitted token's text of the StepEvents in `events`, joined."""
+    from gammatune_tui.engine.events import StepEvent
+
+    return "".join(t.text for e in events if isinstance(e, StepEvent) for t in e.emitted)
+
+
+__all__ = ["run", "wait_until", "gated_source", "gated_chat", "finished_chat", "emitted_text", "make_app", "SyntheticSource", "SIZE"]
 
 
 def plain(renderable, width: int = 140) -> str:

@@ -51,6 +51,11 @@ INSPECTOR_INTERVAL = 1.0
 """Seconds between inspector redraws while it follows the newest step."""
 
 
+def _child(selector: str, kind: type):
+    """A read-only property for the one widget matching `selector` (looked up on each use)."""
+    return property(lambda self: self.query_one(selector, kind), doc=f"The {selector} widget.")
+
+
 class ChatScreen(ViewActions, PlayerKeys, Screen):
     """See the module docstring. `app` must be a GammaTuneApp (for themes and export)."""
 
@@ -125,25 +130,11 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
                 yield ControlsPanel(self.settings, self.sampling, read_only=self.read_only, id="controls")
         yield Footer()
 
-    @property
-    def transcript(self) -> TokenStream:
-        return self.query_one("#transcript", TokenStream)
-
-    @property
-    def chart(self) -> AcceptanceChart:
-        return self.query_one("#chart", AcceptanceChart)
-
-    @property
-    def stats_panel(self) -> StatsPanel:
-        return self.query_one("#stats", StatsPanel)
-
-    @property
-    def inspector(self) -> StepInspector:
-        return self.query_one("#inspector", StepInspector)
-
-    @property
-    def controls(self) -> ControlsPanel:
-        return self.query_one("#controls", ControlsPanel)
+    transcript = _child("#transcript", TokenStream)
+    chart = _child("#chart", AcceptanceChart)
+    stats_panel = _child("#stats", StatsPanel)
+    inspector = _child("#inspector", StepInspector)
+    controls = _child("#controls", ControlsPanel)
 
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
