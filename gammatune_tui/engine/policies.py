@@ -26,11 +26,16 @@ METHODS: tuple[str, ...] = (
 
 # Defaults. The paper gives none; these were chosen on the demo pair with
 # `gammatune bench --simulate --tune` (docs/benchmarks.md records the search).
-# τ = 0.4 is also transformers' default assistant_confidence_threshold.
+# τ stays at transformers' default assistant_confidence_threshold (0.4): tuned
+# freely it goes to 0, which only turns GammaTune+ into GammaTune. With τ fixed
+# the search moved δ 1 → 2 and γ_min 1 → 4: a floor of 4 keeps a confidence
+# stop from collapsing γ̄ to 1 (the stop already cuts short windows), and the
+# larger offset regrows γ̄ after a fully accepted window. η and γ_max sit on a
+# flat part of the surface.
 DEFAULT_ETA = 0.5
-DEFAULT_DELTA = 1
+DEFAULT_DELTA = 2
 DEFAULT_TAU = 0.4
-DEFAULT_GAMMA_MIN = 1
+DEFAULT_GAMMA_MIN = 4
 DEFAULT_GAMMA_MAX = 16
 
 PARAM_NAMES = ("eta", "delta", "tau", "gamma_min", "gamma_max", "dynamic_tau")

@@ -69,14 +69,14 @@ def test_roc_threshold_hand_worked():
 
 
 def test_gammatune_trace_eta_half():
-    p = make_policy("gammatune", 4, eta=0.5, delta=1)
+    p = make_policy("gammatune", 4, eta=0.5, delta=1, gamma_min=1)
     # A=γ=4 -> A=5: γ̄ = 4.5 -> 5; A=2: γ̄ = 3.25 -> 4; A=γ=4 -> 5: γ̄ = 4.125 -> 5
     assert trace(p, [(4, 4), (2, 5), (4, 4)]) == [5, 4, 5]
     assert p.gamma_bar == Fraction(33, 8)
 
 
 def test_gammatune_trace_eta_0_3():
-    p = make_policy("gammatune", 4, eta=0.3, delta=1)
+    p = make_policy("gammatune", 4, eta=0.3, delta=1, gamma_min=1)
     # γ̄: 0.7·4 + 0.3·5 = 4.3 -> 5; 0.7·4.3 + 0.3·1 = 3.31 -> 4; 0.7·3.31 + 0.3·5 = 3.817 -> 4
     assert trace(p, [(4, 4), (1, 5), (4, 4)]) == [5, 4, 4]
     assert p.gamma_bar == Fraction("3.817")
@@ -87,7 +87,7 @@ def test_gammatune_trace_eta_0_3():
 )
 def test_gammatune_exact_ceiling(eta, gamma0):
     """γ̄ that is an integer in real arithmetic gives exactly that γ (no floating-point drift)."""
-    p = make_policy("gammatune", gamma0, eta=eta, delta=0, gamma_max=24)
+    p = make_policy("gammatune", gamma0, eta=eta, delta=0, gamma_min=1, gamma_max=24)
     p.update(accepted=gamma0, drafted=gamma0)  # A = γ, δ = 0: γ̄ stays γ0 mathematically
     assert p.gamma == gamma0
     assert p.gamma_bar == gamma0
@@ -104,12 +104,19 @@ def test_gammatune_bounds_and_early_stop():
     p = make_policy("gammatune", 4, eta=0.5, delta=2, gamma_min=2, gamma_max=6)
     assert trace(p, [(4, 4), (6, 6), (6, 6), (6, 6)])[-1] == 6
     assert trace(p, [(0, 6)] * 10)[-1] == 2
-    plus = make_policy("gammatune+", 4, eta=0.5, delta=1, tau=0.4)
+    plus = make_policy("gammatune+", 4, eta=0.5, delta=1, tau=0.4, gamma_min=1)
     assert plus.keep_drafting(top_prob=0.4, chosen_prob=0.01)
     assert not plus.keep_drafting(top_prob=0.39, chosen_prob=0.39)
     # an early stop drafted 2 < γ = 4; both accepted: A < γ, no expansion -> γ̄ = 3
     plus.update(accepted=2, drafted=2)
     assert plus.gamma == 3 and plus.gamma_bar == 3
+
+
+def test_shipped_defaults_floor_gamma_at_four():
+    """The tuned defaults (δ = 2, γ_min = 4): a run of rejections stops at 4, a full window grows by 2."""
+    p = make_policy("gammatune", 4)
+    assert trace(p, [(0, 4)] * 6)[-1] == 4
+    assert trace(p, [(4, 4)]) == [5]  # A = γ = 4 -> A = 6: γ̄ = 0.5·4 + 0.5·6 = 5
 
 
 def test_set_params_changes_in_place_and_clips():
@@ -149,7 +156,7 @@ def test_invalid_gamma0_and_method():
 
 
 def test_settings_apply_to_keeps_or_replaces():
-    s = PolicySettings.build("gammatune", 4, eta=0.5)
+    s = PolicySettings.build("gammatune", 4, eta=0.5, gamma_min=1)
     p = s.make()
     p.update(accepted=0, drafted=4)
     same = s.with_changes(eta=0.3).apply_to(p)
