@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
+from ..session.stats import RunningStats
 from .results import HF_CONSTANT, HF_HEURISTIC, PLAIN, RunRecord
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
@@ -95,25 +96,20 @@ def run_policy(pair: Any, settings: PolicySettings, prompt: PromptIds, max_new_t
     dec = SpeculativeDecoder(pair, settings, SamplingConfig(temperature=0.0, seed=seed))
     rec = RunRecord(method=settings.method, gamma0=settings.gamma0, prompt_id=prompt.id, repeat=repeat)
     out: list[int] = []
+    stats = RunningStats()
     for ev in dec.generate(list(prompt.ids), max_new_tokens=max_new_tokens):
         if keep_events is not None:
             keep_events.append(ev)
+        stats.add(ev)
         t = ev.type
         if t == "step":
-            d = len(ev.drafted)
-            while len(rec.pos_drafted) < d:
-                rec.pos_drafted.append(0)
-                rec.pos_accepted.append(0)
-            for i in range(d):
-                rec.pos_drafted[i] += 1
-                if i < ev.accepted:
-                    rec.pos_accepted[i] += 1
             out.extend(e.id for e in ev.emitted)
         elif t == "summary":
             rec.tokens, rec.steps = ev.tokens, ev.steps
             rec.drafted, rec.accepted = ev.drafted, ev.accepted
             rec.wall_s, rec.draft_s, rec.verify_s = ev.wall_s, ev.draft_s, ev.verify_s
             rec.stop_reason = ev.stop_reason
+    rec.pos_drafted, rec.pos_accepted = stats.pos_drafted, stats.pos_accepted
     rec.output_ids = out
     return rec
 
