@@ -13,6 +13,17 @@ import sys
 import click
 import typer
 
+try:  # typer >= 0.25 parses with its own copy of click, whose exceptions are other classes
+    from typer._click import exceptions as _typer_click
+except ImportError:  # pragma: no cover - older typer uses click itself
+    _typer_click = click.exceptions
+
+_USAGE_ERRORS = (click.UsageError, _typer_click.UsageError)
+_NO_ARGS = (click.exceptions.NoArgsIsHelpError, _typer_click.NoArgsIsHelpError)
+_ABORTS = (click.exceptions.Abort, typer.Abort)
+_EXITS = (click.exceptions.Exit, typer.Exit)
+_CLICK_ERRORS = (click.ClickException, _typer_click.ClickException)
+
 from .errors import GammatuneError
 
 app = typer.Typer(
@@ -46,17 +57,21 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         rv = app(args=argv, prog_name="gammatune", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError:
+    except _NO_ARGS:
         sys.exit(0)
-    except click.UsageError as exc:
-        hint = f" (see `gammatune {exc.ctx.info_name} --help`)" if exc.ctx and exc.ctx.info_name != "gammatune" else " (see `gammatune --help`)"
-        print(f"gammatune: error: {exc.format_message()}{hint}", file=sys.stderr)
+    except _USAGE_ERRORS as exc:
+        name = exc.ctx.info_name if exc.ctx else None
+        hint = f" (see `gammatune {name} --help`)" if name and name != "gammatune" else " (see `gammatune --help`)"
+        message = " ".join(exc.format_message().split())
+        print(f"gammatune: error: {message}{hint}", file=sys.stderr)
         sys.exit(2)
-    except click.exceptions.Abort:
+    except _ABORTS:
         print("gammatune: aborted", file=sys.stderr)
         sys.exit(130)
-    except click.exceptions.Exit as exc:
+    except _EXITS as exc:
         sys.exit(exc.exit_code)
+    except _CLICK_ERRORS as exc:  # e.g. a file option pointing at an unreadable path
+        raise SystemExit(fail(exc.format_message(), 2).exit_code) from None
     except GammatuneError as exc:
         raise SystemExit(fail(str(exc), exc.exit_code).exit_code) from None
     except KeyboardInterrupt:
