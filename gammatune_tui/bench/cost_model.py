@@ -1,0 +1,131 @@
+"""What a step costs on this machine: the simulator's clock.
+
+Kept apart from the replay logic because it is the only part of the
+simulation that is measured rather than exact: `calibrate` fits it to the
+decoder's own step timings, and `CostModel.verify` interpolates the target's
+pass time between the window sizes it saw.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+
+@dataclass
+class CostModel:
+    """Seconds for the parts of a step, measured on this machine.
+
+    A step that drafts d tokens and emits e costs
+    step_s + d·draft_token_s + verify_s[d + 1] + e·emit_token_s.
+    """
+
+    draft_token_s: float
+    verify_s: dict[int, float]  # k tokens in one target pass → seconds
+    step_s: float = 0.0
+    emit_token_s: float = 0.0
+    session_s: float = 0.0  # per-session time outside the steps beyond the trace's own (prefill, header)
+    outside_s: float = 0.0  # measured per-session time outside the steps (calibration sessions, mean)
+
+    def verify(self, k: int) -> float:
+        v = self.verify_s.get(k)
+        if v is not None:
+            return v
+        ks = sorted(self.verify_s)
+        if len(ks) == 1:
+            return self.verify_s[ks[0]]
+        if k > ks[-1]:  # extrapolate linearly from the last two points
+            k1, k2 = ks[-2], ks[-1]
+            slope = (self.verify_s[k2] - self.verify_s[k1]) / (k2 - k1)
+            return max(self.verify_s[k2], self.verify_s[k2] + slope * (k - k2))
+        if k < ks[0]:  # below the first point: linearly from the first two, never below half of it
+            k1, k2 = ks[0], ks[1]
+            slope = (self.verify_s[k2] - self.verify_s[k1]) / (k2 - k1)
+            return max(0.5 * self.verify_s[k1], min(self.verify_s[k1], self.verify_s[k1] - slope * (k1 - k)))
+        lo = max(x for x in ks if x < k)
+        hi = min(x for x in ks if x > k)
+        f = (k - lo) / (hi - lo)
+        return self.verify_s[lo] * (1 - f) + self.verify_s[hi] * f
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["verify_s"] = {str(k): v for k, v in self.verify_s.items()}
+        d["c"] = self.verify(1) / self.draft_token_s if self.draft_token_s > 0 else math.nan
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "CostModel":
+        return cls(float(d["draft_token_s"]), {int(k): float(v) for k, v in d["verify_s"].items()},
+                   float(d.get("step_s", 0.0)), float(d.get("emit_token_s", 0.0)), float(d.get("session_s", 0.0)),
+                   float(d.get("outside_s", 0.0)))
+
+
+MIN_SAMPLES = 5
+
+
+def calibrate(events: Iterable[Any]) -> CostModel:
+    """A cost model from the decoder's own step timings (the "small timing pass").
+
+    Feed it the events of a few live sessions with different windows (e.g.
+    `specdecode` at γ0 = 1, 2, 4, 8, 16, 24 on one prompt). Timing the real
+    decoder rather than bare forward passes means every host-side cost (the
+    per-token sync, the policy call, token text, cache crops, building the
+    event) is charged, and under the same machine load as the live runs.
+
+    * draft_token_s: Σ draft_s / Σ drafted;
+    * verify_s[k]: mean verify_s of the steps that verified k tokens
+      (other k are interpolated, or extrapolated linearly);
+    * step_s + e·emit_token_s: the rest of a step (step_s − draft_s − verify_s,
+      plus the gap to the next step), least squares in the emitted count e,
+      coefficients clamped at 0.
+    """
+    import numpy as np
+
+    steps: list[Any] = []
+    gaps: list[float] = []
+    outside: list[float] = []
+    session: list[Any] = []
+    for ev in list(events) + [None]:
+        t = getattr(ev, "type", None)
+        if t == "step":
+            session.append(ev)
+            continue
+        if session:  # close the previous session: the time between its steps goes to the step before
+            for a, b in zip(session, session[1:]):
+                gaps.append(max(0.0, (b.elapsed_s - b.step_s) - a.elapsed_s))
+            gaps.append(0.0)
+            if t == "summary":
+                first, last = session[0], session[-1]
+                outside.append((first.elapsed_s - first.step_s) + max(0.0, ev.wall_s - last.elapsed_s))
+            steps.extend(session)
+            session = []
+    if not steps:
+        raise ValueError("no step events to calibrate from")
+    drafted = sum(len(s.drafted) for s in steps)
+    draft_token_s = sum(s.draft_s for s in steps if s.drafted) / drafted if drafted else 0.0
+    by_k: dict[int, list[float]] = {}
+    for s in steps:
+        by_k.setdefault(len(s.drafted) + 1, []).append(s.verify_s)
+    # windows seen only a few times (cut short by the budget at the end of a session) are noise; the
+    # well-sampled ones (γ0 + 1 of each timing session) carry the model, the rest is interpolated
+    verify = {k: statistics.fmean(v) for k, v in sorted(by_k.items()) if len(v) >= MIN_SAMPLES}
+    if len(verify) < 2:
+        verify = {k: statistics.fmean(v) for k, v in sorted(by_k.items())}
+    if len(verify) == 1:  # one point: assume the pass cost does not grow (GPU-like), the safe side for drafts
+        (k0, v0), = verify.items()
+        verify[k0 + 1] = v0
+    e = np.array([float(len(s.emitted)) for s in steps])
+    rest = np.array([s.step_s - s.draft_s - s.verify_s + g for s, g in zip(steps, gaps)])
+    X = np.column_stack([np.ones_like(e), e])
+    (c0, ce), *_ = np.linalg.lstsq(X, rest, rcond=None)
+    if ce < 0:
+        c0, ce = float(rest.mean()), 0.0
+    if c0 < 0:
+        c0, ce = 0.0, max(0.0, float((rest * e).sum() / (e * e).sum()))
+    return CostModel(draft_token_s=draft_token_s, verify_s=verify, step_s=float(c0), emit_token_s=float(ce),
+                     outside_s=statistics.fmean(outside) if outside else 0.0)
+
+
+CALIBRATION_GAMMAS = (1, 2, 4, 8, 16, 24)
