@@ -20,49 +20,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from ..bench.args import parse_gammas, parse_ints, parse_methods  # noqa: F401  (tests import them from here)
 from ..engine.policies import METHODS
 from ..errors import InvalidParameter
 from .options import common_options
 
 DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
 BENCH = "Benchmark"
-
-
-def parse_gammas(text: str) -> list[int]:
-    """'1,2,4' → [1, 2, 4]; every entry a whole number >= 1, no duplicates."""
-    parts = [p.strip() for p in str(text).split(",")]
-    if not parts or any(p == "" for p in parts):
-        raise InvalidParameter(f"--gammas must be a comma-separated list of whole numbers >= 1, got {text!r}")
-    out: list[int] = []
-    for p in parts:
-        if not p.isdigit() or int(p) < 1:
-            raise InvalidParameter(f"--gammas: {p!r} is not a whole number >= 1 (in {text!r})")
-        if int(p) in out:
-            raise InvalidParameter(f"--gammas: {p} appears twice")
-        out.append(int(p))
-    return out
-
-
-def parse_methods(text: str) -> list[str]:
-    parts = [p.strip() for p in str(text).split(",")]
-    if not parts or any(p == "" for p in parts):
-        raise InvalidParameter(f"--methods must be a comma-separated list of {', '.join(METHODS)}")
-    if parts == ["all"]:
-        return list(METHODS)
-    for p in parts:
-        if p not in METHODS:
-            raise InvalidParameter(f"unknown method {p!r}; expected one of {', '.join(METHODS)} (or all)")
-    return list(dict.fromkeys(parts))
-
-
-def parse_ints(text: str, flag: str) -> list[int]:
-    try:
-        vals = [int(p.strip()) for p in str(text).split(",")]
-    except ValueError:
-        raise InvalidParameter(f"{flag} must be a comma-separated list of whole numbers, got {text!r}") from None
-    if any(v < 1 for v in vals):
-        raise InvalidParameter(f"{flag}: every value must be >= 1, got {text!r}")
-    return vals
 
 
 def _given(ctx: click.Context | None, name: str) -> bool:

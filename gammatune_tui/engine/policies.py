@@ -310,6 +310,29 @@ def check_method(name: str) -> str:
     return name
 
 
+def parse_methods(text: "str | list[str] | tuple[str, ...] | None", *, at_least: int = 1,
+                  at_most: int = len(METHODS)) -> list[str]:
+    """`--methods` for bench and compare: 'a,b' or 'all' (None or blank = all five).
+
+    An empty entry ('gammatune,') or a repeated one is refused rather than
+    guessed at: both are usually typos.
+    """
+    if text is None or (isinstance(text, str) and not text.strip()) or text == "all":
+        items = list(METHODS)
+    else:
+        items = [m.strip() for m in text.split(",")] if isinstance(text, str) else [str(m).strip() for m in text]
+    if any(m == "" for m in items):
+        raise InvalidParameter(f"--methods must be a comma-separated list of {', '.join(METHODS)} (or all), got {text!r}")
+    for m in items:
+        check_method(m)
+    dupes = sorted({m for m in items if items.count(m) > 1})
+    if dupes:
+        raise InvalidParameter(f"--methods lists {', '.join(dupes)} more than once")
+    if not (at_least <= len(items) <= at_most):
+        raise InvalidParameter(f"--methods needs {at_least} to {at_most} methods, got {len(items)} ({', '.join(METHODS)})")
+    return items
+
+
 def make_policy(name: str, gamma0: int, **params: Any) -> Policy:
     """Build a policy by its CLI name; raises ValueError (InvalidParameter) on bad input."""
     cls = _CLASSES[check_method(name)]

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ..engine.policies import METHODS, PolicySettings, check_method
+from ..engine.policies import PolicySettings
+from ..engine.policies import parse_methods as parse_method_list
 from ..engine.sampling import SamplingConfig
-from ..errors import InvalidParameter
 from .recording import RecordedSession, Recording, RecordingWriter
-from .stats import RunningStats, stats_of
+from .stats import RunningStats
 
 MIN_METHODS = 2
 MAX_METHODS = 5
@@ -31,20 +31,7 @@ CompareProgress = Callable[[int, int, str, int], None]
 
 def parse_methods(text: str | Sequence[str] | None) -> list[str]:
     """`specdecode,gammatune+` → validated list; 2–5 distinct known methods (default: all five)."""
-    if text is None or (isinstance(text, str) and not text.strip()):
-        return list(METHODS)
-    items = [m.strip() for m in text.split(",")] if isinstance(text, str) else [str(m).strip() for m in text]
-    items = [m for m in items if m]
-    for m in items:
-        check_method(m)
-    dupes = sorted({m for m in items if items.count(m) > 1})
-    if dupes:
-        raise InvalidParameter(f"--methods lists {', '.join(dupes)} more than once")
-    if not (MIN_METHODS <= len(items) <= MAX_METHODS):
-        raise InvalidParameter(
-            f"--methods needs {MIN_METHODS} to {MAX_METHODS} methods, got {len(items)} ({', '.join(METHODS)})"
-        )
-    return items
+    return parse_method_list(text, at_least=MIN_METHODS, at_most=MAX_METHODS)
 
 
 @dataclass

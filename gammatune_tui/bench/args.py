@@ -1,0 +1,31 @@
+"""Parsing the bench's list-valued flags, before any model loads (a typo costs nothing)."""
+
+from __future__ import annotations
+
+from ..engine.policies import parse_methods  # noqa: F401  (the bench's --methods: 1 to 5, or all)
+from ..errors import InvalidParameter
+
+
+def parse_gammas(text: str) -> list[int]:
+    """'1,2,4' → [1, 2, 4]; every entry a whole number >= 1, no duplicates."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or any(p == "" for p in parts):
+        raise InvalidParameter(f"--gammas must be a comma-separated list of whole numbers >= 1, got {text!r}")
+    out: list[int] = []
+    for p in parts:
+        if not p.isdigit() or int(p) < 1:
+            raise InvalidParameter(f"--gammas: {p!r} is not a whole number >= 1 (in {text!r})")
+        if int(p) in out:
+            raise InvalidParameter(f"--gammas: {p} appears twice")
+        out.append(int(p))
+    return out
+
+
+def parse_ints(text: str, flag: str) -> list[int]:
+    try:
+        vals = [int(p.strip()) for p in str(text).split(",")]
+    except ValueError:
+        raise InvalidParameter(f"{flag} must be a comma-separated list of whole numbers, got {text!r}") from None
+    if any(v < 1 for v in vals):
+        raise InvalidParameter(f"{flag}: every value must be >= 1, got {text!r}")
+    return vals
