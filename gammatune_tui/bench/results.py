@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
+from ..engine.acceptance import position_rates
+
 # Baselines measured beside the five policies. They are not γ policies, so they
 # live outside METHODS; the HF ones are swept over γ0 like the policies.
 PLAIN = "target-only"
@@ -88,7 +90,7 @@ class Cell:
 
     @property
     def per_position(self) -> list[float]:
-        return [a / d if d else 0.0 for a, d in zip(self.pos_accepted, self.pos_drafted)]
+        return position_rates(self.pos_drafted, self.pos_accepted)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)

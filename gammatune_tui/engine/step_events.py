@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import torch
 
+from .acceptance import count_step, position_rates
 from .events import DraftedToken, EmittedToken, SessionHeader, SessionSummary, TargetToken
 from .policies import Policy
 from .sampling import SamplingConfig
@@ -107,13 +108,7 @@ class SessionTally:
         self.accepted += accepted
         self.draft_s += draft_s
         self.verify_s += verify_s
-        while len(self.pos_drafted) < drafted:
-            self.pos_drafted.append(0)
-            self.pos_accepted.append(0)
-        for i in range(drafted):
-            self.pos_drafted[i] += 1
-            if i < accepted:
-                self.pos_accepted[i] += 1
+        count_step(self.pos_drafted, self.pos_accepted, drafted, accepted)
 
     def summary(self, generated: int, wall: float, stop_reason: str, text: str) -> SessionSummary:
         return SessionSummary(
@@ -124,7 +119,7 @@ class SessionTally:
             stop_reason=stop_reason, drafted=self.drafted, accepted=self.accepted,
             target_calls=self.target_calls, draft_calls=self.draft_calls, wall_s=wall,
             draft_s=self.draft_s, verify_s=self.verify_s,
-            per_position=[self.pos_accepted[i] / self.pos_drafted[i] for i in range(len(self.pos_drafted))],
+            per_position=position_rates(self.pos_drafted, self.pos_accepted),
             text=text,
         )
 

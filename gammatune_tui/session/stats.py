@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..engine.acceptance import count_step, position_rates
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 
 
@@ -65,13 +66,7 @@ class RunningStats:
         self.verify_s += ev.verify_s
         self.elapsed_s = ev.elapsed_s or (self.elapsed_s + (ev.step_s or ev.draft_s + ev.verify_s))
         self.gamma_sum += ev.gamma
-        while len(self.pos_drafted) < d:
-            self.pos_drafted.append(0)
-            self.pos_accepted.append(0)
-        for i in range(d):
-            self.pos_drafted[i] += 1
-            if i < ev.accepted:
-                self.pos_accepted[i] += 1
+        count_step(self.pos_drafted, self.pos_accepted, d, ev.accepted)
         self.recent.append((ev.accepted, d))
         if len(self.recent) > self.window:
             del self.recent[0]
@@ -101,7 +96,7 @@ class RunningStats:
 
     @property
     def per_position(self) -> list[float]:
-        return [a / d if d else 0.0 for a, d in zip(self.pos_accepted, self.pos_drafted)]
+        return position_rates(self.pos_drafted, self.pos_accepted)
 
     @property
     def mean_gamma(self) -> float:
