@@ -33,16 +33,6 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
-def _plain(v: object) -> object:
-    """Policy params as JSON-friendly numbers (η and τ are exact fractions in the policy)."""
-    if isinstance(v, bool) or isinstance(v, int) or v is None:
-        return v
-    try:
-        return float(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return str(v)
-
-
 def synthetic_session(
     settings: PolicySettings | str = "gammatune+",
     *,
@@ -67,7 +57,7 @@ def synthetic_session(
     conf = [(0.55 + 0.45 * rng.random()) if a else 0.15 + 0.5 * rng.random() for a in agree]
     ids = {p: 10 + i for i, p in enumerate(dict.fromkeys(pieces))}
     policy = settings.make()
-    params = {k: _plain(v) for k, v in vars(settings.params).items()}
+    params = settings.params.to_json()
     events: list[Event] = [SessionHeader(
         target="synthetic-target", draft="synthetic-draft", tokenizer="synthetic", device="cpu",
         dtype="float32", method=settings.method, gamma0=settings.gamma0, params=params,
