@@ -42,8 +42,9 @@ import transformers  # noqa: E402
 from gammatune_tui.engine import (  # noqa: E402
     PolicySettings, SamplingConfig, SessionSummary, SpeculativeDecoder, StepEvent,
 )
-from gammatune_tui.engine.models import ModelPair, demo_pair_installed, load_pair  # noqa: E402
+from gammatune_tui.engine.models import ModelPair, load_pair  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
+from gammatune_tui.resources import demo_pair_installed  # noqa: E402
 
 
 def synthetic_pair(seed: int = 0, damp: float = 0.1) -> ModelPair:

@@ -90,10 +90,10 @@ async def latency(tokens: int, presses: int) -> dict:
 
 # -- 2. generation speed: TUI vs plain ------------------------------------------------------
 def _pair():
-    from gammatune_tui.engine.models import demo_pair_dir, load_pair
+    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.resources import demo_pair_installed
 
-    root = demo_pair_dir()
-    if (root / "target" / "config.json").exists() and (root / "draft" / "config.json").exists():
+    if demo_pair_installed():
         kw = {"device": "cpu", "dtype": "float32", "threads": 1}
         return load_pair(**kw), "embedded demo pair", kw
     sys.path.insert(0, str(ROOT / "tests"))

@@ -1,10 +1,22 @@
-"""Where the shipped data lives: top-level folders in a checkout, `_data/` inside a wheel."""
+"""Where the shipped data lives: themes, prompt sets and the embedded demo pair.
+
+Top-level folders in a checkout, `_data/` inside a wheel; the demo pair sits
+in the package itself. The one place every floor asks — the engine included,
+which must not import `demo/` — so there is one answer to "is the demo pair
+installed".
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .errors import ModelLoadError
+
 _PKG = Path(__file__).resolve().parent
+
+DEMO_PAIR_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+                   "tokenizer_config.json")
+"""What each of the demo pair's two model folders (target/, draft/) must hold."""
 
 
 def data_dir(name: str) -> Path:
@@ -21,3 +33,25 @@ def themes_dir() -> Path:
 
 def demo_prompts_dir() -> Path:
     return data_dir("demo_prompts")
+
+
+def demo_pair_dir() -> Path:
+    """The embedded demo pair: target/ and draft/ model folders."""
+    return _PKG / "demo" / "pair"
+
+
+def demo_pair_installed(root: Path | None = None) -> bool:
+    """Both model folders complete: configs, safetensors weights and tokenizer."""
+    root = root or demo_pair_dir()
+    return all((root / sub / f).is_file() for sub in ("target", "draft") for f in DEMO_PAIR_FILES)
+
+
+def require_demo_pair() -> Path:
+    """The demo pair's folder, or a one-line ModelLoadError that says how to pass another pair."""
+    root = demo_pair_dir()
+    if not demo_pair_installed(root):
+        raise ModelLoadError(
+            f"the embedded demo pair is not installed ({root}); pass a pair with --target DIR --draft DIR "
+            "(a target and a draft that share a tokenizer) or --pair NAME (see `gammatune models`)"
+        )
+    return root

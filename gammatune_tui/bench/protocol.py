@@ -53,7 +53,7 @@ def environment(pair: Any) -> dict[str, Any]:
     import torch
     import transformers
 
-    from ..engine.decoder import versions
+    from ..engine.step_events import versions
 
     env: dict[str, Any] = {
         "versions": {**versions(), "python": platform.python_version()},
@@ -101,15 +101,11 @@ def run_policy(pair: Any, settings: PolicySettings, prompt: PromptIds, max_new_t
         if keep_events is not None:
             keep_events.append(ev)
         stats.add(ev)
-        t = ev.type
-        if t == "step":
+        if ev.type == "step":
             out.extend(e.id for e in ev.emitted)
-        elif t == "summary":
-            rec.tokens, rec.steps = ev.tokens, ev.steps
-            rec.drafted, rec.accepted = ev.drafted, ev.accepted
-            rec.wall_s, rec.draft_s, rec.verify_s = ev.wall_s, ev.draft_s, ev.verify_s
-            rec.stop_reason = ev.stop_reason
-    rec.pos_drafted, rec.pos_accepted = stats.pos_drafted, stats.pos_accepted
+    rec.add(stats.tally)
+    if stats.summary is not None:
+        rec.tokens, rec.wall_s, rec.stop_reason = stats.summary.tokens, stats.summary.wall_s, stats.summary.stop_reason
     rec.output_ids = out
     return rec
 

@@ -2,16 +2,19 @@
 
 Live runs, simulated runs and the baselines all produce the same record, so
 the report, the tables and the JSON/CSV files never care where a number came
-from. Aggregation is by sums (total tokens / total seconds), so a long prompt
-weighs as much as its tokens, as a user waiting on the whole set would see it.
+from. A record and a cell are the engine's one tally (steps, drafted,
+accepted, calls, times, per position) plus tokens and wall time, so their
+acceptance numbers are the decoder's and the UI's. Aggregation is by sums
+(total tokens / total seconds), so a long prompt weighs as much as its
+tokens, as a user waiting on the whole set would see it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from ..engine.acceptance import position_rates
+from ..engine.tally import SessionTally
 
 # Baselines measured beside the five policies. They are not γ policies, so they
 # live outside METHODS; the HF ones are swept over γ0 like the policies.
@@ -22,8 +25,8 @@ BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
 
 
 @dataclass
-class RunRecord:
-    """One generation of one prompt under one method and γ0."""
+class RunRecord(SessionTally):
+    """One generation of one prompt under one method and γ0 (the tally's counts are keywords)."""
 
     method: str
     gamma0: int | None
@@ -31,14 +34,7 @@ class RunRecord:
     repeat: int = 0
     kind: str = "live"  # "live" or "sim"
     tokens: int = 0
-    steps: int = 0
-    drafted: int = 0
-    accepted: int = 0
     wall_s: float = 0.0
-    draft_s: float = 0.0
-    verify_s: float = 0.0
-    pos_drafted: list[int] = field(default_factory=list)
-    pos_accepted: list[int] = field(default_factory=list)
     stop_reason: str = ""
     output_ids: list[int] | None = None
 
@@ -47,33 +43,20 @@ class RunRecord:
 
 
 @dataclass
-class Cell:
+class Cell(SessionTally):
     """All runs of one (method, γ0), summed over prompts and repeats."""
 
     method: str
     gamma0: int | None
     runs: int = 0
     tokens: int = 0
-    steps: int = 0
-    drafted: int = 0
-    accepted: int = 0
     wall_s: float = 0.0
-    draft_s: float = 0.0
-    verify_s: float = 0.0
-    pos_drafted: list[int] = field(default_factory=list)
-    pos_accepted: list[int] = field(default_factory=list)
 
-    def add(self, r: RunRecord) -> None:
+    def add_run(self, r: RunRecord) -> None:
         self.runs += 1
         self.tokens += r.tokens
-        self.steps += r.steps
-        self.drafted += r.drafted
-        self.accepted += r.accepted
         self.wall_s += r.wall_s
-        self.draft_s += r.draft_s
-        self.verify_s += r.verify_s
-        _add_lists(self.pos_drafted, r.pos_drafted)
-        _add_lists(self.pos_accepted, r.pos_accepted)
+        self.add(r)
 
     @property
     def throughput(self) -> float:
@@ -81,29 +64,14 @@ class Cell:
         return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
-    def acceptance_rate(self) -> float:
-        return self.accepted / self.drafted if self.drafted else 0.0
-
-    @property
     def tokens_per_step(self) -> float:
         return self.tokens / self.steps if self.steps else 0.0
-
-    @property
-    def per_position(self) -> list[float]:
-        return position_rates(self.pos_drafted, self.pos_accepted)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d.update(throughput=self.throughput, acceptance_rate=self.acceptance_rate,
                  tokens_per_step=self.tokens_per_step, per_position=self.per_position)
         return d
-
-
-def _add_lists(into: list[int], more: list[int]) -> None:
-    while len(into) < len(more):
-        into.append(0)
-    for i, v in enumerate(more):
-        into[i] += v
 
 
 def aggregate(records: Iterable[RunRecord]) -> dict[tuple[str, int | None], Cell]:
@@ -113,7 +81,7 @@ def aggregate(records: Iterable[RunRecord]) -> dict[tuple[str, int | None], Cell
         key = (r.method, r.gamma0)
         if key not in cells:
             cells[key] = Cell(r.method, r.gamma0)
-        cells[key].add(r)
+        cells[key].add_run(r)
     return cells
 
 

@@ -11,7 +11,7 @@ greedy continuation, so everything a live run can observe is fixed in advance:
   proposing from its own wrong token (needed only to know when an
   early-stopping policy stops and whether the draft runs into EOS).
 
-`replay` then runs any policy over a trace with the decoder's exact rules
+`play_trace` then runs any policy over a trace with the decoder's exact rules
 (window = min(γ, remaining − 1); drafting stops at the window, at a drafted
 EOS, or after a token the policy rejects, which stays in the draft; EOS and
 the budget cut the emitted run) and charges each step from a measured
@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ..engine.policies import Policy, PolicySettings
-from .cost_model import CALIBRATION_GAMMAS, MIN_SAMPLES, CostModel, calibrate  # noqa: F401  (re-exported)
+from .cost_model import CostModel
 from .results import RunRecord
 
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
@@ -102,7 +102,7 @@ def _aux(trace: Trace) -> tuple[list[int], dict[int, int | None]]:
     return run, off_eos
 
 
-def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
+def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
            cost: CostModel | None = None, steps_out: list[SimStep] | None = None) -> RunRecord:
     """One session of `policy` over `trace`, with the decoder's exact rules; timed by `cost`.
 
@@ -123,9 +123,8 @@ def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     keep_drafting = policy.keep_drafting
     update = policy.update
     n = 0
-    steps = drafted_total = accepted_total = 0
-    hist_d = [0] * 32
-    hist_a = [0] * 32
+    tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
+    windows: dict[int, int] = {}  # drafted d → steps (each verified d + 1 tokens), for the cost model
     stop_reason = "max_new_tokens"
     while True:
         gamma = policy.gamma
@@ -188,14 +187,8 @@ def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
         new = min(a + 1, L - n)
         n += new
         update(accepted=a, drafted=d)
-        steps += 1
-        drafted_total += d
-        accepted_total += a
-        if d >= len(hist_d):
-            hist_d.extend([0] * (d + 1 - len(hist_d)))
-            hist_a.extend([0] * (d + 1 - len(hist_a)))
-        hist_d[d] += 1
-        hist_a[a] += 1
+        tally.add_step(d, a, d, 0.0, 0.0)
+        windows[d] = windows.get(d, 0) + 1
         if steps_out is not None:
             steps_out.append(SimStep(gamma, d, a, new, early))
         if toks[n - 1] in eos:
@@ -205,26 +198,13 @@ def replay(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
             break
         if n >= L:  # only when the trace is shorter than asked (cannot happen for valid traces)
             raise ValueError("trace ended before the session did")
-    top = max((i for i, c in enumerate(hist_d) if c), default=0)
-    pos_d = [0] * top
-    pos_a = [0] * top
-    more_d = more_a = 0
-    for i in range(len(hist_d) - 1, 0, -1):
-        more_d += hist_d[i]
-        more_a += hist_a[i]
-        if i - 1 < top:
-            pos_d[i - 1] = more_d
-            pos_a[i - 1] = more_a
-    draft_s = verify_s = wall = 0.0
+    tally.tokens, tally.stop_reason = n, stop_reason
     if cost is not None:
-        draft_s = drafted_total * cost.draft_token_s
-        verify_s = sum(c * cost.verify(k + 1) for k, c in enumerate(hist_d) if c)
-        wall = trace.session_s + cost.session_s + draft_s + verify_s + steps * cost.step_s + n * cost.emit_token_s
-    return RunRecord(
-        method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim", tokens=n,
-        steps=steps, drafted=drafted_total, accepted=accepted_total, wall_s=wall, draft_s=draft_s,
-        verify_s=verify_s, pos_drafted=pos_d, pos_accepted=pos_a, stop_reason=stop_reason,
-    )
+        tally.draft_s = tally.drafted * cost.draft_token_s
+        tally.verify_s = sum(c * cost.verify(d + 1) for d, c in sorted(windows.items()))
+        tally.wall_s = (trace.session_s + cost.session_s + tally.draft_s + tally.verify_s
+                        + tally.steps * cost.step_s + n * cost.emit_token_s)
+    return tally
 
 
 def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iterable[int], cost: CostModel,
@@ -236,7 +216,7 @@ def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iter
         for g in gammas:
             settings = PolicySettings.build(m, g, **params)
             for t in traces:
-                out.append(replay(t, settings.make(), max_new_tokens, cost))
+                out.append(play_trace(t, settings.make(), max_new_tokens, cost))
     return out
 
 
@@ -263,7 +243,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
                  eos_ids: Iterable[int], header_s: float = 0.0) -> Trace:
     """Runs the models once over a prompt and keeps what every greedy policy will see.
 
-    `off_depth` should be the longest window any replay will use, minus one.
+    `off_depth` should be the longest window any `play_trace` will use, minus one.
     """
     import torch
     from transformers import DynamicCache
@@ -401,9 +381,9 @@ def live_steps(events: Iterable[Any]) -> tuple[list[tuple[int, int, int, int]], 
 
 def check_against_live(trace: Trace, settings: PolicySettings, events: list[Any], cost: CostModel | None,
                        max_new_tokens: int | None = None) -> LiveCheck:
-    """Compares the live run's events with a replay of the same policy over `trace`."""
+    """Compares the live run's events with the same policy played over `trace`."""
     sim_steps: list[SimStep] = []
-    rec = replay(trace, settings.make(), max_new_tokens, cost, sim_steps)
+    rec = play_trace(trace, settings.make(), max_new_tokens, cost, sim_steps)
     live, summary, ids = live_steps(events)
     sim = [(s.gamma, s.drafted, s.accepted, s.emitted) for s in sim_steps]
     first = next((i for i, (x, y) in enumerate(zip(live, sim)) if x != y), None)

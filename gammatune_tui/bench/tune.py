@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..engine.policies import PolicyParams, PolicySettings
-from .simulate import CostModel, Trace, replay
+from .cost_model import CostModel
+from .simulate import Trace, play_trace
 
 GRID: dict[str, list[Any]] = {
     "eta": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
@@ -47,7 +48,7 @@ def throughput(traces: Sequence[Trace], method: str, gamma0: int, params: dict[s
     tokens = 0
     secs = 0.0
     for t in traces:
-        r = replay(t, PolicySettings.build(method, gamma0, **params).make(), max_new_tokens, cost)
+        r = play_trace(t, PolicySettings.build(method, gamma0, **params).make(), max_new_tokens, cost)
         tokens += r.tokens
         secs += r.wall_s
     return tokens / secs if secs > 0 else 0.0

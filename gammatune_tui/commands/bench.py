@@ -233,7 +233,8 @@ def aggregate_live(payload: dict) -> dict:
 
 def _load_or_record(err: Console, pair: Any, pid: list, cfg: Any, max_window: int, traces_path: Path | None):
     from ..bench import protocol, simulate as sim
-    from ..engine.decoder import prompt_pieces
+    from ..bench.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+    from ..engine.text_pieces import prompt_pieces
 
     key = {"target": str(pair.name_target), "draft": str(pair.name_draft), "device": str(pair.device),
            "dtype": str(pair.dtype), "prompts": [[p.id, p.ids] for p in pid], "max_new_tokens": cfg.max_new_tokens}
@@ -244,7 +245,7 @@ def _load_or_record(err: Console, pair: Any, pid: list, cfg: Any, max_window: in
             if ok:
                 traces = [sim.Trace.from_json(t) for t in data["traces"]]
                 err.print(Text(f"using the traces in {traces_path}"))
-                return traces, sim.CostModel.from_json(data["cost_model"])
+                return traces, CostModel.from_json(data["cost_model"])
             err.print(Text(f"{traces_path} was recorded for other models, prompts or windows; recording again",
                            style="yellow"))
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -265,11 +266,11 @@ def _load_or_record(err: Console, pair: Any, pid: list, cfg: Any, max_window: in
         from ..engine.policies import PolicySettings
 
         events: list = []
-        for g in sim.CALIBRATION_GAMMAS:
+        for g in CALIBRATION_GAMMAS:
             if g <= max_window:
                 protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid[0], cfg.max_new_tokens,
                                     keep_events=events)
-        cost = sim.calibrate(events)
+        cost = calibrate(events)
         cost.session_s = max(0.0, cost.outside_s - traces[0].session_s)
         prog.update(task, advance=2)
     if traces_path is not None:

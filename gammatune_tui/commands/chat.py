@@ -7,15 +7,8 @@ from typing import Optional
 
 import typer
 
-from ..errors import ModelLoadError
+from ..resources import require_demo_pair
 from .options import common_options
-
-
-def _demo_installed() -> bool:
-    from ..engine.models import demo_pair_dir
-
-    root = demo_pair_dir()
-    return (root / "target" / "config.json").exists() and (root / "draft" / "config.json").exists()
 
 
 @common_options()
@@ -34,11 +27,8 @@ def chat(
     """
     settings = opts.policy_settings()
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
-    if opts.uses_demo and not _demo_installed():
-        raise ModelLoadError(
-            "the embedded demo pair is not installed; pass a pair with --target DIR --draft DIR "
-            "(a target and a draft that share a tokenizer) or --pair NAME (see `gammatune models`)"
-        )
+    if opts.uses_demo:
+        require_demo_pair()   # at the CLI, not in the app: the models load in another process
     from ..session.live import LiveSource
     from ..ui.app import make_app
 

@@ -64,15 +64,9 @@ def compare(
 
         raise InvalidParameter("the prompt is empty")
     if opts.uses_demo:
-        from ..engine.models import demo_pair_installed
+        from ..resources import require_demo_pair
 
-        if not demo_pair_installed():
-            from ..errors import ModelLoadError
-
-            raise ModelLoadError(
-                "the embedded demo pair is not installed; pass a pair with --target DIR --draft DIR "
-                "or --pair NAME (see `gammatune models`)"
-            )
+        require_demo_pair()
     if print_:
         _headless(prompt, method_list, opts, record)
         return

@@ -13,7 +13,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.models import PRESETS, demo_pair_dir, demo_pair_installed, in_local_cache
+from ..engine.models import PRESETS, in_local_cache
+from ..resources import demo_pair_dir, demo_pair_installed
 from ..session.printer import make_console, printable
 
 

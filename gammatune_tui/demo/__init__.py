@@ -1,20 +1,14 @@
 """The embedded demo pair: a tiny target/draft pair trained on the Python standard library's source.
 
 It ships inside the package so every command works offline on a machine with
-no GPU. `train.py` is the recipe that made it; `measure.py` checks it.
+no GPU. `train.py` is the recipe that made it; `measure.py` checks it. Where it
+lives and whether it is complete is `resources.py`'s to say.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from ..resources import demo_pair_dir
 
-PAIR_DIR = Path(__file__).parent / "pair"
+PAIR_DIR = demo_pair_dir()
 TARGET_DIR = PAIR_DIR / "target"
 DRAFT_DIR = PAIR_DIR / "draft"
-
-_REQUIRED = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
-
-
-def is_installed() -> bool:
-    """True when both model directories are complete (weights, configs, tokenizer)."""
-    return all((d / f).is_file() for d in (TARGET_DIR, DRAFT_DIR) for f in _REQUIRED)

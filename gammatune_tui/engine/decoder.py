@@ -24,25 +24,10 @@ from .fast_forward import make_forward
 from .kv_cache import cached_length, prefill, rewind
 from .policies import Policy, PolicySettings
 from .sampling import SamplingConfig, Served, make_generator
-from .step_events import SessionTally, session_header, token_events, versions
-from .text_pieces import SingleTokenText, TextPieces, prompt_pieces
+from .step_events import session_header, token_events
+from .tally import SessionTally
+from .text_pieces import SingleTokenText, TextPieces
 from .verification import accept_tokens, verify_window
-
-
-def _eos_ids(pair: Any) -> frozenset[int]:
-    ids = getattr(pair, "eos_ids", None)
-    if ids is not None:
-        return frozenset(ids)
-    found: set[int] = set()
-    tok_eos = getattr(pair.tokenizer, "eos_token_id", None)
-    if isinstance(tok_eos, int):
-        found.add(tok_eos)
-    gen_eos = getattr(getattr(pair.target, "generation_config", None), "eos_token_id", None)
-    if isinstance(gen_eos, int):
-        found.add(gen_eos)
-    elif isinstance(gen_eos, (list, tuple)):
-        found.update(int(i) for i in gen_eos)
-    return frozenset(found)
 
 
 def _settings_of(policy: Policy) -> PolicySettings:
@@ -84,7 +69,7 @@ class SpeculativeDecoder:
         self._lock = threading.Lock()
         self._pending: tuple[PolicySettings | None, SamplingConfig | None] | None = None
         self._stop = threading.Event()
-        self.eos_ids = _eos_ids(pair)
+        self.eos_ids = frozenset(pair.eos_ids)
         self.target_cache: DynamicCache | None = None
         self.draft_cache: DynamicCache | None = None
         self.ids: list[int] = []  # prompt + generated, the accepted sequence
@@ -270,4 +255,4 @@ class SpeculativeDecoder:
         yield tally.summary(generated, wall, stop_reason, tok.decode(ids[len(prompt_ids):]))
 
 
-__all__ = ["SpeculativeDecoder", "TextPieces", "prompt_pieces", "versions", "make_forward"]
+__all__ = ["SpeculativeDecoder"]

@@ -103,10 +103,6 @@ class StepEvent:
     early_stop: bool = False
     settings_changed: bool = False
 
-    @property
-    def drafted_count(self) -> int:
-        return len(self.drafted)
-
     def to_json(self) -> dict[str, Any]:
         d = {"type": self.type, **asdict(self)}
         return _nan_to_none(d)

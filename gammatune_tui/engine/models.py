@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
 
 VICUNA_SYSTEM = (
@@ -58,22 +59,6 @@ PRESETS: dict[str, Preset] = {
 }
 
 ProgressFn = Callable[[str, float], None]
-
-
-def demo_pair_dir() -> Path:
-    try:
-        from ..demo import PAIR_DIR  # type: ignore[attr-defined]
-
-        return Path(PAIR_DIR)
-    except ImportError:
-        return Path(__file__).resolve().parent.parent / "demo" / "pair"
-
-
-def demo_pair_installed(root: Path | None = None) -> bool:
-    """Both demo model dirs complete: configs, safetensors weights and tokenizer."""
-    root = root or demo_pair_dir()
-    need = ("config.json", "model.safetensors", "tokenizer_config.json")
-    return all((root / sub / f).is_file() for sub in ("target", "draft") for f in need)
 
 
 @dataclass
@@ -364,11 +349,7 @@ def load_pair(
     elif target is None or draft is None:
         raise InvalidParameter("give both --target and --draft (or --pair, or neither for the demo pair)")
     if demo:
-        root = demo_pair_dir()
-        if not demo_pair_installed(root):
-            raise ModelLoadError(
-                f"the embedded demo pair is not installed ({root}); pass --target/--draft or --pair"
-            )
+        root = resources.require_demo_pair()
         target, draft, is_demo = str(root / "target"), str(root / "draft"), True
 
     dev = resolve_device(device)
@@ -418,5 +399,5 @@ def load_pair(
 
 __all__ = [
     "ModelPair", "Preset", "PRESETS", "load_pair", "check_tokenizers", "resolve_device", "resolve_dtype",
-    "vicuna_format", "demo_pair_dir", "demo_pair_installed", "in_local_cache", "VICUNA_SYSTEM",
+    "vicuna_format", "collect_eos_ids", "in_local_cache", "VICUNA_SYSTEM",
 ]

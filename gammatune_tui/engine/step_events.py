@@ -1,19 +1,18 @@
-"""What a session reports: its header, the token lists of each step, and the running totals.
+"""What a session reports: its header and the token lists of each step.
 
 Kept apart from the step loop so the loop reads as draft → verify → accept →
-rewind, while every field of the event contract (events.py) is filled here.
+rewind, while every field of the event contract (events.py) is filled here
+(the running totals are tally.py's).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import torch
 
-from .acceptance import count_step, position_rates
-from .events import DraftedToken, EmittedToken, SessionHeader, SessionSummary, TargetToken
+from .events import DraftedToken, EmittedToken, SessionHeader, TargetToken
 from .policies import Policy
 from .sampling import SamplingConfig
 from .text_pieces import SingleTokenText, TextPieces, prompt_pieces
@@ -86,42 +85,4 @@ def token_events(
     return emitted, drafted_ev, target_ev
 
 
-@dataclass
-class SessionTally:
-    """Totals for the SessionSummary, counted as the steps go."""
-
-    steps: int = 0
-    drafted: int = 0
-    accepted: int = 0
-    target_calls: int = 0
-    draft_calls: int = 0
-    draft_s: float = 0.0
-    verify_s: float = 0.0
-    pos_drafted: list[int] = field(default_factory=list)
-    pos_accepted: list[int] = field(default_factory=list)
-
-    def add_step(self, drafted: int, accepted: int, draft_calls: int, draft_s: float, verify_s: float) -> None:
-        self.steps += 1
-        self.target_calls += 1
-        self.draft_calls += draft_calls
-        self.drafted += drafted
-        self.accepted += accepted
-        self.draft_s += draft_s
-        self.verify_s += verify_s
-        count_step(self.pos_drafted, self.pos_accepted, drafted, accepted)
-
-    def summary(self, generated: int, wall: float, stop_reason: str, text: str) -> SessionSummary:
-        return SessionSummary(
-            tokens=generated, steps=self.steps,
-            acceptance_rate=(self.accepted / self.drafted) if self.drafted else 0.0,
-            tokens_per_step=(generated / self.steps) if self.steps else 0.0,
-            tokens_per_s=(generated / wall) if wall > 0 else 0.0,
-            stop_reason=stop_reason, drafted=self.drafted, accepted=self.accepted,
-            target_calls=self.target_calls, draft_calls=self.draft_calls, wall_s=wall,
-            draft_s=self.draft_s, verify_s=self.verify_s,
-            per_position=position_rates(self.pos_drafted, self.pos_accepted),
-            text=text,
-        )
-
-
-__all__ = ["versions", "session_header", "token_events", "SessionTally"]
+__all__ = ["versions", "session_header", "token_events"]

@@ -2,14 +2,17 @@
 
 One implementation for the TUI's stats panel, compare's summary, replay's
 printout and the benchmark, so the same stream always gives the same numbers.
+The counts are the engine's one tally (`engine.tally.SessionTally`, which
+also makes the decoder's summary); this adds what only a stream shows:
+emitted tokens, elapsed time, mean γ and the recent acceptance.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.acceptance import count_step, position_rates
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
+from ..engine.tally import SessionTally
 
 
 def modeled_cost(n_tokens: float, alpha: float, gamma: float, c: float, t_draft: float) -> float:
@@ -33,17 +36,10 @@ class RunningStats:
     window: int = 20
     header: SessionHeader | None = None
     summary: SessionSummary | None = None
-    steps: int = 0
+    tally: SessionTally = field(default_factory=SessionTally)
     tokens: int = 0
-    drafted: int = 0
-    accepted: int = 0
-    draft_calls: int = 0
-    draft_s: float = 0.0
-    verify_s: float = 0.0
     elapsed_s: float = 0.0
     gamma_sum: int = 0
-    pos_drafted: list[int] = field(default_factory=list)
-    pos_accepted: list[int] = field(default_factory=list)
     recent: list[tuple[int, int]] = field(default_factory=list)
     last_step: StepEvent | None = None
 
@@ -57,25 +53,53 @@ class RunningStats:
 
     def _add_step(self, ev: StepEvent) -> None:
         d = len(ev.drafted)
-        self.steps += 1
+        # an event does not say how many draft forwards its step took: count one per drafted token
+        self.tally.add_step(d, ev.accepted, d, ev.draft_s, ev.verify_s)
         self.tokens += len(ev.emitted)
-        self.drafted += d
-        self.accepted += ev.accepted
-        self.draft_calls += d
-        self.draft_s += ev.draft_s
-        self.verify_s += ev.verify_s
         self.elapsed_s = ev.elapsed_s or (self.elapsed_s + (ev.step_s or ev.draft_s + ev.verify_s))
         self.gamma_sum += ev.gamma
-        count_step(self.pos_drafted, self.pos_accepted, d, ev.accepted)
         self.recent.append((ev.accepted, d))
         if len(self.recent) > self.window:
             del self.recent[0]
         self.last_step = ev
 
+    # -- the tally's counts ------------------------------------------------------------
+    @property
+    def steps(self) -> int:
+        return self.tally.steps
+
+    @property
+    def drafted(self) -> int:
+        return self.tally.drafted
+
+    @property
+    def accepted(self) -> int:
+        return self.tally.accepted
+
+    @property
+    def target_calls(self) -> int:
+        return self.tally.target_calls
+
+    @property
+    def draft_calls(self) -> int:
+        return self.tally.draft_calls
+
+    @property
+    def draft_s(self) -> float:
+        return self.tally.draft_s
+
+    @property
+    def verify_s(self) -> float:
+        return self.tally.verify_s
+
     # -- SPEC §5 ----------------------------------------------------------------
     @property
     def acceptance_rate(self) -> float:
-        return self.accepted / self.drafted if self.drafted else 0.0
+        return self.tally.acceptance_rate
+
+    @property
+    def per_position(self) -> list[float]:
+        return self.tally.per_position
 
     @property
     def rolling_acceptance(self) -> float:
@@ -87,16 +111,8 @@ class RunningStats:
         return self.tokens / self.steps if self.steps else 0.0
 
     @property
-    def target_calls(self) -> int:
-        return self.steps
-
-    @property
     def tokens_per_s(self) -> float:
         return self.tokens / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-    @property
-    def per_position(self) -> list[float]:
-        return position_rates(self.pos_drafted, self.pos_accepted)
 
     @property
     def mean_gamma(self) -> float:

@@ -1,4 +1,4 @@
-"""The trace simulator replays a live greedy session exactly: same steps, same accepted counts."""
+"""The trace simulator plays a live greedy session exactly: same steps, same accepted counts."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import dataclasses
 
 import pytest
 
+from gammatune_tui.bench.cost_model import CostModel
 from gammatune_tui.bench.simulate import (
-    CostModel, Trace, TraceTooShallow, check_against_live, live_steps, record_trace, replay,
+    Trace, TraceTooShallow, check_against_live, live_steps, play_trace, record_trace,
 )
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder
 
@@ -39,7 +40,7 @@ CASES = [(m, g, {}) for m in METHODS for g in (1, 2, 5, 12)] + [
 
 
 @pytest.mark.parametrize("method,gamma0,params", CASES)
-def test_replay_equals_live(bench_pair, traces, method, gamma0, params):
+def test_played_trace_equals_live(bench_pair, traces, method, gamma0, params):
     s = PolicySettings.build(method, gamma0, **params)
     for t in traces:
         events = _live(bench_pair, s, t.prompt_ids)
@@ -54,7 +55,7 @@ def test_early_stops_happen(bench_pair, traces):
         s = PolicySettings.build(m, 8, tau=0.5)
         sim_steps = []
         for t in traces:
-            replay(t, s.make(), steps_out=sim_steps)
+            play_trace(t, s.make(), steps_out=sim_steps)
         early = [x for x in sim_steps if x.early_stop]
         assert early and any(x.drafted > x.accepted + 1 for x in early)
 
@@ -85,7 +86,7 @@ def test_cost_model_charges_each_step(traces):
     assert cost.verify(6) == pytest.approx(0.028)  # linear beyond the last point
     t = traces[0]
     steps = []
-    rec = replay(t, PolicySettings.build("specdecode", 2).make(), cost=cost, steps_out=steps)
+    rec = play_trace(t, PolicySettings.build("specdecode", 2).make(), cost=cost, steps_out=steps)
     want = t.session_s + sum(s.drafted * 0.001 + cost.verify(s.drafted + 1) + 0.0005 + s.emitted * 0.0001 for s in steps)
     assert rec.wall_s == pytest.approx(want)
     assert rec.tokens == MAX_NEW == sum(s.emitted for s in steps)
@@ -98,7 +99,7 @@ def test_trace_round_trips_and_depth_is_enforced(traces):
     shallow = dataclasses.replace(t, off_ids={k: v[:1] for k, v in t.off_ids.items()},
                                   off_prob={k: v[:1] for k, v in t.off_prob.items()}, off_depth=1)
     with pytest.raises(TraceTooShallow):
-        replay(shallow, PolicySettings.build("specdecode", 8).make())
+        play_trace(shallow, PolicySettings.build("specdecode", 8).make())
 
 
 def test_fast_path_equals_token_by_token(bench_pair, traces):
@@ -114,8 +115,8 @@ def test_fast_path_equals_token_by_token(bench_pair, traces):
             for g in (1, 3, 7, 12):
                 fast_steps, slow_steps = [], []
                 p = PolicySettings.build(cls.name, g)
-                a = replay(tr, cls(g, p.params), steps_out=fast_steps)
-                b = replay(tr, slow_cls(g, p.params), steps_out=slow_steps)
+                a = play_trace(tr, cls(g, p.params), steps_out=fast_steps)
+                b = play_trace(tr, slow_cls(g, p.params), steps_out=slow_steps)
                 assert fast_steps == slow_steps and a.pos_drafted == b.pos_drafted and a.tokens == b.tokens
 
 
@@ -123,7 +124,7 @@ def test_calibrate_recovers_known_costs():
     """The timing pass reads the decoder's own step timings; known costs come back out."""
     from types import SimpleNamespace as NS
 
-    from gammatune_tui.bench.simulate import calibrate
+    from gammatune_tui.bench.cost_model import calibrate
 
     events, t = [], 0.0
     pre = 0.003

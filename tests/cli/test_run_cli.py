@@ -168,7 +168,7 @@ def test_subprocess_json_run(tiny_pair_dirs):
 
 
 def test_run_demo_pair_defaults_to_sampling(capsys):
-    from gammatune_tui.engine.models import demo_pair_installed
+    from gammatune_tui.resources import demo_pair_installed
 
     if not demo_pair_installed():
         pytest.skip("the embedded demo pair is not installed")

@@ -10,12 +10,13 @@ import sys
 import pytest
 from safetensors import safe_open
 
-from gammatune_tui.demo import DRAFT_DIR, PAIR_DIR, TARGET_DIR, is_installed
+from gammatune_tui.demo import DRAFT_DIR, PAIR_DIR, TARGET_DIR
+from gammatune_tui.resources import demo_pair_installed
 from gammatune_tui.demo.measure import draft_matches, target_greedy
 
 
 def test_pair_is_installed_and_small():
-    assert is_installed(), f"demo pair missing under {PAIR_DIR}"
+    assert demo_pair_installed(), f"demo pair missing under {PAIR_DIR}"
     total = sum(f.stat().st_size for f in PAIR_DIR.rglob("*") if f.is_file())
     assert total <= 40 * 2**20
     for d in (TARGET_DIR, DRAFT_DIR):

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gammatune_tui.demo import TARGET_DIR, is_installed
+from gammatune_tui.demo import TARGET_DIR
+from gammatune_tui.resources import demo_pair_installed
 from gammatune_tui.demo.corpus import load_corpus
 from gammatune_tui.demo.tokenizer import BOS, EOS, byte_lengths, train_bpe
 
@@ -23,7 +24,7 @@ def small_tokenizer():
 def shipped_tokenizer():
     from transformers import AutoTokenizer
 
-    assert is_installed(), "the demo pair is missing from gammatune_tui/demo/pair"
+    assert demo_pair_installed(), "the demo pair is missing from gammatune_tui/demo/pair"
     return AutoTokenizer.from_pretrained(TARGET_DIR)
 
 

@@ -11,7 +11,7 @@ import torch
 from gammatune_tui.engine import (
     METHODS, PolicySettings, SamplingConfig, SessionHeader, SessionSummary, SpeculativeDecoder, StepEvent,
 )
-from gammatune_tui.engine.decoder import TextPieces
+from gammatune_tui.engine.text_pieces import TextPieces
 from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.errors import InvalidParameter
 
@@ -272,10 +272,9 @@ def test_text_pieces_hold_back_split_characters(tiny_pair):
 
 
 def test_direct_forward_is_used_and_matches_standard_path(tiny_pair, reference, monkeypatch):
-    from gammatune_tui.engine import decoder as decoder_mod
     from gammatune_tui.engine import fast_forward
 
-    fwd = decoder_mod.make_forward(tiny_pair.target)
+    fwd = fast_forward.make_forward(tiny_pair.target)
     assert "_direct_forward" in fwd.__qualname__  # the self-check accepted the fast path
     ids, ref = reference
     # the standard transformers forward gives the same tokens
@@ -283,4 +282,4 @@ def test_direct_forward_is_used_and_matches_standard_path(tiny_pair, reference, 
     monkeypatch.setattr(fast_forward, "_direct_eligible", lambda model: False)
     _, evs = run(tiny_pair, "gammatune+", 4, n=48)
     assert emitted_ids(evs) == ref
-    assert "_standard_forward" in decoder_mod.make_forward(tiny_pair.target).__qualname__
+    assert "_standard_forward" in fast_forward.make_forward(tiny_pair.target).__qualname__

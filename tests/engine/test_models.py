@@ -82,8 +82,10 @@ def test_missing_models_are_one_line_errors(tmp_path, tiny_pair_dirs, monkeypatc
 
 
 def test_demo_pair_missing(monkeypatch, tmp_path):
-    monkeypatch.setattr(models, "demo_pair_dir", lambda: tmp_path / "pair")
-    with pytest.raises(ModelLoadError, match="--target/--draft or --pair"):
+    from gammatune_tui import resources
+
+    monkeypatch.setattr(resources, "demo_pair_dir", lambda: tmp_path / "pair")
+    with pytest.raises(ModelLoadError, match="--target DIR --draft DIR .* or --pair NAME"):
         load_pair()
     with pytest.raises(ModelLoadError, match="demo pair"):
         load_pair(demo=True)

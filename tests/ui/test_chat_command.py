@@ -14,9 +14,9 @@ def _run(argv, capsys):
 
 
 def test_missing_demo_pair_says_how_to_pass_one(monkeypatch, tmp_path, capsys):
-    import gammatune_tui.engine.models as models
+    from gammatune_tui import resources
 
-    monkeypatch.setattr(models, "demo_pair_dir", lambda: tmp_path / "no-pair")
+    monkeypatch.setattr(resources, "demo_pair_dir", lambda: tmp_path / "no-pair")
     code, err = _run(["chat"], capsys)
     assert code == 2
     assert err.count("\n") == 1 and "demo pair is not installed" in err and "--target" in err and "--pair" in err

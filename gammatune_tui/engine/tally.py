@@ -1,0 +1,96 @@
+"""The one tally of a session's steps: drafted, accepted, forward calls and times (SPEC §5).
+
+The decoder counts its summary with it, `session.stats.RunningStats` counts a
+stream of events with it, and the benchmark's records and cells are tallies
+too, so the acceptance rate, the per-position acceptance and the call counts
+mean the same thing everywhere. Pure Python (no torch): the UI and the
+simulator use it without loading a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .events import SessionSummary
+
+
+@dataclass(kw_only=True)
+class SessionTally:
+    """Totals over steps; `add_step` once per speculative step, `add` to sum tallies.
+
+    Per-position acceptance (SPEC §5): `pos_drafted[i]` counts the steps that
+    drafted a token at position i, `pos_accepted[i]` those whose token i the
+    target kept.
+    """
+
+    steps: int = 0
+    drafted: int = 0
+    accepted: int = 0
+    target_calls: int = 0
+    draft_calls: int = 0
+    draft_s: float = 0.0
+    verify_s: float = 0.0
+    pos_drafted: list[int] = field(default_factory=list)
+    pos_accepted: list[int] = field(default_factory=list)
+
+    def add_step(self, drafted: int, accepted: int, draft_calls: int, draft_s: float, verify_s: float) -> None:
+        """One step: `drafted` tokens proposed, the first `accepted` of them kept, one verify pass."""
+        self.steps += 1
+        self.target_calls += 1
+        self.draft_calls += draft_calls
+        self.drafted += drafted
+        self.accepted += accepted
+        self.draft_s += draft_s
+        self.verify_s += verify_s
+        pos_d, pos_a = self.pos_drafted, self.pos_accepted
+        if len(pos_d) < drafted:
+            _grow(pos_d, pos_a, length=drafted)
+        for i in range(accepted):
+            pos_d[i] += 1
+            pos_a[i] += 1
+        for i in range(accepted, drafted):
+            pos_d[i] += 1
+
+    def add(self, other: "SessionTally") -> None:
+        """Adds another tally's counts (e.g. every run of one benchmark cell)."""
+        self.steps += other.steps
+        self.target_calls += other.target_calls
+        self.draft_calls += other.draft_calls
+        self.drafted += other.drafted
+        self.accepted += other.accepted
+        self.draft_s += other.draft_s
+        self.verify_s += other.verify_s
+        _grow(self.pos_drafted, self.pos_accepted, length=len(other.pos_drafted))
+        for i, (d, a) in enumerate(zip(other.pos_drafted, other.pos_accepted)):
+            self.pos_drafted[i] += d
+            self.pos_accepted[i] += a
+
+    @property
+    def acceptance_rate(self) -> float:
+        """α = accepted draft tokens / drafted tokens."""
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def per_position(self) -> list[float]:
+        """P(token i accepted | token i drafted), for each position i."""
+        return [a / d if d else 0.0 for a, d in zip(self.pos_accepted, self.pos_drafted)]
+
+    def summary(self, generated: int, wall: float, stop_reason: str, text: str) -> SessionSummary:
+        """The session's summary event: `generated` tokens in `wall` seconds."""
+        return SessionSummary(
+            tokens=generated, steps=self.steps, acceptance_rate=self.acceptance_rate,
+            tokens_per_step=(generated / self.steps) if self.steps else 0.0,
+            tokens_per_s=(generated / wall) if wall > 0 else 0.0,
+            stop_reason=stop_reason, drafted=self.drafted, accepted=self.accepted,
+            target_calls=self.target_calls, draft_calls=self.draft_calls, wall_s=wall,
+            draft_s=self.draft_s, verify_s=self.verify_s, per_position=self.per_position, text=text,
+        )
+
+
+def _grow(pos_drafted: list[int], pos_accepted: list[int], length: int) -> None:
+    while len(pos_drafted) < length:
+        pos_drafted.append(0)
+        pos_accepted.append(0)
+
+
+__all__ = ["SessionTally"]
