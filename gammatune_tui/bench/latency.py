@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -208,31 +207,3 @@ def measure(name: str, shape: dict[str, Any], device: str = "cpu", dtype: str = 
         if device.startswith("cuda"):
             torch.cuda.empty_cache()
     return row
-
-
-def resolve_device(device: str) -> str:
-    import torch
-
-    if device in ("auto", ""):
-        if torch.cuda.is_available():
-            return "cuda"
-        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-            return "mps"
-        return "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise InvalidParameter(f"--device {device}: no CUDA device here")
-    return device
-
-
-def resolve_dtype(dtype: str, device: str) -> str:
-    if dtype in ("auto", ""):
-        return "float32" if device == "cpu" else "float16"
-    if dtype not in ("float32", "float16", "bfloat16"):
-        raise InvalidParameter(f"--dtype must be auto, float32, float16 or bfloat16, got {dtype!r}")
-    return dtype
-
-
-def thread_count() -> int:
-    import torch
-
-    return torch.get_num_threads() if os.environ.get("OMP_NUM_THREADS") is None else int(os.environ["OMP_NUM_THREADS"])

@@ -417,8 +417,10 @@ def _latency(console: Console, err: Console, opts: Any, shapes: list[str], conte
     from ..bench import latency as lat
     from ..bench.report import write_json
 
-    device = lat.resolve_device(opts.device)
-    dtype = lat.resolve_dtype(opts.dtype, device)
+    from ..engine.models import resolve_device, resolve_dtype
+
+    dev = resolve_device(opts.device)
+    device, dtype = str(dev), str(resolve_dtype(opts.dtype, dev)).replace("torch.", "")
     names = shapes or list(lat.SHAPES)
     for n in names:
         lat.load_shape(n)  # unknown names fail before anything is built
