@@ -33,7 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from gammatune_tui.engine.policies import PolicySettings  # noqa: E402
 from gammatune_tui.engine.sampling import SamplingConfig  # noqa: E402
 from gammatune_tui.ui.app import make_app  # noqa: E402
-from gammatune_tui.ui.fake_source import SyntheticSource  # noqa: E402
+from gammatune_tui.session.synthetic import SyntheticSource  # noqa: E402
 
 SIZE = (140, 44)
 
@@ -49,10 +49,10 @@ async def _wait(pilot, cond, timeout=600.0, poll=0.05):
 
 # -- 1. latency at the end of a long session ---------------------------------------------
 async def latency(tokens: int, presses: int) -> dict:
-    src = SyntheticSource(steps=10**9, p_accept=0.8, max_new_tokens=tokens, seed=1)
+    src = SyntheticSource(steps=10**9, agreement=0.8, max_new_tokens=tokens, seed=1)
     app = make_app(src, prompt="def parse(text):")
     async with app.run_test(size=SIZE) as pilot:
-        chat = app.chat
+        chat = app.main_screen
         t0 = time.perf_counter()
         await _wait(pilot, lambda: chat.stats.summary is not None and not chat.generating)
         absorb_s = time.perf_counter() - t0
@@ -146,13 +146,13 @@ async def run_tui(pair, settings, sampling, prompt, max_new, load_kwargs=None) -
         src = LiveSource(settings, sampling, load_kwargs=load_kwargs, max_new_tokens=max_new, raw=True)
     else:
         src = LiveSource(settings, sampling, pair=pair, max_new_tokens=max_new, raw=True)
-    app = make_app(src, settings=settings, sampling=sampling)
+    app = make_app(src)
     async with app.run_test(size=SIZE) as pilot:
-        chat = app.chat
+        chat = app.main_screen
         # like a user: the app has started and is idle, then the prompt is sent
         await _wait(pilot, lambda: chat.ready)
         await pilot.pause(1.0)
-        proc = getattr(src, "_proc", None)
+        proc = getattr(src.link, "_proc", None)
         c0 = _proc_cpu(proc.pid) if proc is not None else None
         chat.start_turn(prompt)
         await _wait(pilot, lambda: chat.stats.summary is not None and not chat.generating)

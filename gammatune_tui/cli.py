@@ -6,12 +6,14 @@ ends as `gammatune: error: …` on stderr with exit status 2, never a traceback.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 
 import click
 import typer
+
+from .commands import bench, chat, compare, models, replay, run
+from .errors import GammatuneError
 
 try:  # typer >= 0.25 parses with its own copy of click, whose exceptions are other classes
     from typer._click import exceptions as _typer_click
@@ -24,8 +26,6 @@ _ABORTS = (click.exceptions.Abort, typer.Abort)
 _EXITS = (click.exceptions.Exit, typer.Exit)
 _CLICK_ERRORS = (click.ClickException, _typer_click.ClickException)
 
-from .errors import GammatuneError
-
 app = typer.Typer(
     name="gammatune",
     help="Watch, tune and compare speculative decoding (GammaTune, GammaTune+) in the terminal.",
@@ -35,15 +35,9 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-# Each module registers its command(s) on `app` when imported; a module that is
-# not written yet is simply absent from the CLI.
-COMMAND_MODULES = ("run", "models", "chat", "compare", "replay", "bench")
-for _name in COMMAND_MODULES:
-    try:
-        importlib.import_module(f"{__package__}.commands.{_name}").register(app)
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__}.commands.{_name}":
-            raise
+# One module per command, each registering itself; this order is `gammatune --help`'s.
+for _command in (run, models, chat, compare, replay, bench):
+    _command.register(app)
 
 
 def fail(message: str, code: int = 2) -> "typer.Exit":

@@ -8,6 +8,8 @@ from typing import Optional
 import typer
 
 from ..resources import require_demo_pair
+from ..session.live import LiveSource
+from ..ui.app import make_app
 from .options import common_options
 
 
@@ -28,15 +30,10 @@ def chat(
     settings = opts.policy_settings()
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if opts.uses_demo:
-        require_demo_pair()   # at the CLI, not in the app: the models load in another process
-    from ..session.live import LiveSource
-    from ..ui.app import make_app
-
+        require_demo_pair()   # here, not in the app: the models load in another process
     source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
                         raw=opts.raw)
-    app = make_app(source, settings=settings, sampling=sampling, theme=theme, record=record,
-                   max_new_tokens=opts.max_new_tokens, prompt=prompt)
-    app.run()
+    make_app(source, theme=theme, record=record, prompt=prompt).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -9,33 +9,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
-from ..engine.policies import METHODS
-from ..session.compare import CompareRunner, engine_factory, parse_methods
+from ..engine.policies import METHODS, parse_methods
+from ..errors import InvalidParameter
+from ..prompts import random_demo_prompt
+from ..render.printer import make_console, print_runs
+from ..resources import require_demo_pair
+from ..session.compare import MAX_METHODS, MIN_METHODS
+from ..session.compare_job import CompareJob
+from ..ui.app import make_compare_app
 from .options import CommonOptions, common_options
-
-
-def chat_prompt(text: str, raw: bool) -> Any:
-    """Raw text goes to the model as is; otherwise one user message through the pair's chat format."""
-    return text if raw else [{"role": "user", "content": text}]
-
-
-def build_runner(pair: Any, methods: list[str], opts: CommonOptions, prompt_text: str) -> CompareRunner:
-    settings = opts.policy_settings(method=methods[0])
-    sampling = opts.sampling(demo_defaults=bool(getattr(pair, "is_demo", opts.uses_demo)))
-    return CompareRunner(
-        engine_factory(pair), methods, settings, sampling, chat_prompt(prompt_text, opts.raw),
-        opts.max_new_tokens, user_text=prompt_text,
-    )
-
-
-def _load_pair(opts: CommonOptions, progress=None) -> Any:
-    from ..engine import load_pair  # torch: imported only when a model is needed
-
-    return load_pair(**opts.load_kwargs(), progress=progress)
 
 
 @common_options()
@@ -52,54 +38,44 @@ def compare(
 
     Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+ (default: all five).
     """
-    method_list = parse_methods(methods)
-    opts.policy_settings(method=method_list[0])  # validate η, δ, τ, γ bounds before loading models
-    opts.sampling()
+    method_list = parse_methods(methods, at_least=MIN_METHODS, at_most=MAX_METHODS)
+    settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
+    sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if prompt is None:
-        from ..prompts import random_demo_prompt
-
         prompt = random_demo_prompt().text
     if not prompt.strip():
-        from ..errors import InvalidParameter
-
         raise InvalidParameter("the prompt is empty")
     if opts.uses_demo:
-        from ..resources import require_demo_pair
-
         require_demo_pair()
+    job = CompareJob(method_list, settings, sampling, prompt, opts.max_new_tokens, raw=opts.raw,
+                     load_kwargs=opts.load_kwargs(), record=record)
     if print_:
-        _headless(prompt, method_list, opts, record)
-        return
-    from ..ui.screens.compare import launch_compare
-
-    launch_compare(prompt, method_list, opts, record=record, theme=theme)
+        _measure_and_print(job, record)
+    else:
+        make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
 
 
-def _headless(prompt: str, methods: list[str], opts: CommonOptions, record: Optional[Path]) -> None:
-    from ..session.printer import make_console, print_runs
-    from ..session.recording import RecordingWriter
+def _measure_and_print(job: CompareJob, record: Optional[Path]) -> None:
+    """Progress on stderr (on a terminal), the transcripts and the ranked summary on stdout."""
+    tty = sys.stderr.isatty()
 
     def loading(stage: str, frac: float) -> None:
-        print(f"\rloading models: {stage} {frac:4.0%}   ", end="", file=sys.stderr, flush=True)
-
-    pair = _load_pair(opts, loading if sys.stderr.isatty() else None)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
-    runner = build_runner(pair, methods, opts, prompt)
+        if tty:
+            print(f"\rloading models: {stage} {frac:4.0%}   ", end="", file=sys.stderr, flush=True)
 
     def progress(i: int, n: int, label: str, tokens: int) -> None:
-        if sys.stderr.isatty() and i < n:
+        if tty and i < n:
             print(f"\rmeasuring {i + 1}/{n}: {label} · {tokens} tokens   ", end="", file=sys.stderr, flush=True)
 
-    writer = RecordingWriter(record) if record else None
+    job.prepare(loading)
+    if tty:
+        print(file=sys.stderr)
     try:
-        runner.run(progress, writer)
+        job.run(progress)
     finally:
-        if writer:
-            writer.close()
-        if sys.stderr.isatty():
+        if tty:
             print(file=sys.stderr)
-    print_runs(make_console(), runner.runs, compare=True)
+    print_runs(make_console(), job.runs, compare=True)
     if record:
         print(f"recorded to {record}", file=sys.stderr)
 

@@ -15,7 +15,8 @@ from rich.text import Text
 
 from ..engine.models import PRESETS, in_local_cache
 from ..resources import demo_pair_dir, demo_pair_installed
-from ..session.printer import make_console, printable
+from ..render.printer import make_console
+from ..render.safe_text import printable
 
 
 def _dir_size(path: Path) -> int:

@@ -15,23 +15,17 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 
+from ..engine.decoder import SpeculativeDecoder
 from ..engine.events import SessionHeader, SessionSummary, StepEvent
+from ..engine.models import load_pair
 from ..errors import InvalidParameter
-from ..session.printer import header_text, legend, make_console, printable, transcript_text
+from ..prompts import random_demo_prompt
+from ..render.printer import header_text, legend, make_console, transcript_text
+from ..render.safe_text import printable
+from ..render.tables import run_summary_table
+from ..session.recording import RecordingWriter, event_line
 from .options import common_options
-
-
-def _summary_table(s: SessionSummary) -> Table:
-    table = Table(title="run summary", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("tokens", "steps", "α", "tokens/step", "tokens/s", "target calls", "draft calls", "stop"):
-        table.add_column(col, justify="right" if col != "stop" else "left")
-    table.add_row(
-        str(s.tokens), str(s.steps), f"{s.acceptance_rate:.2f}", f"{s.tokens_per_step:.2f}",
-        f"{s.tokens_per_s:.1f}", str(s.target_calls), str(s.draft_calls), s.stop_reason,
-    )
-    return table
 
 
 @common_options()
@@ -56,8 +50,6 @@ def run(
     if prompt is not None and not prompt.strip():
         raise InvalidParameter("the prompt is empty")
     if prompt is None:
-        from ..prompts import random_demo_prompt
-
         picked = random_demo_prompt(opts.seed)
         prompt = picked.text
         first_line = printable(prompt.splitlines()[0] if prompt.strip() else prompt)
@@ -65,16 +57,7 @@ def run(
               file=sys.stderr)
 
     # Fail on an unwritable --record before spending time on loading models.
-    writer = None
-    if record is not None:
-        from ..session.recording import RecordingWriter
-
-        writer = RecordingWriter(record)
-
-    from ..engine.decoder import SpeculativeDecoder
-    from ..engine.models import load_pair
-    from ..session.recording import event_line
-
+    writer = RecordingWriter(record) if record is not None else None
     try:
         pair = load_pair(**opts.load_kwargs())
         ids = pair.encode_prompt(prompt, raw=opts.raw)
@@ -100,7 +83,7 @@ def run(
                 console.file.flush()
             elif isinstance(ev, SessionSummary):
                 console.print()
-                console.print(_summary_table(ev))
+                console.print(run_summary_table(ev))
                 console.print(legend())
     finally:
         if writer is not None:

@@ -1,37 +1,24 @@
-"""Compare: several γ policies on the same loaded pair, prompt and seed.
+"""Compare's results: each method's stream, the ranked summary and the lossless check.
 
-Methods run one after another, each alone, so that each one's timing is its
-own (the UI only shows a progress line while measuring; the race is played
-afterwards from the recorded events). The summary reads every number off
-`RunningStats` over each method's stream — the same numbers each pane shows.
-For greedy decoding every method must produce the target's own text
-(SPEC §1.3); the lossless check says so or names the first difference.
+The summary reads every number off `RunningStats` over each method's stream
+— the same numbers each pane of the compare screen shows. For greedy
+decoding every method must produce the target's own text (SPEC §1.3); the
+lossless check says so or names the first difference. Measuring the methods
+is `compare_job.py`'s; a recording gives the same runs (`runs_from_recording`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ..engine.policies import PolicySettings
-from ..engine.policies import parse_methods as parse_method_list
-from ..engine.sampling import SamplingConfig
-from .recording import RecordedSession, Recording, RecordingWriter
+from .recording import RecordedSession, Recording
 from .stats import RunningStats
 
 MIN_METHODS = 2
 MAX_METHODS = 5
 BASELINE = "specdecode"
-
-CompareProgress = Callable[[int, int, str, int], None]
-"""Called with (method index, method count, method label, tokens so far) while measuring."""
-
-
-def parse_methods(text: str | Sequence[str] | None) -> list[str]:
-    """`specdecode,gammatune+` → validated list; 2–5 distinct known methods (default: all five)."""
-    return parse_method_list(text, at_least=MIN_METHODS, at_most=MAX_METHODS)
 
 
 @dataclass
@@ -181,114 +168,3 @@ def summarize(runs: Sequence[MethodRun]) -> CompareSummary:
 
 def runs_from_recording(recording: Recording) -> list[MethodRun]:
     return [MethodRun.from_session(s) for s in recording.sessions]
-
-
-# -- measuring ------------------------------------------------------------------------
-
-DecoderFactory = Callable[[PolicySettings, SamplingConfig, str], Any]
-"""(settings, sampling, label) → an object with `generate(prompt, max_new_tokens)` yielding events."""
-
-
-def _labelled(ev: Event, label: str) -> Event:
-    if isinstance(ev, SessionHeader) and ev.label != label:
-        return dataclasses.replace(ev, label=label)
-    return ev
-
-
-class CompareRunner:
-    """Runs each method alone on one pair; thread-safe `stop()` ends the current and skips the rest."""
-
-    def __init__(
-        self,
-        decoder_factory: DecoderFactory,
-        methods: Sequence[str],
-        settings: PolicySettings,
-        sampling: SamplingConfig,
-        prompt: Any,
-        max_new_tokens: int,
-        *,
-        user_text: str | None = None,
-        warmup_tokens: int = 8,
-    ):
-        self.methods = parse_methods(list(methods))
-        self.factory = decoder_factory
-        self.settings = settings
-        self.sampling = sampling
-        self.prompt = prompt
-        self.max_new_tokens = max_new_tokens
-        self.warmup_tokens = warmup_tokens
-        self.gen_kwargs = {"user_text": user_text} if user_text is not None else {}
-        self.runs: list[MethodRun] = []
-        self._stopped = False
-        self._current: Any = None
-
-    def settings_for(self, method: str) -> PolicySettings:
-        return self.settings.with_changes(method=method)
-
-    def warm_up(self) -> None:
-        """A few untimed tokens first, so the first method does not pay for cold caches and lazy init."""
-        if self.warmup_tokens <= 0:
-            return
-        dec = self.factory(self.settings_for(self.methods[0]), self.sampling, "warm-up")
-        for _ in dec.generate(self.prompt, max_new_tokens=self.warmup_tokens):
-            if self._stopped:
-                break
-
-    def stream(self, progress: CompareProgress | None = None,
-               on_method_done: Callable[[MethodRun], None] | None = None) -> Iterator[tuple[str, Event]]:
-        """Yields (label, event) for every method in turn; also collects them in `self.runs`.
-
-        `on_method_done` runs between two methods, outside any timed region
-        (recording writes go there, so file I/O does not slow a method down).
-        """
-        self.warm_up()
-        n = len(self.methods)
-        for i, method in enumerate(self.methods):
-            if self._stopped:
-                return
-            run = MethodRun(method)
-            self.runs.append(run)
-            if progress:
-                progress(i, n, method, 0)
-            dec = self.factory(self.settings_for(method), self.sampling, method)
-            self._current = dec
-            for ev in dec.generate(self.prompt, max_new_tokens=self.max_new_tokens, **self.gen_kwargs):
-                ev = _labelled(ev, method)
-                run.add(ev)
-                if progress and isinstance(ev, StepEvent):
-                    progress(i, n, method, run.stats.tokens)
-                yield method, ev
-            self._current = None
-            if on_method_done is not None:
-                on_method_done(run)
-        if progress:
-            progress(n, n, "", 0)
-
-    def run(self, progress: CompareProgress | None = None, recorder: RecordingWriter | None = None,
-            on_method_done: Callable[[MethodRun], None] | None = None) -> CompareSummary:
-        """Measures every method; a recording gets each method's stream once that method is done."""
-        def done(run: MethodRun) -> None:
-            if recorder is not None:
-                recorder.write_all(run.events)
-            if on_method_done is not None:
-                on_method_done(run)
-
-        for _ in self.stream(progress, done):
-            pass
-        return summarize(self.runs)
-
-    def stop(self) -> None:
-        self._stopped = True
-        cur = self._current
-        if cur is not None and hasattr(cur, "stop"):
-            cur.stop()
-
-
-def engine_factory(pair: Any) -> DecoderFactory:
-    """The real decoder on an already-loaded pair (loaded once for all methods)."""
-    from ..engine.decoder import SpeculativeDecoder
-
-    def make(settings: PolicySettings, sampling: SamplingConfig, label: str) -> Any:
-        return SpeculativeDecoder(pair, settings, sampling, label=label)
-
-    return make

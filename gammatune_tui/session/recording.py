@@ -3,6 +3,7 @@
 Writing flushes after every event so a crash leaves a replayable prefix.
 Reading treats the file as untrusted: it is parsed as JSON and validated
 field by field; nothing in it is executed, and errors name the file and line.
+A bare name finds one of the recordings shipped with gammatune.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import IO, Iterable, Iterator
 
 from ..engine.events import Event, EventFormatError, SessionHeader, SessionSummary, StepEvent, event_from_json
 from ..errors import RecordingError
+from ..resources import demo_prompts_dir
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -171,3 +173,38 @@ def read_recording(path: str | os.PathLike) -> Recording:
     if not sessions:
         raise RecordingError(f"{p}: no session in this file (empty, or no header line)")
     return Recording(p, sessions, warning)
+
+
+def resolve_recording(name: str | os.PathLike) -> Path:
+    """A path, or the bare name of a shipped demo recording (`five-methods`)."""
+    p = Path(name)
+    if p.exists():
+        return p
+    if not p.is_absolute() and len(p.parts) > 1 and p.parts[0] == "demo_prompts":
+        # the README's `demo_prompts/recordings/x.jsonl`, run outside a checkout: the installed copy
+        try:
+            shipped = demo_prompts_dir().joinpath(*p.parts[1:])
+        except FileNotFoundError:
+            shipped = None
+        if shipped is not None and shipped.is_file():
+            return shipped
+    s = str(name)
+    if os.sep not in s and "/" not in s:
+        try:
+            shipped_dir = demo_prompts_dir() / "recordings"
+        except FileNotFoundError:
+            shipped_dir = None
+        if shipped_dir is not None:
+            for candidate in (shipped_dir / s, shipped_dir / f"{s}.jsonl"):
+                if candidate.is_file():
+                    return candidate
+    return p  # read_recording names it in a one-line error
+
+
+def shipped_recordings() -> list[Path]:
+    """The demo recordings that come with gammatune (for help texts and errors)."""
+    try:
+        d = demo_prompts_dir() / "recordings"
+    except FileNotFoundError:
+        return []
+    return sorted(d.glob("*.jsonl")) if d.is_dir() else []

@@ -1,118 +1,60 @@
-"""Replay: a recording as an event source, played at its recorded pace.
+"""Replay: recordings played back, as an event source, at their recorded pace.
 
 The chat and compare screens drive a `ReplaySource` exactly like a live one
 (DESIGN: nothing downstream knows where events come from). On top of the
 EventSource protocol it is a small player whose controls — pause, resume,
 step forward and back, speed, jump to end — are called from the UI thread
 while `events()` runs in a worker; one condition variable serialises them, and
-every wait is interruptible so a control acts at once.
+every wait is interruptible so a control acts at once. Pace: a step is
+released when the recording's clock has advanced by its duration divided by
+the speed (`pacing.py`); speed 0 means no waiting at all.
 
-Pace: a step is released when the recording's clock (`StepEvent.elapsed_s`,
-or the sum of `step_s` / draft + verify when absent) has advanced by its
-duration divided by the speed. Speed 0 means no waiting at all.
+Also here: what `gammatune replay FILE…` opens (`open_playlist`) and the
+settings a recording says were in force (`recorded_settings`), which the
+read-only controls show.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
-from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
+from ..engine.events import Event, SessionSummary
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
-from ..errors import InvalidParameter, RecordingError
-from ..resources import demo_prompts_dir
-from .recording import RecordedSession, Recording, read_recording
+from ..errors import GammatuneError, InvalidParameter, RecordingError
+from .compare import MAX_METHODS, MethodRun
+from .pacing import MAX_STEP_WAIT_S, check_speed, next_speed, step_durations
+from .recording import RecordedSession, Recording, read_recording, resolve_recording, shipped_recordings
 from .source import Progress
 
-MAX_STEP_WAIT_S = 5.0
-"""A recorded step never holds the player longer than this (a hostile or odd recording cannot freeze it)."""
 
-MAX_SPEED = 1000.0
+def recorded_settings(method: str, gamma0: int | None, params: dict[str, Any], sampling: dict[str, Any] | None,
+                      fallback_gamma0: int = 4) -> tuple[PolicySettings | None, SamplingConfig | None]:
+    """The settings a recording says were used; None for what its values do not make valid.
 
-
-def check_speed(speed: float) -> float:
-    """Speed is a finite multiplier >= 0; 0 means as fast as possible."""
-    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not math.isfinite(speed) or speed < 0:
-        raise InvalidParameter(f"speed must be a number >= 0 (0 = no waiting), got {speed!r}")
-    return min(float(speed), MAX_SPEED)
-
-
-def step_durations(events: Sequence[Event]) -> list[float]:
-    """Seconds each event took when recorded (0 for header and summary).
-
-    Uses the cumulative `elapsed_s` when the recording has it (it includes the
-    engine's overhead between steps), else `step_s`, else draft + verify time.
-    Negative or non-finite values (a damaged or hostile file) count as 0.
+    A header gives all four arguments; a step that changed settings gives its
+    method and params only (γ0 then comes from the params, else `fallback_gamma0`).
     """
-    out: list[float] = []
-    prev = 0.0
-    for ev in events:
-        d = 0.0
-        if isinstance(ev, StepEvent):
-            if ev.elapsed_s > 0 and ev.elapsed_s >= prev:
-                d = ev.elapsed_s - prev
-                prev = ev.elapsed_s
-            else:
-                d = ev.step_s if ev.step_s > 0 else ev.draft_s + ev.verify_s
-                prev += d if math.isfinite(d) else 0.0
-        elif isinstance(ev, SessionHeader):
-            prev = 0.0
-        out.append(d if math.isfinite(d) and d > 0 else 0.0)
-    return out
-
-
-def schedule(events: Sequence[Event], cap: float | None = MAX_STEP_WAIT_S) -> list[float]:
-    """The recorded time (seconds from the session's start) at which each event appeared.
-
-    `cap` bounds any one step (the player's guard against odd files); the
-    compare race passes None so that relative speeds stay exact.
-    """
-    t = 0.0
-    out = []
-    for d in step_durations(events):
-        t += d if cap is None else min(d, cap)
-        out.append(t)
-    return out
-
-
-def resolve_recording(name: str | os.PathLike) -> Path:
-    """A path, or the bare name of a shipped demo recording (`five-methods`)."""
-    p = Path(name)
-    if p.exists():
-        return p
-    if not p.is_absolute() and len(p.parts) > 1 and p.parts[0] == "demo_prompts":
-        # the README's `demo_prompts/recordings/x.jsonl`, run outside a checkout: the installed copy
-        try:
-            shipped = demo_prompts_dir().joinpath(*p.parts[1:])
-        except FileNotFoundError:
-            shipped = None
-        if shipped is not None and shipped.is_file():
-            return shipped
-    s = str(name)
-    if os.sep not in s and "/" not in s:
-        try:
-            shipped_dir = demo_prompts_dir() / "recordings"
-        except FileNotFoundError:
-            shipped_dir = None
-        if shipped_dir is not None:
-            for candidate in (shipped_dir / s, shipped_dir / f"{s}.jsonl"):
-                if candidate.is_file():
-                    return candidate
-    return p  # read_recording names it in a one-line error
-
-
-def shipped_recordings() -> list[Path]:
-    """The demo recordings that come with gammatune (for help texts and errors)."""
     try:
-        d = demo_prompts_dir() / "recordings"
-    except FileNotFoundError:
-        return []
-    return sorted(d.glob("*.jsonl")) if d.is_dir() else []
+        keep = {k: params[k] for k in ("eta", "delta", "tau", "gamma_min", "gamma_max") if params.get(k) is not None}
+        st = PolicySettings.build(method, gamma0 or params.get("gamma0") or fallback_gamma0, **keep)
+    except (GammatuneError, ValueError, TypeError):
+        return None, None
+    sc = None
+    if sampling:
+        try:
+            seed = sampling.get("seed")
+            sc = SamplingConfig(temperature=float(sampling.get("temperature", 0.0)),
+                                top_k=int(sampling.get("top_k", 0)), top_p=float(sampling.get("top_p", 1.0)),
+                                seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
+        except (GammatuneError, ValueError, TypeError):
+            sc = None
+    return st, sc
 
 
 class ReplaySource:
@@ -176,6 +118,21 @@ class ReplaySource:
         if self.recording is None:
             self.prepare()
         return self.recording.sessions  # type: ignore[union-attr]
+
+    @property
+    def settings(self) -> PolicySettings:
+        """The policy settings recorded for the session being played (the first one before any plays)."""
+        return self._recorded()[0] or PolicySettings()
+
+    @property
+    def sampling(self) -> SamplingConfig:
+        return self._recorded()[1] or SamplingConfig()
+
+    def _recorded(self) -> tuple[PolicySettings | None, SamplingConfig | None]:
+        if self.recording is None:
+            return None, None
+        h = self.recording.sessions[max(0, self._session_index)].header
+        return recorded_settings(h.method, h.gamma0, h.params, h.sampling)
 
     @property
     def has_next_session(self) -> bool:
@@ -293,6 +250,10 @@ class ReplaySource:
             self._cond.notify_all()
         return speed
 
+    def change_speed(self, factor: float) -> float:
+        """The +/- keys: `factor` times the current speed; returns the new one."""
+        return self.set_speed(next_speed(self._speed, factor))
+
     def step_forward(self, n: int = 1) -> None:
         """Pauses, then lets exactly n more events through."""
         with self._cond:
@@ -347,8 +308,44 @@ def is_comparison(recording: Recording) -> bool:
     return all(labels) and len(set(labels)) == len(labels) and len({s.header.turn for s in ss}) == 1
 
 
-def summary_of(events: Sequence[Event]) -> SessionSummary | None:
-    for ev in reversed(events):
-        if isinstance(ev, SessionSummary):
-            return ev
-    return None
+@dataclass
+class Playlist:
+    """What `gammatune replay FILE…` shows: the files, their sessions, and whether they go side by side."""
+
+    recordings: list[Recording]
+    runs: list[MethodRun]
+    compare: bool
+
+    @property
+    def warnings(self) -> list[str]:
+        return [r.warning for r in self.recordings if r.warning]
+
+    @property
+    def title(self) -> str:
+        return "replay: " + ", ".join(r.path.name for r in self.recordings)
+
+
+def open_playlist(names: Sequence[str | os.PathLike]) -> Playlist:
+    """Reads and validates every file before anything is shown (a bare name finds a shipped recording).
+
+    One recording of several labelled methods is a comparison; several files
+    always are (each session a pane, named by file where labels collide).
+    """
+    recordings = []
+    for name in names:
+        path = resolve_recording(name)
+        if not path.exists() and not Path(name).suffix:
+            shipped = ", ".join(p.stem for p in shipped_recordings())
+            raise RecordingError(f"{name}: no such recording" + (f" (shipped demos: {shipped})" if shipped else ""))
+        recordings.append(read_recording(path))
+    runs = [MethodRun.from_session(s) for rec in recordings for s in rec.sessions]
+    if len(recordings) == 1:
+        return Playlist(recordings, runs, is_comparison(recordings[0]))
+    labels = [r.label for r in runs]
+    if len(set(labels)) != len(labels):
+        named = (f"{rec.path.stem}:{s.header.label or s.header.method}" for rec in recordings for s in rec.sessions)
+        for run, label in zip(runs, named):
+            run.label = label
+    if len(runs) > MAX_METHODS:
+        raise InvalidParameter(f"side by side shows at most {MAX_METHODS} sessions; these files hold {len(runs)}")
+    return Playlist(recordings, runs, True)

@@ -1,9 +1,13 @@
-"""What the UI drives: an event source, live (models) or recorded (a file).
+"""What the UI drives: an event source, live (models), recorded (a file) or synthetic (tests).
 
 The chat and compare screens never know which one they have. A source's
 `events()` is a blocking iterator meant to run in a worker thread; controls
 reach it through `request()` and `stop()`, which are thread-safe and act at the
-next step boundary.
+next step boundary. The source is the one place that holds the settings in
+force: the controls show `settings` and `sampling` and send changes back
+through `request()`.
+
+Sources: `live.LiveSource`, `replay.ReplaySource`, `synthetic.SyntheticSource`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,14 @@ Progress = Callable[[str, float], None]
 class EventSource(Protocol):
     title: str                # shown in the app's title (e.g. "demo pair" or "replay: file.jsonl")
     read_only: bool           # True for recordings: controls are shown but disabled
+
+    @property
+    def settings(self) -> PolicySettings:
+        """The policy settings in force (or, for a recording, recorded)."""
+
+    @property
+    def sampling(self) -> SamplingConfig:
+        """The sampling settings in force (or recorded)."""
 
     def prepare(self, progress: Progress) -> None:
         """Slow setup (model loading); called once in a worker before the first events()."""

@@ -1,24 +1,36 @@
-"""Deterministic event streams without any model, for tests and screenshots.
+"""The one model-free speculative decoder: deterministic event streams for tests, screenshots and benchmarks.
 
-A fixed token sequence stands for the target's greedy output and a fixed
-per-position agreement/confidence pattern for the draft; the real policies
-(`engine.policies`) decide γ and early stops, so every method produces the
-same text in a different number of steps — what a lossless greedy compare
-looks like — with a simple timing model (c = T_target / T_draft).
+A fixed text stands for the target's greedy output and a seeded
+per-position agreement and confidence pattern for the draft; the real
+policies (`engine.policies`) plan γ and decide early stops, so every method
+produces the same text in a different number of steps — what a lossless
+greedy compare looks like — with a simple timing model (c = T_target / T_draft).
+
+`SyntheticSource` plays both parts a model pair plays: an `EventSource` for
+the chat screen (`events(prompt)`, with `request()` and `stop()` acting at
+the next step boundary as the live source does) and a decoder for compare
+(`generate(prompt, max_new_tokens)`). `synthetic_session()` is one session
+as a list.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Iterator
+import threading
+import time
+from typing import Any, Iterator, Sequence
 
-from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, SessionSummary, StepEvent, TargetToken
+from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, StepEvent, TargetToken
 from ..engine.policies import PolicySettings
+from ..engine.sampling import SamplingConfig
+from ..engine.tally import SessionTally
+from .source import Progress
 
 DEFAULT_TEXT = (
     "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n\n"
     "print([fibonacci(i) for i in range(10)])\n"
 )
+DEFAULT_PROMPT = "Write a Python function for Fibonacci numbers."
 
 
 def _pieces(text: str) -> list[str]:
@@ -33,104 +45,186 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
-def synthetic_session(
-    settings: PolicySettings | str = "gammatune+",
-    *,
-    text: str = DEFAULT_TEXT,
-    prompt: str = "Write a Python function for Fibonacci numbers.",
-    agreement: float = 0.75,
-    seed: int = 0,
-    t_draft: float = 0.002,
-    c: float = 6.0,
-    max_new_tokens: int | None = None,
-    label: str = "",
-    temperature: float = 0.0,
-    stop_after_steps: int | None = None,
-) -> list[Event]:
-    """Header, steps and summary for one method over `text`."""
-    if isinstance(settings, str):
-        settings = PolicySettings.build(settings)
-    pieces = _pieces(text)
-    n_total = len(pieces) if max_new_tokens is None else min(len(pieces), max_new_tokens)
-    rng = random.Random(seed)
-    agree = [rng.random() < agreement for _ in range(len(pieces) + 64)]
-    conf = [(0.55 + 0.45 * rng.random()) if a else 0.15 + 0.5 * rng.random() for a in agree]
-    ids = {p: 10 + i for i, p in enumerate(dict.fromkeys(pieces))}
-    policy = settings.make()
-    params = settings.params.to_json()
-    events: list[Event] = [SessionHeader(
-        target="synthetic-target", draft="synthetic-draft", tokenizer="synthetic", device="cpu",
-        dtype="float32", method=settings.method, gamma0=settings.gamma0, params=params,
-        sampling={"temperature": temperature, "top_k": 0, "top_p": 1.0, "seed": seed},
-        max_new_tokens=max_new_tokens or len(pieces), prompt_ids=[1, 2, 3], prompt=prompt,
-        prompt_pieces=[prompt], seed=seed, demo=False, versions={"gammatune": "test"},
-        label=label or settings.method,
-    )]
-    pos = 0
-    step = 0
-    elapsed = 0.0
-    drafted_total = accepted_total = 0
-    while pos < n_total and (stop_after_steps is None or step < stop_after_steps):
-        room = n_total - pos - 1  # tokens the draft may propose: one is left for the target
-        drafted: list[DraftedToken] = []
-        early = False
-        for j in range(min(policy.gamma, room)):
-            k = pos + j
-            ok = agree[k]
-            piece = pieces[k] if ok else "~"
-            top = conf[k]
-            drafted.append(DraftedToken(ids.get(piece, 5), piece, top, top, target_prob=top if ok else 0.0))
-            if not policy.keep_drafting(top, top):
-                early = j + 1 < min(policy.gamma, room)
-                break
-        d = len(drafted)
-        a = 0
-        while a < d and agree[pos + a]:
-            a += 1
-        emitted = [EmittedToken(t.id, t.text, "draft") for t in drafted[:a]]
-        tp = pieces[pos + a]
-        kind = "bonus" if a == d else "correction"
-        emitted.append(EmittedToken(ids[tp], tp, "target"))
-        draft_s = d * t_draft
-        verify_s = t_draft * c * (1 + 0.05 * d)
-        elapsed += draft_s + verify_s
-        gamma = policy.gamma
-        if d:
-            policy.update(a, d)
-        events.append(StepEvent(
-            step=step, method=settings.method, params=params, gamma=gamma, drafted=drafted,
-            accepted=a, target_token=TargetToken(ids[tp], tp, kind), emitted=emitted,
-            gamma_next=policy.gamma, draft_s=draft_s, verify_s=verify_s, step_s=draft_s + verify_s,
-            elapsed_s=elapsed, early_stop=early,
-        ))
-        drafted_total += d
-        accepted_total += a
-        pos += len(emitted)
-        step += 1
-    stopped = stop_after_steps is not None and pos < n_total
-    events.append(SessionSummary(
-        tokens=pos, steps=step, acceptance_rate=accepted_total / drafted_total if drafted_total else 0.0,
-        tokens_per_step=pos / step if step else 0.0, tokens_per_s=pos / elapsed if elapsed else 0.0,
-        stop_reason="stopped" if stopped else ("max_new_tokens" if max_new_tokens else "eos"),
-        drafted=drafted_total, accepted=accepted_total, target_calls=step, draft_calls=drafted_total,
-        wall_s=elapsed, text="".join(pieces[:pos]),
-    ))
-    return events
+class _Draft:
+    """Whether the draft agrees with the target at each position, and how sure it is; drawn in seeded blocks."""
+
+    def __init__(self, rng: random.Random, agreement: float, block: int) -> None:
+        self.rng, self.agreement, self.block = rng, agreement, block
+        self.agree: list[bool] = []
+        self.conf: list[float] = []
+
+    def at(self, k: int) -> tuple[bool, float]:
+        while k >= len(self.agree):
+            rng = self.rng
+            agree = [rng.random() < self.agreement for _ in range(self.block)]
+            self.conf += [(0.55 + 0.45 * rng.random()) if a else 0.15 + 0.5 * rng.random() for a in agree]
+            self.agree += agree
+        return self.agree[k], self.conf[k]
 
 
-class SyntheticDecoder:
-    """Quacks like SpeculativeDecoder for compare tests: `generate()` and `stop()`."""
+class SyntheticSource:
+    """A fake model pair over `text` (see the module docstring).
 
-    def __init__(self, settings: PolicySettings, sampling=None, label: str = "", **kw):
-        self.settings = settings
-        self.label = label
-        self.kw = kw
-        self.stopped = False
-        self.temperature = getattr(sampling, "temperature", 0.0) if sampling is not None else 0.0
+    `steps`: end each session after that many steps (the text repeats as
+    needed, stop reason "max_new_tokens"); None: a session is the text once
+    (stop reason "eos"). `max_new_tokens` caps the tokens as the decoder's
+    budget does. `gate`: when set, each step first takes one permit (tests
+    release permits to let steps through). `delay`: seconds slept per step.
+    """
 
-    def generate(self, prompt, max_new_tokens: int = 128, **_: object) -> Iterator[Event]:
-        yield from synthetic_session(self.settings, max_new_tokens=max_new_tokens, label=self.label,
-                                     temperature=self.temperature, **self.kw)
+    read_only = False
+
+    def __init__(self, settings: PolicySettings | str | None = None, sampling: SamplingConfig | None = None, *,
+                 text: str = DEFAULT_TEXT, prompt: str = DEFAULT_PROMPT, agreement: float = 0.75, seed: int = 0,
+                 t_draft: float = 0.002, c: float = 6.0, steps: int | None = None,
+                 max_new_tokens: int | None = None, label: str = "", title: str = "synthetic source",
+                 delay: float = 0.0, prepare_stages: int = 0, prepare_delay: float = 0.0) -> None:
+        if isinstance(settings, str):
+            settings = PolicySettings.build(settings)
+        self.settings = settings or PolicySettings()
+        self.sampling = sampling or SamplingConfig(seed=seed)
+        self.text, self.prompt = text, prompt
+        self.agreement, self.seed = agreement, seed
+        self.t_draft, self.c = t_draft, c
+        self.steps, self.max_new_tokens = steps, max_new_tokens
+        self.label, self.title = label, title
+        self.delay = delay
+        self.prepare_stages, self.prepare_delay = prepare_stages, prepare_delay
+        self.turn = 0
+        self.prepared = False
+        self.requests: list[tuple[PolicySettings | None, SamplingConfig | None]] = []
+        self.gate: threading.Semaphore | None = None
+        self._lock = threading.Lock()
+        self._pending: tuple[PolicySettings | None, SamplingConfig | None] | None = None
+        self._stop = threading.Event()
+
+    # -- EventSource ---------------------------------------------------------------------
+    def prepare(self, progress: Progress) -> None:
+        for i in range(self.prepare_stages):
+            progress(f"stage {i + 1} of {self.prepare_stages}", i / max(1, self.prepare_stages))
+            if self.prepare_delay:
+                time.sleep(self.prepare_delay)
+        progress("ready", 1.0)
+        self.prepared = True
+
+    def events(self, prompt: str | None) -> Iterator[Event]:
+        """One chat turn (`prompt` None: nothing, as for a live source)."""
+        if prompt is None:
+            return
+        turn, self.turn = self.turn, self.turn + 1
+        yield from self.generate(prompt, user_text=prompt, turn=turn)
+
+    def request(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None) -> None:
+        with self._lock:
+            self.requests.append((settings, sampling))
+            self.settings = settings or self.settings
+            self.sampling = sampling or self.sampling
+            old = self._pending or (None, None)
+            self._pending = (settings or old[0], sampling or old[1])
 
     def stop(self) -> None:
-        self.stopped = True
+        self._stop.set()
+        if self.gate is not None:
+            self.gate.release()
+
+    # -- the decoder's part ------------------------------------------------------------
+    def generate(self, prompt: Any = None, max_new_tokens: int | None = None, *, user_text: str | None = None,
+                 turn: int = 0) -> Iterator[Event]:
+        """Header, steps and summary of one session, as `SpeculativeDecoder.generate` yields them."""
+        self._stop.clear()
+        with self._lock:   # settings asked for between sessions are this session's from the start
+            self._pending = None
+            settings, sampling = self.settings, self.sampling
+        text = user_text if user_text is not None else _prompt_text(prompt, self.prompt)
+        pieces = _pieces(self.text)
+        budget = max_new_tokens if max_new_tokens is not None else self.max_new_tokens
+        repeat = self.steps is not None and bool(pieces)
+        limit = budget if repeat else min(len(pieces), len(pieces) if budget is None else budget)
+        rng = random.Random(self.seed + 1_000_003 * turn)
+        draft = _Draft(rng, self.agreement, len(pieces) + 64)
+        ids = {p: 10 + i for i, p in enumerate(dict.fromkeys(pieces))}
+        policy = settings.make()
+        yield SessionHeader(
+            target="synthetic-target", draft="synthetic-draft", tokenizer="synthetic", device="cpu",
+            dtype="float32", method=settings.method, gamma0=settings.gamma0, params=settings.params.to_json(),
+            sampling=sampling.to_json(), max_new_tokens=limit if limit is not None else 0,
+            prompt_ids=list(range(1, len(_pieces(text)) + 1)), prompt=text, prompt_pieces=_pieces(text),
+            seed=sampling.seed, versions={"gammatune": "test"}, label=self.label,
+            turn=turn, user_text=text,
+        )
+        tally = SessionTally()
+        pos = 0
+        elapsed = 0.0
+        reason = "eos"
+        while True:
+            if limit is not None and pos >= limit:
+                reason = "max_new_tokens" if repeat or limit < len(pieces) else "eos"
+                break
+            if repeat and tally.steps >= self.steps:
+                reason = "max_new_tokens"
+                break
+            if self.gate is not None and not self.gate.acquire(timeout=30):
+                reason = "stopped"
+                break
+            if self._stop.is_set():
+                reason = "stopped"
+                break
+            changed = False
+            with self._lock:
+                pending, self._pending = self._pending, None
+            if pending is not None:
+                if pending[0] is not None:
+                    policy = pending[0].apply_to(policy)
+                changed = True
+            room = (limit - pos - 1) if limit is not None else policy.gamma  # one token is left for the target
+            window = min(policy.gamma, room)
+            drafted: list[DraftedToken] = []
+            early = False
+            for j in range(window):
+                ok, top = draft.at(pos + j)
+                piece = pieces[(pos + j) % len(pieces)] if ok else "~"
+                drafted.append(DraftedToken(ids.get(piece, 5), piece, top, top, target_prob=top if ok else 0.0))
+                if not policy.keep_drafting(top, top):
+                    early = j + 1 < window
+                    break
+            d = len(drafted)
+            a = 0
+            while a < d and draft.at(pos + a)[0]:
+                a += 1
+            tp = pieces[(pos + a) % len(pieces)]
+            emitted = [EmittedToken(t.id, t.text, "draft") for t in drafted[:a]]
+            emitted.append(EmittedToken(ids[tp], tp, "target"))
+            draft_s = d * self.t_draft
+            verify_s = self.t_draft * self.c * (1 + 0.05 * d)
+            elapsed += draft_s + verify_s
+            gamma, method, params = policy.gamma, policy.name, policy.describe()
+            if d:
+                policy.update(a, d)
+            tally.add_step(d, a, d, draft_s, verify_s)
+            yield StepEvent(
+                step=tally.steps - 1, method=method, params=params, gamma=gamma, drafted=drafted, accepted=a,
+                target_token=TargetToken(ids[tp], tp, "bonus" if a == d else "correction"), emitted=emitted,
+                gamma_next=policy.gamma, draft_s=draft_s, verify_s=verify_s, step_s=draft_s + verify_s,
+                elapsed_s=elapsed, early_stop=early, settings_changed=changed,
+            )
+            pos += len(emitted)
+            if self.delay:
+                time.sleep(self.delay)
+        out = "".join(pieces[k % len(pieces)] for k in range(pos)) if pieces else ""
+        yield tally.summary(pos, elapsed, reason, out)
+
+
+def _prompt_text(prompt: Any, default: str) -> str:
+    """The user's text of a decoder prompt: raw text, or the last user message of a chat."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Sequence) and prompt and isinstance(prompt[-1], dict):
+        return str(prompt[-1].get("content", default))
+    return default
+
+
+def synthetic_session(settings: PolicySettings | str = "gammatune+", **kwargs: Any) -> list[Event]:
+    """One session for `settings` over the text (keyword arguments as for `SyntheticSource`), labelled by method."""
+    source = SyntheticSource(settings, **kwargs)
+    source.label = source.label or source.settings.method
+    return list(source.generate(source.prompt))

@@ -1,9 +1,12 @@
-"""GammaTuneApp and `make_app`: the Textual app around any event source.
+"""GammaTuneApp, the one Textual app, and the factories that give it its screen.
 
-The app is built by a factory that takes a source, so tests drive the real UI
-with a synthetic or recorded source (no torch), and `gammatune chat` passes a
-`LiveSource`. The app holds the themes (shipped + user), the command palette
-entries and app-wide actions; the chat screen does the rest.
+The app holds what every screen shares: the themes (shipped + user), help,
+screenshots, where exports go, and the command palette's app-wide entries.
+What it shows is the screen it is given — the chat screen around any event
+source (`make_app`), a recording in the replay screen (`make_replay_app`), or
+the compare screen measuring a job or racing recorded runs
+(`make_compare_app`, `make_compare_replay_app`). Tests drive the real UI
+through the same factories with a synthetic or recorded source (no models).
 """
 
 from __future__ import annotations
@@ -11,22 +14,27 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..engine.policies import METHODS, PolicySettings
-from ..engine.sampling import SamplingConfig
-from ..session.recording import RecordingWriter
+from ..session.compare import MethodRun
+from ..session.compare_job import CompareJob
+from ..session.recording import Recording, RecordingWriter
+from ..session.replay import ReplaySource
 from ..session.source import EventSource
 from .screens.chat import ChatScreen
+from .screens.compare import CompareScreen
 from .screens.help import HelpScreen
+from .screens.replay import ReplayChatScreen
 from .themes import DEFAULT_THEME, GammaTheme, ThemeError, load_themes
 
 
 class GammaTuneApp(App):
+    """The app around `screen` (its main screen: chat, replay or compare)."""
+
     CSS_PATH = "gammatune.tcss"
     TITLE = "gammatune"
     ENABLE_COMMAND_PALETTE = True
@@ -34,29 +42,18 @@ class GammaTuneApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
     ]
 
-    def __init__(self, source: EventSource, *, settings: PolicySettings | None = None,
-                 sampling: SamplingConfig | None = None, theme: str | None = None,
-                 record: str | os.PathLike | RecordingWriter | None = None, max_new_tokens: int = 256,
-                 prompt: str | None = None, export_dir: str | os.PathLike | None = None,
+    def __init__(self, screen: Screen, *, theme: str | None = None, export_dir: str | os.PathLike | None = None,
                  theme_dirs: list[Path] | None = None) -> None:
         self.gamma_themes, self.theme_warnings = load_themes(theme_dirs)
         name = theme or DEFAULT_THEME
         if name not in self.gamma_themes:
             raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(self.gamma_themes))}")
         super().__init__()
-        self.source = source
-        self.initial_theme = name
+        self.main_screen = screen
         self.export_dir = Path(export_dir) if export_dir else Path.cwd()
-        self.recorder: RecordingWriter | None
-        if isinstance(record, RecordingWriter) or record is None:
-            self.recorder = record
-        else:
-            self.recorder = RecordingWriter(record)
         for gt in self.gamma_themes.values():
             self.register_theme(gt.textual)
         self.theme = name
-        self.chat = ChatScreen(source, settings, sampling, max_new_tokens=max_new_tokens, recorder=self.recorder,
-                               initial_prompt=prompt, export_dir=self.export_dir)
 
     # -- themes -------------------------------------------------------------------
     @property
@@ -83,19 +80,9 @@ class GammaTuneApp(App):
 
     # -- lifecycle ----------------------------------------------------------------
     def on_mount(self) -> None:
-        self.push_screen(self.chat)
+        self.push_screen(self.main_screen)
         for w in self.theme_warnings:
             self.notify(w, title="Theme skipped", severity="warning", timeout=8)
-
-    def on_unmount(self) -> None:
-        if self.recorder is not None:
-            self.recorder.close()
-        close = getattr(self.source, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:  # shutting down: nothing useful to report
-                pass
 
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:
@@ -115,47 +102,54 @@ class GammaTuneApp(App):
         return path
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        chat = self.chat
-        yield SystemCommand("Stop generation", "End the running generation at the next step (Esc)", chat.action_stop)
+        """The main screen's own commands, then help, screenshot, themes and quit."""
+        main = self.main_screen
+        if hasattr(main, "system_commands"):
+            yield from main.system_commands()
         yield SystemCommand("Help: keys", "Show every key binding (F1 or ?)", self.action_help)
         yield SystemCommand("Save SVG screenshot", "Write the current screen to an .svg file (F2)",
                             self.action_screenshot_svg)
-        yield SystemCommand("Export transcript to HTML", "Write the coloured transcript to an .html file (F3)",
-                            chat.action_export_html)
-        yield SystemCommand("Toggle confidence shading", "Shade draft tokens by the draft's confidence (F4)",
-                            chat.action_toggle_shade)
-        yield SystemCommand("Toggle chart history", "Last steps or the whole session in the chart (F5)",
-                            chat.action_toggle_history)
-        yield SystemCommand("Toggle step inspector", "Show or hide the step inspector (F7)",
-                            chat.action_toggle_inspector)
-        yield SystemCommand("Inspect latest step", "Let the inspector follow the newest step again",
-                            lambda: chat.select_step(None))
-        yield SystemCommand("Focus prompt", "Move the cursor to the prompt box",
-                            lambda: chat.query_one("#prompt").focus())
-        yield SystemCommand("Focus controls", "Move the cursor to the policy controls",
-                            lambda: chat.query_one("#ctl-method").focus())
-        if not chat.read_only:
-            for m in METHODS:
-                yield SystemCommand(f"Method: {m}", f"Switch the γ policy to {m} from the next step",
-                                    lambda m=m: chat.set_method(m))
         for name in sorted(self.gamma_themes):
             gt = self.gamma_themes[name]
             yield SystemCommand(f"Theme: {name}", gt.description or f"Switch to the {name} theme",
                                 lambda name=name: self.set_theme(name))
-        if chat.read_only and hasattr(self.source, "toggle_pause"):
-            yield SystemCommand("Pause / resume replay", "Space", chat.action_toggle_pause)
-            yield SystemCommand("Step forward", "Next recorded step (.)", chat.action_step_forward)
-            yield SystemCommand("Step back", "Previous recorded step (,)", chat.action_step_back)
-            yield SystemCommand("Jump to end", "Play the rest at once (e)", chat.action_jump_end)
         yield SystemCommand("Quit", "Quit gammatune (Ctrl+Q)", self.action_quit)
 
 
-def make_app(source: EventSource, **kwargs) -> GammaTuneApp:
-    """The app around `source`; keyword arguments as for `GammaTuneApp`.
+# -- the factories: one per screen -------------------------------------------------------------
+def make_app(source: EventSource, *, theme: str | None = None, record: str | os.PathLike | None = None,
+             prompt: str | None = None, export_dir: str | os.PathLike | None = None,
+             theme_dirs: list[Path] | None = None) -> GammaTuneApp:
+    """The chat app around `source` (live, synthetic or recorded).
 
-    settings / sampling: initial control values (should match the source's);
-    theme: a theme name; record: path or RecordingWriter for every event;
-    max_new_tokens; prompt: sent as soon as the source is ready; export_dir:
-    where screenshots and HTML exports go; theme_dirs: extra theme folders.
+    record: a JSONL file that gets every event; prompt: sent as soon as the
+    source is ready; export_dir: where screenshots and HTML exports go;
+    theme_dirs: extra theme folders. The controls start from the source's settings.
     """
-    return GammaTuneApp(source, **kwargs)
+    screen = ChatScreen(source, initial_prompt=prompt)
+    app = GammaTuneApp(screen, theme=theme, export_dir=export_dir, theme_dirs=theme_dirs)
+    if record is not None:   # after the theme check: a typo in --theme must not truncate the file
+        screen.recorder = RecordingWriter(record)
+    return app
+
+
+def make_replay_app(recording: Recording, *, speed: float = 1.0, paused: bool = False, theme: str | None = None,
+                    export_dir: str | os.PathLike | None = None) -> GammaTuneApp:
+    """A recording played in the replay screen, with the player keys."""
+    source = ReplaySource(recording, speed=speed, paused=paused)
+    return GammaTuneApp(ReplayChatScreen(source), theme=theme, export_dir=export_dir)
+
+
+def make_compare_app(job: CompareJob, *, title: str = "compare", speed: float = 1.0,
+                     theme: str | None = None) -> GammaTuneApp:
+    """The compare screen measuring `job` (its worker loads the pair), then racing the methods."""
+    return GammaTuneApp(CompareScreen(job.methods, job=job, speed=speed, title=title), theme=theme)
+
+
+def make_compare_replay_app(runs: Sequence[MethodRun], *, speed: float = 1.0, paused: bool = False,
+                            theme: str | None = None, title: str = "replay: compare",
+                            warnings: Sequence[str] = ()) -> GammaTuneApp:
+    """Recorded sessions side by side, raced at their recorded pace."""
+    screen = CompareScreen([r.label for r in runs], runs=runs, speed=speed, paused=paused, title=title,
+                           warnings=warnings)
+    return GammaTuneApp(screen, theme=theme)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gammatune_tui.cli import main
-from gammatune_tui.commands.bench import parse_gammas, parse_methods
+from gammatune_tui.bench.args import parse_gammas
+from gammatune_tui.engine.policies import parse_methods
 from gammatune_tui.errors import InvalidParameter
 
 

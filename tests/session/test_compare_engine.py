@@ -7,8 +7,8 @@ import pytest
 from gammatune_tui.cli import main
 from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
-from gammatune_tui.session.compare import CompareRunner, engine_factory
-from gammatune_tui.session.recording import RecordingWriter, read_recording
+from gammatune_tui.session.compare_job import CompareJob, engine_factory
+from gammatune_tui.session.recording import read_recording
 from gammatune_tui.session.replay import ReplaySource
 from gammatune_tui.session.stats import stats_of
 
@@ -16,11 +16,10 @@ METHODS3 = ["specdecode", "hf-heuristic", "gammatune+"]
 
 
 def test_greedy_compare_on_engine_is_lossless_and_replays_identically(tiny_pair, tmp_path):
-    runner = CompareRunner(engine_factory(tiny_pair), METHODS3, PolicySettings.build("gammatune+", 4),
-                           SamplingConfig(temperature=0.0, seed=0), "hello world", 24, warmup_tokens=2)
     path = tmp_path / "cmp.jsonl"
-    with RecordingWriter(path) as w:
-        summary = runner.run(recorder=w)
+    runner = CompareJob(METHODS3, PolicySettings.build("gammatune+", 4), SamplingConfig(temperature=0.0, seed=0),
+                        "hello world", 24, raw=True, factory=engine_factory(tiny_pair), record=path, warmup_tokens=2)
+    summary = runner.run()
     assert summary.lossless.checked and summary.lossless.identical, summary.lossless.message
     assert len({tuple(r.token_ids) for r in runner.runs}) == 1 and runner.runs[0].token_ids
     assert [r.method for r in runner.runs] == METHODS3

@@ -1,4 +1,4 @@
-"""Compare: method parsing, the runner (each method alone, same settings), summary and lossless check."""
+"""Compare: method parsing, the job (each method alone, same settings), summary and lossless check."""
 
 from __future__ import annotations
 
@@ -10,17 +10,21 @@ from gammatune_tui.engine.events import SessionHeader, StepEvent
 from gammatune_tui.engine.policies import METHODS, PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
-from gammatune_tui.session.compare import (
-    CompareRunner, MethodRun, check_lossless, parse_methods, runs_from_recording, summarize,
-)
+from gammatune_tui.session.compare import MethodRun, check_lossless, runs_from_recording, summarize
+from gammatune_tui.session.compare_job import CompareJob
 from gammatune_tui.session.recording import RecordingWriter, read_recording
 from gammatune_tui.session.stats import stats_of
-from gammatune_tui.session.synthetic import SyntheticDecoder, synthetic_session
+from gammatune_tui.session.synthetic import SyntheticSource, synthetic_session
 
 
-def test_parse_methods_default_is_all_five():
-    assert parse_methods(None) == list(METHODS)
-    assert parse_methods("specdecode, gammatune+") == ["specdecode", "gammatune+"]
+def _job(methods, settings=None, sampling=None, prompt="p", max_new_tokens=30, **kw) -> CompareJob:
+    return CompareJob(methods, settings or PolicySettings(), sampling or SamplingConfig(), prompt, max_new_tokens,
+                      **kw)
+
+
+def test_methods_default_is_all_five():
+    assert _job("all", factory=_factory([])).methods == list(METHODS)
+    assert _job("specdecode, gammatune+", factory=_factory([])).methods == ["specdecode", "gammatune+"]
 
 
 @pytest.mark.parametrize("bad, msg", [
@@ -29,28 +33,27 @@ def test_parse_methods_default_is_all_five():
     ("specdecode,nope", "unknown method"),
     (",".join(METHODS) + ",gammatune", "more than once"),
 ])
-def test_parse_methods_refuses(bad, msg):
+def test_methods_refused(bad, msg):
     with pytest.raises(InvalidParameter, match=msg):
-        parse_methods(bad)
+        _job(bad, factory=_factory([]))
 
 
 def _factory(calls):
     def make(settings, sampling, label):
         calls.append((settings, sampling, label))
-        return SyntheticDecoder(settings, sampling, label)
+        return SyntheticSource(settings, sampling, label=label)
     return make
 
 
-def test_runner_runs_each_method_once_in_order_with_same_settings(tmp_path):
+def test_job_runs_each_method_once_in_order_with_same_settings(tmp_path):
     calls = []
     base = PolicySettings.build("gammatune+", 6, eta=0.3, tau=0.2)
     sampling = SamplingConfig(temperature=0.0, seed=7)
     progress = []
-    runner = CompareRunner(_factory(calls), ["specdecode", "gammatune", "gammatune+"], base, sampling,
-                           "prompt", 40, warmup_tokens=4)
     path = tmp_path / "c.jsonl"
-    with RecordingWriter(path) as w:
-        summary = runner.run(lambda *a: progress.append(a), w)
+    runner = _job(["specdecode", "gammatune", "gammatune+"], base, sampling, "prompt", 40, factory=_factory(calls),
+                  record=path, warmup_tokens=4)
+    summary = runner.run(lambda *a: progress.append(a))
     # warm-up first (not measured), then one decoder per method, in order
     assert [c[2] for c in calls] == ["warm-up", "specdecode", "gammatune", "gammatune+"]
     for settings, samp, label in calls[1:]:
@@ -127,15 +130,15 @@ def test_lossless_flags_different_lengths():
 
 
 def test_lossless_not_checked_when_sampling():
-    runs = [MethodRun.from_events(synthetic_session(m, temperature=0.7)) for m in ("specdecode", "gammatune")]
+    runs = [MethodRun.from_events(synthetic_session(m, sampling=SamplingConfig(temperature=0.7)))
+            for m in ("specdecode", "gammatune")]
     r = check_lossless(runs)
     assert not r.checked and "sampling" in r.message
 
 
-def test_runner_stop_skips_remaining_methods():
+def test_stop_skips_remaining_methods():
     calls = []
-    runner = CompareRunner(_factory(calls), ["specdecode", "gammatune"], PolicySettings(), SamplingConfig(),
-                           "p", 30, warmup_tokens=0)
+    runner = _job(["specdecode", "gammatune"], factory=_factory(calls), warmup_tokens=0)
     seen = []
     for label, ev in runner.stream():
         seen.append(label)

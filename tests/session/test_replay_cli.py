@@ -132,7 +132,7 @@ def test_hostile_text_escaped_in_coloured_output_too(tmp_path):
     import io
 
     from gammatune_tui.session.compare import MethodRun
-    from gammatune_tui.session.printer import make_console, print_runs
+    from gammatune_tui.render.printer import make_console, print_runs
 
     buf = io.StringIO()
     console = make_console(buf, color=True, width=100)
@@ -151,7 +151,7 @@ def test_print_on_a_terminal_streams_at_pace_with_the_same_text(tmp_path, capsys
     import io
     import re
 
-    import gammatune_tui.session.printer as printer
+    import gammatune_tui.render.printer as printer
 
     buf = io.StringIO()
     monkeypatch.setattr(printer, "make_console", lambda *a, **k: printer.Console(
@@ -174,7 +174,7 @@ def test_huge_timings_do_not_break_replay(tmp_path, capsys):
     path = tmp_path / "odd.jsonl"
     path.write_text("\n".join(lines) + "\n")
     from gammatune_tui.session.recording import read_recording
-    from gammatune_tui.session.replay import MAX_STEP_WAIT_S, schedule, step_durations
+    from gammatune_tui.session.pacing import MAX_STEP_WAIT_S, schedule, step_durations
 
     rec = read_recording(path)
     evs = rec.sessions[0].events

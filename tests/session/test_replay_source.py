@@ -9,9 +9,9 @@ import pytest
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.errors import InvalidParameter, RecordingError
 from gammatune_tui.session.recording import RecordingWriter, read_recording
-from gammatune_tui.session.replay import (
-    MAX_STEP_WAIT_S, ReplaySource, check_speed, is_comparison, resolve_recording, schedule, step_durations,
-)
+from gammatune_tui.session.pacing import MAX_STEP_WAIT_S, check_speed, schedule, step_durations
+from gammatune_tui.session.recording import resolve_recording
+from gammatune_tui.session.replay import ReplaySource, is_comparison
 from gammatune_tui.session.source import EventSource
 from gammatune_tui.session.stats import stats_of
 from gammatune_tui.session.synthetic import synthetic_session
@@ -227,17 +227,17 @@ def test_truncated_recording_replays_its_prefix_with_a_warning(tmp_path):
 
 
 def test_resolve_bare_name_finds_shipped_recording(tmp_path, monkeypatch):
-    import gammatune_tui.session.replay as replay_mod
+    import gammatune_tui.session.recording as recording_mod
 
     d = tmp_path / "demo_prompts" / "recordings"
     d.mkdir(parents=True)
     f = d / "five-methods.jsonl"
     f.write_text("")
-    monkeypatch.setattr(replay_mod, "demo_prompts_dir", lambda: tmp_path / "demo_prompts")
+    monkeypatch.setattr(recording_mod, "demo_prompts_dir", lambda: tmp_path / "demo_prompts")
     monkeypatch.chdir(tmp_path)
     assert resolve_recording("five-methods") == f
     assert resolve_recording("five-methods.jsonl") == f
-    assert resolve_recording("nope") == replay_mod.Path("nope")
+    assert resolve_recording("nope") == recording_mod.Path("nope")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)   # outside a checkout: the README's relative path finds the installed copy

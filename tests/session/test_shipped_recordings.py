@@ -6,8 +6,8 @@ import pytest
 
 from gammatune_tui.engine.policies import METHODS
 from gammatune_tui.session.compare import runs_from_recording, summarize
-from gammatune_tui.session.recording import read_recording
-from gammatune_tui.session.replay import is_comparison, resolve_recording, shipped_recordings
+from gammatune_tui.session.recording import read_recording, resolve_recording, shipped_recordings
+from gammatune_tui.session.replay import is_comparison
 
 SHIPPED = shipped_recordings()
 

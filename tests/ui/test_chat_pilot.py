@@ -18,7 +18,7 @@ def test_send_prompt_streams_a_turn_with_colours(export_dir):
         src = SyntheticSource(steps=15)
         app = make_app(src, export_dir=export_dir)
         async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
+            chat = app.main_screen
             await wait_until(pilot, lambda: chat.ready, what="ready")
             assert app.focused is chat.query_one("#prompt")
             welcome = chat.query_one("#welcome")
@@ -26,7 +26,7 @@ def test_send_prompt_streams_a_turn_with_colours(export_dir):
             await pilot.press(*"def f(", "enter")
             await wait_until(pilot, lambda: chat.stats.summary is not None, what="summary")
             ts = chat.transcript
-            roles = [p.role for p in ts._tokens]
+            roles = [p.role for p in ts.wrapped.tokens]
             assert "prompt" in roles and "draft" in roles and "target" in roles
             assert "def f(" in ts.plain_text()
             assert len(chat.steps) == 15
@@ -156,7 +156,7 @@ def test_app_usable_while_preparing_and_prompt_queued():
         src = SlowSource()
         app = make_app(src)
         async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
+            chat = app.main_screen
             await wait_until(pilot, lambda: "target 40%" in str(chat.query_one("#load-label").render()))
             assert chat.query_one("#loading").display
             await pilot.press(*"early", "enter")
@@ -180,7 +180,7 @@ def test_load_failure_is_shown_not_raised():
     async def scenario():
         app = make_app(Broken())
         async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
+            chat = app.main_screen
             await wait_until(pilot, lambda: chat.load_error != "")
             assert "no such model" in str(chat.query_one("#load-label").render())
             await pilot.press(*"hi", "enter")
@@ -194,7 +194,7 @@ def test_theme_switch_key_and_palette_command():
     async def scenario():
         app = make_app(SyntheticSource(steps=3), theme="paper")
         async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
+            chat = app.main_screen
             assert app.theme == "paper"
             await pilot.press("f6")
             assert app.theme != "paper"
@@ -217,7 +217,7 @@ def test_command_palette_runs_a_method_switch():
         src = SyntheticSource(steps=3)
         app = make_app(src)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.chat.ready)
+            await wait_until(pilot, lambda: app.main_screen.ready)
             await pilot.press("ctrl+p")
             await pilot.pause(0.2)
             await pilot.press(*"Method: hf-heuristic")
@@ -225,7 +225,7 @@ def test_command_palette_runs_a_method_switch():
             await pilot.press("enter")
             await wait_until(pilot, lambda: src.requests, what="palette request")
             assert src.requests[-1][0].method == "hf-heuristic"
-            assert app.chat.controls.settings.method == "hf-heuristic"
+            assert app.main_screen.controls.settings.method == "hf-heuristic"
 
     run(scenario())
 
@@ -246,7 +246,7 @@ def test_step_inspector_follows_and_pins_steps():
             assert insp.event is chat.steps[10]
             # click on a token of step 2 selects it
             ts = chat.transcript
-            y, x = next((y, sum(len(q.text) for q in line[:i])) for y, line in enumerate(ts._lines)
+            y, x = next((y, sum(len(q.text) for q in line[:i])) for y, line in enumerate(ts.wrapped.lines)
                         for i, p in enumerate(line) if p.step == 2)
             ts.scroll_to(y=0, animate=False)
             await pilot.pause()

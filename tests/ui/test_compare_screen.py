@@ -9,8 +9,10 @@ from contextlib import asynccontextmanager
 from gammatune_tui.engine.policies import METHODS, PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 from gammatune_tui.session.compare import MethodRun
-from gammatune_tui.session.synthetic import SyntheticDecoder, synthetic_session
-from gammatune_tui.ui.screens.compare import CompareJob, CompareScreen, make_compare_app, make_compare_replay_app
+from gammatune_tui.session.compare_job import CompareJob
+from gammatune_tui.session.synthetic import SyntheticSource, synthetic_session
+from gammatune_tui.ui.app import make_compare_app, make_compare_replay_app
+from gammatune_tui.ui.screens.compare import CompareScreen
 
 from uihelpers import emitted_text as _text, plain, wait_until
 
@@ -23,16 +25,16 @@ def _gated_compare(prompt: str, max_new_tokens: int):
     """specdecode, gammatune, gammatune+ measured live, gammatune held until the test sets the gate."""
     gate = threading.Event()
 
-    class Gated(SyntheticDecoder):
-        def generate(self, prompt, max_new_tokens=128, **kw):
+    class Gated(SyntheticSource):
+        def generate(self, prompt=None, max_new_tokens=None, **kw):
             if self.label == "gammatune":
                 gate.wait(30)   # hold the second method so the progress line can be read
             yield from super().generate(prompt, max_new_tokens, **kw)
 
     job = CompareJob(["specdecode", "gammatune", "gammatune+"], PolicySettings(), SamplingConfig(), prompt,
-                     max_new_tokens, factory=lambda s, samp, label: Gated(s, samp, label), warmup_tokens=0)
-    screen = CompareScreen(job.methods, job=job, speed=0)
-    return gate, job, screen, make_compare_app(screen)
+                     max_new_tokens, factory=lambda s, samp, label: Gated(s, samp, label=label), warmup_tokens=0)
+    app = make_compare_app(job, speed=0)
+    return gate, job, app.main_screen, app
 
 
 @asynccontextmanager

@@ -47,9 +47,9 @@ def test_chat_app_runs_a_live_turn_with_progress(tiny_pair_dirs):
                                   "threads": 1}, max_new_tokens=20)
 
     async def scenario():
-        app = make_app(src, settings=src.settings, sampling=src.sampling)
+        app = make_app(src)
         async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
+            chat = app.main_screen
             await wait_until(pilot, lambda: chat.ready, timeout=120, what="models loaded")
             await pilot.press(*"def ", "enter")
             await wait_until(pilot, lambda: chat.stats.summary is not None, timeout=120, what="live turn")
@@ -92,4 +92,4 @@ def test_decoder_process_streams_applies_requests_and_stops(tiny_pair_dirs):
         assert sum(isinstance(e, StepEvent) for e in second) <= 3
     finally:
         src.close()
-    assert src._proc is None
+    assert src.link._proc is None

@@ -7,7 +7,7 @@ from textual.app import App, ComposeResult
 from gammatune_tui.engine.events import DraftedToken, EmittedToken, StepEvent, TargetToken
 from gammatune_tui.session.stats import RunningStats
 from gammatune_tui.ui.widgets.stats_panel import render_stats
-from gammatune_tui.ui.widgets.token_stream import Piece, TokenStream
+from gammatune_tui.ui.widgets.token_stream import TokenStream
 
 from uihelpers import plain, run
 
@@ -51,7 +51,8 @@ def test_confidence_shading_dims_unsure_draft_tokens():
         app = A()
         async with app.run_test(size=(60, 8)) as pilot:
             ts = app.query_one(TokenStream)
-            ts.append_pieces([Piece("sure", "draft", 0, 0.99), Piece("unsure", "draft", 0, 0.05)])
+            ts.append("sure", "draft", 0, 0.99)
+            ts.append("unsure", "draft", 0, 0.05)
             await pilot.pause()
             colours = lambda: [seg.style.color for seg in ts.render_line(0) if seg.text in ("sure", "unsure")]
             plain_sure, plain_unsure = colours()

@@ -10,8 +10,8 @@ from gammatune_tui.engine.policies import METHODS, PolicySettings
 from gammatune_tui.session.compare import MethodRun
 from gammatune_tui.session.recording import Recording, RecordedSession
 from gammatune_tui.session.synthetic import synthetic_session
-from gammatune_tui.ui.replay import make_replay_app
-from gammatune_tui.ui.screens.compare import make_compare_replay_app
+from gammatune_tui.ui.app import make_replay_app
+from gammatune_tui.ui.app import make_compare_replay_app
 
 from uihelpers import wait_until
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from contextlib import asynccontextmanager
 
-import pytest
 
 from gammatune_tui.engine.events import StepEvent
 from gammatune_tui.session.recording import RecordingWriter, read_recording
 from gammatune_tui.session.stats import stats_of
 from gammatune_tui.session.synthetic import synthetic_session
-from gammatune_tui.ui.replay import ReplayChatScreen, make_replay_app
+from gammatune_tui.ui.app import make_replay_app
+from gammatune_tui.ui.screens.replay import ReplayChatScreen
 
 from uihelpers import emitted_text as _text, wait_until
 
@@ -103,9 +103,9 @@ def test_speed_keys_change_player_speed(tmp_path):
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause(0.1)
             await pilot.press("plus")
-            assert app.source.speed == 2
+            assert app.main_screen.source.speed == 2
             await pilot.press("minus", "minus")
-            assert app.source.speed == 0.5
+            assert app.main_screen.source.speed == 0.5
 
     asyncio.run(go())
 

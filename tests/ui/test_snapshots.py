@@ -9,7 +9,7 @@ from __future__ import annotations
 from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 from gammatune_tui.ui.app import make_app
-from gammatune_tui.ui.fake_source import SyntheticSource
+from gammatune_tui.session.synthetic import SyntheticSource
 
 from uihelpers import wait_until
 
@@ -18,11 +18,11 @@ SIZE = (140, 44)
 
 def _app(**kw):
     src = SyntheticSource(PolicySettings.build("gammatune+", 4), SamplingConfig(), steps=40, seed=3)
-    return make_app(src, settings=src.settings, sampling=src.sampling, prompt="def parse(text):", **kw)
+    return make_app(src, prompt="def parse(text):", **kw)
 
 
 async def _finished(pilot):
-    chat = pilot.app.chat
+    chat = pilot.app.main_screen
     await wait_until(pilot, lambda: chat.stats.summary is not None and not chat.generating)
     await pilot.pause(0.5)          # throttled views (chart, stats, inspector) have redrawn
     chat.query_one("#prompt").blur()
@@ -35,7 +35,7 @@ def test_main_screen(snap_compare):
 def test_step_inspector_pinned_on_a_mismatch(snap_compare):
     async def before(pilot):
         await _finished(pilot)
-        chat = pilot.app.chat
+        chat = pilot.app.main_screen
         k = next(i for i, s in enumerate(chat.steps)
                  if s.target_token and s.target_token.kind == "correction" and s.accepted < len(s.drafted) - 1)
         chat.select_step(k)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gammatune_tui.ui.app import make_app
-from gammatune_tui.ui.fake_source import SyntheticSource
+from gammatune_tui.session.synthetic import SyntheticSource
 from gammatune_tui.ui.themes import ROLES, ThemeError, load_themes, parse_theme, user_themes_dir
 
 from uihelpers import SIZE, run
@@ -47,7 +47,7 @@ def test_user_theme_dir_adds_and_overrides(tmp_path, monkeypatch):
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             assert app.theme == "solar"
-            assert app.chat.transcript._roles["draft"].color.lower() == "#859900"
+            assert app.main_screen.transcript._roles["draft"].color.lower() == "#859900"
 
     run(scenario())
 

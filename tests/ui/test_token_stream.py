@@ -7,9 +7,9 @@ from textual.app import App, ComposeResult
 from gammatune_tui.engine.events import (
     DraftedToken, EmittedToken, SessionHeader, SessionSummary, StepEvent, TargetToken,
 )
-from gammatune_tui.ui.app import make_app
-from gammatune_tui.ui.fake_source import ListSource
-from gammatune_tui.ui.safe_text import printable, token_label
+from gammatune_tui.render.safe_text import printable, token_label
+from gammatune_tui.session.recording import RecordedSession, Recording
+from gammatune_tui.ui.app import make_replay_app
 from gammatune_tui.ui.widgets.step_inspector import render_step
 from gammatune_tui.ui.widgets.token_stream import TokenStream
 
@@ -63,9 +63,13 @@ def _hostile_events():
 
 def test_hostile_tokens_render_literally_in_the_app(tmp_path):
     async def scenario():
-        app = make_app(ListSource(_hostile_events()), prompt="go", export_dir=tmp_path)
+        from pathlib import Path
+
+        header, *steps, summary = _hostile_events()
+        recording = Recording(Path("hostile.jsonl"), [RecordedSession(header, steps, summary)])
+        app = make_replay_app(recording, speed=0, export_dir=tmp_path)
         async with app.run_test(size=SIZE) as pilot:
-            chat = app.chat
+            chat = app.main_screen
             await wait_until(pilot, lambda: chat.stats.summary is not None)
             ts = chat.transcript
             shown = "".join(_line_text(ts, y) for y in range(ts.line_count))
@@ -102,7 +106,7 @@ def test_twenty_thousand_tokens_append_incrementally_and_follow_the_end():
             assert ts.steps == 20_000 // 3 + 1
             # wrapped to the widget's width and scrolled to the end
             width = ts.scrollable_content_region.width
-            assert max(ts._widths) <= width
+            assert max(ts.wrapped.widths) <= width
             assert ts.scroll_offset.y == ts.max_scroll_y > 0
             assert _line_text(ts, ts.line_count - 1).rstrip().endswith(("ab", "a", "tok", "en", "😀", "世界", ""))
             # the user scrolls up: new tokens do not pull the view down
@@ -123,7 +127,7 @@ def test_twenty_thousand_tokens_append_incrementally_and_follow_the_end():
             text_before = ts.plain_text()
             await pilot.resize_terminal(60, 30)
             await pilot.pause()
-            assert ts.plain_text() == text_before and max(ts._widths) <= ts.scrollable_content_region.width
+            assert ts.plain_text() == text_before and max(ts.wrapped.widths) <= ts.scrollable_content_region.width
 
     run(scenario())
 

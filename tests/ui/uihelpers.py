@@ -8,7 +8,7 @@ import time
 from contextlib import asynccontextmanager
 
 from gammatune_tui.ui.app import make_app
-from gammatune_tui.ui.fake_source import SyntheticSource
+from gammatune_tui.session.synthetic import SyntheticSource
 
 SIZE = (140, 44)
 
@@ -41,9 +41,9 @@ async def gated_chat(released: int = 0, **source_kw):
     Yields (source, pilot, chat screen). Settings given for the source are the controls' too.
     """
     src = gated_source(**{"steps": 50, **source_kw})
-    app = make_app(src, settings=source_kw.get("settings"), prompt="x")
+    app = make_app(src, prompt="x")
     async with app.run_test(size=SIZE) as pilot:
-        chat = app.chat
+        chat = app.main_screen
         if released:
             src.gate.release(released)
             await wait_until(pilot, lambda: len(chat.steps) == released, what=f"{released} steps")
@@ -55,7 +55,7 @@ async def finished_chat(steps: int, **app_kw):
     """The chat app once a synthetic `steps`-step session for prompt "x" has finished: (app, pilot, chat)."""
     app = make_app(SyntheticSource(steps=steps), prompt="x", **app_kw)
     async with app.run_test(size=SIZE) as pilot:
-        chat = app.chat
+        chat = app.main_screen
         await wait_until(pilot, lambda: chat.stats.summary is not None, what="summary")
         yield app, pilot, chat
 

@@ -2,21 +2,21 @@
 
 It only sees events. A worker thread prepares the source (model loading, with
 progress) and then iterates `source.events(prompt)`, posting ONE message per
-event; handlers here update the widgets, which redraw themselves (the chart,
-stats and inspector at a throttled rate). Controls swap a frozen settings
-object and call `source.request()`; the change is applied by the source at the
-next step and shows up as `settings_changed` on that step's event.
+event; handlers here hand each event to the widgets, which batch and redraw
+themselves (the transcript at ~12 frames/s, the chart, stats and inspector
+at a throttled rate). The controls start from the source's settings; a change
+is sent to `source.request()`, applied by the source at the next step, and
+shows up as `settings_changed` on that step's event.
 
-A read-only source (a recording) plays automatically: the prompt box is
-hidden, the controls show the recorded values and are disabled, and if the
-source has player controls (`toggle_pause`, `step_forward`, `step_back`,
-`set_speed`, `jump_to_end`) the screen binds keys to them.
+A read-only source (a recording) plays automatically, one session after the
+other: the prompt box is hidden and the controls are disabled. The replay
+screen (`replay.py`) builds on this one with the player keys and the
+recorded settings.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from textual import on
 from textual.app import ComposeResult
@@ -26,27 +26,20 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ...engine.policies import PolicySettings
-from ...engine.sampling import SamplingConfig
 from ...errors import GammatuneError
+from ...render.safe_text import one_line
 from ...session.recording import RecordingWriter
 from ...session.source import EventSource
 from ...session.stats import RunningStats
-from ..safe_text import printable
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
 from ..widgets.stats_panel import StatsPanel
 from ..widgets.step_inspector import StepInspector
-from ..widgets.token_stream import Piece, TokenStream, step_pieces
-from .chat_actions import ViewActions
+from ..widgets.token_stream import TokenStream
+from .chat_actions import ChatActions
 from .chat_messages import LoadDone, LoadProgress, SourceEvent, TurnDone
 from .help import help_bindings, welcome_text
-from .player import PLAYER_ACTIONS, PlayerKeys, recorded_settings
 
-__all__ = ["ChatScreen", "LoadDone", "LoadProgress", "PLAYER_ACTIONS", "SourceEvent", "TurnDone", "welcome_text"]
-
-TRANSCRIPT_INTERVAL = 0.08
-"""Seconds between transcript redraws while tokens stream in (about 12 frames/s)."""
 INSPECTOR_INTERVAL = 1.0
 """Seconds between inspector redraws while it follows the newest step."""
 
@@ -56,8 +49,12 @@ def _child(selector: str, kind: type):
     return property(lambda self: self.query_one(selector, kind), doc=f"The {selector} widget.")
 
 
-class ChatScreen(ViewActions, PlayerKeys, Screen):
-    """See the module docstring. `app` must be a GammaTuneApp (for themes and export)."""
+class ChatScreen(ChatActions, Screen):
+    """See the module docstring. `app` must be a GammaTuneApp (for themes and the export folder).
+
+    `recorder`, if set, gets every event of every turn; the screen closes it,
+    and the source, when it goes.
+    """
 
     BINDINGS = [
         Binding("escape", "stop", "Stop"),
@@ -69,28 +66,15 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
         Binding("f7", "toggle_inspector", "Inspector"),
         Binding("ctrl+left", "step_select(-1)", "Prev step", show=False),
         Binding("ctrl+right", "step_select(1)", "Next step", show=False),
-        # player keys, active only for sources that support them (see check_action)
-        Binding("space", "toggle_pause", "Pause", show=True),
-        Binding("full_stop", "step_forward", "Step →", show=False),
-        Binding("comma", "step_back", "Step ←", show=False),
-        Binding("plus", "faster", "Faster", show=False),
-        Binding("minus", "slower", "Slower", show=False),
-        Binding("e", "jump_end", "To end", show=False),
     ]
 
-    def __init__(self, source: EventSource, settings: PolicySettings | None = None,
-                 sampling: SamplingConfig | None = None, *, max_new_tokens: int = 256,
-                 recorder: RecordingWriter | None = None, initial_prompt: str | None = None,
-                 export_dir: Path | None = None, name: str | None = None) -> None:
+    def __init__(self, source: EventSource, *, recorder: RecordingWriter | None = None,
+                 initial_prompt: str | None = None, name: str | None = None) -> None:
         super().__init__(name=name)
         self.source = source
         self.read_only = bool(getattr(source, "read_only", False))
-        self.settings = settings or PolicySettings()
-        self.sampling = sampling or SamplingConfig()
-        self.max_new_tokens = max_new_tokens
         self.recorder = recorder
         self.initial_prompt = initial_prompt
-        self.export_dir = export_dir or Path.cwd()
         self.ready = False
         self.load_error = ""
         self.generating = False
@@ -105,9 +89,6 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
         self._session_step_start = 0
         self._session_chart_start = 0
         self._inspector_scheduled = False
-        self._pending_pieces: list[Piece] = []
-        self._pieces_scheduled = False
-        self._header: SessionHeader | None = None
 
     # -- layout --------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -127,7 +108,8 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
                 yield Label("Statistics", classes="section")
                 yield StatsPanel(id="stats")
                 yield Label("Controls" + (" (recorded, read-only)" if self.read_only else ""), classes="section")
-                yield ControlsPanel(self.settings, self.sampling, read_only=self.read_only, id="controls")
+                yield ControlsPanel(self.source.settings, self.source.sampling, read_only=self.read_only,
+                                    id="controls")
         yield Footer()
 
     transcript = _child("#transcript", TokenStream)
@@ -139,7 +121,7 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
         self.title = "gammatune"
-        self.sub_title = printable(str(getattr(self.source, "title", "")), keep_newlines=False)
+        self.sub_title = one_line(getattr(self.source, "title", ""))
         self.apply_palette()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
         if self.read_only:
@@ -188,14 +170,14 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
     # -- loading ---------------------------------------------------------------------
     def on_load_progress(self, msg: LoadProgress) -> None:
         pct = max(0.0, min(1.0, msg.fraction)) * 100
-        self.query_one("#load-label", Label).update(f"Loading: {printable(msg.stage, keep_newlines=False)} {pct:.0f}%")
+        self.query_one("#load-label", Label).update(f"Loading: {one_line(msg.stage)} {pct:.0f}%")
         self.query_one("#load-bar", ProgressBar).update(progress=pct)
 
     def on_load_done(self, msg: LoadDone) -> None:
         if msg.error:
             self.load_error = msg.error
             self.query_one("#load-bar").display = False
-            self.query_one("#load-label", Label).update(f"Could not prepare: {printable(msg.error, keep_newlines=False)}")
+            self.query_one("#load-label", Label).update(f"Could not prepare: {one_line(msg.error)}")
             self.query_one("#loading").add_class("-error")
             self.notify(msg.error, title="Loading failed", severity="error", timeout=10)
             return
@@ -252,7 +234,7 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
 
     def _idle_subtitle(self) -> str:
         s = self.stats.summary
-        base = printable(str(getattr(self.source, "title", "")), keep_newlines=False)
+        base = one_line(getattr(self.source, "title", ""))
         if s is None:
             return base
         return f"{base} · {s.tokens} tokens · {s.stop_reason}"
@@ -273,9 +255,7 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
             self._on_summary(ev)
 
     def _on_header(self, h: SessionHeader) -> None:
-        self._flush_pieces()
         self.query_one("#welcome").display = False
-        self._header = h
         self.stats = RunningStats()
         self.stats.add(h)
         self.sessions.append(self.stats)
@@ -287,35 +267,25 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
             ts.add_line("")
         label = f" {h.label}" if h.label else ""
         ts.add_line(f"── turn {h.turn + 1}{label} · {h.method} γ0={h.gamma0} ──" if (h.turn or ts.token_count or h.label)
-                    else f"── {h.method} γ0={h.gamma0} · {printable(h.target, keep_newlines=False)} + "
-                         f"{printable(h.draft, keep_newlines=False)} ──", "info")
+                    else f"── {h.method} γ0={h.gamma0} · {one_line(h.target)} + {one_line(h.draft)} ──", "info")
         user = h.user_text or ("".join(h.prompt_pieces) if h.prompt_pieces else h.prompt)
         ts.append(user, "prompt")
         if not (h.prompt.endswith(user) or "".join(h.prompt_pieces).endswith(user)):
             ts.append("\n", "info")
-        if self.read_only:
-            self._show_recorded_settings(h.method, h.gamma0, h.params, h.sampling)
 
     def _on_step(self, ev: StepEvent) -> None:
         idx = len(self.steps)
         self.steps.append(ev)
         self.stats.add(ev)
-        self._pending_pieces.extend(step_pieces(ev, idx))
-        if not self._pieces_scheduled:
-            # batch the transcript at ~12 frames/s: fast sessions draw fewer frames, not fewer tokens
-            self._pieces_scheduled = True
-            self.set_timer(TRANSCRIPT_INTERVAL, self._flush_pieces)
+        self.transcript.push_step(ev, idx)
         self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
         if ev.settings_changed:
             self.controls.note_applied(ev.step, ev.method)
-            if self.read_only:
-                self._show_recorded_settings(ev.method, None, ev.params, None)
         self.stats_panel.show(self.stats)
         if self.follow:
             self._schedule_inspector()
 
     def _on_summary(self, s: SessionSummary) -> None:
-        self._flush_pieces()
         self.stats.add(s)
         self.stats_panel.show(self.stats, now=True)
         if s.stop_reason == "stopped":
@@ -323,16 +293,9 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
         elif s.stop_reason == "error" and s.error:
             self.transcript.add_line(f"[error: {s.error}]", "info")
 
-    def _show_recorded_settings(self, method: str, gamma0: int | None, params: dict[str, Any],
-                                sampling: dict[str, Any] | None) -> None:
-        st, sc = recorded_settings(method, gamma0, params, sampling, self.controls.settings.gamma0)
-        if st is not None:
-            self.controls.show_settings(st, sc)
-
     def redraw_session(self, events: Iterable[Event]) -> None:
         """Redraw the current session from `events` (its header first): a replay stepping back."""
         events = list(events)
-        self._flush_pieces()
         self.transcript.truncate(self._session_token_start)
         del self.steps[self._session_step_start:]
         self.chart.truncate(self._session_chart_start)
@@ -344,12 +307,6 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
         self._flush_views()
 
     # -- throttled views ----------------------------------------------------------------
-    def _flush_pieces(self) -> None:
-        self._pieces_scheduled = False
-        if self._pending_pieces:
-            pieces, self._pending_pieces = self._pending_pieces, []
-            self.transcript.append_pieces(pieces)
-
     def _schedule_inspector(self) -> None:
         if not self._inspector_scheduled:
             self._inspector_scheduled = True
@@ -361,7 +318,7 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
             self.inspector.show(self.steps[-1], len(self.steps) - 1, len(self.steps))
 
     def _flush_views(self) -> None:
-        self._flush_pieces()
+        self.transcript.flush()
         self.stats_panel.show(self.stats, now=True)
         if self.follow:
             self._update_inspector()
@@ -373,7 +330,6 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
 
     def select_step(self, index: int | None) -> None:
         """Pin the inspector on global step `index` (None: follow the latest step again)."""
-        self._flush_pieces()
         if index is None or not self.steps:
             self.follow = True
             self.transcript.selected_step = None
@@ -395,10 +351,6 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
     def on_controls_panel_changed(self, msg: ControlsPanel.Changed) -> None:
         if self.read_only:
             return
-        if msg.settings is not None:
-            self.settings = msg.settings
-        if msg.sampling is not None:
-            self.sampling = msg.sampling
         try:
             self.source.request(settings=msg.settings, sampling=msg.sampling)
         except GammatuneError as exc:
@@ -428,4 +380,12 @@ class ChatScreen(ViewActions, PlayerKeys, Screen):
             try:
                 self.source.stop()
             except Exception:
+                pass
+        if self.recorder is not None:
+            self.recorder.close()
+        close = getattr(self.source, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # shutting down: nothing useful to report
                 pass

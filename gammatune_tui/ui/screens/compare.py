@@ -9,37 +9,32 @@ measuring. The summary table is read off the same `RunningStats` each pane
 shows, so the two can never disagree.
 
 Race time is scaled so a race lasts a few seconds even when the real runs took
-a fraction of one (the scale is shown, so it stays honest); speed 0 finishes
-the race at once (tests, screenshots).
+a fraction of one (`session.pacing`; the scale is shown, so it stays honest);
+speed 0 finishes the race at once (tests, screenshots).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Iterable, Sequence
 
 from rich.console import Group
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
 from ...errors import GammatuneError
+from ...render.safe_text import one_line
+from ...render.tables import lossless_text, summary_table
 from ...session.compare import CompareSummary, MethodRun, summarize
-from ...session.printer import lossless_text, summary_table
-from ...session.recording import RecordingWriter
-from ...session.replay import check_speed
-from ..compare_job import CompareJob, CompareProgress, MeasureDone, MethodMeasured
-from ..race import MAX_RACE_S, MIN_RACE_S, ORDINALS, race_scale
-from ..safe_text import printable
-from ..widgets.compare_pane import MethodPane, pane_stats
+from ...session.compare_job import CompareJob
+from ...session.pacing import check_speed, next_speed, race_scale
+from ..widgets.compare_pane import MethodPane
+from .compare_messages import CompareProgress, MeasureDone, MethodMeasured
 from .help import help_bindings
-
-__all__ = ["CompareJob", "CompareProgress", "CompareScreen", "MAX_RACE_S", "MIN_RACE_S", "MeasureDone",
-           "MethodMeasured", "MethodPane", "ORDINALS", "launch_compare", "make_compare_app",
-           "make_compare_replay_app", "pane_stats"]
 
 
 # -- the screen ---------------------------------------------------------------------------------
@@ -104,11 +99,11 @@ class CompareScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = "gammatune"
-        self.sub_title = printable(self.screen_title, keep_newlines=False)
+        self.sub_title = one_line(self.screen_title)
         self.apply_palette()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
         for w in self.warnings:
-            self.notify(printable(w, keep_newlines=False), title="Recording", severity="warning", timeout=10)
+            self.notify(one_line(w), title="Recording", severity="warning", timeout=10)
         if self.job is not None:
             self.measuring = True
             self._progress("preparing…")
@@ -138,7 +133,7 @@ class CompareScreen(Screen):
 
         def loading(stage: str, frac: float) -> None:
             pct = max(0.0, min(1.0, float(frac))) * 100
-            self.post_message(CompareProgress(f"loading models: {printable(str(stage), keep_newlines=False)} {pct:.0f}%"))
+            self.post_message(CompareProgress(f"loading models: {one_line(stage)} {pct:.0f}%"))
 
         def progress(i: int, n: int, label: str, tokens: int) -> None:
             now = time.monotonic()
@@ -150,7 +145,7 @@ class CompareScreen(Screen):
 
         try:
             job.prepare(loading)
-            job.measure(progress, lambda run: self.post_message(MethodMeasured(run)))
+            job.run(progress, lambda run: self.post_message(MethodMeasured(run)))
         except GammatuneError as exc:
             self.post_message(MeasureDone(str(exc)))
         except Exception as exc:  # a failing model must not kill the UI
@@ -172,7 +167,7 @@ class CompareScreen(Screen):
         self.measuring = False
         if msg.error:
             self.error = msg.error
-            self._progress(f"could not measure: {printable(msg.error, keep_newlines=False)}")
+            self._progress(f"could not measure: {one_line(msg.error)}")
             self.notify(msg.error, title="Compare failed", severity="error", timeout=10)
             return
         if not self.runs:
@@ -267,13 +262,13 @@ class CompareScreen(Screen):
             self._advance_to(float("inf"))
 
     def action_faster(self) -> None:
-        self._set_speed(self.speed * 2 if self.speed else 1.0)
+        self._change_speed(2.0)
 
     def action_slower(self) -> None:
-        self._set_speed(max(0.125, self.speed / 2) if self.speed else 1.0)
+        self._change_speed(0.5)
 
-    def _set_speed(self, speed: float) -> None:
-        self.speed = check_speed(min(1000.0, speed))
+    def _change_speed(self, factor: float) -> None:
+        self.speed = next_speed(self.speed, factor)
         if self.racing:
             self._race_line()
         self.notify(f"race speed ×{self.speed:g}", timeout=1)
@@ -293,31 +288,9 @@ class CompareScreen(Screen):
         if self.measuring and self.job is not None:
             self.job.stop()
 
-
-# -- the app around it ---------------------------------------------------------------------------
-def make_compare_app(screen: CompareScreen, *, theme: str | None = None):
-    from ..compare_app import CompareApp  # the app imports this module
-
-    return CompareApp(screen, theme=theme)
-
-
-def make_compare_replay_app(runs: Sequence[MethodRun], *, speed: float = 1.0, paused: bool = False,
-                            theme: str | None = None, title: str = "replay: compare", warnings: Sequence[str] = ()):
-    """Recorded sessions side by side, raced at their recorded pace."""
-    screen = CompareScreen([r.label for r in runs], runs=runs, speed=speed, paused=paused, title=title,
-                           warnings=warnings)
-    return make_compare_app(screen, theme=theme)
-
-
-def launch_compare(prompt: str, methods: Sequence[str], opts: Any, *, record: Any = None,
-                   theme: str | None = None) -> None:
-    """`gammatune compare` in the TUI: load the pair in the screen's worker, measure, race."""
-    from ...commands.compare import _load_pair, chat_prompt
-
-    settings = opts.policy_settings(method=methods[0])
-    sampling = opts.sampling(demo_defaults=opts.uses_demo)
-    writer = RecordingWriter(record) if record else None
-    job = CompareJob(methods, settings, sampling, chat_prompt(prompt, opts.raw), opts.max_new_tokens,
-                     user_text=prompt, load=lambda progress: _load_pair(opts, progress), record=writer)
-    screen = CompareScreen(methods, job=job, title=f"compare: {prompt[:60]}")
-    make_compare_app(screen, theme=theme).run()
+    # -- the command palette -------------------------------------------------------------------
+    def system_commands(self) -> Iterable[SystemCommand]:
+        """This screen's entries in the command palette (the app adds help, themes and quit)."""
+        yield SystemCommand("Race again", "Replay every method at its measured pace (r)", self.action_restart)
+        yield SystemCommand("Pause / resume race", "Space", self.action_toggle_pause)
+        yield SystemCommand("Finish race", "Show the end at once (e)", self.action_finish)

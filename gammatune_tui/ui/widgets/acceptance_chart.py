@@ -103,11 +103,6 @@ class AcceptanceChart(PlotextPlot):
         self.drafted.append(drafted)
         self._schedule()
 
-    def mark_change(self) -> None:
-        """Mark the next step as the first under new settings (if the event did not say so)."""
-        self.changes.append(len(self.accepted))
-        self._schedule()
-
     def clear(self) -> None:
         self.accepted.clear()
         self.gammas.clear()

@@ -8,13 +8,19 @@ from textual.containers import Vertical
 from textual.widgets import Label, Static
 
 from ...engine.events import SessionHeader, StepEvent
+from ...render.safe_text import one_line
 from ...session.compare import MethodRun
-from ...session.replay import schedule
+from ...session.pacing import schedule
 from ...session.stats import RunningStats
-from ..race import ordinal
-from ..safe_text import printable
 from .acceptance_chart import AcceptanceChart
-from .token_stream import Piece, TokenStream, step_pieces
+from .token_stream import TokenStream
+
+ORDINALS = ("1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th")
+
+
+def ordinal(place: int) -> str:
+    """'1st' for place 0, and so on."""
+    return ORDINALS[place] if place < len(ORDINALS) else f"{place + 1}th"
 
 
 def pane_stats(stats: RunningStats) -> Text:
@@ -56,7 +62,7 @@ class MethodPane(Vertical):
         self.status = "waiting"
 
     def compose(self) -> ComposeResult:
-        yield Label(printable(self.label, keep_newlines=False), classes="pane-title")
+        yield Label(one_line(self.label), classes="pane-title")
         yield TokenStream(classes="pane-transcript")
         yield AcceptanceChart(window=40, rolling=8, classes="pane-chart")
         yield Static(Text("waiting to be measured…", style="dim italic"), classes="pane-stats")
@@ -91,7 +97,7 @@ class MethodPane(Vertical):
         self.fed = 0
         self.place = None
         self.remove_class("-winner")
-        self.query_one(".pane-title", Label).update(printable(self.label, keep_newlines=False))
+        self.query_one(".pane-title", Label).update(one_line(self.label))
 
     def advance(self, t: float) -> bool:
         """Feeds every event due by race time t; True if anything was drawn."""
@@ -99,23 +105,18 @@ class MethodPane(Vertical):
             return False
         events = self.run.events
         start = self.fed
-        steps: list[StepEvent] = []
+        ts = self.transcript
         while self.fed < len(events) and self.times[self.fed] <= t:
             ev = events[self.fed]
             self.fed += 1
             self.stats.add(ev)
             if isinstance(ev, SessionHeader):
-                user = ev.user_text or ev.prompt
-                self.transcript.append(user, "prompt")
-                self.transcript.append("\n", "info")
+                ts.append(ev.user_text or ev.prompt, "prompt")
+                ts.append("\n", "info")
             elif isinstance(ev, StepEvent):
-                steps.append(ev)
-        if steps:
-            pieces: list[Piece] = []
-            for ev in steps:
-                pieces.extend(step_pieces(ev, ev.step))
+                ts.push_step(ev, ev.step)
                 self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
-            self.transcript.append_pieces(pieces)
+        ts.flush()   # a race tick draws at once: the tick is the frame
         if self.fed != start:
             self.query_one(".pane-stats", Static).update(pane_stats(self.stats))
             return True
@@ -125,4 +126,4 @@ class MethodPane(Vertical):
         self.place = place
         self.set_class(place == 0, "-winner")
         self.query_one(".pane-title", Label).update(
-            f"{ordinal(place)} ✓ {printable(self.label, keep_newlines=False)} · {self.total_s:.2f} s")
+            f"{ordinal(place)} ✓ {one_line(self.label)} · {self.total_s:.2f} s")

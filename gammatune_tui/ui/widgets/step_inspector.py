@@ -21,7 +21,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ...engine.events import StepEvent
-from ..safe_text import token_label
+from ...render.safe_text import token_label
 from ..themes import FALLBACK, TokenRole
 
 MAX_CELL = 14

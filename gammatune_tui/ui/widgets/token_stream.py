@@ -1,9 +1,16 @@
 """The transcript: tokens coloured by who produced them (SPEC §4, the paper's Fig. 2b).
 
 Built on Textual's line API so appending a step costs the tokens of that step,
-not the whole conversation: the widget keeps wrapped visual lines, adds to the
-last one, and redraws only the lines that changed. It follows the end of the
-text only while the user is already at the bottom.
+not the whole conversation: `self.wrapped` (a `TranscriptLayout`) keeps the
+wrapped visual lines and adds to the last one, and the widget redraws only
+the lines that changed. It follows the end of the text only while the user
+is already at the bottom.
+
+Token text is untrusted: every piece enters through one method, which makes
+it printable (`render.safe_text`). Steps pushed while a session streams are
+batched and drawn at about 12 frames a second, so a fast session draws fewer
+frames, not fewer tokens; anything that reads or changes the transcript
+draws the queued steps first.
 
 Roles: ``prompt`` (the user's text, blue in the paper theme), ``draft`` (draft
 tokens the target accepted, green), ``target`` (corrections and bonus tokens,
@@ -17,16 +24,13 @@ Usage::
     ts.set_palette(roles, background="#15181d", foreground="#e3e6eb")
     ts.append("def ", "prompt")
     ts.append("foo", "draft", step=0, confidence=0.93)
-    ts.append("(", "target", step=0)
+    ts.push_step(step_event, 1)     # drawn with the next frame
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from io import StringIO
 
-from rich.cells import cell_len
-from rich.color import Color as RichColor
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -40,36 +44,16 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..safe_text import printable
+from ...engine.events import StepEvent
+from ...render.safe_text import printable
 from ..themes import FALLBACK, TokenRole
+from .transcript_layout import Piece, TranscriptLayout, step_pieces
 
 ROLES = ("prompt", "draft", "target", "info")
 
+FRAME_INTERVAL = 0.08
+"""Seconds between draws of pushed steps while tokens stream in (about 12 frames/s)."""
 
-@dataclass(frozen=True)
-class Piece:
-    """A run of text on one visual line, from one token."""
-
-    text: str
-    role: str
-    step: int = -1
-    confidence: float | None = None
-
-
-
-def step_pieces(ev, step: int) -> list[Piece]:
-    """The transcript pieces of one StepEvent, tagged with `step` (empty texts dropped).
-
-    Accepted draft tokens carry the draft's probability, for confidence shading.
-    """
-    pieces = []
-    for i, tok in enumerate(ev.emitted):
-        if tok.source == "draft":
-            conf = ev.drafted[i].chosen_prob if i < len(ev.drafted) else None
-            pieces.append(Piece(printable(tok.text), "draft", step, conf))
-        else:
-            pieces.append(Piece(printable(tok.text), "target", step))
-    return [p for p in pieces if p.text]
 
 class TokenStream(ScrollView, can_focus=True):
     """Coloured, incrementally appended, clickable transcript."""
@@ -104,17 +88,15 @@ class TokenStream(ScrollView, can_focus=True):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._tokens: list[Piece] = []          # logical tokens, for re-wrapping and export
-        self._lines: list[list[Piece]] = [[]]    # visual lines
-        self._widths: list[int] = [0]
-        self._step_lines: dict[int, tuple[int, int]] = {}
+        self.wrapped = TranscriptLayout()
+        self._queued: list[Piece] = []
+        self._frame_scheduled = False
         self._wrap = 0
         self._cache: dict[int, Strip] = {}
         self._roles: dict[str, TokenRole] = dict(FALLBACK.roles)
         self._bg = FALLBACK.background
         self._fg = FALLBACK.foreground
         self._styles: dict[str, Style] = {}
-        self._max_step = -1
         self._following = True       # at the bottom: new text scrolls into view
         self._end_scheduled = False
         self._rebuild_styles()
@@ -122,16 +104,19 @@ class TokenStream(ScrollView, can_focus=True):
     # -- public API ------------------------------------------------------------
     @property
     def token_count(self) -> int:
-        return len(self._tokens)
+        self.flush()
+        return len(self.wrapped.tokens)
 
     @property
     def line_count(self) -> int:
-        return len(self._lines)
+        self.flush()
+        return len(self.wrapped.lines)
 
     @property
     def steps(self) -> int:
         """Number of distinct steps shown (highest step index + 1)."""
-        return self._max_step + 1
+        self.flush()
+        return self.wrapped.max_step + 1
 
     def set_palette(self, roles: dict[str, TokenRole], background: str, foreground: str) -> None:
         self._roles = dict(roles)
@@ -140,46 +125,40 @@ class TokenStream(ScrollView, can_focus=True):
         self._cache.clear()
         self.refresh()
 
+    def push_step(self, ev: StepEvent, step: int) -> None:
+        """Queue one step's tokens (tagged with global step `step`); drawn with the next frame."""
+        self._queued.extend(p for p in step_pieces(ev, step) if p.text)
+        if not self.is_mounted:
+            self.flush()
+        elif not self._frame_scheduled:
+            self._frame_scheduled = True
+            self.set_timer(FRAME_INTERVAL, self.flush)
+
+    def flush(self) -> None:
+        """Draw the queued steps now."""
+        self._frame_scheduled = False
+        if self._queued:
+            queued, self._queued = self._queued, []
+            self._add(queued)
+
     def append(self, text: str, role: str, step: int = -1, confidence: float | None = None) -> None:
-        """Add one token (untrusted text: control characters are shown as escapes)."""
+        """Add one token."""
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}")
-        piece = Piece(printable(text), role, step, confidence)
-        if not piece.text:
-            return
-        self.append_pieces([piece])
-
-    def append_pieces(self, pieces: list[Piece]) -> None:
-        """Add several already-printable pieces in one go (one step's tokens)."""
-        at_bottom = self._at_bottom()
-        first = len(self._lines) - 1
-        for p in pieces:
-            self._tokens.append(p)
-            self._place(p)
-        self._after_change(first, at_bottom)
+        self.flush()
+        self._add([Piece(text, role, step, confidence)])
 
     def add_line(self, text: str = "", role: str = "info") -> None:
         """Start a new line (if the current one is not empty) holding `text`."""
-        at_bottom = self._at_bottom()
-        first = len(self._lines) - 1
-        pieces = []
-        if self._widths[-1] > 0:
-            pieces.append(Piece("\n", "info"))
-        if text:
-            pieces.append(Piece(printable(text), role))
-        pieces.append(Piece("\n", "info"))
-        for p in pieces:
-            self._tokens.append(p)
-            self._place(p)
-        self._after_change(first, at_bottom)
+        self.flush()
+        pieces = [Piece("\n", "info")] if self.wrapped.widths[-1] > 0 else []
+        pieces += [Piece(text, role), Piece("\n", "info")]
+        self._add(pieces)
 
     def clear(self) -> None:
-        self._tokens.clear()
-        self._lines = [[]]
-        self._widths = [0]
-        self._step_lines.clear()
+        self._queued.clear()
+        self.wrapped.clear()
         self._cache.clear()
-        self._max_step = -1
         self.selected_step = None
         self.virtual_size = Size(self._wrap_width(), 1)
         self.scroll_to(0, 0, animate=False)
@@ -188,25 +167,28 @@ class TokenStream(ScrollView, can_focus=True):
 
     def truncate(self, n_tokens: int) -> None:
         """Keep only the first `n_tokens` tokens (e.g. a replay stepping back); re-wraps everything."""
-        if n_tokens >= len(self._tokens):
+        self.flush()
+        if n_tokens >= len(self.wrapped.tokens):
             return
-        at_bottom = self._at_bottom()
-        del self._tokens[max(0, n_tokens):]
-        self._max_step = max((p.step for p in self._tokens), default=-1)
-        if self.selected_step is not None and self.selected_step > self._max_step:
+        at_bottom = self._following
+        self._wrap = self._wrap_width()
+        self.wrapped.truncate(n_tokens)
+        self._relayout()
+        if self.selected_step is not None and self.selected_step > self.wrapped.max_step:
             self.selected_step = None
-        self._rewrap()
         if at_bottom:
             self.call_after_refresh(self._follow_end)
         self.refresh()
 
     def plain_text(self) -> str:
-        return "".join(p.text for p in self._tokens)
+        self.flush()
+        return "".join(p.text for p in self.wrapped.tokens)
 
     def to_text(self) -> Text:
         """The whole transcript as a Rich Text with its colours (for export)."""
+        self.flush()
         out = Text()
-        for p in self._tokens:
+        for p in self.wrapped.tokens:
             out.append(p.text, self._style_for(p, selected=False))
         return out
 
@@ -219,79 +201,27 @@ class TokenStream(ScrollView, can_focus=True):
 
     def step_at(self, x: int, y: int) -> int | None:
         """The step of the token drawn at content coordinates (x, y), if any."""
-        if not (0 <= y < len(self._lines)):
-            return None
-        col = 0
-        for p in self._lines[y]:
-            w = cell_len(p.text)
-            if col <= x < col + w:
-                return p.step if p.step >= 0 else None
-            col += w
-        return None
+        self.flush()
+        return self.wrapped.step_at(x, y)
 
     # -- layout ----------------------------------------------------------------
+    def _add(self, pieces: list[Piece]) -> None:
+        """The one entrance of text: made printable here, empty pieces dropped, placed, redrawn."""
+        first = len(self.wrapped.lines) - 1
+        self.wrapped.width = self._wrap or self._wrap_width()
+        for p in pieces:
+            text = printable(p.text)
+            if text:
+                self.wrapped.add(Piece(text, p.role, p.step, p.confidence))
+        self._after_change(first, self._following)
+
     def _wrap_width(self) -> int:
         w = self.scrollable_content_region.width if self.is_mounted else 0
         return max(10, w or self._wrap or 80)
 
-    def _place(self, p: Piece) -> None:
-        width = self._wrap or self._wrap_width()
-        start = len(self._lines) - 1
-        parts = p.text.split("\n")
-        for i, part in enumerate(parts):
-            if i > 0:
-                self._lines.append([])
-                self._widths.append(0)
-            if part:
-                self._place_run(Piece(part, p.role, p.step, p.confidence), width)
-        if p.step >= 0:
-            last = len(self._lines) - 1
-            lo, _ = self._step_lines.get(p.step, (start, last))
-            self._step_lines[p.step] = (min(lo, start), last)
-            if p.step > self._max_step:
-                self._max_step = p.step
-
-    def _place_run(self, p: Piece, width: int) -> None:
-        w = cell_len(p.text)
-        cur = self._widths[-1]
-        if cur + w <= width:
-            self._lines[-1].append(p)
-            self._widths[-1] = cur + w
-            return
-        if w <= width // 3 and cur > 0:
-            # short token: move it whole to the next line (wraps at token boundaries)
-            self._lines.append([p])
-            self._widths.append(w)
-            return
-        # long run: split by characters
-        buf, bw = [], cur
-        for ch in p.text:
-            cw = cell_len(ch)
-            if bw + cw > width and (buf or bw > 0):
-                if buf:
-                    self._lines[-1].append(Piece("".join(buf), p.role, p.step, p.confidence))
-                self._widths[-1] = bw
-                self._lines.append([])
-                self._widths.append(0)
-                buf, bw = [], 0
-            buf.append(ch)
-            bw += cw
-        if buf:
-            self._lines[-1].append(Piece("".join(buf), p.role, p.step, p.confidence))
-        self._widths[-1] = bw
-
-    def _rewrap(self) -> None:
-        self._wrap = self._wrap_width()
-        self._lines = [[]]
-        self._widths = [0]
-        self._step_lines.clear()
-        for p in self._tokens:
-            self._place(p)
+    def _relayout(self) -> None:
         self._cache.clear()
-        self.virtual_size = Size(self._wrap, len(self._lines))
-
-    def _at_bottom(self) -> bool:
-        return self._following
+        self.virtual_size = Size(self._wrap, len(self.wrapped.lines))
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -318,14 +248,15 @@ class TokenStream(ScrollView, can_focus=True):
             self.virtual_size = size
 
     def _after_change(self, first_changed: int, at_bottom: bool) -> None:
-        for y in range(first_changed, len(self._lines)):
+        n = len(self.wrapped.lines)
+        for y in range(first_changed, n):
             self._cache.pop(y, None)
-        self._set_virtual_size(Size(self._wrap or self._wrap_width(), len(self._lines)))
+        self._set_virtual_size(Size(self._wrap or self._wrap_width(), n))
         if at_bottom and not self._end_scheduled:
             # after the next layout, when the scrollbar and max_scroll_y know the new size
             self._end_scheduled = True
             self.call_after_refresh(self._follow_end)
-        self.refresh_lines(max(0, first_changed - self.scroll_offset.y), len(self._lines) - first_changed)
+        self.refresh_lines(max(0, first_changed - self.scroll_offset.y), n - first_changed)
 
     def _follow_end(self) -> None:
         self._end_scheduled = False
@@ -334,8 +265,10 @@ class TokenStream(ScrollView, can_focus=True):
 
     def on_resize(self, event: Resize) -> None:
         if self._wrap_width() != self._wrap:
-            at_bottom = self._at_bottom()
-            self._rewrap()
+            at_bottom = self._following
+            self._wrap = self._wrap_width()
+            self.wrapped.rewrap(self._wrap)
+            self._relayout()
             if at_bottom:
                 self._following = True
                 self.call_after_refresh(self._follow_end)
@@ -365,14 +298,14 @@ class TokenStream(ScrollView, can_focus=True):
         line_no = scroll_y + y
         width = self.scrollable_content_region.width
         base = self.rich_style
-        if line_no >= len(self._lines):
+        if line_no >= len(self.wrapped.lines):
             return Strip.blank(width, base)
         strip = self._cache.get(line_no)
         if strip is None:
             sel = self.selected_step
             segs = [Segment(p.text, base + self._style_for(p, sel is not None and p.step == sel))
-                    for p in self._lines[line_no]]
-            strip = Strip(segs, self._widths[line_no])
+                    for p in self.wrapped.lines[line_no]]
+            strip = Strip(segs, self.wrapped.widths[line_no])
             self._cache[line_no] = strip
         return strip.crop_extend(scroll_x, scroll_x + width, base)
 
@@ -386,15 +319,16 @@ class TokenStream(ScrollView, can_focus=True):
 
     def watch_selected_step(self, old: int | None, new: int | None) -> None:
         for s in (old, new):
-            if s is not None and s in self._step_lines:
-                lo, hi = self._step_lines[s]
+            if s is not None and s in self.wrapped.step_lines:
+                lo, hi = self.wrapped.step_lines[s]
                 for y in range(lo, hi + 1):
                     self._cache.pop(y, None)
         self.refresh()
 
     def scroll_to_step(self, step: int) -> None:
-        if step in self._step_lines:
-            lo, _ = self._step_lines[step]
+        self.flush()
+        if step in self.wrapped.step_lines:
+            lo, _ = self.wrapped.step_lines[step]
             height = self.scrollable_content_region.height
             if not (self.scroll_offset.y <= lo < self.scroll_offset.y + height):
                 self.scroll_to(y=max(0, lo - height // 2), animate=False)
@@ -409,10 +343,11 @@ class TokenStream(ScrollView, can_focus=True):
             self.post_message(self.StepSelected(step))
 
     def action_select_step(self, delta: int) -> None:
-        if self._max_step < 0:
+        top = self.steps - 1
+        if top < 0:
             return
-        cur = self.selected_step if self.selected_step is not None else self._max_step
-        new = min(self._max_step, max(0, cur + delta))
+        cur = self.selected_step if self.selected_step is not None else top
+        new = min(top, max(0, cur + delta))
         self.selected_step = new      # at once, so fast repeats count every press
         self.post_message(self.StepSelected(new))
 
@@ -430,4 +365,4 @@ def _html_format(bg: str, fg: str, title: str) -> str:
     )
 
 
-__all__ = ["TokenStream", "Piece", "ROLES", "RichColor"]
+__all__ = ["TokenStream", "Piece", "ROLES", "FRAME_INTERVAL"]

@@ -1,4 +1,4 @@
-"""Transcripts and summaries on stdout, without the TUI (`--print`, pipes, CI).
+"""Sessions on stdout, without the TUI (`gammatune run`, `compare --print`, `replay --print`, pipes, CI).
 
 Everything is built as `rich.text.Text` (never markup strings) from token
 text passed through `printable()`, so a recording cannot put an escape
@@ -13,26 +13,19 @@ import sys
 from typing import IO, Iterable, Sequence
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from ..ui.safe_text import printable as _printable
-from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from .compare import CompareSummary, MethodRun, summarize
-from .stats import RunningStats
+from ..engine.events import Event, SessionHeader, StepEvent
+from ..session.compare import CompareSummary, MethodRun, summarize
+from ..session.replay import Playlist, ReplaySource
+from ..session.stats import RunningStats
+from .safe_text import printable
+from .tables import lossless_text, shown_params, summary_table
 
 PROMPT_STYLE = "bold blue"
 DRAFT_STYLE = "green"
 TARGET_STYLE = "bold red"
 DIM = "dim"
-
-
-def printable(text: str) -> str:
-    """Token text made safe to show: control characters become visible escapes (`\\x1b`).
-
-    The one implementation the TUI uses too (`ui.safe_text`, which has no Textual import).
-    """
-    return _printable(text)
 
 
 def make_console(file: IO[str] | None = None, color: bool | None = None, width: int | None = None) -> Console:
@@ -57,8 +50,7 @@ def _isatty(file: IO[str]) -> bool:
 
 
 def header_text(h: SessionHeader) -> Text:
-    params = ", ".join(f"{k}={v}" for k, v in h.params.items()
-                       if v is not None and k != "gamma0" and not (k == "dynamic_tau" and v is False))
+    params = ", ".join(f"{k}={v}" for k, v in shown_params(h.params))
     samp = ", ".join(f"{k}={v}" for k, v in h.sampling.items())
     vers = ", ".join(f"{k} {v}" for k, v in h.versions.items())
     t = Text(style=DIM)
@@ -104,32 +96,6 @@ def legend() -> Text:
     t.append(" · ", style=DIM)
     t.append("target (correction / bonus)", style=TARGET_STYLE)
     return t
-
-
-def summary_table(summary: CompareSummary) -> Table:
-    caption = (f"speedup = tok/s ÷ {summary.baseline}'s tok/s" if summary.baseline
-               else "speedup needs specdecode among the methods")
-    table = Table(title="compare: ranked by tokens/s", title_justify="left", caption=caption,
-                  caption_justify="left", show_edge=False, pad_edge=False)
-    for col in ("#", "method", "tok/s", "speedup", "α", "tok/step", "target calls", "draft calls", "tokens"):
-        if col == "method":
-            table.add_column(col, justify="left", no_wrap=True, min_width=19)
-        else:
-            table.add_column(col, justify="right", min_width=len(col))
-    for r in summary.rows:
-        table.add_row(
-            str(r.rank), Text(printable(r.label)), f"{r.tokens_per_s:.1f}",
-            f"{r.speedup:.2f}×" if r.speedup is not None else "–",
-            f"{r.acceptance_rate:.2f}", f"{r.tokens_per_step:.2f}", str(r.target_calls), str(r.draft_calls),
-            str(r.tokens),
-        )
-    return table
-
-
-def lossless_text(summary: CompareSummary) -> Text:
-    l = summary.lossless
-    style = "green" if l.identical else ("bold red" if l.checked else DIM)
-    return Text(printable(l.message), style=style)
 
 
 def print_session(console: Console, events: Sequence[Event], title: str = "") -> RunningStats:
@@ -184,19 +150,21 @@ def print_runs(console: Console, runs: Sequence[MethodRun], *, compare: bool) ->
     return summary
 
 
-def print_summary_only(console: Console, runs: Sequence[MethodRun]) -> CompareSummary:
-    summary = summarize(runs)
-    console.print(summary_table(summary))
-    console.print(lossless_text(summary))
-    return summary
-
-
-def final_text(events: Sequence[Event]) -> str:
-    """The plain emitted text of a session (for tests and `--print` consumers)."""
-    return "".join(t.text for ev in events if isinstance(ev, StepEvent) for t in ev.emitted)
+def print_playlist(playlist: Playlist, speed: float, console: Console | None = None) -> None:
+    """`replay --print`: on a terminal one recording streams at its recorded pace (speed 0: at once)."""
+    console = console or make_console()
+    if not (speed > 0 and console.is_terminal and not playlist.compare):
+        print_runs(console, playlist.runs, compare=playlist.compare)
+        return
+    console.print(legend())
+    source = ReplaySource(playlist.recordings[0], speed=speed)
+    n = 0
+    while source.has_next_session:
+        stream_session(console, source.events(None), title=f"turn {n + 1}" if n else "")
+        n += 1
 
 
 __all__ = [
-    "printable", "make_console", "header_text", "transcript_text", "stats_text", "summary_table",
-    "lossless_text", "print_session", "print_runs", "print_summary_only", "final_text", "SessionSummary",
+    "make_console", "header_text", "transcript_text", "stats_text", "legend", "print_session",
+    "stream_session", "print_runs", "print_playlist",
 ]

@@ -1,9 +1,11 @@
 """Model output is untrusted: make it printable before it reaches the terminal.
 
 A token may contain Rich markup, ESC sequences, bells, carriage returns or
-bidirectional overrides. The UI only ever shows text through `rich.text.Text`
-(never markup strings), and every piece first goes through `printable()`, which
-turns control characters into visible escapes such as ``\\x1b`` and ``\\r``.
+bidirectional overrides. The TUI and the printed output only ever show text
+through `rich.text.Text` (never markup strings), and every piece first goes
+through `printable()`, which turns control characters into visible escapes
+such as ``\\x1b`` and ``\\r``. In the TUI, `TokenStream` is where token
+text passes through it; labels and headers use `one_line`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ def printable(text: str, *, keep_newlines: bool = True) -> str:
     if not keep_newlines and "\n" in out:
         out = out.replace("\n", "\\n")
     return out
+
+
+def one_line(text: object) -> str:
+    """`str(text)` made printable on a single line (titles, labels, header fields)."""
+    return printable(str(text), keep_newlines=False)
 
 
 def token_label(text: str) -> str:

@@ -1,0 +1,39 @@
+"""`gammatune bench` (live): the paper's Table 2 protocol run on the pair, every method × γ0, with baselines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from .. import protocol, report
+from ..results import RunRecord, aggregate
+from .common import progress_bar
+
+
+def run_live(console: Console, err: Console, pair: Any, pid: list, cfg: Any, label: str, payload: dict, out: Path,
+             title: str = "Table 2 (live)") -> list[dict[str, Any]]:
+    """The live sweep: progress, the report on `console`, records and cells into `payload`, the CSV rows."""
+    total = cfg.run_count(len(pid))
+    with progress_bar(err) as prog:
+        task = prog.add_task("live sweep", total=total)
+
+        def step(desc: str, n: int) -> None:
+            prog.update(task, advance=n, description=Text(desc[:40]).plain)
+
+        records, checks = protocol.live_sweep(pair, pid, cfg, step)
+    cells = aggregate(records)
+    derived = report.print_report(console, cells, cfg.gammas, label, title=title)
+    if checks["outputs_differing_from_target_only"]:
+        err.print(Text(f"warning: {len(checks['outputs_differing_from_target_only'])} runs' greedy output differed "
+                       "from target-only decoding (float near-ties); listed in the JSON", style="yellow"))
+    payload["live"] = {"records": [r.to_json() for r in records], "cells": [c.to_json() for c in cells.values()],
+                       "derived": derived, "checks": checks}
+    return report.write_csv(report.csv_path_for(out), cells, "live")
+
+
+def live_cells(payload: dict) -> dict:
+    """The live sweep's cells, from the records `run_live` put in `payload`."""
+    return aggregate(RunRecord(**r) for r in payload["live"]["records"])

@@ -1,0 +1,43 @@
+"""`gammatune bench` without --latency: load the pair, run the sweep live or simulated, write JSON and CSV."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from ...engine.models import load_pair
+from ...prompts import Prompt
+from .. import protocol, report
+from .live import run_live
+from .simulate import SimulateOptions, run_simulate
+
+
+def run_sweep(console: Console, err: Console, cfg: protocol.SweepConfig, prompts: Sequence[Prompt], *,
+              prompt_set: str, load_kwargs: dict[str, Any], raw: bool, out: Path,
+              simulate: SimulateOptions | None = None) -> None:
+    """Every method × γ0 on every prompt (live, or simulated with `simulate`), reported and saved to `out`."""
+    with err.status("loading models…"):
+        pair = load_pair(**load_kwargs)
+    pid = [protocol.PromptIds(p.id, pair.encode_prompt(p.text, raw=raw)) for p in prompts]
+    label = f"{pair.name_target} / {pair.name_draft}"
+    payload: dict[str, Any] = {
+        "schema": 1,
+        "created": time.time(),
+        "command": ["gammatune", *sys.argv[1:]],
+        "environment": protocol.environment(pair),
+        "config": {"methods": cfg.methods, "gammas": cfg.gammas, "max_new_tokens": cfg.max_new_tokens,
+                   "repeats": cfg.repeats, "params": cfg.params, "prompts": prompt_set,
+                   "prompt_ids": [p.id for p in pid], "prompt_lengths": [len(p.ids) for p in pid], "seed": cfg.seed,
+                   "greedy": True, "std": "population (ddof=0) across γ0"},
+    }
+    if simulate is not None:
+        run_simulate(console, err, pair, pid, cfg, label, payload, out, simulate)
+    else:
+        run_live(console, err, pair, pid, cfg, label, payload, out)
+    report.write_json(out, payload)
+    err.print(Text(f"wrote {out} and {report.csv_path_for(out)}"))

@@ -1,0 +1,204 @@
+"""The live decoder in a child process: `LiveSource`'s transport when it loads the models itself.
+
+The child loads the pair and runs turns with the same `load_decoder` and
+`run_turn` (`turns.py`) as the in-thread decoder; only the transport differs. Events come
+back over a pipe (one pickled event per step); requests and stop go the other
+way and are applied between steps. Nothing the child prints can reach the
+UI's screen: its stdout and stderr go to /dev/null and errors travel through
+the pipe.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from typing import Any, Iterator
+
+from ..engine.events import Event
+from ..engine.policies import PolicySettings
+from ..engine.sampling import SamplingConfig
+from ..errors import GammatuneError, ModelLoadError
+from .source import Progress
+from .turns import Messages, load_decoder, pair_title, run_turn
+
+
+class DecoderProcess:
+    """The parent's end: start the child, stream a turn's events, pass requests and stop."""
+
+    def __init__(self, load_kwargs: dict[str, Any]) -> None:
+        self.load_kwargs = load_kwargs
+        self._proc: Any = None
+        self._cmd: Any = None      # parent's end of the command pipe
+        self._ev: Any = None       # parent's end of the event pipe
+        self._send_lock = threading.Lock()
+        _ensure_resource_tracker()
+
+    def prepare(self, settings: PolicySettings, sampling: SamplingConfig, progress: Progress) -> str:
+        ctx = multiprocessing.get_context("spawn")   # fork is unsafe once torch has threads
+        cmd_child, self._cmd = ctx.Pipe(duplex=False)
+        self._ev, ev_child = ctx.Pipe(duplex=False)
+        progress("starting the model process", 0.0)
+        _ensure_resource_tracker()
+        self._proc = ctx.Process(target=_serve, name="gammatune-decoder", daemon=True,
+                                 args=(cmd_child, ev_child, self.load_kwargs, settings, sampling))
+        self._proc.start()
+        cmd_child.close()
+        ev_child.close()
+        while True:
+            msg = self._recv()
+            if msg[0] == "progress":
+                progress(msg[1], msg[2])
+            elif msg[0] == "ready":
+                return msg[1]
+            elif msg[0] == "error":
+                self.close()
+                raise (GammatuneError if msg[2] else ModelLoadError)(msg[1])
+
+    def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
+             turn: int) -> Iterator[Event]:
+        if self._proc is None:
+            raise GammatuneError("the models are not loaded yet")
+        self._send(("generate", messages, raw, max_new_tokens, user_text, turn))
+        done = False
+        try:
+            while True:
+                msg = self._recv()
+                if msg[0] == "event":
+                    yield msg[1]
+                elif msg[0] == "done":
+                    done = True
+                    break
+                elif msg[0] == "error":
+                    done = True
+                    self._drain_until_done()
+                    raise GammatuneError(msg[1])
+        finally:
+            if not done:   # the consumer left early: end the turn in the child too
+                self._send(("stop",))
+                self._drain_until_done()
+
+    def request(self, settings: PolicySettings | None, sampling: SamplingConfig | None) -> None:
+        self._send(("request", settings, sampling))
+
+    def stop(self) -> None:
+        self._send(("stop",))
+
+    def close(self) -> None:
+        """End the child process (if any)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        self._send(("quit",))
+        proc.join(timeout=3)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(timeout=3)
+
+    # -- the pipes -----------------------------------------------------------------------
+    def _send(self, msg: tuple) -> None:
+        if self._cmd is None:
+            return
+        with self._send_lock:
+            try:
+                self._cmd.send(msg)
+            except (OSError, EOFError, BrokenPipeError):
+                pass
+
+    def _recv(self) -> tuple:
+        try:
+            return self._ev.recv()
+        except (EOFError, OSError):
+            code = self._proc.exitcode if self._proc is not None else None
+            raise GammatuneError(f"the model process ended unexpectedly (exit code {code})") from None
+
+    def _drain_until_done(self, timeout: float = 10.0) -> None:
+        try:
+            while self._ev.poll(timeout):
+                if self._ev.recv()[0] == "done":
+                    return
+        except (EOFError, OSError):
+            return
+
+
+def _ensure_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with a real stderr.
+
+    The tracker is started on the first spawn and hands it `sys.stderr.fileno()`;
+    inside a running Textual app sys.stderr is a capture object without a real
+    file descriptor, and the spawn fails ("bad value(s) in fds_to_keep").
+    """
+    import sys
+    from multiprocessing import resource_tracker
+
+    def usable(stream: Any) -> bool:
+        try:
+            return stream is not None and stream.fileno() >= 0
+        except Exception:
+            return False
+
+    saved = sys.stderr
+    try:
+        if not usable(sys.stderr) and usable(sys.__stderr__):
+            sys.stderr = sys.__stderr__
+        resource_tracker.ensure_running()
+    except Exception:  # the spawn reports its own error if this really matters
+        pass
+    finally:
+        sys.stderr = saved
+
+
+def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySettings,
+           sampling: SamplingConfig) -> None:
+    """The child: load the pair, then run turns on request, one event per message."""
+    import os
+    import signal
+    import sys
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl+C belongs to the UI
+    # Nothing from this process may write over the UI's screen: errors travel through the pipe.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+
+    def fail(exc: BaseException) -> None:
+        user = isinstance(exc, GammatuneError)
+        out.send(("error", str(exc) if user else f"{type(exc).__name__}: {exc}", user and
+                  not isinstance(exc, ModelLoadError)))
+
+    try:
+        pair, decoder = load_decoder(load_kwargs, settings, sampling,
+                                     lambda stage, frac: out.send(("progress", stage, frac)))
+    except Exception as exc:
+        fail(exc)
+        return
+    out.send(("ready", pair_title(pair)))
+
+    def control(msg: tuple) -> bool:
+        if msg[0] == "request":
+            decoder.request(settings=msg[1], sampling=msg[2])
+        elif msg[0] == "stop":
+            decoder.stop()
+        elif msg[0] == "quit":
+            return False
+        return True
+
+    while True:
+        try:
+            msg = cmd.recv()
+        except (EOFError, OSError):
+            return
+        if msg[0] != "generate":
+            if not control(msg):
+                return
+            continue
+        _, messages, raw, max_new, user_text, turn = msg
+        try:
+            for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn):
+                out.send(("event", ev))
+                while cmd.poll():
+                    if not control(cmd.recv()):
+                        return
+        except Exception as exc:
+            fail(exc)
+        out.send(("done",))
