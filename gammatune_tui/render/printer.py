@@ -18,7 +18,7 @@ from rich.text import Text
 from ..engine.events import Event, SessionHeader, StepEvent
 from ..session.compare import CompareSummary, MethodRun, summarize
 from ..session.replay import Playlist, ReplaySource
-from ..session.stats import RunningStats
+from ..session.stats import RunningStats, stats_of
 from .safe_text import printable
 from .tables import lossless_text, shown_params, summary_table
 
@@ -99,9 +99,7 @@ def legend() -> Text:
 
 
 def print_session(console: Console, events: Sequence[Event], title: str = "") -> RunningStats:
-    stats = RunningStats()
-    for ev in events:
-        stats.add(ev)
+    stats = stats_of(events)
     if title:
         console.rule(Text(printable(title)))
     if stats.header is not None:

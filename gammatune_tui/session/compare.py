@@ -167,4 +167,5 @@ def summarize(runs: Sequence[MethodRun]) -> CompareSummary:
 
 
 def runs_from_recording(recording: Recording) -> list[MethodRun]:
+    """One run per recorded session (a compare recording holds one per method)."""
     return [MethodRun.from_session(s) for s in recording.sessions]

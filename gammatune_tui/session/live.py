@@ -101,11 +101,6 @@ class LiveSource:
     def stop(self) -> None:
         self.link.stop()
 
-    def reset(self) -> None:
-        """Forget the conversation (the next prompt starts a fresh one)."""
-        self.messages = []
-        self.turn = 0
-
     def close(self) -> None:
         """End the decoder process (if any)."""
         self.link.close()

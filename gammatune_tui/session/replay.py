@@ -27,7 +27,7 @@ from ..engine.events import Event, SessionSummary
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError, InvalidParameter, RecordingError
-from .compare import MAX_METHODS, MethodRun
+from .compare import MAX_METHODS, MethodRun, runs_from_recording
 from .pacing import MAX_STEP_WAIT_S, check_speed, next_speed, step_durations
 from .recording import RecordedSession, Recording, read_recording, resolve_recording, shipped_recordings
 from .source import Progress
@@ -213,21 +213,12 @@ class ReplaySource:
         return self._cursor
 
     @property
-    def total(self) -> int:
-        return len(self._current)
-
-    @property
     def session_index(self) -> int:
         return self._session_index
 
     @property
     def at_end(self) -> bool:
         return self._cursor >= len(self._current) and not self.has_next_session
-
-    def pause(self) -> None:
-        with self._cond:
-            self._paused = True
-            self._cond.notify_all()
 
     def resume(self) -> None:
         with self._cond:
@@ -293,11 +284,6 @@ class ReplaySource:
     def session_finished(self) -> bool:
         return self._cursor >= len(self._current)
 
-    def shown(self) -> list[Event]:
-        """The current session's events released so far."""
-        with self._cond:
-            return list(self._current[: self._cursor])
-
 
 def is_comparison(recording: Recording) -> bool:
     """A compare recording: several sessions of one turn, each labelled with a distinct method."""
@@ -338,7 +324,7 @@ def open_playlist(names: Sequence[str | os.PathLike]) -> Playlist:
             shipped = ", ".join(p.stem for p in shipped_recordings())
             raise RecordingError(f"{name}: no such recording" + (f" (shipped demos: {shipped})" if shipped else ""))
         recordings.append(read_recording(path))
-    runs = [MethodRun.from_session(s) for rec in recordings for s in rec.sessions]
+    runs = [run for rec in recordings for run in runs_from_recording(rec)]
     if len(recordings) == 1:
         return Playlist(recordings, runs, is_comparison(recordings[0]))
     labels = [r.label for r in runs]

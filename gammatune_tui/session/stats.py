@@ -10,6 +10,7 @@ emitted tokens, elapsed time, mean γ and the recent acceptance.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.tally import SessionTally
@@ -41,7 +42,6 @@ class RunningStats:
     elapsed_s: float = 0.0
     gamma_sum: int = 0
     recent: list[tuple[int, int]] = field(default_factory=list)
-    last_step: StepEvent | None = None
 
     def add(self, event: Event) -> None:
         if isinstance(event, SessionHeader):
@@ -61,7 +61,6 @@ class RunningStats:
         self.recent.append((ev.accepted, d))
         if len(self.recent) > self.window:
             del self.recent[0]
-        self.last_step = ev
 
     # -- the tally's counts ------------------------------------------------------------
     @property
@@ -161,7 +160,8 @@ class RunningStats:
         return regime(self.rolling_acceptance)
 
 
-def stats_of(events) -> RunningStats:
+def stats_of(events: Iterable[Event]) -> RunningStats:
+    """The stats of a whole stream."""
     s = RunningStats()
     for e in events:
         s.add(e)

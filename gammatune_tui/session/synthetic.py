@@ -91,7 +91,6 @@ class SyntheticSource:
         self.delay = delay
         self.prepare_stages, self.prepare_delay = prepare_stages, prepare_delay
         self.turn = 0
-        self.prepared = False
         self.requests: list[tuple[PolicySettings | None, SamplingConfig | None]] = []
         self.gate: threading.Semaphore | None = None
         self._lock = threading.Lock()
@@ -105,7 +104,6 @@ class SyntheticSource:
             if self.prepare_delay:
                 time.sleep(self.prepare_delay)
         progress("ready", 1.0)
-        self.prepared = True
 
     def events(self, prompt: str | None) -> Iterator[Event]:
         """One chat turn (`prompt` None: nothing, as for a live source)."""

@@ -1,0 +1,181 @@
+"""The floors of docs/architecture.md, read off the package's own imports (a plain AST walk, nothing imported).
+
+Every `import` counts, at module level or inside a function: a lazy import is
+still a dependency. A failure names the module, the line and the rule.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "gammatune_tui"
+ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+
+# floor → the floors it may import (its own included). Leaf modules at the top are "base".
+MAY_IMPORT: dict[str, set[str]] = {
+    "base": {"base"},
+    "engine": {"base", "engine"},
+    "demo": {"base", "engine", "demo"},
+    "session": {"base", "engine", "session"},
+    "render": {"base", "engine", "session", "render"},
+    "bench": {"base", "engine", "session", "bench"},
+    "ui": {"base", "engine", "session", "render", "ui"},
+    "commands": {"base", "engine", "demo", "session", "render", "bench", "ui", "commands"},
+}
+# floor → third-party packages it must not import
+MUST_NOT_USE: dict[str, set[str]] = {
+    "base": {"textual", "rich", "torch", "transformers"},
+    "engine": {"textual", "rich", "textual_plotext", "typer", "click"},
+    "demo": {"textual", "rich", "typer", "click"},
+    "session": {"textual", "rich", "textual_plotext", "typer", "click"},
+    "render": {"textual", "textual_plotext", "typer", "click"},
+    "bench": {"textual", "textual_plotext", "typer", "click"},
+    "ui": {"typer", "click"},
+    "commands": set(),
+}
+TOP_LEVEL = {"__init__": "base", "errors": "base", "resources": "base", "prompts": "base",
+             "cli": "commands", "__main__": "commands"}
+
+
+def floor_of(module: str) -> str:
+    """`gammatune_tui.session.replay` → "session"; top-level modules by TOP_LEVEL."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "base"
+    if parts[1] in TOP_LEVEL:
+        return TOP_LEVEL[parts[1]]
+    return parts[1]
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    rel = path.relative_to(root.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(source: str, module: str, is_package: bool, known: set[str]) -> list[tuple[int, str]]:
+    """(line, imported name) for every import in `source`: package modules absolute, others by top name."""
+    out: list[tuple[int, str]] = []
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:   # `from .. import resources` imports the module gammatune_tui.resources
+                sub = f"{target}.{alias.name}"
+                out.append((node.lineno, sub if sub in known else target))
+    return out
+
+
+def violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every import that breaks a floor rule, for modules given as name → (source, is_package)."""
+    known = set(modules)
+    found = []
+    for name, (source, is_package) in sorted(modules.items()):
+        floor = floor_of(name)
+        for line, imported in sorted(set(imports_of(source, name, is_package, known))):
+            top = imported.split(".")[0]
+            if top == PACKAGE:
+                other = floor_of(imported)
+                if other not in MAY_IMPORT[floor]:
+                    found.append(f"{name}:{line} imports {imported}: {floor}/ may not import {other}/")
+            elif top in MUST_NOT_USE[floor]:
+                found.append(f"{name}:{line} imports {top}: {floor}/ must not use {top}")
+    return found
+
+
+def cycles(modules: dict[str, tuple[str, bool]]) -> list[list[str]]:
+    """The import circles among the package's modules (strongly connected components, Tarjan)."""
+    known = set(modules)
+    graph = {name: sorted({imp for _, imp in imports_of(src, name, pkg, known) if imp in known and imp != name})
+             for name, (src, pkg) in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def package_modules(root: Path = ROOT) -> dict[str, tuple[str, bool]]:
+    return {module_name(p, root): (p.read_text(encoding="utf-8"), p.name == "__init__.py")
+            for p in sorted(root.rglob("*.py"))}
+
+
+MODULES = package_modules()
+
+
+def test_every_module_belongs_to_a_floor():
+    assert {floor_of(m) for m in MODULES} <= set(MAY_IMPORT)
+    assert {"engine", "session", "render", "ui", "commands", "bench", "demo", "base"} <= {floor_of(m) for m in MODULES}
+
+
+def test_imports_only_go_down_the_floors():
+    assert violations(MODULES) == []
+
+
+def test_no_import_circles():
+    assert cycles(MODULES) == []
+
+
+# -- the checks themselves can fail -----------------------------------------------------------------
+
+def _fake(**sources: str) -> dict[str, tuple[str, bool]]:
+    return {name.replace("__", "."): (src, False) for name, src in sources.items()}
+
+
+@pytest.mark.parametrize("module, source, rule", [
+    ("gammatune_tui__engine__x", "from ..ui.app import make_app\n", "engine/ may not import ui/"),
+    ("gammatune_tui__engine__x", "def f():\n    from ..demo import PAIR_DIR\n", "engine/ may not import demo/"),
+    ("gammatune_tui__session__x", "from ..render.printer import legend\n", "session/ may not import render/"),
+    ("gammatune_tui__session__x", "import textual.app\n", "session/ must not use textual"),
+    ("gammatune_tui__render__x", "from textual.widgets import Static\n", "render/ must not use textual"),
+    ("gammatune_tui__ui__x", "from ..commands.compare import compare\n", "ui/ may not import commands/"),
+    ("gammatune_tui__bench__x", "from ..ui.app import make_app\n", "bench/ may not import ui/"),
+    ("gammatune_tui__engine__x", "import gammatune_tui.session.stats\n", "engine/ may not import session/"),
+])
+def test_a_broken_rule_is_reported(module, source, rule):
+    found = violations(_fake(**{module: source}))
+    assert len(found) == 1 and rule in found[0] and ":" in found[0]
+
+
+def test_a_circle_is_reported():
+    mods = _fake(gammatune_tui__session__a="from .b import x\n", gammatune_tui__session__b="def f():\n    from .a import y\n",
+                 gammatune_tui__session__c="from .a import z\n")
+    assert cycles(mods) == [["gammatune_tui.session.a", "gammatune_tui.session.b"]]
