@@ -1,6 +1,6 @@
 """What a step costs on this machine: the simulator's clock.
 
-Kept apart from the replay logic because it is the only part of the
+Kept apart from `play_trace` because it is the only part of the
 simulation that is measured rather than exact: `calibrate` fits it to the
 decoder's own step timings, and `CostModel.verify` interpolates the target's
 pass time between the window sizes it saw.

@@ -53,7 +53,7 @@ def bench(
     repeats: int = typer.Option(1, "--repeats", min=1, help="Times each (prompt, method, γ0) is run live.", rich_help_panel=BENCH),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N prompts of the set.", rich_help_panel=BENCH),
     out: Path = typer.Option(Path("gammatune-bench.json"), "--out", "-o", help="JSON file with every raw number and the environment; a CSV goes beside it.", rich_help_panel=BENCH),
-    simulate: bool = typer.Option(False, "--simulate", help="Record one trace per prompt and replay every policy exactly from it (greedy only).", rich_help_panel=BENCH),
+    simulate: bool = typer.Option(False, "--simulate", help="Record one trace per prompt and play every policy exactly over it (greedy only).", rich_help_panel=BENCH),
     validate: bool = typer.Option(False, "--validate", help="With --simulate: also run the live sweep and compare it with the simulation cell by cell.", rich_help_panel=BENCH),
     check_live: int = typer.Option(1, "--check-live", min=0, help="With --simulate: prompts on which every method at a few γ0 is also run live and compared step by step (0 = none).", rich_help_panel=BENCH),
     traces_path: Optional[Path] = typer.Option(None, "--traces", help="With --simulate/--tune: reuse the traces and cost model in this file, or save them there.", rich_help_panel=BENCH),

@@ -1,1 +1,1 @@
-"""Turning engines and files into event streams, and reading metrics off them."""
+"""Every feature's logic between the engine and the screens: sources, replay, recordings, compare, stats."""

@@ -30,6 +30,11 @@ def regime(rolling_alpha: float) -> str:
     return "difficult"
 
 
+def _from_tally(name: str) -> property:
+    """A read-only view of one of the tally's counts or rates."""
+    return property(lambda self: getattr(self.tally, name), doc=f"The tally's `{name}`.")
+
+
 @dataclass
 class RunningStats:
     """Accumulates one session; feed it every event with `add`."""
@@ -62,44 +67,18 @@ class RunningStats:
         if len(self.recent) > self.window:
             del self.recent[0]
 
-    # -- the tally's counts ------------------------------------------------------------
-    @property
-    def steps(self) -> int:
-        return self.tally.steps
+    # -- the tally's counts (SPEC §5) -----------------------------------------------------
+    steps = _from_tally("steps")
+    drafted = _from_tally("drafted")
+    accepted = _from_tally("accepted")
+    target_calls = _from_tally("target_calls")
+    draft_calls = _from_tally("draft_calls")
+    draft_s = _from_tally("draft_s")
+    verify_s = _from_tally("verify_s")
+    acceptance_rate = _from_tally("acceptance_rate")
+    per_position = _from_tally("per_position")
 
-    @property
-    def drafted(self) -> int:
-        return self.tally.drafted
-
-    @property
-    def accepted(self) -> int:
-        return self.tally.accepted
-
-    @property
-    def target_calls(self) -> int:
-        return self.tally.target_calls
-
-    @property
-    def draft_calls(self) -> int:
-        return self.tally.draft_calls
-
-    @property
-    def draft_s(self) -> float:
-        return self.tally.draft_s
-
-    @property
-    def verify_s(self) -> float:
-        return self.tally.verify_s
-
-    # -- SPEC §5 ----------------------------------------------------------------
-    @property
-    def acceptance_rate(self) -> float:
-        return self.tally.acceptance_rate
-
-    @property
-    def per_position(self) -> list[float]:
-        return self.tally.per_position
-
+    # -- read off the stream -------------------------------------------------------------
     @property
     def rolling_acceptance(self) -> float:
         d = sum(x[1] for x in self.recent)
