@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ...engine.policies import PolicySettings
+from ...engine.policies import PolicyParams, PolicySettings
 from ...engine.text_pieces import prompt_pieces
 from ...errors import InvalidParameter
 from .. import protocol, report
@@ -46,7 +46,9 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
                  out: Path, opts: SimulateOptions) -> list[dict[str, Any]]:
     """The simulated sweep (report on `console`, everything into `payload`), then the checks and tuning asked for."""
     tune_ = opts.tune_method is not None
-    max_window = max(max(cfg.gammas), cfg.params.get("gamma_max") or 0, max(GRID["gamma_max"]) if tune_ else 0)
+    # the longest window a policy may plan: γ0, or γ_max for the GammaTune policies (whose γ_min may exceed γ0)
+    gamma_max = PolicyParams.build(**cfg.params).gamma_max
+    max_window = max(max(cfg.gammas), gamma_max, max(GRID["gamma_max"]) if tune_ else 0)
     traces, cost = _load_or_record(err, pair, pid, cfg, max_window, opts.traces_path)
     payload["sim_setup"] = {
         "cost_model": cost.to_json(),

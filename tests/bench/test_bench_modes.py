@@ -1,0 +1,65 @@
+"""`gammatune bench` end to end on a tiny random-weight pair: the simulated sweep (checked live), tuning, Table 1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gammatune_tui.cli import main
+
+
+def _bench(capsys, *argv):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv])
+    cap = capsys.readouterr()
+    assert exc.value.code == 0, cap.err
+    return cap.out
+
+
+@pytest.fixture
+def prompts(tmp_path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text('{"id": "a", "turns": ["def add(a, b):"]}\n{"id": "b", "turns": ["class Stack:"]}\n')
+    return path
+
+
+def test_simulated_sweep_checked_against_live_runs(tiny_pair_dirs, prompts, tmp_path, capsys):
+    t, d = tiny_pair_dirs
+    out = tmp_path / "bench.json"
+    # γ0 = 2 is below the GammaTune policies' γ_min (4): their windows are longer than any γ0 asked for
+    text = _bench(capsys, "--simulate", "--validate", "--check-live", "1", "--target", str(t), "--draft", str(d),
+                  "--device", "cpu", "--prompts", str(prompts), "-n", "16", "--gammas", "2",
+                  "--methods", "specdecode,gammatune", "--no-baselines", "--raw", "-o", str(out))
+    assert "Table 2 (simulated)" in text and "Simulator vs live" in text
+    data = json.loads(out.read_text())
+    assert {"sim", "live", "live_check", "validation"} <= set(data)
+    assert data["live_check"]["step_exact"] == data["live_check"]["total"] == 2
+    assert data["validation"]["steps_equal"] == 2
+    sim_cells = {(c["method"], c["gamma0"]): c for c in data["sim"]["cells"]}
+    assert sim_cells[("gammatune", 2)]["tokens"] == 32 and sim_cells[("gammatune", 2)]["target_calls"] > 0
+    assert out.with_suffix(".csv").read_text().startswith("kind,method,gamma0")
+
+
+def test_tune_reports_the_best_parameters(tiny_pair_dirs, prompts, tmp_path, capsys):
+    t, d = tiny_pair_dirs
+    out = tmp_path / "tune.json"
+    text = _bench(capsys, "--tune", "--check-live", "0", "--target", str(t), "--draft", str(d), "--device", "cpu",
+                  "--prompts", str(prompts), "-n", "12", "--gammas", "2,4", "--raw", "-o", str(out))
+    assert "best: --eta" in " ".join(text.split())
+    tune = json.loads(out.read_text())["tune"]
+    assert tune["method"] == "gammatune+" and tune["candidates"] and tune["best"]["score"] >= tune["start"]["score"]
+
+
+def test_latency_times_a_shape_from_its_config(tmp_path, capsys):
+    cfg = tmp_path / "tiny" / "config.json"
+    cfg.parent.mkdir()
+    cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 32, "intermediate_size": 64,
+                               "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
+                               "vocab_size": 64, "max_position_embeddings": 128}))
+    out = tmp_path / "lat.json"
+    text = _bench(capsys, "--latency", "--shape", str(cfg), "--latency-context", "8", "--verify-k", "1,2",
+                  "--device", "cpu", "--threads", "1", "-o", str(out))
+    assert "Table 1" in text and "tiny" in text
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["name"] == "tiny" and row["decode_ms"] > 0 and set(row["verify_ms"]) == {"1", "2"}
