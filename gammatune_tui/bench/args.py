@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..engine.policies import parse_methods  # noqa: F401  (the bench's --methods: 1 to 5, or all)
+from ..engine.policies import parse_methods  # noqa: F401  (the bench's --methods: any of them, or all)
 from ..errors import InvalidParameter
 
 

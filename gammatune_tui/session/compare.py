@@ -22,7 +22,7 @@ from .recording import RecordedSession, Recording, RecordingWriter
 from .stats import RunningStats
 
 MIN_METHODS = 2
-MAX_METHODS = 5
+MAX_METHODS = 6
 BASELINE = "specdecode"
 
 CompareProgress = Callable[[int, int, str, int], None]
@@ -30,7 +30,7 @@ CompareProgress = Callable[[int, int, str, int], None]
 
 
 def parse_methods(text: str | Sequence[str] | None) -> list[str]:
-    """`specdecode,gammatune+` → validated list; 2–5 distinct known methods (default: all five)."""
+    """`specdecode,gammatune+` → validated list; 2–6 distinct known methods (default: all of them)."""
     return parse_method_list(text, at_least=MIN_METHODS, at_most=MAX_METHODS)
 
 
