@@ -4,6 +4,10 @@ The arithmetic (`table2`, `speedups_over`, `engine_vs_hf`) is plain Python so
 it can be checked by hand; the rendering uses Rich and never puts user or
 model text into markup strings.
 
+When the simulator adds the hindsight-optimal γ (`oracle`, bench/oracle.py),
+it is Table 2's top row and every method gets a "share of oracle" column: its
+throughput over the oracle's on the same traces (1.00 = as fast as the oracle).
+
 Standard deviations are *population* standard deviations (ddof = 0, numpy's
 default): the spread is over the complete set of γ0 values that was swept, not
 an estimate from a sample of them. `specdecode` therefore reads exactly
@@ -25,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.policies import METHODS
+from .oracle import ORACLE, Regret
 from .results import BASELINES, HF_CONSTANT, HF_HEURISTIC, PLAIN, Cell
 
 PAPER_TABLE2 = {  # the paper's "Average" column, for side-by-side printing
@@ -94,6 +99,9 @@ def speedups_over(thr: dict[str, dict[int | None, float]], baseline: str,
     for method, by_g in thr.items():
         if method == baseline:
             continue
+        if set(by_g) == {None}:  # measured without γ0 (the oracle): its single ratio
+            out[method] = Speedup(by_g[None] / base, 0.0, {None: by_g[None] / base})
+            continue
         ratios = {g: v / base for g, v in by_g.items() if g is not None and (gammas is None or g in set(gammas))}
         if ratios:
             out[method] = Speedup(*mean_std(ratios.values()), ratios)
@@ -115,8 +123,17 @@ def engine_vs_hf(thr: dict[str, dict[int | None, float]]) -> dict[str, Speedup]:
     return out
 
 
+def share_of_oracle(t2: dict[str, Speedup]) -> dict[str, Speedup]:
+    """Each row of Table 2 over the oracle's: the share of the oracle's throughput (mean ± std across γ0)."""
+    if ORACLE not in t2 or not t2[ORACLE].mean > 0:
+        return {}
+    o = t2[ORACLE].mean
+    return {m: Speedup(s.mean / o, s.std / o, {g: v / o for g, v in s.per_gamma.items()})
+            for m, s in t2.items() if m != ORACLE}
+
+
 def method_order(names: Iterable[str]) -> list[str]:
-    order = list(METHODS) + list(BASELINES)
+    order = [ORACLE] + list(METHODS) + list(BASELINES)
     names = list(dict.fromkeys(names))
     return [n for n in order if n in names] + [n for n in names if n not in order]
 
@@ -131,11 +148,16 @@ def render_table2(t2: dict[str, Speedup], over_plain: dict[str, Speedup], pair_l
     table.add_column("method", no_wrap=True)
     table.add_column("× specdecode", justify="right")
     table.add_column("× target-only", justify="right")
+    shares = share_of_oracle(t2)
+    if shares:
+        table.add_column("share of oracle", justify="right")
     if paper:
         table.add_column("paper (avg of 4 pairs)", justify="right")
     for m in method_order(t2):
         row = [Text(m), Text(str(t2[m]))]
         row.append(Text(str(over_plain[m]) if m in over_plain else "—"))
+        if shares:
+            row.append(Text(f"{shares[m].mean:.2f} ± {shares[m].std:.2f}" if m in shares else "1.00"))
         if paper:
             p = PAPER_TABLE2.get(m)
             row.append(Text(f"{p[0]:.2f} ± {p[1]:.2f}×" if p else ""))
@@ -210,7 +232,7 @@ def render_bars(thr: dict[str, dict[int | None, float]], width: int = 40, title:
         if sd > 0 and hi > len(b):
             whisker = "─" * max(0, hi - len(b) - 1) + "┤"
         out.append(f"{m:<{label_w}} ")
-        style = "green" if m.startswith("gammatune") else ("grey50" if m in BASELINES else "blue")
+        style = "green" if m.startswith("gammatune") else ("grey50" if m in BASELINES or m == ORACLE else "blue")
         out.append(b, style=style)
         out.append(whisker, style="grey50")
         pad = width + 1 - len(b) - len(whisker)
@@ -219,9 +241,29 @@ def render_bars(thr: dict[str, dict[int | None, float]], width: int = 40, title:
     return out
 
 
+def render_regret(regret: dict[str, Regret]) -> Table:
+    """Share of the oracle's throughput per method, overall and per prompt category (mean ± std across γ0)."""
+    cats = sorted({c for r in regret.values() for c in r.per_category})
+    table = Table(title=Text("Share of the oracle's throughput (1.00 = as fast as the hindsight-optimal γ)"),
+                  title_justify="left")
+    table.add_column("method", no_wrap=True)
+    table.add_column("all prompts", justify="right")
+    for c in cats:
+        table.add_column(Text(c), justify="right")
+    for m in method_order(regret):
+        r = regret[m]
+        table.add_row(Text(m), Text(str(r)), *(Text(f"{r.per_category[c]:.2f}" if c in r.per_category else "—")
+                                               for c in cats))
+    return table
+
+
 def print_report(console: Console, cells: dict[tuple[str, int | None], Cell], gammas: list[int],
-                 pair_label: str, title: str = "Table 2") -> dict[str, Any]:
-    """Prints every table and the chart; returns the derived numbers for the JSON file."""
+                 pair_label: str, title: str = "Table 2", regret: dict[str, Regret] | None = None) -> dict[str, Any]:
+    """Prints every table and the chart; returns the derived numbers for the JSON file.
+
+    `regret` (bench/oracle.py's `regret`, with the prompts' categories) adds the
+    share-of-oracle table per prompt category.
+    """
     from .results import throughputs
 
     thr = throughputs(cells)
@@ -234,6 +276,11 @@ def print_report(console: Console, cells: dict[tuple[str, int | None], Cell], ga
         console.print(render_table2(t2, plain, pair_label, title=title))
         derived["table2"] = {m: s.to_json() for m, s in t2.items()}
         derived["speedup_over_target_only"] = {m: s.to_json() for m, s in plain.items()}
+        if ORACLE in t2:
+            derived["share_of_oracle"] = {m: s.to_json() for m, s in share_of_oracle(t2).items()}
+    if regret:
+        console.print(render_regret(regret))
+        derived["regret"] = {m: r.to_json() for m, r in regret.items()}
     vs = engine_vs_hf(thr)
     if vs:
         t = Table(title=Text("Our engine vs transformers' assisted generation (same schedule, same γ0)"),
@@ -260,7 +307,7 @@ def csv_path_for(json_path: Path) -> Path:
 
 CSV_FIELDS = ("kind", "method", "gamma0", "runs", "tokens", "steps", "drafted", "accepted", "wall_s",
               "throughput_tok_s", "acceptance_rate", "tokens_per_step", "speedup_vs_specdecode",
-              "speedup_vs_target_only", "per_position")
+              "speedup_vs_target_only", "share_of_oracle", "per_position")
 
 
 def write_csv(path: Path, cells: dict[tuple[str, int | None], Cell], kind: str,
@@ -271,6 +318,7 @@ def write_csv(path: Path, cells: dict[tuple[str, int | None], Cell], kind: str,
     thr = throughputs(cells)
     t2 = table2(thr) if "specdecode" in thr else {}
     plain = thr.get(PLAIN, {}).get(None)
+    oracle = thr.get(ORACLE, {}).get(None)
     rows = list(rows_so_far or [])
     for (m, g), c in cells.items():
         s = t2.get(m)
@@ -281,6 +329,7 @@ def write_csv(path: Path, cells: dict[tuple[str, int | None], Cell], kind: str,
             "tokens_per_step": f"{c.tokens_per_step:.6f}",
             "speedup_vs_specdecode": f"{s.per_gamma[g]:.6f}" if s and g in s.per_gamma else "",
             "speedup_vs_target_only": f"{c.throughput / plain:.6f}" if plain else "",
+            "share_of_oracle": f"{c.throughput / oracle:.6f}" if oracle else "",
             "per_position": " ".join(f"{p:.4f}" for p in c.per_position),
         })
     with path.open("w", newline="", encoding="utf-8") as fh:

@@ -103,13 +103,19 @@ def _aux(trace: Trace) -> tuple[list[int], dict[int, int | None]]:
 
 
 def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
-           cost: CostModel | None = None, steps_out: list[SimStep] | None = None) -> RunRecord:
+               cost: CostModel | None = None, steps_out: list[SimStep] | None = None,
+               timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
     """One session of `policy` over `trace`, with the decoder's exact rules; timed by `cost`.
 
     Policies that never stop early (the base `keep_drafting`, which has no
     state) take a shortcut that needs no per-token Python: the window is cut
     only by the end of the match run, a drafted EOS and the budget. The others
     are asked about every drafted token, as the decoder asks them.
+
+    A policy that plans by cost (one that overrides `observe_costs`) is told
+    each step's cost before its update, as the decoder tells it: the
+    (draft_s, verify_s) of `timings[i]` for step i when given (a live run's
+    own timings, so that its replay is exact), else the cost model's prices.
     """
     max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
     if max_new > trace.max_new_tokens and not trace.ended_eos:
@@ -122,6 +128,9 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     fast = type(policy).keep_drafting is Policy.keep_drafting
     keep_drafting = policy.keep_drafting
     update = policy.update
+    observe = policy.observe_costs if type(policy).observe_costs is not Policy.observe_costs else None
+    if observe is not None and timings is None and cost is None:
+        observe = None
     n = 0
     tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
     windows: dict[int, int] = {}  # drafted d → steps (each verified d + 1 tokens), for the cost model
@@ -186,6 +195,11 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
         # budget never cuts (a + 1 <= remaining), so the emitted run ends at the trace's end at the latest
         new = min(a + 1, L - n)
         n += new
+        if observe is not None:
+            if timings is not None and tally.steps < len(timings):
+                observe(timings[tally.steps][0], d, timings[tally.steps][1], d + 1)
+            elif cost is not None:
+                observe(d * cost.draft_token_s, d, cost.verify(d + 1), d + 1)
         update(accepted=a, drafted=d)
         tally.add_step(d, a, d, 0.0, 0.0)
         windows[d] = windows.get(d, 0) + 1
@@ -383,7 +397,8 @@ def check_against_live(trace: Trace, settings: PolicySettings, events: list[Any]
                        max_new_tokens: int | None = None) -> LiveCheck:
     """Compares the live run's events with the same policy played over `trace`."""
     sim_steps: list[SimStep] = []
-    rec = play_trace(trace, settings.make(), max_new_tokens, cost, sim_steps)
+    timings = [(ev.draft_s, ev.verify_s) for ev in events if getattr(ev, "type", "") == "step"]
+    rec = play_trace(trace, settings.make(), max_new_tokens, cost, sim_steps, timings)
     live, summary, ids = live_steps(events)
     sim = [(s.gamma, s.drafted, s.accepted, s.emitted) for s in sim_steps]
     first = next((i for i, (x, y) in enumerate(zip(live, sim)) if x != y), None)

@@ -1,4 +1,4 @@
-"""Searching η, δ, τ and the γ bounds on recorded traces.
+"""Searching η, δ, τ and the γ bounds on recorded traces (for adaptive-k: its EMA weight, prior and cooldown).
 
 Every candidate is scored by the exact simulator over all traces and every
 γ0, exactly as Table 2 is computed: for each γ0, simulated throughput over the
@@ -26,8 +26,17 @@ GRID: dict[str, list[Any]] = {
     "tau": [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8],
     "gamma_min": [1, 2, 3, 4, 5, 6, 8],
     "gamma_max": [4, 6, 8, 10, 12, 16, 20, 24],
+    "ema_alpha": [0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
+    "alpha_prior": [0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0],
+    "cooldown": [0, 1, 2, 3, 4, 6],
 }
 TUNED = ("eta", "delta", "tau", "gamma_min", "gamma_max")
+TUNED_ADAPTIVE_K = ("ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max")
+
+
+def tuned_names(method: str) -> tuple[str, ...]:
+    """The parameters `tune` searches for `method`: adaptive-k reads none of η, δ, τ."""
+    return TUNED_ADAPTIVE_K if method == "adaptive-k" else TUNED
 
 
 @dataclass
@@ -65,7 +74,8 @@ def score(traces: Sequence[Trace], method: str, gammas: Sequence[int], params: d
 def current_defaults() -> dict[str, Any]:
     p = PolicyParams()
     return {"eta": float(p.eta), "delta": p.delta, "tau": float(p.tau), "gamma_min": p.gamma_min,
-            "gamma_max": p.gamma_max}
+            "gamma_max": p.gamma_max, "ema_alpha": float(p.ema_alpha), "alpha_prior": float(p.alpha_prior),
+            "cooldown": p.cooldown}
 
 
 def _valid(params: dict[str, Any], max_window: int) -> bool:
@@ -79,13 +89,14 @@ def tune(traces: Sequence[Trace], cost: CostModel, gammas: Sequence[int], method
     """(best, start, every scored candidate, seconds). `start` defaults to the shipped defaults."""
     t0 = time.perf_counter()
     grid = grid or GRID
+    names = tuned_names(method)
     max_window = min(t.off_depth for t in traces) + 1
     base = [throughput(traces, "specdecode", g, {}, cost, max_new_tokens) for g in gammas]
     base_mean = statistics.fmean(base)
     seen: dict[tuple, Score] = {}
 
     def evaluate(p: dict[str, Any]) -> Score | None:
-        key = tuple(p[k] for k in TUNED)
+        key = tuple(p[k] for k in names)
         if key in seen:
             return seen[key]
         if not _valid(p, max_window):
@@ -96,14 +107,14 @@ def tune(traces: Sequence[Trace], cost: CostModel, gammas: Sequence[int], method
             progress(1)
         return s
 
-    start_p = dict(start or current_defaults())
+    start_p = {**current_defaults(), **(start or {})}
     start_p["gamma_max"] = min(start_p["gamma_max"], max_window)
     first = evaluate(start_p)
     assert first is not None
     best = first
     for _ in range(max_rounds):
         improved = False
-        for name in TUNED:
+        for name in names:
             for v in grid[name]:
                 cand = dict(best.params)
                 cand[name] = v

@@ -227,6 +227,7 @@ class SpeculativeDecoder:
             rewind(tcache, dcache, len(ids) - 1, verdict.target_end)
 
             # ---- 5. update the policy -----------------------------------------
+            policy.observe_costs(draft_s, d, verify_s, d + 1)
             policy.update(accepted=a, drafted=d)
 
             # ---- 6. report ----------------------------------------------------

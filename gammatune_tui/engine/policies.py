@@ -1,4 +1,4 @@
-"""The five speculation-length (γ) policies of SPEC §2.
+"""The speculation-length (γ) policies of SPEC §2: the paper's five and `adaptive-k`.
 
 Pure Python and deterministic, so the trace simulator can replay a policy
 exactly, the TUI can swap one between two steps, and the tests can check them
@@ -10,11 +10,16 @@ gives γ = 12, never 13 through floating-point drift.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from ..errors import InvalidParameter
+from .goodput import CostEstimate, PositionAcceptance, best_window
+from .policy_params import (  # noqa: F401  (re-exported: the policies' public names)
+    ADAPTIVE_K_PARAMS, DEFAULT_ALPHA_PRIOR, DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA,
+    DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, PARAM_NAMES, PolicyParams, _check_gamma0,
+)
 
 METHODS: tuple[str, ...] = (
     "specdecode",
@@ -22,114 +27,8 @@ METHODS: tuple[str, ...] = (
     "assistant-threshold",
     "gammatune",
     "gammatune+",
+    "adaptive-k",
 )
-
-# Defaults. The paper gives none; these were chosen on the demo pair with
-# `gammatune bench --simulate --tune` (docs/benchmarks.md records the search).
-# τ stays at transformers' default assistant_confidence_threshold (0.4): tuned
-# freely it goes to 0, which only turns GammaTune+ into GammaTune. With τ fixed
-# the search moved δ 1 → 2 and γ_min 1 → 4: a floor of 4 keeps a confidence
-# stop from collapsing γ̄ to 1 (the stop already cuts short windows), and the
-# larger offset regrows γ̄ after a fully accepted window. η and γ_max sit on a
-# flat part of the surface.
-DEFAULT_ETA = 0.5
-DEFAULT_DELTA = 2
-DEFAULT_TAU = 0.4
-DEFAULT_GAMMA_MIN = 4
-DEFAULT_GAMMA_MAX = 16
-
-PARAM_NAMES = ("eta", "delta", "tau", "gamma_min", "gamma_max", "dynamic_tau")
-
-
-def _exact(value: Any, name: str) -> Fraction:
-    """The exact rational the user meant: 0.1 is 1/10, not the nearest double."""
-    if isinstance(value, bool):
-        raise InvalidParameter(f"{name} must be a number, got {value!r}")
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidParameter(f"{name} must be a finite number, got {value!r}")
-        return Fraction(repr(value))
-    if isinstance(value, str):
-        try:
-            return Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
-            raise InvalidParameter(f"{name} must be a number, got {value!r}") from None
-    raise InvalidParameter(f"{name} must be a number, got {value!r}")
-
-
-def _integer(value: Any, name: str) -> int:
-    frac = _exact(value, name)
-    if frac.denominator != 1:
-        raise InvalidParameter(f"{name} must be a whole number, got {value!r}")
-    return int(frac)
-
-
-@dataclass(frozen=True)
-class PolicyParams:
-    """Validated tunables shared by all policies (each uses the ones it needs)."""
-
-    eta: Fraction = Fraction(str(DEFAULT_ETA))
-    delta: int = DEFAULT_DELTA
-    tau: Fraction = Fraction(str(DEFAULT_TAU))
-    gamma_min: int = DEFAULT_GAMMA_MIN
-    gamma_max: int = DEFAULT_GAMMA_MAX
-    dynamic_tau: bool = False
-
-    @classmethod
-    def build(cls, base: "PolicyParams | None" = None, **params: Any) -> "PolicyParams":
-        unknown = set(params) - set(PARAM_NAMES)
-        if unknown:
-            raise InvalidParameter(
-                f"unknown policy parameter {sorted(unknown)[0]!r}; expected one of {', '.join(PARAM_NAMES)}"
-            )
-        base = base or cls()
-        values: dict[str, Any] = {}
-        if params.get("eta") is not None:
-            eta = _exact(params["eta"], "eta")
-            if not (0 < eta <= 1):
-                raise InvalidParameter(f"eta must be in (0, 1], got {params['eta']}")
-            values["eta"] = eta
-        if params.get("delta") is not None:
-            delta = _integer(params["delta"], "delta")
-            if delta < 0:
-                raise InvalidParameter(f"delta must be a whole number >= 0, got {params['delta']}")
-            values["delta"] = delta
-        if params.get("tau") is not None:
-            tau = _exact(params["tau"], "tau")
-            if not (0 <= tau <= 1):
-                raise InvalidParameter(f"tau must be in [0, 1], got {params['tau']}")
-            values["tau"] = tau
-        for name in ("gamma_min", "gamma_max"):
-            if params.get(name) is not None:
-                v = _integer(params[name], name)
-                if v < 1:
-                    raise InvalidParameter(f"{name} must be a whole number >= 1, got {params[name]}")
-                values[name] = v
-        if params.get("dynamic_tau") is not None:
-            values["dynamic_tau"] = bool(params["dynamic_tau"])
-        out = replace(base, **values)
-        if out.gamma_min > out.gamma_max:
-            raise InvalidParameter(
-                f"gamma_min must be <= gamma_max, got gamma_min={out.gamma_min} > gamma_max={out.gamma_max}"
-            )
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["eta"] = float(self.eta)
-        d["tau"] = float(self.tau)
-        return d
-
-
-def _check_gamma0(gamma0: Any) -> int:
-    g = _integer(gamma0, "gamma0")
-    if g < 1:
-        raise InvalidParameter(f"gamma0 must be a whole number >= 1, got {gamma0}")
-    return g
 
 
 class Policy:
@@ -148,6 +47,14 @@ class Policy:
 
     def update(self, accepted: int, drafted: int) -> None:
         _check_update(accepted, drafted)
+
+    def observe_costs(self, draft_s: float, drafted: int, verify_s: float, verified: int) -> None:
+        """What the step just taken cost: drafting `drafted` tokens, verifying `verified` in one pass.
+
+        Called once per step just before `update` — live with the decoder's
+        measured seconds, in the simulator with the cost model's prices. Only
+        policies that plan by cost (adaptive-k) use it.
+        """
 
     def set_params(self, **params: Any) -> None:
         self.params = PolicyParams.build(self.params, **params)
@@ -299,8 +206,54 @@ class GammaTunePlus(GammaTune):
         return top_prob >= self.params.tau
 
 
+class AdaptiveK(Policy):
+    """vLLM's Adaptive K: the window with the most expected tokens per second (engine/goodput.py).
+
+    Per-position acceptance EMAs (weight `ema_alpha`, folded every 10 steps,
+    `alpha_prior` where a position has not been reached) and the observed
+    draft/verify costs give K* = argmax over [γ_min, γ_max] of E(K)/T(K);
+    after K changes it holds for `cooldown` steps. Starts at γ0; never stops
+    a window early.
+    """
+
+    name = "adaptive-k"
+    may_stop_early = False
+
+    def __init__(self, gamma0: int, params: PolicyParams):
+        super().__init__(gamma0, params)
+        self.acceptance = PositionAcceptance()
+        self.costs = CostEstimate()
+        self.cooldown_left = 0
+
+    def observe_costs(self, draft_s: float, drafted: int, verify_s: float, verified: int) -> None:
+        self.costs.observe(draft_s, drafted, verify_s, verified)
+
+    def update(self, accepted: int, drafted: int) -> None:
+        _check_update(accepted, drafted)
+        p = self.params
+        self.acceptance.add(accepted, drafted)
+        if self.acceptance.fold_due():
+            self.acceptance.fold(float(p.ema_alpha), float(p.alpha_prior))
+        if self.cooldown_left > 0:
+            self.cooldown_left -= 1
+            return
+        k = best_window(self.acceptance.alphas, float(p.alpha_prior), p.gamma_min, p.gamma_max, self.costs)
+        if k != self.gamma:
+            self.gamma = k
+            self.cooldown_left = p.cooldown
+
+    def _on_params(self) -> None:
+        # new bounds act at once on the planned window; the learned estimates carry over
+        self.gamma = min(self.params.gamma_max, max(self.params.gamma_min, self.gamma))
+
+    def describe(self) -> dict[str, Any]:
+        p = self.params
+        return {**super().describe(), "ema_alpha": float(p.ema_alpha), "alpha_prior": float(p.alpha_prior),
+                "cooldown": p.cooldown}
+
+
 _CLASSES: dict[str, type[Policy]] = {
-    cls.name: cls for cls in (SpecDecode, HFHeuristic, AssistantThreshold, GammaTune, GammaTunePlus)
+    cls.name: cls for cls in (SpecDecode, HFHeuristic, AssistantThreshold, GammaTune, GammaTunePlus, AdaptiveK)
 }
 
 
@@ -312,7 +265,7 @@ def check_method(name: str) -> str:
 
 def parse_methods(text: "str | list[str] | tuple[str, ...] | None", *, at_least: int = 1,
                   at_most: int = len(METHODS)) -> list[str]:
-    """`--methods` for bench and compare: 'a,b' or 'all' (None or blank = all five).
+    """`--methods` for bench and compare: 'a,b' or 'all' (None or blank = all of METHODS).
 
     An empty entry ('gammatune,') or a repeated one is refused rather than
     guessed at: both are usually typos.

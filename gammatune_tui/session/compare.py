@@ -17,7 +17,7 @@ from .recording import RecordedSession, Recording
 from .stats import RunningStats
 
 MIN_METHODS = 2
-MAX_METHODS = 5
+MAX_METHODS = 6
 BASELINE = "specdecode"
 
 

@@ -104,3 +104,34 @@ def test_report_prints_and_files_round_trip(tmp_path):
     sd2 = next(r for r in got if r["method"] == "specdecode" and r["gamma0"] == "2")
     assert float(sd2["speedup_vs_specdecode"]) == pytest.approx(1.5)
     assert float(sd2["speedup_vs_target_only"]) == pytest.approx(150 / 80)
+    assert sd2["share_of_oracle"] == ""  # no oracle in a live run
+
+
+def test_oracle_row_and_share_of_oracle(tmp_path):
+    from gammatune_tui.bench.oracle import ORACLE, Regret
+    from gammatune_tui.bench.report import method_order, share_of_oracle
+
+    recs = _records() + [RunRecord(ORACLE, None, "a", tokens=30, steps=5, wall_s=0.1),
+                         RunRecord(ORACLE, None, "b", tokens=70, steps=10, wall_s=0.3)]  # 250 tok/s
+    cells = aggregate(recs)
+    thr = throughputs(cells)
+    assert method_order(thr)[0] == ORACLE
+    t2 = table2(thr)
+    assert t2[ORACLE].mean == pytest.approx(2.5) and t2[ORACLE].per_gamma == {None: pytest.approx(2.5)}
+    shares = share_of_oracle(t2)
+    assert shares["gammatune"].mean == pytest.approx(120 / 250) and shares["gammatune"].std == pytest.approx(0)
+    assert shares["specdecode"].per_gamma == pytest.approx({1: 0.4, 2: 0.6, 4: 0.2})
+    assert speedups_over(thr, PLAIN)[ORACLE].mean == pytest.approx(250 / 80)
+    console = Console(record=True, width=160)
+    regret = {"gammatune": Regret("gammatune", 0.48, 0.0, {1: 0.48}, {"easy": 0.5, "hard": 0.47})}
+    derived = print_report(console, cells, [1, 2, 4], "tiny", regret=regret)
+    text = console.export_text()
+    assert "share of oracle" in text and "0.48 ± 0.00" in text and "hard" in text
+    assert text.index(ORACLE) < text.index("specdecode", text.index("Table 2"))  # the top row of Table 2
+    assert derived["share_of_oracle"]["gammatune+"]["mean"] == pytest.approx(120 / 250)
+    assert derived["regret"]["gammatune"]["per_category"] == {"easy": 0.5, "hard": 0.47}
+    write_csv(tmp_path / "s.csv", cells, "sim")
+    with (tmp_path / "s.csv").open() as fh:
+        got = {(r["method"], r["gamma0"]): r for r in csv.DictReader(fh)}
+    assert float(got[("gammatune", "4")]["share_of_oracle"]) == pytest.approx(0.48)
+    assert float(got[(ORACLE, "")]["share_of_oracle"]) == pytest.approx(1.0)

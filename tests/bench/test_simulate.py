@@ -152,3 +152,40 @@ def test_verify_outside_the_measured_windows():
     assert cost.verify(7) == pytest.approx(0.020)
     flat = CostModel(draft_token_s=0.001, verify_s={2: 0.010, 3: 0.009})
     assert flat.verify(9) == pytest.approx(0.009)  # never extrapolated downwards
+
+
+def test_adaptive_k_replays_a_live_run_fed_the_same_costs(bench_pair, traces):
+    """adaptive-k plans from costs: the live decoder fed the cost model's prices takes the simulator's steps."""
+    from gammatune_tui.engine.policies import AdaptiveK
+
+    cost = CostModel(draft_token_s=0.002, verify_s={1: 0.01, 2: 0.011, 4: 0.013, 8: 0.02}, step_s=0.0005)
+
+    class Priced(AdaptiveK):  # the test hook: the decoder's measured seconds replaced by the model's prices
+        def observe_costs(self, draft_s, drafted, verify_s, verified):
+            super().observe_costs(drafted * cost.draft_token_s, drafted, cost.verify(verified), verified)
+
+    for g, params in ((1, {}), (4, {"gamma_min": 1}), (9, {"gamma_min": 2, "gamma_max": 12, "cooldown": 0})):
+        s = PolicySettings.build("adaptive-k", g, **params)
+        for t in traces:
+            events = list(SpeculativeDecoder(bench_pair, Priced(g, s.params), SamplingConfig()).generate(
+                t.prompt_ids, max_new_tokens=MAX_NEW))
+            live, summary, ids = live_steps(events)
+            sim = []
+            rec = play_trace(t, s.make(), cost=cost, steps_out=sim)
+            assert live == [(x.gamma, x.drafted, x.accepted, x.emitted) for x in sim], (g, t.prompt_id)
+            assert ids == t.tokens[:MAX_NEW] and rec.tokens == summary.tokens
+    # the plan really follows the costs: with drafting dearer than a target pass it shrinks to γ_min
+    dear = CostModel(draft_token_s=0.05, verify_s={1: 0.01, 8: 0.012})
+    steps = []
+    play_trace(traces[0], PolicySettings.build("adaptive-k", 8, gamma_min=1).make(), cost=dear, steps_out=steps)
+    assert steps[0].gamma == 8 and all(x.gamma == 1 for x in steps[1:])
+
+
+def test_live_check_feeds_adaptive_k_the_live_timings(bench_pair, traces):
+    """check_against_live replays a cost-planning policy with the live run's own step timings: step-exact."""
+    s = PolicySettings.build("adaptive-k", 3, gamma_min=1, cooldown=0)
+    cost = CostModel(draft_token_s=1.0, verify_s={1: 0.01})  # absurd prices, unused while live timings last
+    for t in traces:
+        events = _live(bench_pair, s, t.prompt_ids)
+        check = check_against_live(t, s, events, cost)
+        assert check.steps_equal and check.output_equal, (t.prompt_id, check)

@@ -1,0 +1,157 @@
+"""The validated tunables every γ policy reads (SPEC §2), and their defaults.
+
+One frozen `PolicyParams` holds the parameters of all the policies (each uses
+the ones it needs), so the UI can swap a whole setting in one assignment and a
+recording can say what was in force. Values are checked here, once, with
+messages that name the parameter and its range; η, τ and the adaptive-k
+weights are kept as exact rationals of what the user typed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+from ..errors import InvalidParameter
+
+# Defaults. The paper gives none; these were chosen on the demo pair with
+# `gammatune bench --simulate --tune` (docs/benchmarks.md records the search).
+# τ stays at transformers' default assistant_confidence_threshold (0.4): tuned
+# freely it goes to 0, which only turns GammaTune+ into GammaTune. With τ fixed
+# the search moved δ 1 → 2 and γ_min 1 → 4: a floor of 4 keeps a confidence
+# stop from collapsing γ̄ to 1 (the stop already cuts short windows), and the
+# larger offset regrows γ̄ after a fully accepted window. η and γ_max sit on a
+# flat part of the surface.
+DEFAULT_ETA = 0.5
+DEFAULT_DELTA = 2
+DEFAULT_TAU = 0.4
+DEFAULT_GAMMA_MIN = 4
+DEFAULT_GAMMA_MAX = 16
+# adaptive-k: vLLM's Adaptive K defaults (adaptive_k_ema_alpha, _alpha_prior, _cooldown_steps).
+DEFAULT_EMA_ALPHA = 0.3
+DEFAULT_ALPHA_PRIOR = 0.85
+DEFAULT_COOLDOWN = 2
+
+PARAM_NAMES = ("eta", "delta", "tau", "gamma_min", "gamma_max", "dynamic_tau", "ema_alpha", "alpha_prior",
+               "cooldown")
+ADAPTIVE_K_PARAMS = ("ema_alpha", "alpha_prior", "cooldown")
+
+
+def _exact(value: Any, name: str) -> Fraction:
+    """The exact rational the user meant: 0.1 is 1/10, not the nearest double."""
+    if isinstance(value, bool):
+        raise InvalidParameter(f"{name} must be a number, got {value!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidParameter(f"{name} must be a finite number, got {value!r}")
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise InvalidParameter(f"{name} must be a number, got {value!r}") from None
+    raise InvalidParameter(f"{name} must be a number, got {value!r}")
+
+
+def _integer(value: Any, name: str) -> int:
+    frac = _exact(value, name)
+    if frac.denominator != 1:
+        raise InvalidParameter(f"{name} must be a whole number, got {value!r}")
+    return int(frac)
+
+
+@dataclass(frozen=True)
+class PolicyParams:
+    """Validated tunables shared by all policies (each uses the ones it needs)."""
+
+    eta: Fraction = Fraction(str(DEFAULT_ETA))
+    delta: int = DEFAULT_DELTA
+    tau: Fraction = Fraction(str(DEFAULT_TAU))
+    gamma_min: int = DEFAULT_GAMMA_MIN
+    gamma_max: int = DEFAULT_GAMMA_MAX
+    dynamic_tau: bool = False
+    ema_alpha: Fraction = Fraction(str(DEFAULT_EMA_ALPHA))
+    alpha_prior: Fraction = Fraction(str(DEFAULT_ALPHA_PRIOR))
+    cooldown: int = DEFAULT_COOLDOWN
+
+    @classmethod
+    def build(cls, base: "PolicyParams | None" = None, **params: Any) -> "PolicyParams":
+        unknown = set(params) - set(PARAM_NAMES)
+        if unknown:
+            raise InvalidParameter(
+                f"unknown policy parameter {sorted(unknown)[0]!r}; expected one of {', '.join(PARAM_NAMES)}"
+            )
+        base = base or cls()
+        values: dict[str, Any] = {}
+        if params.get("eta") is not None:
+            eta = _exact(params["eta"], "eta")
+            if not (0 < eta <= 1):
+                raise InvalidParameter(f"eta must be in (0, 1], got {params['eta']}")
+            values["eta"] = eta
+        if params.get("delta") is not None:
+            delta = _integer(params["delta"], "delta")
+            if delta < 0:
+                raise InvalidParameter(f"delta must be a whole number >= 0, got {params['delta']}")
+            values["delta"] = delta
+        if params.get("tau") is not None:
+            tau = _exact(params["tau"], "tau")
+            if not (0 <= tau <= 1):
+                raise InvalidParameter(f"tau must be in [0, 1], got {params['tau']}")
+            values["tau"] = tau
+        for name in ("gamma_min", "gamma_max"):
+            if params.get(name) is not None:
+                v = _integer(params[name], name)
+                if v < 1:
+                    raise InvalidParameter(f"{name} must be a whole number >= 1, got {params[name]}")
+                values[name] = v
+        if params.get("dynamic_tau") is not None:
+            values["dynamic_tau"] = bool(params["dynamic_tau"])
+        if params.get("ema_alpha") is not None:
+            w = _exact(params["ema_alpha"], "ema_alpha")
+            if not (0 < w <= 1):
+                raise InvalidParameter(f"ema_alpha must be in (0, 1], got {params['ema_alpha']}")
+            values["ema_alpha"] = w
+        if params.get("alpha_prior") is not None:
+            prior = _exact(params["alpha_prior"], "alpha_prior")
+            if not (0 <= prior <= 1):
+                raise InvalidParameter(f"alpha_prior must be in [0, 1], got {params['alpha_prior']}")
+            values["alpha_prior"] = prior
+        if params.get("cooldown") is not None:
+            cooldown = _integer(params["cooldown"], "cooldown")
+            if cooldown < 0:
+                raise InvalidParameter(f"cooldown must be a whole number >= 0, got {params['cooldown']}")
+            values["cooldown"] = cooldown
+        out = replace(base, **values)
+        if out.gamma_min > out.gamma_max:
+            raise InvalidParameter(
+                f"gamma_min must be <= gamma_max, got gamma_min={out.gamma_min} > gamma_max={out.gamma_max}"
+            )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The parameters as JSON numbers; adaptive-k's own three only where they differ from the defaults.
+
+        So the sessions of the other five methods record exactly what they did
+        before adaptive-k existed; `AdaptiveK.describe()` always lists them.
+        """
+        d = asdict(self)
+        for name in ("eta", "tau", "ema_alpha", "alpha_prior"):
+            d[name] = float(d[name])
+        default = PolicyParams()
+        for name in ADAPTIVE_K_PARAMS:
+            if getattr(self, name) == getattr(default, name):
+                del d[name]
+        return d
+
+
+def _check_gamma0(gamma0: Any) -> int:
+    g = _integer(gamma0, "gamma0")
+    if g < 1:
+        raise InvalidParameter(f"gamma0 must be a whole number >= 1, got {gamma0}")
+    return g
