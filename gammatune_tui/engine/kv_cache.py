@@ -23,8 +23,8 @@ def prefill(target: Runner, draft: Runner, ids: list[int], device: torch.device)
     """Cache all prompt tokens but the last, which opens the first verification window."""
     if len(ids) > 1:
         prefix = torch.tensor([ids[:-1]], device=device)
-        target.forward(prefix, 1)
-        draft.forward(prefix, 1)
+        target.prefill(prefix)
+        draft.prefill(prefix)
 
 
 def rewind(target: Runner, draft: Runner, keep_len: int) -> None:

@@ -43,7 +43,7 @@ def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX) -> float:
     try:
         for runner, windows in ((runners.target, range(1, gamma_max + 2)), (runners.draft, (1, 2))):
             runner.start(DEFAULT_CAPACITY)
-            runner.forward(ids[:, :PROMPT_LEN], 1)
+            runner.prefill(ids[:, :PROMPT_LEN])
             for q in windows:
                 runner.forward(ids[:, PROMPT_LEN:PROMPT_LEN + q], q)
                 runner.rewind(PROMPT_LEN)

@@ -9,6 +9,7 @@ static buffers replayed through CUDA graphs.
 Contract, for every runner:
   start(capacity)      a new session: the cache is empty; room for `capacity` tokens
                        (more is allowed: a runner grows if a session outgrows it)
+  prefill(ids)         cache a prompt (1, n); nothing is returned
   forward(ids, keep)   append ids (1, q) at positions length … length+q−1 and return
                        the logits of the last `keep` of them, (keep, vocab); the
                        tensor is the caller's (it is not overwritten by the next call)
@@ -45,6 +46,9 @@ class Runner:
 
     def start(self, capacity: int) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def prefill(self, ids: torch.Tensor) -> None:
+        self.forward(ids, 1)
 
     def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -31,13 +31,12 @@ from ...errors import EngineUnavailable, InvalidParameter
 from ..fast_forward import _direct_eligible
 from .base import Runner
 from .eager import EagerRunner
-from .graphs import GraphRunner
+from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
 
 ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
-# The graphs runner's step run without capture, on any device: what the tests use to
-# check that step on a CPU. Accepted by the Python API, not offered by the CLI.
-GRAPH_BODY = "graph-body"
+# GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
+# what the tests use to check that step on a CPU. Accepted by the Python API, not by the CLI.
 
 # auto on a device without CUDA graphs; measured on the demo pair (docs/benchmarks.md).
 # MPS is unmeasured: it keeps the long-standing eager path.
@@ -120,15 +119,25 @@ def self_check(kind: str, model: Any) -> bool:
             want = [model(input_ids=ids[:, a:b], past_key_values=cache, use_cache=True).logits[0]
                     for a, b in ((0, 4), (4, 6), (6, 7))]
         runner.start(16)
+        runner.prefill(ids[:, :4])
+        runner.rewind(0)
         got = [runner.forward(ids[:, a:b], b - a) for a, b in ((0, 4), (4, 6), (6, 7))]
         runner.rewind(4)
         got.append(runner.forward(ids[:, 4:6], 2))
         want.append(want[1])
     except Exception:  # any surprise: this runner is not for this model
         return False
-    tol = 1e-3 if want[0].dtype == torch.float32 else 2e-2
-    return all(torch.equal(w.argmax(-1), g.argmax(-1)) and torch.allclose(w.float(), g.float(), rtol=tol, atol=tol)
-               for w, g in zip(want, got))
+    # In half precision a step of other shapes rounds differently from the model's own (an ulp at the
+    # logits' scale), which can swap two near-tied tokens: there the check is closeness alone.
+    exact = want[0].dtype == torch.float32
+    tol = 1e-3 if exact else 2e-2
+
+    def close(w: torch.Tensor, g: torch.Tensor) -> bool:
+        w, g = w.float(), g.float()
+        scale = 1.0 if exact else max(1.0, float(w.abs().max()))
+        return torch.allclose(w, g, rtol=tol, atol=tol * scale) and (not exact or torch.equal(w.argmax(-1), g.argmax(-1)))
+
+    return all(close(w, g) for w, g in zip(want, got))
 
 
 @dataclass

@@ -16,7 +16,8 @@ on any device, which is how the CPU tests prove everything here except
 `torch.cuda.graph` itself. Growing the buffers (a chat longer than the
 captured capacity) drops the graphs; each is captured again on next use.
 
-Prefills and windows longer than `MAX_Q` run the same function uncaptured.
+Prefills (one prompt length, run once) and windows longer than `MAX_Q` run
+the same function uncaptured.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import torch
 from .static import StaticRunner
 
 MAX_Q = 64  # windows up to this many tokens get a graph; longer ones (rare) run uncaptured
+GRAPH_BODY = "graph-body"  # the runner's kind when it runs its step uncaptured
 
 
 class GraphRunner(StaticRunner):
@@ -38,8 +40,10 @@ class GraphRunner(StaticRunner):
         if capture and self.device.type != "cuda":
             raise ValueError("CUDA graphs need a CUDA device")
         self.capture = capture
+        self.kind = "graphs" if capture else GRAPH_BODY
         self.pool = pool
         self.graphs: dict[int, Any] = {}
+        self._uncaptured = False  # set while prefilling
         vocab = int(self.head.weight.shape[0])
         with torch.inference_mode(False), torch.no_grad():
             self._ids = torch.zeros((1, MAX_Q), dtype=torch.long, device=self.device)
@@ -49,10 +53,17 @@ class GraphRunner(StaticRunner):
     def _on_allocate(self) -> None:
         self.graphs.clear()  # they point at the old buffers
 
+    def prefill(self, ids: torch.Tensor) -> None:
+        self._uncaptured = True
+        try:
+            self.forward(ids, 1)
+        finally:
+            self._uncaptured = False
+
     def _step(self, ids: torch.Tensor, start: int, q: int, keep: int) -> torch.Tensor:
         assert self.cache is not None
         pos = self.cache.key_pos[start:start + q]
-        if q > MAX_Q:
+        if q > MAX_Q or self._uncaptured:
             return self.fixed_step(ids, pos)[q - keep:]
         ids_buf, pos_buf, out_buf = self._ids[:, :q], self._pos[:q], self._out[:q]
         ids_buf.copy_(ids)
@@ -87,4 +98,4 @@ class GraphRunner(StaticRunner):
         return graph
 
 
-__all__ = ["GraphRunner", "MAX_Q"]
+__all__ = ["GraphRunner", "MAX_Q", "GRAPH_BODY"]
