@@ -17,7 +17,8 @@ import typer
 from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
-from ..engine.runners import ENGINES, check_engine
+from ..engine.models import resolve_device
+from ..engine.runners import ENGINES, check_engine, check_engine_device
 from ..engine.sampling import SamplingConfig
 
 MODEL = "Model"
@@ -70,6 +71,14 @@ class CommonOptions:
 
     values: dict[str, Any]
 
+    def __post_init__(self) -> None:
+        # --engine is refused as the command starts, before a TUI opens or a model loads
+        engine = self.values.get("engine")
+        if engine is not None:
+            check_engine(engine, internal=False)
+            if engine == "graphs" and self.values.get("device_map") is None:
+                check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
+
     def __getattr__(self, name: str) -> Any:
         try:
             return self.values[name]
@@ -103,7 +112,7 @@ class CommonOptions:
         v = self.values
         kw = {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
                                 "trust_remote_code", "allow_pickle", "threads")}
-        kw["engine"] = check_engine(v.get("engine", "auto"), internal=False)
+        kw["engine"] = v.get("engine", "auto")
         return kw
 
 

@@ -17,8 +17,8 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from ..errors import EngineUnavailable, InvalidParameter, ModelLoadError, TokenizerMismatch
-from .runners import RunnerPool, check_engine
+from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
+from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
 
 VICUNA_SYSTEM = (
@@ -393,8 +393,8 @@ def load_pair(
 
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
-    if engine == "graphs" and dev.type != "cuda" and device_map is None:  # known before loading anything
-        raise EngineUnavailable(f"--engine graphs: CUDA graphs need a CUDA device; this pair is on {dev.type}")
+    if device_map is None:
+        check_engine_device(engine, dev)  # known before loading anything
     assert target is not None and draft is not None
     t_ref, t_local = _locate(target, "target")
     d_ref, d_local = _locate(draft, "draft")

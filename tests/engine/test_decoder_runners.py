@@ -143,3 +143,17 @@ def test_bf16_each_token_is_the_targets_argmax_in_its_verify_pass(tiny_pair, mon
         assert [t.id for t in step.emitted] == argmax[: len(step.emitted)].tolist()
     assert any(e.accepted < len(e.drafted) for e in steps)  # corrections happened, not only bonuses
     assert evs[-1].tokens == 40
+
+
+def test_header_names_the_runner_and_old_recordings_still_load(tiny_pair):
+    from gammatune_tui.engine.events import EventFormatError, event_from_json
+
+    _, evs = session(dataclasses.replace(tiny_pair, engine="graph-body"), "specdecode", 2, n=3)
+    data = evs[0].to_json()
+    assert (data["engine"], data["runner"]) == ("graph-body", "graph-body")
+    assert event_from_json(data) == evs[0]
+    old = {k: v for k, v in data.items() if k not in ("engine", "runner", "warmup_s")}  # before runners existed
+    back = event_from_json(old)
+    assert (back.engine, back.runner, back.warmup_s) == ("", "", 0.0)
+    with pytest.raises(EventFormatError, match="warmup_s"):
+        event_from_json({**data, "warmup_s": -1})

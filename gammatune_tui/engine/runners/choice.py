@@ -50,6 +50,12 @@ def check_engine(engine: Any, *, internal: bool = True) -> str:
     return str(engine)
 
 
+def check_engine_device(engine: str, device: torch.device) -> None:
+    """What can be refused before any model is loaded: graphs without a CUDA device."""
+    if engine == "graphs" and device.type != "cuda":
+        raise EngineUnavailable(f"--engine graphs: CUDA graphs need a CUDA device; this pair is on {device.type}")
+
+
 def _quantized(model: Any) -> bool:
     return any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
 
@@ -65,7 +71,7 @@ def static_unsupported(model: Any) -> str | None:
 
 def graphs_unsupported(model: Any, device: torch.device) -> str | None:
     if device.type != "cuda":
-        return f"CUDA graphs need a CUDA device; this pair is on {device.type}"
+        return f"CUDA graphs need a CUDA device; this pair is on {device.type}"  # as check_engine_device says
     if _quantized(model):
         return "quantized weights are not captured in CUDA graphs; use --engine static"
     rope = getattr(getattr(getattr(model, "model", None), "rotary_emb", None), "rope_type", "default")
@@ -216,6 +222,6 @@ def runner_pool(pair: Any) -> RunnerPool:
 
 
 __all__ = [
-    "ENGINES", "GRAPH_BODY", "AUTO_WITHOUT_GRAPHS", "check_engine", "choose_kind", "build_runner", "self_check",
+    "ENGINES", "GRAPH_BODY", "AUTO_WITHOUT_GRAPHS", "check_engine", "check_engine_device", "choose_kind", "build_runner", "self_check",
     "static_unsupported", "graphs_unsupported", "RunnerSet", "RunnerPool", "runner_pool",
 ]
