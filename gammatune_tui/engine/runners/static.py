@@ -60,6 +60,10 @@ class StaticKV(nn.Module):
         self.kv_layers = nn.ModuleList(LayerKV(shape, dtype, device) for _ in range(n_layers))
         self.register_buffer("key_pos", torch.arange(capacity, device=device), persistent=False)
         self.capacity = capacity
+        # the same tensors as plain lists: `update` runs once per layer per pass, and a module's
+        # buffer lookup costs more than the copy it guards on small models
+        self._ks = [lay.k for lay in self.kv_layers]
+        self._vs = [lay.v for lay in self.kv_layers]
         self._start = 0
         self._end = 0
         self._pos: torch.Tensor | None = None
@@ -74,14 +78,15 @@ class StaticKV(nn.Module):
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args: Any,
                **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        lay = self.kv_layers[layer_idx]
-        if self._pos is None:
-            lay.k[:, :, self._start:self._end].copy_(key_states)
-            lay.v[:, :, self._start:self._end].copy_(value_states)
-            return lay.k[:, :, :self._end], lay.v[:, :, :self._end]
-        lay.k.index_copy_(2, self._pos, key_states)
-        lay.v.index_copy_(2, self._pos, value_states)
-        return lay.k, lay.v
+        k, v, pos = self._ks[layer_idx], self._vs[layer_idx], self._pos
+        if pos is None:
+            start, end = self._start, self._end
+            k[:, :, start:end] = key_states
+            v[:, :, start:end] = value_states
+            return k[:, :, :end], v[:, :, :end]
+        k.index_copy_(2, pos, key_states)
+        v.index_copy_(2, pos, value_states)
+        return k, v
 
     def copy_prefix_from(self, other: "StaticKV", n: int) -> None:
         for mine, theirs in zip(self.kv_layers, other.kv_layers):
