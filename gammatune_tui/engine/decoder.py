@@ -85,7 +85,7 @@ class SpeculativeDecoder:
         self._pending: tuple[PolicySettings | None, SamplingConfig | None] | None = None
         self._stop = threading.Event()
         self.eos_ids = _eos_ids(pair)
-        self.runners: RunnerSet | None = None  # the session's runners (target, draft) while it runs
+        self.runners: RunnerSet | None = None  # the running (or last) session's runners: tests, inspector
         self.ids: list[int] = []  # prompt + generated, the accepted sequence
         self.on_step = None  # debug hook: called with the decoder after each step's rewind
 
