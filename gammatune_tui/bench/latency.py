@@ -218,7 +218,6 @@ def copy_bandwidth(device: str, mib: int = 512, repeats: int = 10) -> float:
     sync = (lambda: torch.cuda.synchronize(device)) if device.startswith("cuda") else (lambda: None)
     dst.copy_(src)
     t = _median_time(lambda: dst.copy_(src), repeats, sync)
-    del src, dst
     return 2 * n / t / 1e9
 
 

@@ -17,7 +17,6 @@ import typer
 from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
-from ..engine.models import resolve_device
 from ..engine.runners import ENGINES, check_engine, check_engine_device
 from ..engine.sampling import SamplingConfig
 
@@ -77,6 +76,8 @@ class CommonOptions:
         if engine is not None:
             check_engine(engine, internal=False)
             if engine == "graphs" and self.values.get("device_map") is None:
+                from ..engine.models import resolve_device
+
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
 
     def __getattr__(self, name: str) -> Any:
