@@ -17,6 +17,7 @@ import typer
 from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
+from ..engine.runners import ENGINES, check_engine, check_engine_device
 from ..engine.sampling import SamplingConfig
 
 MODEL = "Model"
@@ -39,6 +40,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("trust_remote_code", bool, _opt(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default).", panel=MODEL)),
     ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
+    ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", panel=MODEL)),
 ]
 
 _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
@@ -67,6 +69,16 @@ class CommonOptions:
     """Everything the shared options say, validated into engine objects on demand."""
 
     values: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        # --engine is refused as the command starts, before a TUI opens or a model loads
+        engine = self.values.get("engine")
+        if engine is not None:
+            check_engine(engine, internal=False)
+            if engine == "graphs" and self.values.get("device_map") is None:
+                from ..engine.models import resolve_device
+
+                check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -99,8 +111,10 @@ class CommonOptions:
 
     def load_kwargs(self) -> dict[str, Any]:
         v = self.values
-        return {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
-                                  "trust_remote_code", "allow_pickle", "threads")}
+        kw = {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
+                                "trust_remote_code", "allow_pickle", "threads")}
+        kw["engine"] = v.get("engine", "auto")
+        return kw
 
 
 def common_options(*, model: bool = True, policy: bool = True, sampling: bool = True) -> Callable:
