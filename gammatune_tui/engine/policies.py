@@ -35,6 +35,8 @@ class Policy:
     """Base policy: fixed window, never stops early, learns nothing (= specdecode)."""
 
     name = "specdecode"
+    uses: tuple[str, ...] = ()
+    """The parameters of PolicyParams this policy reads (besides γ0): what the app shows for it."""
 
     def __init__(self, gamma0: int, params: PolicyParams):
         self.gamma0 = _check_gamma0(gamma0)
@@ -106,6 +108,7 @@ class AssistantThreshold(Policy):
     """
 
     name = "assistant-threshold"
+    uses = ("tau", "dynamic_tau")
 
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
@@ -175,6 +178,7 @@ class GammaTune(Policy):
     """
 
     name = "gammatune"
+    uses = ("eta", "delta", "gamma_min", "gamma_max")
 
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
@@ -201,6 +205,7 @@ class GammaTunePlus(GammaTune):
     """GammaTune plus early stop after a drafted token whose top-1 probability < τ (§4.2)."""
 
     name = "gammatune+"
+    uses = ("eta", "delta", "tau", "gamma_min", "gamma_max")
 
     def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
         return top_prob >= self.params.tau
@@ -217,6 +222,7 @@ class AdaptiveK(Policy):
     """
 
     name = "adaptive-k"
+    uses = ("ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max")
     may_stop_early = False
 
     def __init__(self, gamma0: int, params: PolicyParams):
@@ -261,6 +267,11 @@ def check_method(name: str) -> str:
     if name not in _CLASSES:
         raise InvalidParameter(f"unknown method {name!r}; expected one of {', '.join(METHODS)}")
     return name
+
+
+def used_params(method: str) -> tuple[str, ...]:
+    """The parameters `method` reads besides γ0 (specdecode and hf-heuristic: none)."""
+    return _CLASSES[check_method(method)].uses
 
 
 def parse_methods(text: "str | list[str] | tuple[str, ...] | None", *, at_least: int = 1,
