@@ -8,8 +8,9 @@ A mixin so the screen module keeps to events and turns; it needs `transcript`,
 F8 is how every panel stays reachable on a laptop's 80 columns: below
 `NARROW_BELOW` the screen shows the transcript or the panels, and F8
 switches; wider, both are shown and F8 moves the focus to the controls and
-back. The footer shows every key it has room for: on a narrow screen the
-ones for watching and tuning (the rest are in F1 and Ctrl+P).
+back. The footer shows every key it has room for, leaving out the least
+needed first (the theme, the exports, shading, history); all of them are in
+F1's list and the command palette.
 """
 
 from __future__ import annotations
@@ -29,43 +30,61 @@ from ...session.pace import PACES, next_pace, pace_label
 from ..widgets.stats_panel import render_stats
 from .help import colour_key
 
-NARROW_FOOTER = {"stop", "app.help", "toggle_inspector", "toggle_panels", "pace(1)", "toggle_pause"}
-"""The actions the footer keeps on a narrow screen."""
+DROP_FIRST = ("app.next_theme", "app.screenshot_svg", "export_html", "toggle_shade", "toggle_history",
+              "toggle_inspector", "app.help")
+"""The keys the footer leaves out, in this order, when it is too narrow for all (F6 first; F1 last)."""
+
+PALETTE_KEY_WIDTH = 13
+"""Cells the command palette's key takes at the footer's right end ("▏^p palette")."""
 
 
 class ChatFooter(Footer):
-    """The footer, keeping only `NARROW_FOOTER`'s keys while the screen is narrow (so none is cut in half)."""
+    """The footer, leaving out the least needed keys (DROP_FIRST) when all would not fit, so none is cut.
+
+    Esc, F8, F9 and the replay keys always stay; every key is in F1's list
+    and in the command palette whatever the footer shows.
+    """
+
+    _left_out: frozenset[str] | None = None
+
+    def _key_widths(self) -> dict[str, int]:
+        """Cells each key would take (its key, its description and their padding), by action."""
+        widths: dict[str, int] = {}
+        for _node, binding, _enabled, _tip in self.screen.active_bindings.values():
+            if binding.show and binding.action not in widths:
+                widths[binding.action] = len(self.app.get_key_display(binding)) + len(binding.description) + 3
+        return widths
+
+    def left_out(self) -> frozenset[str]:
+        """The actions whose keys do not fit this footer's width."""
+        width = self.size.width or self.app.size.width
+        widths = self._key_widths()
+        total = sum(widths.values()) + PALETTE_KEY_WIDTH
+        out = set()
+        for action in DROP_FIRST:
+            if total <= width:
+                break
+            if action in widths:
+                total -= widths[action]
+                out.add(action)
+        return frozenset(out)
 
     def compose(self):
-        narrow = self.screen.has_class("-narrow")
+        self._left_out = out = self.left_out()
         for widget in super().compose():
-            if narrow and isinstance(widget, FooterKey) and widget.action not in NARROW_FOOTER \
-                    and "-command-palette" not in widget.classes:
+            if isinstance(widget, FooterKey) and widget.action in out and "-command-palette" not in widget.classes:
                 continue
             yield widget
+
+    def on_resize(self) -> None:
+        if self._left_out is not None and self.left_out() != self._left_out:
+            self.call_later(self.recompose)
 
 
 class ChatActions:
     """F3 export, F4 shading, F5 chart history, F7 inspector, F8 panels, F9 pace; the palette's chat entries."""
 
-    _narrow = None
-
     # -- narrow screens: one of transcript / panels ---------------------------------------
-    def on_resize(self, event) -> None:
-        self.call_after_refresh(self._check_narrow)   # after Screen._on_resize has set the breakpoint classes
-
-    def _check_narrow(self) -> None:
-        narrow = self.has_class("-narrow")
-        if narrow != self._narrow:   # redo the footer for the new width
-            self._narrow = narrow
-            footer = self.query_one(ChatFooter)
-            footer.call_later(footer.recompose)   # in the footer's own message loop
-
-    @property
-    def panels_shown(self) -> bool:
-        """Whether the chart, statistics and controls are on screen."""
-        return not self.has_class("-narrow") or self.has_class("-panels")
-
     def action_toggle_panels(self) -> None:
         side = self.query_one("#side")
         in_side = self.app.focused is not None and side in self.app.focused.ancestors
