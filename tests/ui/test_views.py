@@ -144,7 +144,8 @@ def test_a_source_notice_is_shown_and_noted_in_the_transcript_but_not_recorded(t
         async with app.run_test(size=(120, 36)) as pilot:
             chat = app.main_screen
             await wait_until(pilot, lambda: chat.stats.summary is not None)
-            assert any("oldest turn is left out" in str(n.message) for n in app._notifications)
+            await wait_until(pilot, lambda: any("oldest turn is left out" in str(n.message)
+                                                for n in app._notifications), what="the notice")
             assert "⚠ The conversation has outgrown" in chat.transcript.plain_text()
         assert len(read_recording(rec).sessions) == 1
 
@@ -164,8 +165,11 @@ def test_exports_go_to_the_export_dir_and_the_html_has_legend_settings_and_stats
             await pilot.press("f3")
             await pilot.press("f2")
             await pilot.pause(0.3)
+            await wait_until(pilot, lambda: len(list((tmp_path / "out").iterdir())) == 2, what="two files")
             files = sorted((tmp_path / "out").iterdir())
             assert [f.suffix for f in files] == [".html", ".svg"]
+            await wait_until(pilot, lambda: sum("saved to" in str(n.message) for n in app._notifications) == 2,
+                             what="two notices")
             messages = [str(n.message) for n in app._notifications]
             for f in files:                                          # the full path, where it was written
                 assert any(str(f) in m for m in messages), (f, messages)
