@@ -35,20 +35,20 @@ def _clocked_session(n_steps: int, step_s: float = 0.0):
 
 
 def test_paced_takes_the_waits_out_of_the_clocks():
-    pacer = StepPacer(50.0)                       # 20 ms a step; the steps themselves take ~1 ms
+    pacer = StepPacer(50.0)                       # 20 ms a step; the steps themselves take microseconds
     t0 = time.perf_counter()
-    events = list(paced(_clocked_session(8, step_s=0.001), pacer))
+    events = list(paced(_clocked_session(8), pacer))
     outside = time.perf_counter() - t0
     steps = [e for e in events if isinstance(e, StepEvent)]
     summary = events[-1]
-    assert pacer.waited_s >= 0.5 * 7 / 50          # the pace really held the session back
+    assert outside >= 0.95 * 7 / 50 and pacer.waited_s > 0   # the pace really held the session back
     # the recorded clocks count the steps only: what the waits added is gone
     assert summary.wall_s <= outside - pacer.waited_s + 0.005
     assert steps[-1].elapsed_s <= summary.wall_s
     assert summary.wall_s < pacer.waited_s          # without the correction the wall would include them
     assert summary.tokens_per_s == pytest.approx(summary.tokens / summary.wall_s)
     assert all(b.elapsed_s >= a.elapsed_s for a, b in zip(steps, steps[1:]))
-    unpaced = list(paced(_clocked_session(8, step_s=0.001), None))
+    unpaced = list(paced(_clocked_session(8), None))
     assert unpaced[-1].wall_s < 0.5 * pacer.waited_s  # the same session unpaced: same order of time
 
 
@@ -67,7 +67,7 @@ def test_a_live_paced_session_records_the_speed_of_an_unpaced_one(tiny_pair, tmp
     waited = src.link.pacer.waited_s
     session = read_recording(path).sessions[0]
     steps, summary = session.steps, session.summary
-    assert len(steps) >= 3 and waited >= 0.5 * (len(steps) - 1) / 25
+    assert len(steps) >= 3 and outside >= 0.95 * (len(steps) - 1) / 25 and waited > 0   # the pace held
     stats = stats_of([session.header, *steps, summary])
     compute = sum(s.draft_s + s.verify_s for s in steps)
     assert stats.draft_s + stats.verify_s == pytest.approx(compute)
