@@ -1,9 +1,10 @@
 """The F1 / `?` screen (every key, what the colours mean), the welcome text and the keys every screen shares.
 
 Keys are chosen to work from where the user is, and the prompt has the
-focus most of the time: F-keys always work; `?` and Ctrl+←/→ work unless a
-text field that holds text has the focus (there `?` is typed and Ctrl+←/→
-move by word, as in any editor). `typing_in_field` is that test.
+focus most of the time: F-keys always work; `?` works from the empty prompt
+(`widgets/prompt.py`) and outside text fields; Ctrl+←/→ work unless a text
+field that holds text has the focus (there they move by word, as in any
+editor). `typing_in_field` is that test.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (with the conversation so far)"),
     ("Esc", "stop the generation at the next step · unpin the inspector"),
     ("Ctrl+P", "command palette: every action, methods, themes, paces"),
-    ("F1", "this help (also ? when the prompt is empty or a field without text has the focus)"),
+    ("F1", "this help (also ? from the empty prompt or outside a text field)"),
     ("F2", "save an SVG screenshot (the path is shown)"),
     ("F3", "export the transcript as HTML, with the legend, statistics and settings"),
     ("F4", "shade draft tokens by the draft's confidence"),
