@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ..resources import require_demo_pair
+from ..errors import InvalidParameter
 from ..session.live import LiveSource
 from ..ui.app import make_app
 from .options import common_options
@@ -18,6 +18,8 @@ def chat(
     prompt: Optional[str] = typer.Argument(None, help="A first prompt, sent as soon as the models are loaded."),
     theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme: paper (default), okabe-ito, high-contrast, light, or one from $GAMMATUNE_THEMES / ~/.config/gammatune/themes."),
     record: Optional[Path] = typer.Option(None, "--record", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", dir_okay=False),
+    pace: float = typer.Option(0.0, "--pace", help="At most this many steps per second, to watch each step and tune while it runs (0 = full speed; F9 changes it in the app). Never counted in the timings.", min=0.0),
+    export_dir: Optional[Path] = typer.Option(None, "--export-dir", help="Where F2 screenshots and F3 HTML exports go (default: $GAMMATUNE_EXPORT_DIR, else ~/.local/share/gammatune/exports).", file_okay=False),
     *,
     opts,
 ) -> None:
@@ -27,13 +29,15 @@ def chat(
     (corrections and bonus) red. Change the method or η, δ, τ, γ bounds while it
     generates; Esc stops; F1 lists every key; Ctrl+P opens the command palette.
     """
+    if opts.max_new_tokens < 1:
+        raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
     settings = opts.policy_settings()
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
-    if opts.uses_demo:
-        require_demo_pair()   # here, not in the app: the models load in another process
     source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
-                        raw=opts.raw)
-    make_app(source, theme=theme, record=record, prompt=prompt).run()
+                        raw=opts.raw, pace=pace)
+    # here, not in the app: the models load in another process, and a typo must not open the app
+    source.preflight()
+    make_app(source, theme=theme, record=record, prompt=prompt, export_dir=export_dir).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -39,6 +39,8 @@ class Policy:
     # drafted token's probabilities back before drafting the next (one host sync per
     # token); otherwise it drafts the whole window on the device with one read at its end.
     may_stop_early: bool = False
+    uses: tuple[str, ...] = ()
+    """The parameters of PolicyParams this policy reads (besides γ0): what the app shows for it."""
 
     def __init__(self, gamma0: int, params: PolicyParams):
         self.gamma0 = _check_gamma0(gamma0)
@@ -111,6 +113,7 @@ class AssistantThreshold(Policy):
 
     name = "assistant-threshold"
     may_stop_early = True
+    uses = ("tau", "dynamic_tau")
 
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
@@ -180,6 +183,7 @@ class GammaTune(Policy):
     """
 
     name = "gammatune"
+    uses = ("eta", "delta", "gamma_min", "gamma_max")
 
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
@@ -207,6 +211,7 @@ class GammaTunePlus(GammaTune):
 
     name = "gammatune+"
     may_stop_early = True
+    uses = ("eta", "delta", "tau", "gamma_min", "gamma_max")
 
     def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
         return top_prob >= self.params.tau
@@ -223,6 +228,7 @@ class AdaptiveK(Policy):
     """
 
     name = "adaptive-k"
+    uses = ("ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max")
     may_stop_early = False
 
     def __init__(self, gamma0: int, params: PolicyParams):
@@ -267,6 +273,11 @@ def check_method(name: str) -> str:
     if name not in _CLASSES:
         raise InvalidParameter(f"unknown method {name!r}; expected one of {', '.join(METHODS)}")
     return name
+
+
+def used_params(method: str) -> tuple[str, ...]:
+    """The parameters `method` reads besides γ0 (specdecode and hf-heuristic: none)."""
+    return _CLASSES[check_method(method)].uses
 
 
 def parse_methods(text: "str | list[str] | tuple[str, ...] | None", *, at_least: int = 1,

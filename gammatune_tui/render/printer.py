@@ -50,8 +50,8 @@ def _isatty(file: IO[str]) -> bool:
 
 
 def header_text(h: SessionHeader) -> Text:
-    params = ", ".join(f"{k}={v}" for k, v in shown_params(h.params))
-    samp = ", ".join(f"{k}={v}" for k, v in h.sampling.items())
+    params = ", ".join(f"{k}={v}" for k, v in shown_params(h.params, h.method))
+    samp = ", ".join(f"{k}={v}" for k, v in h.sampling.items() if k != "seed")   # the seed is shown once, below
     vers = ", ".join(f"{k} {v}" for k, v in h.versions.items())
     t = Text(style=DIM)
     t.append(printable(f"target {h.target} · draft {h.draft}{' (demo pair)' if h.demo else ''} · {h.device} {h.dtype}\n"))

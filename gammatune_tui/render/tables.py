@@ -8,14 +8,20 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.events import SessionSummary
+from ..engine.policies import METHODS, used_params
 from ..session.compare import CompareSummary
 from .safe_text import printable
 
 
-def shown_params(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """A header's policy parameters worth showing: set ones, without γ0 (shown apart) and an unset dynamic τ."""
+def shown_params(params: dict[str, Any], method: str | None = None) -> Iterator[tuple[str, Any]]:
+    """A header's policy parameters worth showing: set ones, without γ0 (shown apart) and an unset dynamic τ.
+
+    Given the `method`, only the parameters it reads (specdecode: none).
+    """
+    used = set(used_params(method)) if method in METHODS else None
     for k, v in params.items():
-        if v is not None and k != "gamma0" and not (k == "dynamic_tau" and v is False):
+        if v is not None and k != "gamma0" and not (k == "dynamic_tau" and v is False) \
+                and (used is None or k in used):
             yield k, v
 
 

@@ -5,8 +5,11 @@
 runs one turn through the decoder with the whole history (the pair formats it
 with its chat template) and adds the reply to the history when the turn ends.
 `request()` and `stop()` reach the decoder, which acts at the next step
-boundary. The source holds the settings in force (`settings`, `sampling`):
-the UI reads them from here.
+boundary; `set_pace()` caps the steps per second from the next step on
+(`pace.py`: the waits never count in the timings). A conversation that has
+outgrown the models' context loses its oldest turns, and a `Notice` before
+the turn's header says so (`context.py`). The source holds the settings in
+force (`settings`, `sampling`, `pace`): the UI reads them from here.
 
 Where the decoder runs: given `load_kwargs`, in a child process by default
 (`process=True`, `live_process.py`). Small models spend most of a step in
@@ -23,13 +26,16 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..engine.events import Event, SessionSummary, StepEvent
+from ..engine.events import SessionSummary, StepEvent
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError
 from .live_process import DecoderProcess
-from .source import Progress
+from .pace import StepPacer, check_pace
+from .preflight import check_load_args
+from .source import Notice, Progress, SourceItem
 from .turns import Messages, load_decoder, pair_title, run_turn
+
 
 class LiveSource:
     """EventSource over a model pair.
@@ -43,18 +49,21 @@ class LiveSource:
 
     def __init__(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None, *,
                  pair: Any = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,
-                 raw: bool = False, title: str | None = None, process: bool = True) -> None:
+                 raw: bool = False, title: str | None = None, process: bool = True, pace: float = 0.0) -> None:
         self.settings = settings or PolicySettings()
         self.sampling = sampling or SamplingConfig()
         self.max_new_tokens = max_new_tokens
         self.raw = raw
+        self.pace = check_pace(pace)
         self.messages: Messages = []
         self.turn = 0
+        self.load_kwargs = dict(load_kwargs or {})
+        self.has_pair = pair is not None
         if process and pair is None:
-            self.link: _InThread | DecoderProcess = DecoderProcess(dict(load_kwargs or {}))
+            self.link: _InThread | DecoderProcess = DecoderProcess(dict(self.load_kwargs), self.pace)
         else:
-            self.link = _InThread(dict(load_kwargs or {}), pair)
-        self.title = title or self._default_title(pair, load_kwargs or {})
+            self.link = _InThread(dict(self.load_kwargs), pair, self.pace)
+        self.title = title or self._default_title(pair, self.load_kwargs)
 
     @property
     def process(self) -> bool:
@@ -71,11 +80,20 @@ class LiveSource:
             return f"{kw.get('target')} + {kw.get('draft')}"
         return "demo pair"
 
+    def preflight(self) -> None:
+        """The model arguments' fast checks (paths exist and hold models, hub ids are cached), before any loading.
+
+        Raises the same one-line errors loading would, in milliseconds: the
+        chat command calls it before the app opens.
+        """
+        if not self.has_pair:
+            check_load_args(self.load_kwargs)
+
     # -- EventSource -------------------------------------------------------------------
     def prepare(self, progress: Progress) -> None:
         self.title = self.link.prepare(self.settings, self.sampling, progress) or self.title
 
-    def events(self, prompt: str | None) -> Iterator[Event]:
+    def events(self, prompt: str | None) -> Iterator[SourceItem]:
         if prompt is None:
             return
         messages = [*self.messages, {"role": "user", "content": prompt}]
@@ -83,6 +101,9 @@ class LiveSource:
         pieces: list[str] = []
         summary: SessionSummary | None = None
         for ev in self.link.turn(messages, self.raw, self.max_new_tokens, prompt, turn):
+            if isinstance(ev, Notice):
+                yield ev
+                continue
             if isinstance(ev, StepEvent):
                 pieces.extend(t.text for t in ev.emitted)
             elif isinstance(ev, SessionSummary):
@@ -101,6 +122,11 @@ class LiveSource:
     def stop(self) -> None:
         self.link.stop()
 
+    def set_pace(self, steps_per_s: float) -> None:
+        """Cap the session at `steps_per_s` steps a second (0: full speed), from the next step boundary."""
+        self.pace = check_pace(steps_per_s)
+        self.link.set_pace(self.pace)
+
     def close(self) -> None:
         """End the decoder process (if any)."""
         self.link.close()
@@ -109,20 +135,21 @@ class LiveSource:
 class _InThread:
     """The decoder in the thread that iterates `events()`."""
 
-    def __init__(self, load_kwargs: dict[str, Any], pair: Any = None) -> None:
+    def __init__(self, load_kwargs: dict[str, Any], pair: Any = None, pace: float = 0.0) -> None:
         self.load_kwargs = load_kwargs
         self.pair = pair
         self.decoder: Any = None
+        self.pacer = StepPacer(pace)
 
     def prepare(self, settings: PolicySettings, sampling: SamplingConfig, progress: Progress) -> str:
         self.pair, self.decoder = load_decoder(self.load_kwargs, settings, sampling, progress, self.pair)
         return pair_title(self.pair)
 
     def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
-             turn: int) -> Iterator[Event]:
+             turn: int) -> Iterator[SourceItem]:
         if self.decoder is None:
             raise GammatuneError("the models are not loaded yet")
-        yield from run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn)
+        yield from run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn, self.pacer)
 
     def request(self, settings: PolicySettings | None, sampling: SamplingConfig | None) -> None:
         if self.decoder is not None:
@@ -131,6 +158,10 @@ class _InThread:
     def stop(self) -> None:
         if self.decoder is not None:
             self.decoder.stop()
+        self.pacer.interrupt()
+
+    def set_pace(self, steps_per_s: float) -> None:
+        self.pacer.set(steps_per_s)
 
     def close(self) -> None:
         pass

@@ -2,8 +2,9 @@
 
 The child loads the pair and runs turns with the same `load_decoder` and
 `run_turn` (`turns.py`) as the in-thread decoder; only the transport differs. Events come
-back over a pipe (one pickled event per step); requests and stop go the other
-way and are applied between steps. Nothing the child prints can reach the
+back over a pipe (one pickled event per step); requests, the pace and stop
+go the other way and are applied between steps (also while the child waits
+out a pace, so a stop or a faster pace acts at once). Nothing the child prints can reach the
 UI's screen: its stdout and stderr go to /dev/null and errors travel through
 the pipe.
 """
@@ -14,19 +15,20 @@ import multiprocessing
 import threading
 from typing import Any, Iterator
 
-from ..engine.events import Event
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError, ModelLoadError
-from .source import Progress
+from .pace import StepPacer
+from .source import Progress, SourceItem
 from .turns import Messages, load_decoder, pair_title, run_turn
 
 
 class DecoderProcess:
     """The parent's end: start the child, stream a turn's events, pass requests and stop."""
 
-    def __init__(self, load_kwargs: dict[str, Any]) -> None:
+    def __init__(self, load_kwargs: dict[str, Any], pace: float = 0.0) -> None:
         self.load_kwargs = load_kwargs
+        self.pace = pace
         self._proc: Any = None
         self._cmd: Any = None      # parent's end of the command pipe
         self._ev: Any = None       # parent's end of the event pipe
@@ -40,7 +42,7 @@ class DecoderProcess:
         progress("starting the model process", 0.0)
         _ensure_resource_tracker()
         self._proc = ctx.Process(target=_serve, name="gammatune-decoder", daemon=True,
-                                 args=(cmd_child, ev_child, self.load_kwargs, settings, sampling))
+                                 args=(cmd_child, ev_child, self.load_kwargs, settings, sampling, self.pace))
         self._proc.start()
         cmd_child.close()
         ev_child.close()
@@ -55,7 +57,7 @@ class DecoderProcess:
                 raise (GammatuneError if msg[2] else ModelLoadError)(msg[1])
 
     def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
-             turn: int) -> Iterator[Event]:
+             turn: int) -> Iterator[SourceItem]:
         if self._proc is None:
             raise GammatuneError("the models are not loaded yet")
         self._send(("generate", messages, raw, max_new_tokens, user_text, turn))
@@ -82,6 +84,10 @@ class DecoderProcess:
 
     def stop(self) -> None:
         self._send(("stop",))
+
+    def set_pace(self, steps_per_s: float) -> None:
+        self.pace = steps_per_s
+        self._send(("pace", steps_per_s))
 
     def close(self) -> None:
         """End the child process (if any)."""
@@ -148,7 +154,7 @@ def _ensure_resource_tracker() -> None:
 
 
 def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySettings,
-           sampling: SamplingConfig) -> None:
+           sampling: SamplingConfig, pace: float = 0.0) -> None:
     """The child: load the pair, then run turns on request, one event per message."""
     import os
     import signal
@@ -173,15 +179,32 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
         fail(exc)
         return
     out.send(("ready", pair_title(pair)))
+    pacer = StepPacer(pace)
+    quitting = False
 
     def control(msg: tuple) -> bool:
+        nonlocal quitting
         if msg[0] == "request":
             decoder.request(settings=msg[1], sampling=msg[2])
+        elif msg[0] == "pace":
+            pacer.set(msg[1])
         elif msg[0] == "stop":
             decoder.stop()
+            pacer.interrupt()
         elif msg[0] == "quit":
+            quitting = True
+            decoder.stop()
+            pacer.interrupt()
             return False
         return True
+
+    def idle(seconds: float) -> None:
+        """While a pace holds the decoder: read the commands (a stop or a new pace acts at once)."""
+        try:
+            if not quitting and cmd.poll(seconds):
+                control(cmd.recv())
+        except (EOFError, OSError):
+            control(("quit",))
 
     while True:
         try:
@@ -194,11 +217,12 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
             continue
         _, messages, raw, max_new, user_text, turn = msg
         try:
-            for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn):
+            for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn, pacer, idle):
                 out.send(("event", ev))
-                while cmd.poll():
-                    if not control(cmd.recv()):
-                        return
+                while not quitting and cmd.poll():
+                    control(cmd.recv())
+                if quitting:
+                    return
         except Exception as exc:
             fail(exc)
         out.send(("done",))

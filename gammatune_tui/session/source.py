@@ -12,7 +12,8 @@ Sources: `live.LiveSource`, `replay.ReplaySource`, `synthetic.SyntheticSource`.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Callable, Iterator, Protocol, Union, runtime_checkable
 
 from ..engine.events import Event
 from ..engine.policies import PolicySettings
@@ -20,6 +21,21 @@ from ..engine.sampling import SamplingConfig
 
 Progress = Callable[[str, float], None]
 """Called with (stage, fraction 0..1) while a source prepares (e.g. loads models)."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know about a turn that is not an event (never recorded).
+
+    E.g. that the oldest turns of a chat no longer fit the model's context.
+    A live source yields it before the turn's header; the app shows it.
+    """
+
+    text: str
+    severity: str = "warning"
+
+
+SourceItem = Union[Event, Notice]
 
 
 @runtime_checkable
@@ -38,11 +54,14 @@ class EventSource(Protocol):
     def prepare(self, progress: Progress) -> None:
         """Slow setup (model loading); called once in a worker before the first events()."""
 
-    def events(self, prompt: str | None) -> Iterator[Event]:
-        """One session's events (header, steps, summary). `prompt` None = a recording's next session."""
+    def events(self, prompt: str | None) -> Iterator[SourceItem]:
+        """One session's events (header, steps, summary), perhaps after Notices. `prompt` None = a recording's next session."""
 
     def request(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None) -> None:
         """Change policy/sampling from the next step on (ignored by read-only sources)."""
 
     def stop(self) -> None:
         """End the running session cleanly at the next step boundary."""
+
+    # Optional: a live source may also have `pace` (steps per second, 0 = full speed) and
+    # `set_pace(steps_per_s)`, acting between two steps; the app then offers the pace key.

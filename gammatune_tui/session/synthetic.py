@@ -8,7 +8,8 @@ greedy compare looks like — with a simple timing model (c = T_target / T_draft
 
 `SyntheticSource` plays both parts a model pair plays: an `EventSource` for
 the chat screen (`events(prompt)`, with `request()` and `stop()` acting at
-the next step boundary as the live source does) and a decoder for compare
+the next step boundary as the live source does, and `set_pace()` holding
+it to a number of steps per second) and a decoder for compare
 (`generate(prompt, max_new_tokens)`). `synthetic_session()` is one session
 as a list.
 """
@@ -24,6 +25,7 @@ from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, St
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..engine.tally import SessionTally
+from .pace import StepPacer, check_pace
 from .source import Progress
 
 DEFAULT_TEXT = (
@@ -78,7 +80,8 @@ class SyntheticSource:
                  text: str = DEFAULT_TEXT, prompt: str = DEFAULT_PROMPT, agreement: float = 0.75, seed: int = 0,
                  t_draft: float = 0.002, c: float = 6.0, steps: int | None = None,
                  max_new_tokens: int | None = None, label: str = "", title: str = "synthetic source",
-                 delay: float = 0.0, prepare_stages: int = 0, prepare_delay: float = 0.0) -> None:
+                 delay: float = 0.0, prepare_stages: int = 0, prepare_delay: float = 0.0,
+                 pace: float = 0.0) -> None:
         if isinstance(settings, str):
             settings = PolicySettings.build(settings)
         self.settings = settings or PolicySettings()
@@ -96,6 +99,8 @@ class SyntheticSource:
         self._lock = threading.Lock()
         self._pending: tuple[PolicySettings | None, SamplingConfig | None] | None = None
         self._stop = threading.Event()
+        self.pace = check_pace(pace)
+        self.pacer = StepPacer(self.pace)
 
     # -- EventSource ---------------------------------------------------------------------
     def prepare(self, progress: Progress) -> None:
@@ -110,7 +115,11 @@ class SyntheticSource:
         if prompt is None:
             return
         turn, self.turn = self.turn, self.turn + 1
-        yield from self.generate(prompt, user_text=prompt, turn=turn)
+        self.pacer.begin()
+        for ev in self.generate(prompt, user_text=prompt, turn=turn):
+            yield ev
+            if isinstance(ev, StepEvent):
+                self.pacer.wait()
 
     def request(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None) -> None:
         with self._lock:
@@ -122,8 +131,13 @@ class SyntheticSource:
 
     def stop(self) -> None:
         self._stop.set()
+        self.pacer.interrupt()
         if self.gate is not None:
             self.gate.release()
+
+    def set_pace(self, steps_per_s: float) -> None:
+        self.pace = check_pace(steps_per_s)
+        self.pacer.set(self.pace)
 
     # -- the decoder's part ------------------------------------------------------------
     def generate(self, prompt: Any = None, max_new_tokens: int | None = None, *, user_text: str | None = None,

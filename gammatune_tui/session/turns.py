@@ -2,7 +2,9 @@
 
 `LiveSource` runs the decoder either in the thread that iterates its events
 or in a child process (`live_process.py`); both call these two functions, so
-the two places cannot drift apart.
+the two places cannot drift apart. A turn is where the conversation is cut
+to the model's context (`context.py`) and held to the session's pace
+(`pace.py`).
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..engine.decoder import SpeculativeDecoder
-from ..engine.events import Event
 from ..engine.models import load_pair
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
-from .source import Progress
+from .context import context_length, fit_conversation
+from .pace import Idle, StepPacer, paced
+from .source import Notice, Progress, SourceItem
 
 Messages = list[dict[str, str]]
 
@@ -30,10 +33,19 @@ def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling
 
 
 def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
-             turn: int) -> Iterator[Event]:
-    """One turn of the conversation `messages` (ending with the user's), as the decoder's events."""
-    ids = pair.encode_prompt(messages, raw=raw)
-    yield from decoder.generate(ids, max_new_tokens, user_text=user_text, turn=turn)
+             turn: int, pacer: StepPacer | None = None, idle: Idle | None = None) -> Iterator[SourceItem]:
+    """One turn of the conversation `messages` (ending with the user's), as the decoder's events.
+
+    The most recent turns that fit the models' context go (a Notice first
+    says what was left out); `pacer` holds the steps to its rate, its waits
+    taken out of the events' clocks.
+    """
+    fit = fit_conversation(messages, lambda m: pair.encode_prompt(m, raw=raw), max_new_tokens,
+                           context_length(pair))
+    if fit.notice:
+        yield Notice(fit.notice)
+    events = decoder.generate(fit.ids, fit.max_new_tokens, user_text=user_text, turn=turn)
+    yield from paced(events, pacer, idle)
 
 
 def pair_title(pair: Any) -> str:

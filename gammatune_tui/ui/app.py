@@ -1,7 +1,10 @@
 """GammaTuneApp, the one Textual app, and the factories that give it its screen.
 
-The app holds what every screen shares: the themes (shipped + user), help,
-screenshots, where exports go, and the command palette's app-wide entries.
+The app holds what every screen shares: the themes (shipped + user), help
+(F1 always; `?` wherever it is not typed into a field), screenshots, where
+exports go (`default_export_dir`: out of the working tree, so a screenshot
+never lands in someone's repository), and the command palette's app-wide
+entries.
 What it shows is the screen it is given — the chat screen around any event
 source (`make_app`), a recording in the replay screen (`make_replay_app`), or
 the compare screen measuring a job or racing recorded runs
@@ -16,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -27,9 +31,22 @@ from ..session.replay import ReplaySource
 from ..session.source import EventSource
 from .screens.chat import ChatScreen
 from .screens.compare import CompareScreen
-from .screens.help import HelpScreen
+from .screens.help import HelpScreen, typing_in_field
 from .screens.replay import ReplayChatScreen
 from .themes import DEFAULT_THEME, GammaTheme, ThemeError, load_themes
+
+
+EXPORT_DIR_ENV = "GAMMATUNE_EXPORT_DIR"
+
+
+def default_export_dir() -> Path:
+    """Where F2 and F3 write: $GAMMATUNE_EXPORT_DIR, else $XDG_DATA_HOME/gammatune/exports (~/.local/share/…)."""
+    env = os.environ.get(EXPORT_DIR_ENV, "").strip()
+    if env:
+        return Path(env).expanduser().resolve()
+    data = os.environ.get("XDG_DATA_HOME", "").strip()
+    base = Path(data).expanduser() if data else Path.home() / ".local" / "share"
+    return (base / "gammatune" / "exports").resolve()
 
 
 class GammaTuneApp(App):
@@ -40,6 +57,8 @@ class GammaTuneApp(App):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
+        # priority, so it works from an empty prompt; typed into a field that holds text
+        Binding("question_mark", "help_key", "Help", priority=True, show=False),
     ]
 
     def __init__(self, screen: Screen, *, theme: str | None = None, export_dir: str | os.PathLike | None = None,
@@ -50,7 +69,7 @@ class GammaTuneApp(App):
             raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(self.gamma_themes))}")
         super().__init__()
         self.main_screen = screen
-        self.export_dir = Path(export_dir) if export_dir else Path.cwd()
+        self.export_dir = Path(export_dir).expanduser().resolve() if export_dir else default_export_dir()
         for gt in self.gamma_themes.values():
             self.register_theme(gt.textual)
         self.theme = name
@@ -91,14 +110,31 @@ class GammaTuneApp(App):
         else:
             self.push_screen(HelpScreen(self.gamma_theme.roles))
 
+    def action_help_key(self) -> None:
+        if typing_in_field(self):
+            raise SkipAction()   # a `?` typed into text stays a `?`
+        self.action_help()
+
+    def export_path(self, suffix: str) -> Path:
+        """A new file in the export folder (created if need be), named for the time: gammatune-YYYYmmdd-HHMMSS."""
+        self.export_dir.mkdir(parents=True, exist_ok=True)
+        stem = time.strftime("gammatune-%Y%m%d-%H%M%S")
+        path = self.export_dir / f"{stem}{suffix}"
+        n = 1
+        while path.exists():
+            n += 1
+            path = self.export_dir / f"{stem}-{n}{suffix}"
+        return path
+
     def action_screenshot_svg(self) -> str | None:
-        name = time.strftime("gammatune-%Y%m%d-%H%M%S.svg")
         try:
-            path = self.save_screenshot(filename=name, path=str(self.export_dir))
+            target = self.export_path(".svg")
+            path = self.save_screenshot(filename=target.name, path=str(target.parent))
         except OSError as exc:
-            self.notify(f"Could not save the screenshot: {exc.strerror or exc}", severity="error")
+            self.notify(f"Could not save the screenshot in {self.export_dir}: {exc.strerror or exc}",
+                        severity="error")
             return None
-        self.notify(f"Screenshot saved to {path}", title="Screenshot")
+        self.notify(f"Screenshot saved to {path}", title="Screenshot", timeout=8)
         return path
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -106,7 +142,7 @@ class GammaTuneApp(App):
         main = self.main_screen
         if hasattr(main, "system_commands"):
             yield from main.system_commands()
-        yield SystemCommand("Help: keys", "Show every key binding (F1 or ?)", self.action_help)
+        yield SystemCommand("Help: keys", "Show every key binding (F1, or ? outside text)", self.action_help)
         yield SystemCommand("Save SVG screenshot", "Write the current screen to an .svg file (F2)",
                             self.action_screenshot_svg)
         for name in sorted(self.gamma_themes):

@@ -14,3 +14,9 @@ def export_dir(tmp_path):
 def _no_user_themes(tmp_path, monkeypatch):
     """Tests see only the shipped themes (unless a test points GAMMATUNE_THEMES elsewhere)."""
     monkeypatch.setenv("GAMMATUNE_THEMES", str(tmp_path / "no-user-themes"))
+
+
+@pytest.fixture(autouse=True)
+def _exports_in_tmp(tmp_path, monkeypatch):
+    """F2/F3 in tests write under the test's tmp dir, never into the user's data dir."""
+    monkeypatch.setenv("GAMMATUNE_EXPORT_DIR", str(tmp_path / "exports"))

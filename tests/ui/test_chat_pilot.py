@@ -65,13 +65,14 @@ def test_invalid_eta_refused_in_place_while_generation_goes_on():
     async def scenario():
         async with gated_chat(2) as (src, pilot, chat):
             eta = chat.query_one("#ctl-eta", Input)
-            for bad, reason in (("1.5", "eta must be in (0, 1]"), ("abc", "eta must be a number")):
+            # the reason is spoken with the field's own label (η, not eta)
+            for bad, reason in (("1.5", "η must be in (0, 1], got 1.5"), ("abc", "η must be a number")):
                 eta.focus()
                 eta.value = ""
                 await pilot.press(*bad, "enter")
                 await pilot.pause()
                 assert reason in chat.controls.error_for("eta")
-                assert eta.has_class("-invalid")
+                assert eta.has_class("-refused")
                 assert src.requests == []                   # nothing reached the source
                 assert chat.generating                      # the generation goes on
             src.gate.release(1)
@@ -81,7 +82,7 @@ def test_invalid_eta_refused_in_place_while_generation_goes_on():
             eta.value = ""
             await pilot.press(*"0.25", "enter")
             await wait_until(pilot, lambda: len(src.requests) == 1)
-            assert chat.controls.error_for("eta") == "" and not eta.has_class("-invalid")
+            assert chat.controls.error_for("eta") == "" and not eta.has_class("-refused")
             src.gate.release(1)
             await wait_until(pilot, lambda: len(chat.steps) == 4)
             assert chat.steps[3].params["eta"] == 0.25 and chat.steps[3].settings_changed
@@ -103,7 +104,7 @@ def test_arrow_keys_step_a_control_and_temperature_goes_to_sampling():
             t.value = ""
             await pilot.press(*"-1", "enter")
             await pilot.pause()
-            assert "temperature" in chat.controls.error_for("temperature")
+            assert chat.controls.error_for("temperature") == "T must be a number ≥ 0, got -1.0"
             t.value = ""
             await pilot.press(*"0.7", "enter")
             await wait_until(pilot, lambda: len(src.requests) == 2)
@@ -157,7 +158,10 @@ def test_app_usable_while_preparing_and_prompt_queued():
         app = make_app(src)
         async with app.run_test(size=SIZE) as pilot:
             chat = app.main_screen
-            await wait_until(pilot, lambda: "target 40%" in str(chat.query_one("#load-label").render()))
+            bar = chat.query_one("#load-bar")
+            await wait_until(pilot, lambda: "target" in str(chat.query_one("#load-label").render()))
+            await wait_until(pilot, lambda: bar.progress == 40)
+            assert "%" not in str(chat.query_one("#load-label").render())   # the bar shows the percentage, once
             assert chat.query_one("#loading").display
             await pilot.press(*"early", "enter")
             await pilot.press("f4")                              # other keys work meanwhile

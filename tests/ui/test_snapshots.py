@@ -55,3 +55,41 @@ def test_help_screen(snap_compare):
 
 def test_main_screen_colour_blind_theme(snap_compare):
     assert snap_compare(_app(theme="okabe-ito"), terminal_size=SIZE, run_before=_finished)
+
+
+# -- a laptop's terminal and a mid-size one (issue 11): every panel reachable, no key cut ----------------------
+LAPTOP = (80, 24)
+MID = (120, 36)
+
+
+def test_laptop_80x24_transcript_view(snap_compare):
+    assert snap_compare(_app(), terminal_size=LAPTOP, run_before=_finished)
+
+
+def test_laptop_80x24_panels_view(snap_compare):
+    async def before(pilot):
+        await _finished(pilot)
+        await pilot.press("f8")                 # chart, statistics and controls, full width
+        await pilot.pause(0.5)
+
+    assert snap_compare(_app(), terminal_size=LAPTOP, run_before=before)
+
+
+def test_mid_size_120x36(snap_compare):
+    assert snap_compare(_app(), terminal_size=MID, run_before=_finished)
+
+
+def test_mid_size_120x36_refused_value(snap_compare):
+    async def before(pilot):
+        await _finished(pilot)
+        chat = pilot.app.main_screen
+        field = chat.query_one("#ctl-gamma_min")
+        field.focus()
+        field.value = ""
+        await pilot.press(*"20", "enter")
+        chat.query_one("#ctl-method").focus()       # the red stays when the field loses the focus
+        await pilot.pause(0.3)
+        chat.query_one("#side").scroll_to_widget(chat.query_one("#err-gamma_min"), animate=False)
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(), terminal_size=MID, run_before=before)

@@ -188,3 +188,33 @@ def test_inspector_draws_accepted_prefix_mismatch_and_discarded():
                                EmittedToken(7, "!", "target")], gamma_next=2, draft_s=0.0, verify_s=0.0)
     bt = plain(render_step(bonus))
     assert "all drafts accepted; bonus token !" in bt
+
+
+def test_wrapped_lines_keep_their_ends_when_the_vertical_scrollbar_appears():
+    """Issue 11 item 2: the wrap width must not outlive a scrollbar's arrival, and no horizontal scrollbar."""
+    class Narrow(App):
+        CSS = "TokenStream { width: 30; height: 6; }"
+
+        def compose(self) -> ComposeResult:
+            yield TokenStream(id="ts")
+
+    async def scenario():
+        app = Narrow()
+        async with app.run_test(size=(60, 12)) as pilot:
+            ts = app.query_one(TokenStream)
+            ts.append("short line\n", "prompt")
+            await pilot.pause()
+            width_before = ts.scrollable_content_region.width
+            word = "abcdefghij"
+            for i in range(40):                                  # far more lines than fit: a scrollbar appears
+                ts.append(f"{word}{i:02d} ", "draft", step=i)
+            await pilot.pause(0.2)
+            assert ts.show_vertical_scrollbar and not ts.show_horizontal_scrollbar
+            assert ts.scrollable_content_region.width == width_before
+            assert max(ts.wrapped.widths) <= ts.scrollable_content_region.width
+            ts.scroll_to(y=0, animate=False)
+            await pilot.pause()
+            shown = "".join(_line_text(ts, y).strip() + " " for y in range(ts.scrollable_content_region.height))
+            assert f"{word}00" in shown and f"{word}01" in shown         # whole tokens, none cut at the edge
+
+    run(scenario())

@@ -3,10 +3,19 @@
 It only sees events. A worker thread prepares the source (model loading, with
 progress) and then iterates `source.events(prompt)`, posting ONE message per
 event; handlers here hand each event to the widgets, which batch and redraw
-themselves (the transcript at ~12 frames/s, the chart, stats and inspector
-at a throttled rate). The controls start from the source's settings; a change
-is sent to `source.request()`, applied by the source at the next step, and
-shows up as `settings_changed` on that step's event.
+themselves (the transcript at ~12 frames/s; the stats and inspector at once
+for the first step, then at most four times a second; the chart a few times
+a second). The controls start from the source's settings; a change is sent to
+`source.request()`, applied by the source at the next step, and shows up as
+`settings_changed` on that step's event. A source's `Notice` (e.g. old turns
+left out of the model's context) becomes a notification and a line in the
+transcript.
+
+Below `NARROW_BELOW` columns (a laptop's 80×24) the transcript and the
+panels (chart, statistics, controls) do not fit side by side: the screen
+shows one at a time and F8 switches (`-narrow` / `-panels` classes, set by
+Textual's breakpoints), and the footer keeps only the keys that matter most
+(every key stays in F1 and the command palette).
 
 A read-only source (a recording) plays automatically, one session after the
 other: the prompt box is hidden and the controls are disabled. The replay
@@ -23,25 +32,32 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
+from textual.widgets import Header, Input, Label, ProgressBar, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ...errors import GammatuneError
 from ...render.safe_text import one_line
+from ...session.pace import pace_label
 from ...session.recording import RecordingWriter
-from ...session.source import EventSource
+from ...session.source import EventSource, Notice
 from ...session.stats import RunningStats
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
-from ..widgets.stats_panel import StatsPanel
+from ..widgets.stats_panel import STOP_WORDS, StatsPanel
+from ..widgets.prompt import PromptInput
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
-from .chat_actions import ChatActions
-from .chat_messages import LoadDone, LoadProgress, SourceEvent, TurnDone
+from .chat_actions import ChatActions, ChatFooter
+from .chat_views import ChatViews
+from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone
 from .help import help_bindings, welcome_text
 
-INSPECTOR_INTERVAL = 1.0
-"""Seconds between inspector redraws while it follows the newest step."""
+NARROW_BELOW = 100
+"""Below this many columns the transcript and the panels take turns (F8)."""
+
+
+class SidePanel(VerticalScroll, can_focus=False):
+    """Chart, statistics and controls. Not a focus stop itself: Tab goes straight to the controls in it."""
 
 
 def _child(selector: str, kind: type):
@@ -49,23 +65,29 @@ def _child(selector: str, kind: type):
     return property(lambda self: self.query_one(selector, kind), doc=f"The {selector} widget.")
 
 
-class ChatScreen(ChatActions, Screen):
+class ChatScreen(ChatViews, ChatActions, Screen):
     """See the module docstring. `app` must be a GammaTuneApp (for themes and the export folder).
 
     `recorder`, if set, gets every event of every turn; the screen closes it,
     and the source, when it goes.
     """
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
+
     BINDINGS = [
         Binding("escape", "stop", "Stop"),
         *help_bindings(),
-        Binding("f3", "export_html", "Export HTML"),
+        Binding("f3", "export_html", "HTML"),
         Binding("f4", "toggle_shade", "Shade"),
         Binding("f5", "toggle_history", "History"),
         Binding("f6", "app.next_theme", "Theme"),
-        Binding("f7", "toggle_inspector", "Inspector"),
-        Binding("ctrl+left", "step_select(-1)", "Prev step", show=False),
-        Binding("ctrl+right", "step_select(1)", "Next step", show=False),
+        Binding("f7", "toggle_inspector", "Inspect"),
+        Binding("f8", "toggle_panels", "Panels"),
+        Binding("f9", "pace(1)", "Pace"),
+        Binding("shift+f9", "pace(-1)", "Faster", show=False),
+        # priority, so they work from the prompt; while a field holds text they stay its word moves
+        Binding("ctrl+left", "step_select(-1)", "Prev step", show=False, priority=True),
+        Binding("ctrl+right", "step_select(1)", "Next step", show=False, priority=True),
     ]
 
     def __init__(self, source: EventSource, *, recorder: RecordingWriter | None = None,
@@ -85,10 +107,13 @@ class ChatScreen(ChatActions, Screen):
         self.sessions: list[RunningStats] = []
         self.follow = True            # inspector follows the latest step until the user picks one
         self.stop_requested = False
+        self.session_starts: list[int] = []   # index in `steps` of each session's first step
         self._session_token_start = 0
         self._session_step_start = 0
         self._session_chart_start = 0
         self._inspector_scheduled = False
+        self._inspector_last = float("-inf")
+        self._notes: list[str] = []
 
     # -- layout --------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -101,16 +126,17 @@ class ChatScreen(ChatActions, Screen):
                 yield Static(id="welcome")
                 yield TokenStream(id="transcript")
                 yield StepInspector(id="inspector")
-                yield Input(placeholder="Type a prompt, Enter sends · Esc stops · F1 help · Ctrl+P commands",
-                            id="prompt", disabled=self.read_only)
-            with VerticalScroll(id="side"):
+                yield PromptInput(placeholder="Type a prompt, Enter sends · Esc stops · F1 help · Ctrl+P commands",
+                                  id="prompt", disabled=self.read_only)
+            with SidePanel(id="side"):
+                yield Label("Panels · F8 back to the transcript", id="panels-hint")
                 yield AcceptanceChart(id="chart")
                 yield Label("Statistics", classes="section")
                 yield StatsPanel(id="stats")
                 yield Label("Controls" + (" (recorded, read-only)" if self.read_only else ""), classes="section")
                 yield ControlsPanel(self.source.settings, self.source.sampling, read_only=self.read_only,
                                     id="controls")
-        yield Footer()
+        yield ChatFooter()
 
     transcript = _child("#transcript", TokenStream)
     chart = _child("#chart", AcceptanceChart)
@@ -120,7 +146,7 @@ class ChatScreen(ChatActions, Screen):
 
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
-        self.title = "gammatune"
+        self.show_pace()
         self.sub_title = one_line(getattr(self.source, "title", ""))
         self.apply_palette()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
@@ -158,6 +184,9 @@ class ChatScreen(ChatActions, Screen):
         error = ""
         try:
             for event in self.source.events(prompt):
+                if isinstance(event, Notice):   # for the user, not part of the recording
+                    self.post_message(SourceNotice(event, turn_id))
+                    continue
                 if self.recorder is not None:
                     self.recorder.write(event)
                 self.post_message(SourceEvent(event, turn_id))
@@ -170,7 +199,8 @@ class ChatScreen(ChatActions, Screen):
     # -- loading ---------------------------------------------------------------------
     def on_load_progress(self, msg: LoadProgress) -> None:
         pct = max(0.0, min(1.0, msg.fraction)) * 100
-        self.query_one("#load-label", Label).update(f"Loading: {one_line(msg.stage)} {pct:.0f}%")
+        # the stage in words; the bar beside it shows the percentage (once)
+        self.query_one("#load-label", Label).update(f"Loading: {one_line(msg.stage)}")
         self.query_one("#load-bar", ProgressBar).update(progress=pct)
 
     def on_load_done(self, msg: LoadDone) -> None:
@@ -237,13 +267,24 @@ class ChatScreen(ChatActions, Screen):
         base = one_line(getattr(self.source, "title", ""))
         if s is None:
             return base
-        return f"{base} · {s.tokens} tokens · {s.stop_reason}"
+        return f"{base} · {s.tokens} tokens · {STOP_WORDS.get(s.stop_reason, s.stop_reason)}"
+
+    def show_pace(self) -> None:
+        """The title: the app's name, and the pace while one holds a live source back."""
+        pace = getattr(self.source, "pace", 0) if not self.read_only else 0
+        self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
 
     # -- events ------------------------------------------------------------------------
     def on_source_event(self, msg: SourceEvent) -> None:
         if msg.turn_id != self.turn_id:
             return
         self.handle_event(msg.event)
+
+    def on_source_notice(self, msg: SourceNotice) -> None:
+        if msg.turn_id != self.turn_id:
+            return
+        self.notify(msg.notice.text, title="Context", severity=msg.notice.severity, timeout=10)
+        self._notes.append(msg.notice.text)   # a line in the transcript, under the turn's separator
 
     def handle_event(self, ev: Event) -> None:
         """Draw one event (public so replay can redraw a session from a prefix)."""
@@ -259,6 +300,7 @@ class ChatScreen(ChatActions, Screen):
         self.stats = RunningStats()
         self.stats.add(h)
         self.sessions.append(self.stats)
+        self.session_starts.append(len(self.steps))
         self._session_token_start = self.transcript.token_count
         self._session_step_start = len(self.steps)
         self._session_chart_start = self.chart.step_count
@@ -268,6 +310,9 @@ class ChatScreen(ChatActions, Screen):
         label = f" {h.label}" if h.label else ""
         ts.add_line(f"── turn {h.turn + 1}{label} · {h.method} γ0={h.gamma0} ──" if (h.turn or ts.token_count or h.label)
                     else f"── {h.method} γ0={h.gamma0} · {one_line(h.target)} + {one_line(h.draft)} ──", "info")
+        notes, self._notes = self._notes, []
+        for note in notes:
+            ts.add_line(f"⚠ {note}", "info")
         user = h.user_text or ("".join(h.prompt_pieces) if h.prompt_pieces else h.prompt)
         ts.append(user, "prompt")
         if not (h.prompt.endswith(user) or "".join(h.prompt_pieces).endswith(user)):
@@ -301,79 +346,11 @@ class ChatScreen(ChatActions, Screen):
         self.chart.truncate(self._session_chart_start)
         if self.sessions:
             self.sessions.pop()
+            self.session_starts.pop()
         # the header re-enters the session (and its separator) exactly as before
         for ev in events:
             self.handle_event(ev)
         self._flush_views()
-
-    # -- throttled views ----------------------------------------------------------------
-    def _schedule_inspector(self) -> None:
-        if not self._inspector_scheduled:
-            self._inspector_scheduled = True
-            self.set_timer(INSPECTOR_INTERVAL, self._update_inspector)
-
-    def _update_inspector(self) -> None:
-        self._inspector_scheduled = False
-        if self.follow and self.steps:
-            self.inspector.show(self.steps[-1], len(self.steps) - 1, len(self.steps))
-
-    def _flush_views(self) -> None:
-        self.transcript.flush()
-        self.stats_panel.show(self.stats, now=True)
-        if self.follow:
-            self._update_inspector()
-        self.chart.refresh()
-
-    # -- step selection --------------------------------------------------------------
-    def on_token_stream_step_selected(self, msg: TokenStream.StepSelected) -> None:
-        self.select_step(msg.step)
-
-    def select_step(self, index: int | None) -> None:
-        """Pin the inspector on global step `index` (None: follow the latest step again)."""
-        if index is None or not self.steps:
-            self.follow = True
-            self.transcript.selected_step = None
-            self._update_inspector()
-            return
-        index = max(0, min(len(self.steps) - 1, index))
-        self.follow = False
-        self.transcript.selected_step = index
-        self.transcript.scroll_to_step(index)
-        self.inspector.show(self.steps[index], index, len(self.steps))
-
-    def action_step_select(self, delta: int) -> None:
-        if not self.steps:
-            return
-        cur = self.transcript.selected_step
-        self.select_step(len(self.steps) - 1 if cur is None else cur + delta)
-
-    # -- controls -------------------------------------------------------------------
-    def on_controls_panel_changed(self, msg: ControlsPanel.Changed) -> None:
-        if self.read_only:
-            return
-        try:
-            self.source.request(settings=msg.settings, sampling=msg.sampling)
-        except GammatuneError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        what = msg.settings.method if msg.field == "method" and msg.settings else msg.field
-        self.notify(f"{what}: applies at the next step" if self.generating else f"{what}: used from the next prompt",
-                    timeout=2)
-
-    def set_method(self, method: str) -> None:
-        """Switch policy (palette commands use this)."""
-        if not self.read_only:
-            self.controls.submit("method", method)
-            self.controls.show_settings(self.controls.settings)
-
-    # -- actions --------------------------------------------------------------------
-    def action_stop(self) -> None:
-        if self.generating:
-            self.stop_requested = True
-            self.source.stop()
-            self.sub_title = "stopping…"
-        elif not self.follow:
-            self.select_step(None)
 
     def on_unmount(self) -> None:
         if self.generating:

@@ -1,24 +1,137 @@
-"""The chat screen's view keys (shading, chart history, inspector, HTML export) and its palette entries.
+"""The chat screen's view keys (shading, chart history, inspector, panels, pace, HTML export), its footer and palette entries.
 
 A mixin so the screen module keeps to events and turns; it needs `transcript`,
-`chart`, `inspector`, `read_only`, `select_step()`, `set_method()`,
-`action_stop()` and `notify()` from the screen, and the app's `export_dir`.
+`chart`, `inspector`, `controls`, `read_only`, `source`, `sessions`,
+`select_step()`, `set_method()`, `show_pace()`, `action_stop()` and
+`notify()` from the screen, and the app's `export_path()`.
+
+F8 is how every panel stays reachable on a laptop's 80 columns: below
+`NARROW_BELOW` the screen shows the transcript or the panels, and F8
+switches; wider, both are shown and F8 moves the focus to the controls and
+back. The footer shows every key it has room for, leaving out the least
+needed first (the theme, the exports, shading, history); all of them are in
+F1's list and the command palette.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Iterable
 
+from rich.text import Text
 from textual.app import SystemCommand
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 from ...engine.policies import METHODS
+from ...render.session_info import settings_line
+from ...render.safe_text import one_line
+from ...session.pace import PACES, next_pace, pace_label
+from ..widgets.stats_panel import render_stats
+from .help import colour_key
+
+DROP_FIRST = ("app.next_theme", "app.screenshot_svg", "export_html", "toggle_shade", "toggle_history",
+              "toggle_inspector", "app.help")
+"""The keys the footer leaves out, in this order, when it is too narrow for all (F6 first; F1 last)."""
+
+PALETTE_KEY_WIDTH = 13
+"""Cells the command palette's key takes at the footer's right end ("▏^p palette")."""
+
+
+class ChatFooter(Footer):
+    """The footer, leaving out the least needed keys (DROP_FIRST) when all would not fit, so none is cut.
+
+    Esc, F8, F9 and the replay keys always stay; every key is in F1's list
+    and in the command palette whatever the footer shows.
+    """
+
+    _left_out: frozenset[str] | None = None
+
+    def _key_widths(self) -> dict[str, int]:
+        """Cells each key would take (its key, its description and their padding), by action."""
+        widths: dict[str, int] = {}
+        for _node, binding, _enabled, _tip in self.screen.active_bindings.values():
+            if binding.show and binding.action not in widths:
+                widths[binding.action] = len(self.app.get_key_display(binding)) + len(binding.description) + 3
+        return widths
+
+    def left_out(self) -> frozenset[str]:
+        """The actions whose keys do not fit this footer's width."""
+        width = self.size.width or self.app.size.width
+        widths = self._key_widths()
+        total = sum(widths.values()) + PALETTE_KEY_WIDTH
+        out = set()
+        for action in DROP_FIRST:
+            if total <= width:
+                break
+            if action in widths:
+                total -= widths[action]
+                out.add(action)
+        return frozenset(out)
+
+    def compose(self):
+        self._left_out = out = self.left_out()
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and widget.action in out and "-command-palette" not in widget.classes:
+                continue
+            yield widget
+
+    def on_resize(self) -> None:
+        if self._left_out is not None and self.left_out() != self._left_out:
+            self.call_later(self.recompose)
 
 
 class ChatActions:
-    """F3 export, F4 shading, F5 chart history, F7 inspector; the command palette's chat entries."""
+    """F3 export, F4 shading, F5 chart history, F7 inspector, F8 panels, F9 pace; the palette's chat entries."""
 
+    # -- narrow screens: one of transcript / panels ---------------------------------------
+    def action_toggle_panels(self) -> None:
+        side = self.query_one("#side")
+        in_side = self.app.focused is not None and side in self.app.focused.ancestors
+        if self.has_class("-narrow"):
+            self.set_class(not self.has_class("-panels"), "-panels")
+            if self.has_class("-panels"):
+                self.focus_controls()
+            else:
+                self._focus_main()
+        elif in_side:
+            self._focus_main()
+        else:
+            self.focus_controls()
+
+    def focus_controls(self) -> None:
+        """Show the panels if need be and put the cursor on the method."""
+        if self.has_class("-narrow"):
+            self.add_class("-panels")
+        # after the refresh that shows the panels, so the focus can scroll the method into view
+        self.call_after_refresh(self.query_one("#ctl-method").focus)
+
+    def _focus_main(self) -> None:
+        prompt = self.query_one("#prompt")
+        (self.transcript if self.read_only or not prompt.display else prompt).focus()
+
+    # -- pace -------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "pace":
+            return self.can_pace
+        return True
+
+    @property
+    def can_pace(self) -> bool:
+        return not self.read_only and callable(getattr(self.source, "set_pace", None))
+
+    def action_pace(self, direction: int = 1) -> None:
+        self.set_pace(next_pace(getattr(self.source, "pace", 0.0), direction))
+
+    def set_pace(self, steps_per_s: float) -> None:
+        if not self.can_pace:
+            return
+        self.source.set_pace(steps_per_s)
+        self.show_pace()
+        extra = " (waits are not counted in the timings)" if steps_per_s else ""
+        self.notify(f"pace: {pace_label(steps_per_s)}{extra}", timeout=3)
+
+    # -- views --------------------------------------------------------------------------
     def action_toggle_shade(self) -> None:
         ts = self.transcript
         ts.shade = not ts.shade
@@ -31,20 +144,40 @@ class ChatActions:
     def action_toggle_inspector(self) -> None:
         self.inspector.display = not self.inspector.display
 
+    # -- export -------------------------------------------------------------------------
+    def export_parts(self) -> tuple[list, list]:
+        """What the HTML export prints before the transcript (title, legend) and after it (each session's settings and stats)."""
+        roles = self.app.gamma_theme.roles
+        title = Text(f"gammatune · {one_line(getattr(self.source, 'title', ''))}", style="bold")
+        legend = colour_key(Text("Colours: "), roles, "prompt", "draft tokens the target accepted",
+                            "tokens from the target (corrections and bonus)")
+        after: list = []
+        for k, stats in enumerate(self.sessions):
+            h = stats.header
+            name = (one_line(h.label) if h.label else f"turn {h.turn + 1}") if h is not None else f"session {k + 1}"
+            after += [Text(""), Text(f"{name}: statistics", style="bold")]
+            if h is not None:
+                after.append(Text(f"settings: {settings_line(h)}", style="dim"))
+            after.append(render_stats(stats))
+        return [title, legend, Text("")], after
+
     def action_export_html(self) -> Path | None:
-        path = self.app.export_dir / time.strftime("gammatune-%Y%m%d-%H%M%S.html")
         try:
-            path.write_text(self.transcript.export_html(), encoding="utf-8")
+            path = self.app.export_path(".html")
+            before, after = self.export_parts()
+            path.write_text(self.transcript.export_html(before=before, after=after), encoding="utf-8")
         except OSError as exc:
-            self.notify(f"Could not write {path}: {exc.strerror or exc}", severity="error")
+            self.notify(f"Could not write the export in {self.app.export_dir}: {exc.strerror or exc}",
+                        severity="error")
             return None
-        self.notify(f"Transcript saved to {path}", title="Export")
+        self.notify(f"Transcript saved to {path}", title="Export", timeout=8)
         return path
 
+    # -- the command palette ---------------------------------------------------------------
     def system_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette (the app adds help, themes and quit)."""
         yield SystemCommand("Stop generation", "End the running generation at the next step (Esc)", self.action_stop)
-        yield SystemCommand("Export transcript to HTML", "Write the coloured transcript to an .html file (F3)",
+        yield SystemCommand("Export transcript to HTML", "Transcript, legend, settings and statistics as .html (F3)",
                             self.action_export_html)
         yield SystemCommand("Toggle confidence shading", "Shade draft tokens by the draft's confidence (F4)",
                             self.action_toggle_shade)
@@ -52,11 +185,18 @@ class ChatActions:
                             self.action_toggle_history)
         yield SystemCommand("Toggle step inspector", "Show or hide the step inspector (F7)",
                             self.action_toggle_inspector)
+        yield SystemCommand("Switch transcript / panels", "Chart, statistics and controls on a narrow screen (F8)",
+                            self.action_toggle_panels)
         yield SystemCommand("Inspect latest step", "Let the inspector follow the newest step again",
                             lambda: self.select_step(None))
-        yield SystemCommand("Focus prompt", "Move the cursor to the prompt box", lambda: self.query_one("#prompt").focus())
-        yield SystemCommand("Focus controls", "Move the cursor to the policy controls",
-                            lambda: self.query_one("#ctl-method").focus())
+        yield SystemCommand("Focus prompt", "Move the cursor to the prompt box", self._focus_main)
+        yield SystemCommand("Focus controls", "Move the cursor to the policy controls (F8)", self.focus_controls)
+        if self.can_pace:
+            for pace in PACES:
+                yield SystemCommand(f"Pace: {pace_label(pace)}",
+                                    "Hold the generation to this many steps a second (F9)" if pace else
+                                    "Let the generation run as fast as it can (F9)",
+                                    lambda pace=pace: self.set_pace(pace))
         if not self.read_only:
             for m in METHODS:
                 yield SystemCommand(f"Method: {m}", f"Switch the γ policy to {m} from the next step",

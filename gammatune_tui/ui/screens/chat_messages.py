@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from ...engine.events import Event
+from ...session.source import Notice
 
 
 class LoadProgress(Message):
@@ -31,6 +32,15 @@ class SourceEvent(Message):
     def __init__(self, event: Event, turn_id: int) -> None:
         super().__init__()
         self.event = event
+        self.turn_id = turn_id
+
+
+class SourceNotice(Message):
+    """A source's note about the running turn (e.g. old turns left out of the context); not an event."""
+
+    def __init__(self, notice: Notice, turn_id: int) -> None:
+        super().__init__()
+        self.notice = notice
         self.turn_id = turn_id
 
 

@@ -241,8 +241,8 @@ class CompareScreen(Screen):
         line = "race over"
         if winner is not None:
             line += f": {winner.label} first, {winner.tokens_per_s:,.1f} tok/s"
-            if winner.speedup is not None:
-                line += f" ({winner.speedup:.2f}× specdecode)"
+            if winner.speedup is not None and winner.method != s.baseline:   # not "specdecode … (1.00× specdecode)"
+                line += f" ({winner.speedup:.2f}× {s.baseline})"
         self._progress(line + " · r to race again")
         self.query_one("#summary", Static).update(Group(summary_table(s), lossless_text(s)))
 

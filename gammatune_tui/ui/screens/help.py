@@ -1,4 +1,11 @@
-"""The `?` / F1 screen (every key, what the colours mean), the welcome text and the keys every screen shares."""
+"""The F1 / `?` screen (every key, what the colours mean), the welcome text and the keys every screen shares.
+
+Keys are chosen to work from where the user is, and the prompt has the
+focus most of the time: F-keys always work; `?` works from the empty prompt
+(`widgets/prompt.py`) and outside text fields; Ctrl+←/→ work unless a text
+field that holds text has the focus (there they move by word, as in any
+editor). `typing_in_field` is that test.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +16,29 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from ..themes import TokenRole
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (with the conversation so far)"),
     ("Esc", "stop the generation at the next step · unpin the inspector"),
-    ("Ctrl+P", "command palette: every action, methods, themes"),
-    ("F1 or ?", "this help"),
-    ("F2", "save an SVG screenshot"),
-    ("F3", "export the transcript as coloured HTML"),
+    ("Ctrl+P", "command palette: every action, methods, themes, paces"),
+    ("F1", "this help (also ? from the empty prompt or outside a text field)"),
+    ("F2", "save an SVG screenshot (the path is shown)"),
+    ("F3", "export the transcript as HTML, with the legend, statistics and settings"),
     ("F4", "shade draft tokens by the draft's confidence"),
     ("F5", "chart: last steps / whole history"),
     ("F6", "next theme"),
     ("F7", "show / hide the step inspector"),
+    ("F8", "panels: below 100 columns switch between the transcript and the chart, statistics "
+           "and controls; wider, move to the controls and back"),
+    ("F9 / Shift+F9", "pace: slower / faster (full speed, 10, 4, 2, 1, 0.5 steps a second); "
+                      "the waits are not counted in the timings"),
     ("Tab / Shift+Tab", "move between prompt, transcript and controls"),
-    ("← / → (transcript)", "previous / next step in the inspector; click a token to pick its step"),
-    ("Ctrl+← / Ctrl+→", "previous / next step from anywhere"),
+    ("Ctrl+← / Ctrl+→", "previous / next step in the inspector, unless the focused field holds text "
+                        "(there they move by word)"),
+    ("← / → (transcript)", "previous / next step; click a token to pick its step"),
     ("↑ / ↓ (a control)", "step the value and apply it"),
     ("Enter (a control)", "apply the typed value (refused in place if invalid)"),
     ("Space , . + - e", "recordings: pause, step back, step forward, faster, slower, to the end"),
@@ -35,12 +47,17 @@ KEYS: tuple[tuple[str, str], ...] = (
 
 
 def help_bindings() -> list[Binding]:
-    """F1 / ? for this help and F2 for a screenshot: the same on every screen."""
+    """F1 for this help and F2 for a screenshot: the same on every screen (`?` is the app's, see GammaTuneApp)."""
     return [
         Binding("f1", "app.help", "Help"),
-        Binding("question_mark", "app.help", "Help", show=False),
-        Binding("f2", "app.screenshot_svg", "Screenshot"),
+        Binding("f2", "app.screenshot_svg", "SVG"),
     ]
+
+
+def typing_in_field(app) -> bool:
+    """Whether the focused widget is a text field holding text (where `?` and Ctrl+←/→ belong to the field)."""
+    focused = app.focused
+    return isinstance(focused, Input) and bool(focused.value)
 
 
 def colour_key(t: Text, roles: dict[str, TokenRole], prompt: str, draft: str, target: str) -> Text:
@@ -64,8 +81,8 @@ def welcome_text(roles: dict[str, TokenRole], demo: bool = False) -> Text:
     t.append(".\nColours: ")
     colour_key(t, roles, "your prompt", "draft tokens the target accepted",
                "tokens the target produced (corrections, bonus)")
-    t.append(".\nChange the method or η, δ, τ, γ on the right while it runs · Esc stops · F1 keys · Ctrl+P commands",
-             style="dim")
+    t.append(".\nChange the method or η, δ, τ, γ in the controls while it runs (F8) · F9 pace · Esc stops · "
+             "F1 or ? keys · Ctrl+P commands", style="dim")
     return t
 
 

@@ -20,33 +20,10 @@ from textual.widgets import Static
 
 from ...engine.events import Event, SessionHeader, StepEvent
 from ...render.safe_text import one_line
-from ...render.tables import shown_params
+from ...render.session_info import header_lines
 from ...session.replay import ReplaySource, recorded_settings
 from .chat import ChatScreen
 from .chat_messages import SourceEvent
-
-
-def header_lines(h: SessionHeader) -> Text:
-    """Models, device, settings and versions of a recorded session (all text escaped)."""
-    t = Text()
-    t.append("models ", style="dim")
-    t.append(one_line(f"{h.target} ← {h.draft}"))
-    if h.demo:
-        t.append(" (demo pair)", style="dim")
-    t.append("  device ", style="dim")
-    t.append(one_line(f"{h.device} {h.dtype}"))
-    t.append("\nsettings ", style="dim")
-    params = " ".join(f"{k}={v}" for k, v in shown_params(h.params))
-    t.append(one_line(f"{h.method} γ0={h.gamma0} {params}"))
-    samp = h.sampling
-    temp = samp.get("temperature", 0)
-    t.append("  sampling ", style="dim")
-    t.append(one_line("greedy" if temp == 0 else f"T={temp} top-k={samp.get('top_k', 0)} top-p={samp.get('top_p', 1.0)}"))
-    t.append(one_line(f" seed={h.seed} max={h.max_new_tokens}"))
-    if h.versions:
-        t.append("\nversions ", style="dim")
-        t.append(one_line(" ".join(f"{k} {v}" for k, v in h.versions.items())))
-    return t
 
 
 class ReplayChatScreen(ChatScreen):
@@ -114,6 +91,12 @@ class ReplayChatScreen(ChatScreen):
         super().redraw_session(events)
         self._drawn = len(events)
         self._update_info()
+
+    def session_step_total(self, session: int, shown: int) -> int:
+        """The recording knows how many steps the playing session has: the inspector counts as the player does."""
+        if session == len(self.sessions) - 1:
+            return max(shown, sum(1 for e in self.player.current_events if isinstance(e, StepEvent)))
+        return shown
 
     # -- the player keys ----------------------------------------------------------------
     def action_toggle_pause(self) -> None:

@@ -4,15 +4,20 @@ Each change builds a new frozen `PolicySettings` (or `SamplingConfig`) and, if
 valid, swaps it in with one assignment and posts `ControlsPanel.Changed`; the
 screen forwards it to the source, which applies it at the next step boundary.
 An invalid value is refused in place: the field turns red and the reason
-(the `InvalidParameter` message) appears under it, while the generation goes
-on with the settings it had.
+(the `InvalidParameter` message, spoken with the labels on screen: γ min,
+not gamma_min) appears under it, wrapped, while the generation goes on with
+the settings it had.
 
-Values are typed (Enter applies) or stepped with ↑/↓ in a field.
+Only the parameters the chosen method reads are shown (`used_params`):
+η and δ for the GammaTunes, τ for the threshold methods, adaptive-k's EMA
+weight, prior and cooldown for adaptive-k, the γ bounds where a method
+plans within them. Values are typed (Enter applies) or stepped with ↑/↓.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -22,21 +27,37 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, Select
 
-from ...engine.policies import METHODS, PolicySettings
+from ...engine.policies import METHODS, PolicySettings, used_params
 from ...engine.sampling import SamplingConfig
 from ...errors import InvalidParameter
 
-# name, label, step, used by (None = all)
+# name, label, step, tooltip
 FIELDS: tuple[tuple[str, str, float, str], ...] = (
-    ("gamma0", "γ0", 1, "initial speculation length"),
-    ("eta", "η", 0.05, "GammaTune EWMA rate, (0, 1]"),
-    ("delta", "δ", 1, "GammaTune expansion offset, ≥ 0"),
-    ("tau", "τ", 0.05, "confidence threshold, [0, 1]"),
+    ("gamma0", "γ0", 1, "initial speculation length, a whole number ≥ 1"),
+    ("eta", "η", 0.05, "GammaTune's EWMA rate, in (0, 1]"),
+    ("delta", "δ", 1, "GammaTune's expansion offset, a whole number ≥ 0"),
+    ("tau", "τ", 0.05, "confidence threshold: stop drafting under it, in [0, 1]"),
+    ("ema_alpha", "α EMA", 0.05, "adaptive-k: weight of the newest steps in each position's acceptance EMA, in (0, 1]"),
+    ("alpha_prior", "α prior", 0.05, "adaptive-k: acceptance assumed at positions not drafted yet, in [0, 1]"),
+    ("cooldown", "cooldown", 1, "adaptive-k: steps a new window is kept before it may change, ≥ 0"),
     ("gamma_min", "γ min", 1, "lower bound on γ"),
     ("gamma_max", "γ max", 1, "upper bound on γ"),
     ("temperature", "T", 0.1, "sampling temperature (0 = greedy)"),
 )
-INTEGER_FIELDS = {"gamma0", "delta", "gamma_min", "gamma_max"}
+INTEGER_FIELDS = {"gamma0", "delta", "cooldown", "gamma_min", "gamma_max"}
+ALWAYS_SHOWN = {"gamma0", "temperature"}
+LABELS = {name: label for name, label, _, _ in FIELDS}
+_NAME = re.compile(r"\b(" + "|".join(sorted(LABELS, key=len, reverse=True)) + r")\b")
+
+
+def speak(message: str) -> str:
+    """An engine message in the words on screen: `gamma_min must be <= gamma_max` → `γ min must be ≤ γ max`."""
+    return _NAME.sub(lambda m: LABELS[m.group(1)], message).replace("<=", "≤").replace(">=", "≥")
+
+
+def shown_fields(method: str) -> set[str]:
+    """The fields shown for `method`: γ0, T and the parameters it reads."""
+    return ALWAYS_SHOWN | set(used_params(method))
 
 
 def fmt(value: Any) -> str:
@@ -49,10 +70,8 @@ def fmt(value: Any) -> str:
 
 def settings_values(settings: PolicySettings, sampling: SamplingConfig) -> dict[str, str]:
     p = settings.params
-    return {
-        "gamma0": fmt(settings.gamma0), "eta": fmt(p.eta), "delta": fmt(p.delta), "tau": fmt(p.tau),
-        "gamma_min": fmt(p.gamma_min), "gamma_max": fmt(p.gamma_max), "temperature": fmt(sampling.temperature),
-    }
+    values = {name: fmt(getattr(p, name)) for name, *_ in FIELDS if name not in ("gamma0", "temperature")}
+    return {"gamma0": fmt(settings.gamma0), **values, "temperature": fmt(sampling.temperature)}
 
 
 class ParamInput(Input):
@@ -87,13 +106,25 @@ class ControlsPanel(Vertical):
     DEFAULT_CSS = """
     ControlsPanel { height: auto; padding: 0 1; }
     ControlsPanel .ctl-row { height: 1; }
-    ControlsPanel .ctl-label { width: 8; color: $text-muted; }
+    ControlsPanel .ctl-row.-unused { display: none; }
+    ControlsPanel .ctl-label { width: 9; color: $text-muted; }
+    /* the focused row stands out, label included (the rule on the row itself also makes
+       Textual restyle the row's children when the focus moves) */
+    ControlsPanel .ctl-row:focus-within { background: $accent 10%; }
+    ControlsPanel .ctl-row:focus-within .ctl-label { color: $accent; text-style: bold; }
     ControlsPanel ParamInput { width: 1fr; }
-    ControlsPanel ParamInput.-invalid { color: $error; text-style: bold; }
-    ControlsPanel .ctl-error { color: $error; height: auto; padding-left: 8; }
+    ControlsPanel ParamInput:focus { background: $accent 25%; }
+    /* not Input's own -invalid class: Input resets that one on every change and blur */
+    ControlsPanel ParamInput.-refused, ControlsPanel ParamInput.-refused:focus {
+        color: $error; text-style: bold; background: $error 15%;
+    }
+    ControlsPanel .ctl-error { width: 1fr; color: $error; height: auto; padding-left: 9; }
     ControlsPanel .ctl-error.-hidden { display: none; }
-    ControlsPanel #ctl-status { color: $text-muted; height: auto; }
+    ControlsPanel #ctl-status { width: 1fr; color: $text-muted; height: auto; }
     ControlsPanel #ctl-method { width: 1fr; }
+    ControlsPanel #ctl-method:focus > SelectCurrent { background: $accent 25%; }
+    /* the open list: a framed popup beside the labels, never read as the fields' values */
+    ControlsPanel #ctl-method > SelectOverlay { border: round $accent !important; background: $panel; }
     """
 
     class Changed(Message):
@@ -120,8 +151,10 @@ class ControlsPanel(Vertical):
             yield Label("method", classes="ctl-label")
             yield Select([(m, m) for m in METHODS], value=self.settings.method, allow_blank=False,
                          id="ctl-method", compact=True, disabled=self.read_only)
+        shown = shown_fields(self.settings.method)
         for name, label, step, help_text in FIELDS:
-            with Horizontal(classes="ctl-row"):
+            unused = "" if name in shown else " -unused"
+            with Horizontal(classes="ctl-row" + unused, id=f"row-{name}"):
                 yield Label(label, classes="ctl-label")
                 inp = ParamInput(name, step, values[name], disabled=self.read_only)
                 inp.tooltip = help_text
@@ -160,21 +193,31 @@ class ControlsPanel(Vertical):
                 new = self.settings.with_changes(**{name: raw.strip() if isinstance(raw, str) else raw})
                 self._set_error(name, "")
                 self.settings = new
+                if name == "method":
+                    self._show_used(new.method)
                 self.post_message(self.Changed(self, name, new, None))
         except InvalidParameter as exc:
             self._set_error(name, str(exc))
             return False
-        self.query_one("#ctl-status", Label).update(f"{name} = {raw.strip() if isinstance(raw, str) else raw}: "
-                                                     "applies at the next step")
+        value = raw.strip() if isinstance(raw, str) else raw
+        self.query_one("#ctl-status", Label).update(f"{LABELS.get(name, name)} = {value}: applies at the next step")
         return True
+
+    def _show_used(self, method: str) -> None:
+        """Show the fields `method` reads, hide the rest (and any error under a hidden one)."""
+        shown = shown_fields(method)
+        for name, *_ in FIELDS:
+            self.query_one(f"#row-{name}").set_class(name not in shown, "-unused")
+            if name not in shown:
+                self._set_error(name, "")
 
     def _set_error(self, name: str, message: str) -> None:
         if name == "method":
             return
         err = self.query_one(f"#err-{name}", Label)
-        err.update(message)
+        err.update(speak(message))
         err.set_class(not message, "-hidden")
-        self.query_one(f"#ctl-{name}", ParamInput).set_class(bool(message), "-invalid")
+        self.query_one(f"#ctl-{name}", ParamInput).set_class(bool(message), "-refused")
 
     def error_for(self, name: str) -> str:
         """The reason shown under a field ('' when it is valid)."""
@@ -192,6 +235,7 @@ class ControlsPanel(Vertical):
         select = self.query_one("#ctl-method", Select)
         with self.prevent(Select.Changed):
             select.value = self.settings.method
+        self._show_used(self.settings.method)
         for name, value in values.items():
             inp = self.query_one(f"#ctl-{name}", ParamInput)
             if inp.value != value:

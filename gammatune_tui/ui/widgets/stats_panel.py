@@ -1,10 +1,15 @@
 """The numbers of SPEC §5 for the running session, from `RunningStats`.
 
-Redraws at most a few times a second (`show(stats)` may be called every step),
-so a fast session does not spend its time formatting tables.
+Redraws at once on the first step and then at most four times a second
+(`show(stats)` may be called every step), so a fast session does not spend
+its time formatting tables. Long values wrap under their label rather than
+being cut at the panel's edge; the panel grows by a row when one wraps (a
+layout pass only when its line count changes).
 """
 
 from __future__ import annotations
+
+import time
 
 from rich.console import Group, RenderableType
 from rich.style import Style
@@ -13,6 +18,14 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ...session.stats import RunningStats
+
+STOP_WORDS = {
+    "eos": "the model ended its answer",
+    "max_new_tokens": "reached the token limit",
+    "stopped": "stopped by you",
+    "error": "ended by an error",
+}
+"""A summary's stop reason in words."""
 
 REGIME_HELP = {
     "easy": "drafts mostly accepted: long windows pay",
@@ -31,8 +44,8 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
     if s is None or s.steps == 0:
         return Text("No steps yet.", style="italic")
     t = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), expand=False)
-    t.add_column("k", style="dim", no_wrap=True, min_width=11)
-    t.add_column("v", no_wrap=True, overflow="ellipsis")
+    t.add_column("k", style="dim", no_wrap=True, min_width=12)
+    t.add_column("v", overflow="fold")
     t.add_row("tokens/s", f"{s.tokens_per_s:,.1f}  ({s.tokens} tokens, {s.steps} steps)")
     t.add_row("α", f"{s.acceptance_rate:.2f}  (rolling {s.rolling_acceptance:.2f})")
     t.add_row("tokens/step", f"{s.tokens_per_step:.2f}  (mean γ {s.mean_gamma:.2f})")
@@ -51,7 +64,8 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
                           style=Style(bold=True, color="red")))
     if s.summary is not None:
         sm = s.summary
-        parts.append(Text(f"done: {sm.tokens} tokens in {sm.steps} steps · stop: {sm.stop_reason}", style="dim"))
+        parts.append(Text(f"done: {sm.tokens} tokens in {sm.steps} steps · "
+                          f"{STOP_WORDS.get(sm.stop_reason, sm.stop_reason)}", style="dim"))
         if sm.error:
             parts.append(Text(f"error: {sm.error}", style=Style(color="red")))
     return Group(*parts)
@@ -60,30 +74,50 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
 class StatsPanel(Static):
     """Call `show(stats)` as often as you like; it redraws at most every `interval` seconds.
 
-    Its height is fixed (12 rows) so an update repaints only this panel.
+    The first call after a quiet spell draws at once (the first step shows
+    immediately); calls within `interval` of a draw are collected into one
+    draw at its end. An update repaints only this panel unless the number of
+    lines changed.
     """
 
     DEFAULT_CSS = """
-    StatsPanel { height: 12; padding: 0 1; }
+    StatsPanel { height: auto; min-height: 1; padding: 0 1; }
     StatsPanel.-slower { border-left: thick $error; }
     """
 
-    def __init__(self, *, interval: float = 1.0, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, interval: float = 0.25, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(render_stats(None), id=id, classes=classes)
         self.interval = interval
         self.stats: RunningStats | None = None
         self._scheduled = False
+        self._last = float("-inf")
+        self._lines = 1
 
     def show(self, stats: RunningStats | None, *, now: bool = False) -> None:
         self.stats = stats
         if now or not self.is_mounted:
             self._redraw()
         elif not self._scheduled:
-            self._scheduled = True
-            self.set_timer(self.interval, self._redraw)
+            wait = self._last + self.interval - time.monotonic()
+            if wait <= 0:
+                self._redraw()
+            else:
+                self._scheduled = True
+                self.set_timer(wait, self._redraw)
 
     def _redraw(self) -> None:
         self._scheduled = False
+        self._last = time.monotonic()
         self.set_class(bool(self.stats and self.stats.slower_than_plain), "-slower")
-        # fixed height: no layout pass per update (a layout repaints the whole screen)
-        self.update(render_stats(self.stats), layout=False)
+        content = render_stats(self.stats)
+        lines = self._line_count(content)
+        # a layout repaints the whole screen: only when the panel's height has to change
+        self.update(content, layout=lines != self._lines)
+        self._lines = lines
+
+    def _line_count(self, content) -> int:
+        width = self.content_region.width if self.is_mounted else 0
+        if width <= 0:
+            return -1
+        console = self.app.console
+        return len(console.render_lines(content, console.options.update(width=width, height=None), pad=False))

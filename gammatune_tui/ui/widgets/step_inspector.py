@@ -37,11 +37,15 @@ def _num(x: float) -> str:
 
 
 def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None, *,
-                index: int | None = None, total: int | None = None) -> RenderableType:
-    """The inspector's picture of `ev` (None: a hint on how to pick a step)."""
+                index: int | None = None, total: int | None = None, session: str = "") -> RenderableType:
+    """The inspector's picture of `ev` (None: a hint on how to pick a step).
+
+    `index`/`total`: the step's place in its session (shown "step 3/40"),
+    `session`: which one, when there were several (e.g. "turn 2").
+    """
     roles = roles or FALLBACK.roles
     if ev is None:
-        return Text("No step yet. Send a prompt, then click a token or use ←/→ in the transcript to pick a step.",
+        return Text("No step yet. Send a prompt; then click a token, or press Ctrl+←/→, to pick a step.",
                     style="italic")
     draft_style = roles["draft"].style()
     target_style = roles["target"].style() + Style(bold=True)
@@ -51,8 +55,8 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
     tt = ev.target_token
     # -- title line
     title = Text()
-    where = f"step {index + 1}/{total}" if index is not None and total else f"step {ev.step}"
-    title.append(f"{where}", style="bold")
+    where = f"step {index + 1}/{total}" if index is not None and total else f"step {ev.step + 1}"
+    title.append(f"{session} · {where}" if session else where, style="bold")
     title.append(f" · {ev.method} · γ {ev.gamma}, drafted {d}")
     if d < ev.gamma:
         title.append(" (stopped early)")
@@ -88,8 +92,8 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
             p_row.append(Text(_num(tok.target_prob)))
             r_row.append(Text(_num(tok.accept_prob)))
             top_row.append(Text(_num(tok.top_prob), style=dim))
-        else:
-            draft_row.append(Text("·", style=dim))
+        else:   # nothing drafted at this position (left blank: `·` is how a space token is drawn)
+            draft_row.append(Text(""))
             target_row.append(Text(_cell(tt.text), style=target_style) if (tt is not None and i == a) else Text(""))
             for row in (q_row, p_row, r_row, top_row):
                 row.append(Text(""))
@@ -137,13 +141,15 @@ class StepInspector(Static):
         self.event: StepEvent | None = None
         self.index: int | None = None
         self.total: int | None = None
+        self.session = ""
         self.roles: dict[str, TokenRole] = dict(FALLBACK.roles)
 
-    def show(self, event: StepEvent | None, index: int | None = None, total: int | None = None) -> None:
-        self.event, self.index, self.total = event, index, total
+    def show(self, event: StepEvent | None, index: int | None = None, total: int | None = None,
+             session: str = "") -> None:
+        self.event, self.index, self.total, self.session = event, index, total, session
         # fixed height: no layout pass per update (a layout repaints the whole screen)
-        self.update(render_step(event, self.roles, index=index, total=total), layout=False)
+        self.update(render_step(event, self.roles, index=index, total=total, session=session), layout=False)
 
     def set_roles(self, roles: dict[str, TokenRole]) -> None:
         self.roles = dict(roles)
-        self.show(self.event, self.index, self.total)
+        self.show(self.event, self.index, self.total, self.session)

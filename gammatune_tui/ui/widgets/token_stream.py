@@ -6,6 +6,11 @@ wrapped visual lines and adds to the last one, and the widget redraws only
 the lines that changed. It follows the end of the text only while the user
 is already at the bottom.
 
+Lines are wrapped to the width inside the vertical scrollbar's gutter, which
+is kept even while no scrollbar is needed: the wrap width cannot change when
+one appears (which used to cut the ends of wrapped lines in the compare and
+replay panes), and there is never a horizontal scrollbar.
+
 Token text is untrusted: every piece enters through one method, which makes
 it printable (`render.safe_text`). Steps pushed while a session streams are
 batched and drawn at about 12 frames a second, so a fast session draws fewer
@@ -29,9 +34,9 @@ Usage::
 
 from __future__ import annotations
 
-from io import StringIO
+from typing import Sequence
 
-from rich.console import Console
+from rich.console import RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -45,6 +50,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...engine.events import StepEvent
+from ...render.html_export import html_page
 from ...render.safe_text import printable
 from ..themes import FALLBACK, TokenRole
 from .transcript_layout import Piece, TranscriptLayout, step_pieces
@@ -63,6 +69,11 @@ class TokenStream(ScrollView, can_focus=True):
         height: 1fr;
         background: $surface;
         padding: 0 1;
+        /* lines are wrapped to the width: never a horizontal scrollbar, and the vertical
+           one's room is kept from the start, so its appearing cannot cut wrapped lines */
+        overflow-x: hidden;
+        scrollbar-gutter: stable;
+        scrollbar-size-vertical: 1;
     }
     TokenStream:focus { background-tint: $foreground 3%; }
     """
@@ -192,12 +203,11 @@ class TokenStream(ScrollView, can_focus=True):
             out.append(p.text, self._style_for(p, selected=False))
         return out
 
-    def export_html(self, title: str = "gammatune transcript") -> str:
-        """Standalone HTML with the token colours; all text is HTML-escaped by Rich."""
-        console = Console(record=True, file=StringIO(), width=max(40, self._wrap_width()),
-                          color_system="truecolor", force_terminal=True, legacy_windows=False)
-        console.print(self.to_text(), soft_wrap=True, crop=False)
-        return console.export_html(inline_styles=True, theme=None, code_format=_html_format(self._bg, self._fg, title))
+    def export_html(self, title: str = "gammatune transcript", before: Sequence[RenderableType] = (),
+                    after: Sequence[RenderableType] = ()) -> str:
+        """Standalone HTML with the token colours (`before`/`after`: more to print around it); all text escaped."""
+        return html_page([*before, self.to_text(), *after], width=self._wrap_width(), background=self._bg,
+                         foreground=self._fg, title=title)
 
     def step_at(self, x: int, y: int) -> int | None:
         """The step of the token drawn at content coordinates (x, y), if any."""
@@ -350,19 +360,6 @@ class TokenStream(ScrollView, can_focus=True):
         new = min(top, max(0, cur + delta))
         self.selected_step = new      # at once, so fast repeats count every press
         self.post_message(self.StepSelected(new))
-
-
-def _html_format(bg: str, fg: str, title: str) -> str:
-    from html import escape
-
-    title = escape(title).replace("{", "{{").replace("}", "}}")
-    return (
-        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n"
-        f"<title>{title}</title>\n"
-        "<style>\n{stylesheet}\nbody {{ color: " + fg + "; background-color: " + bg + "; }}\n</style>\n"
-        "</head>\n<body>\n    <pre style=\"font-family:Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace;"
-        "white-space:pre-wrap\"><code style=\"font-family:inherit\">{code}</code></pre>\n</body>\n</html>\n"
-    )
 
 
 __all__ = ["TokenStream", "Piece", "ROLES", "FRAME_INTERVAL"]

@@ -1,0 +1,43 @@
+"""A recorded session's models, device, settings and versions as text: the replay header and the HTML export.
+
+Only the parameters the session's method reads are listed (specdecode: none),
+and the seed once.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ..engine.events import SessionHeader
+from .safe_text import one_line
+from .tables import shown_params
+
+
+def settings_line(h: SessionHeader) -> str:
+    """'gammatune+ γ0=4 eta=0.5 … · T=0.7 top-k=0 top-p=0.9 · seed=0 · max 256 tokens' (plain, one line)."""
+    params = " ".join(f"{k}={v}" for k, v in shown_params(h.params, h.method))
+    samp = h.sampling
+    temp = samp.get("temperature", 0)
+    sampling = "greedy" if temp == 0 else f"T={temp} top-k={samp.get('top_k', 0)} top-p={samp.get('top_p', 1.0)}"
+    method = f"{h.method} γ0={h.gamma0}" + (f" {params}" if params else "")
+    return one_line(f"{method} · {sampling} · seed={h.seed} · max {h.max_new_tokens} tokens")
+
+
+def header_lines(h: SessionHeader) -> Text:
+    """Models, device, settings and versions of a session (all text escaped)."""
+    t = Text()
+    t.append("models ", style="dim")
+    t.append(one_line(f"{h.target} ← {h.draft}"))
+    if h.demo:
+        t.append(" (demo pair)", style="dim")
+    t.append("  device ", style="dim")
+    t.append(one_line(f"{h.device} {h.dtype}"))
+    t.append("\nsettings ", style="dim")
+    t.append(settings_line(h))
+    if h.versions:
+        t.append("\nversions ", style="dim")
+        t.append(one_line(" ".join(f"{k} {v}" for k, v in h.versions.items())))
+    return t
+
+
+__all__ = ["header_lines", "settings_line"]
