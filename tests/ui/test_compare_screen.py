@@ -32,7 +32,8 @@ def _gated_compare(prompt: str, max_new_tokens: int):
             yield from super().generate(prompt, max_new_tokens, **kw)
 
     job = CompareJob(["specdecode", "gammatune", "gammatune+"], PolicySettings(), SamplingConfig(), prompt,
-                     max_new_tokens, factory=lambda s, samp, label: Gated(s, samp, label=label), warmup_tokens=0)
+                     max_new_tokens, factory=lambda s, samp, label: Gated(s, samp, label=label), warmup_tokens=0,
+                     repeats=1)
     app = make_compare_app(job, speed=0)
     return gate, job, app.main_screen, app
 
