@@ -7,8 +7,10 @@ command spells and validates them the same way and hands the body one
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -18,6 +20,9 @@ from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
 from ..engine.sampling import SamplingConfig
+from ..errors import InvalidParameter
+from ..prompts import seeded_demo_prompt
+from ..render.safe_text import printable
 
 MODEL = "Model"
 POLICY = "Policy"
@@ -103,9 +108,21 @@ class CommonOptions:
                                   "trust_remote_code", "allow_pickle", "threads")}
 
 
-def common_options(*, model: bool = True, policy: bool = True, sampling: bool = True) -> Callable:
-    """Adds the shared options to a Typer command; the body receives them as `opts`."""
+def _hide(option: Any) -> Any:
+    hidden = copy.copy(option)
+    hidden.hidden = True
+    return hidden
+
+
+def common_options(*, model: bool = True, policy: bool = True, sampling: bool = True,
+                   hidden: tuple[str, ...] = ()) -> Callable:
+    """Adds the shared options to a Typer command; the body receives them as `opts`.
+
+    `hidden` names options the command accepts but leaves out of its help
+    (compare runs several methods, so its `--method` only exists to be refused).
+    """
     groups = (_MODEL_PARAMS if model else []) + (_POLICY_PARAMS if policy else []) + (_SAMPLING_PARAMS if sampling else [])
+    groups = [(n, ann, _hide(default) if n in hidden else default) for n, ann, default in groups]
 
     def decorate(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
@@ -126,3 +143,24 @@ def common_options(*, model: bool = True, policy: bool = True, sampling: bool = 
         return wrapper
 
     return decorate
+
+
+def given_on_command_line(ctx: Any, name: str) -> bool:
+    """Whether an option was typed on the command line (not just left at its default)."""
+    if ctx is None:
+        return False
+    src = ctx.get_parameter_source(name)
+    return src is not None and src.name == "COMMANDLINE"
+
+
+def prompt_or_demo(prompt: str | None, seed: int) -> str:
+    """The user's prompt, or the demo prompt that `seed` picks (named on stderr); an empty prompt is refused."""
+    if prompt is None:
+        picked = seeded_demo_prompt(seed)
+        first = picked.text.splitlines()[0] if picked.text.strip() else picked.text
+        print(f"gammatune: no prompt given; using demo prompt {picked.id} ({picked.category}), picked by --seed {seed}: "
+              f"{printable(first)}", file=sys.stderr)
+        return picked.text
+    if not prompt.strip():
+        raise InvalidParameter("the prompt is empty")
+    return prompt
