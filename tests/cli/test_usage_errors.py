@@ -68,3 +68,14 @@ def test_a_flag_given_a_value_is_refused_in_one_line(capsys):
         main(["run", "x", "--raw", "true"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "true" in err
+
+
+def test_a_binary_prompt_file_is_one_clear_line(tmp_path, capsys):
+    path = tmp_path / "prompts.jsonl"
+    path.write_bytes(b'{"id": "a", "turns": ["x"]}\n\x89PNG\r\n\x1a\n\x00\xff')
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--simulate", "--prompts", str(path)])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert exc.value.code == 2 and len(lines) == 1
+    assert "not a text file (line 2 is not UTF-8)" in lines[0] and "codec" not in lines[0]
