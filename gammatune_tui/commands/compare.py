@@ -18,11 +18,10 @@ import typer
 from ..engine.policies import METHODS, parse_methods
 from ..errors import InvalidParameter
 from ..render.printer import make_console, print_runs
-from ..resources import require_demo_pair
 from ..session.compare import MAX_METHODS, MIN_METHODS
 from ..session.compare_job import DEFAULT_REPEATS, CompareJob
 from ..ui.app import make_compare_app
-from .options import CommonOptions, common_options, given_on_command_line, prompt_or_demo
+from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 
 
 @common_options(hidden=("method",))
@@ -55,9 +54,8 @@ def compare(
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
+    check_models(opts)   # a wrong path, an uncached hub id or -n past the context: one line, before the TUI
     prompt = prompt_or_demo(prompt, opts.seed)
-    if opts.uses_demo:
-        require_demo_pair()
     job = CompareJob(method_list, settings, sampling, prompt, opts.max_new_tokens, raw=opts.raw,
                      load_kwargs=opts.load_kwargs(), record=record, repeats=repeats)
     if print_:

@@ -19,6 +19,7 @@ import typer
 from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
+from ..engine.models import check_pair
 from ..engine.sampling import SamplingConfig
 from ..errors import InvalidParameter
 from ..prompts import seeded_demo_prompt
@@ -34,7 +35,7 @@ def _opt(default: Any, *names: str, help: str, panel: str, **kw: Any) -> Any:
 
 
 _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
-    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local HF cache when offline).", panel=MODEL)),
+    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local Hugging Face cache; see --download).", panel=MODEL)),
     ("draft", Optional[str], _opt(None, "--draft", help="Draft model: local directory or hub id; must share the target's vocabulary.", panel=MODEL)),
     ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", panel=MODEL)),
     ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", panel=MODEL)),
@@ -43,6 +44,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("device_map", Optional[str], _opt(None, "--device-map", help="'auto': spread a target too large for one GPU with accelerate.", panel=MODEL)),
     ("trust_remote_code", bool, _opt(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default).", panel=MODEL)),
     ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
+    ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
 ]
 
@@ -105,7 +107,7 @@ class CommonOptions:
     def load_kwargs(self) -> dict[str, Any]:
         v = self.values
         return {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
-                                  "trust_remote_code", "allow_pickle", "threads")}
+                                  "trust_remote_code", "allow_pickle", "threads", "download")}
 
 
 def _hide(option: Any) -> Any:
@@ -164,3 +166,16 @@ def prompt_or_demo(prompt: str | None, seed: int) -> str:
     if not prompt.strip():
         raise InvalidParameter("the prompt is empty")
     return prompt
+
+
+def check_models(opts: CommonOptions) -> Any:
+    """Before anything loads: the models exist and are models (or cached hub ids), and -n fits their context.
+
+    Cheap (config files only, no weights, no network), so a command that
+    starts an app can fail with one line and exit 2 first. The full check of
+    prompt + max_new_tokens happens once the prompt is tokenized.
+    """
+    refs = check_pair(**opts.load_kwargs())
+    if refs.window is not None:
+        refs.window.check(1, opts.max_new_tokens)   # every prompt is at least one token
+    return refs

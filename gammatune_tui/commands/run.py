@@ -26,7 +26,7 @@ from ..errors import InvalidParameter
 from ..render.printer import has_colour, header_text, legend, make_console, transcript_text
 from ..render.tables import run_summary_table
 from ..session.recording import RecordingWriter, event_line
-from .options import common_options, prompt_or_demo
+from .options import check_models, common_options, prompt_or_demo
 
 
 @common_options()
@@ -51,6 +51,7 @@ def run(
     max_new = opts.max_new_tokens
     if max_new < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
+    check_models(opts)   # before the prompt is picked and anything loads
     prompt = prompt_or_demo(prompt, opts.seed)
 
     # Fail on an unwritable --record before spending time on loading models.
