@@ -35,6 +35,10 @@ class TokenizerMismatch(GammatuneError):
     """Draft and target do not share a vocabulary, so draft ids mean nothing to the target."""
 
 
+class EngineUnavailable(InvalidParameter):
+    """`--engine` names a runner this pair cannot use here (graphs without CUDA, an unsupported architecture)."""
+
+
 class RecordingError(GammatuneError):
     """A recording that cannot be read: unknown schema, malformed line, impossible values."""
 

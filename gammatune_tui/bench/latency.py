@@ -4,6 +4,13 @@ Models are built from their configs with random weights (timing does not
 depend on the values), so nothing is downloaded: the shapes below are copied
 from the published config.json files, or the user passes a local config.
 RoPE scaling variants are left out; they do not change the cost of a pass.
+
+`runner` says how each pass is run: "transformers" (the model's own forward
+with a DynamicCache, as the paper's Table 1 was measured) or one of the
+engine's runners (eager, static, graphs; engine/runners). A decode step has
+to read every weight and the cached keys and values at least once, so its
+bytes over its time is the bandwidth it reaches; `copy_bandwidth` measures
+what the device can copy, and the row gives its share.
 """
 
 from __future__ import annotations
@@ -116,6 +123,11 @@ class LatencyRow:
     decode_ms: float = float("nan")
     verify_ms: dict[int, float] = field(default_factory=dict)
     skipped: str = ""
+    runner: str = "transformers"
+    step_bytes: int = 0  # weights + K/V at `context`: what one decode step reads at least
+    decode_gbs: float = float("nan")  # step_bytes / decode time
+    copy_gbs: float = float("nan")  # the device's measured copy bandwidth (read + write), if given
+    bandwidth_pct: float = float("nan")  # decode_gbs as a share of copy_gbs
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -166,41 +178,107 @@ def _median_time(fn: Callable[[], None], repeats: int, sync: Callable[[], None])
     return statistics.median(times)
 
 
-def measure(name: str, shape: dict[str, Any], device: str = "cpu", dtype: str = "float32", context: int = 128,
-            ks: tuple[int, ...] = (1, 2, 4, 8, 16), repeats: int = 5, seed: int = 0) -> LatencyRow:
-    """Build the model with random weights on `device`, then time cached forward passes at `context`."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
+RUNNERS = ("transformers", "eager", "static", "graphs")
 
-    torch_dtype = getattr(torch, dtype)
+
+def build_model(shape: dict[str, Any], device: str, dtype: str, seed: int = 0) -> Any:
+    """A random-weight model of `shape` on `device` (nothing downloaded)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
     cfg_kwargs = {k: v for k, v in shape.items() if k not in ("model_type", "architectures", "torch_dtype",
                                                                 "dtype", "transformers_version", "_name_or_path",
                                                                 "auto_map", "quantization_config")}
     config = AutoConfig.for_model(shape["model_type"], **cfg_kwargs)
     torch.manual_seed(seed)
-    row = LatencyRow(name, param_count(shape), device, dtype, context)
     with torch.device(device):
-        model = AutoModelForCausalLM.from_config(config, dtype=torch_dtype)
-    model.eval()
+        model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
+    return model.eval()
+
+
+def step_bytes(model: Any, context: int) -> int:
+    """Bytes a decode step reads at least: every weight once, and the K/V of `context` tokens."""
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    cfg = model.config
+    heads = int(cfg.num_attention_heads)
+    kv = int(getattr(cfg, "num_key_value_heads", None) or heads)
+    hd = int(getattr(cfg, "head_dim", None) or cfg.hidden_size // heads)
+    elt = next(model.parameters()).element_size()
+    return int(weights + 2 * int(cfg.num_hidden_layers) * kv * hd * context * elt)
+
+
+def copy_bandwidth(device: str, mib: int = 512, repeats: int = 10) -> float:
+    """GB/s the device copies one buffer into another (read + write counted, as CUDA's bandwidthTest does)."""
+    import torch
+
+    n = mib * 2**20
+    src = torch.empty(n, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.startswith("cuda") else (lambda: None)
+    dst.copy_(src)
+    t = _median_time(lambda: dst.copy_(src), repeats, sync)
+    return 2 * n / t / 1e9
+
+
+def _timers(model: Any, runner: str, ids: Any, context: int, config: Any) -> Callable[[int], Callable[[], None]]:
+    """run(k) -> a call that forwards k tokens after `context` and rewinds them."""
+    from transformers import DynamicCache
+
+    if runner == "transformers":
+        cache = DynamicCache(config=config)
+        model(input_ids=ids[:, :context], past_key_values=cache, use_cache=True)
+
+        def run(k: int) -> Callable[[], None]:
+            def f() -> None:
+                model(input_ids=ids[:, context:context + k], past_key_values=cache, use_cache=True)
+                cache.crop(-k)
+            return f
+        return run
+    from ..engine.runners import build_runner, choose_kind
+
+    engine_runner = build_runner(choose_kind(runner, model, ids.device), model)
+    engine_runner.start(context + int(ids.shape[1]))
+    engine_runner.prefill(ids[:, :context])
+
+    def run_engine(k: int) -> Callable[[], None]:
+        def f() -> None:
+            engine_runner.forward(ids[:, context:context + k], k)
+            engine_runner.rewind(context)
+        return f
+    return run_engine
+
+
+def measure(name: str, shape: dict[str, Any], device: str = "cpu", dtype: str = "float32", context: int = 128,
+            ks: tuple[int, ...] = (1, 2, 4, 8, 16), repeats: int = 5, seed: int = 0, runner: str = "transformers",
+            copy_gbs: float | None = None) -> LatencyRow:
+    """Build the model with random weights on `device`, then time cached forward passes at `context`.
+
+    `runner`: "transformers" or an engine runner (eager, static, graphs); one the model or device
+    cannot use raises EngineUnavailable. With `copy_gbs` (from copy_bandwidth) the row also gives
+    the share of it the decode step reaches.
+    """
+    import torch
+
+    if runner not in RUNNERS:
+        raise InvalidParameter(f"unknown runner {runner!r}; expected one of {', '.join(RUNNERS)}")
+    row = LatencyRow(name, param_count(shape), device, dtype, context, runner=runner)
+    model = build_model(shape, device, dtype, seed)
     sync = (lambda: torch.cuda.synchronize(device)) if device.startswith("cuda") else (lambda: None)
     vocab = int(shape["vocab_size"])
     try:
         with torch.no_grad():
             ids = torch.randint(0, vocab, (1, context + max(ks) + 1), device=device)
-            cache = DynamicCache(config=config)
-            model(input_ids=ids[:, :context], past_key_values=cache, use_cache=True)
-
-            def run(k: int) -> Callable[[], None]:
-                def f() -> None:
-                    model(input_ids=ids[:, context:context + k], past_key_values=cache, use_cache=True)
-                    cache.crop(-k)
-                return f
-
-            for k in ks:  # warm-up: allocator, kernels
+            run = _timers(model, runner, ids, context, model.config)
+            for k in ks:  # warm-up: allocator, kernels, graph capture
                 run(k)()
             row.decode_ms = _median_time(run(1), repeats * 2, sync) * 1000
             for k in ks:
                 row.verify_ms[k] = _median_time(run(k), repeats, sync) * 1000
+        row.step_bytes = step_bytes(model, context)
+        row.decode_gbs = row.step_bytes / (row.decode_ms / 1000) / 1e9
+        if copy_gbs:
+            row.copy_gbs = copy_gbs
+            row.bandwidth_pct = 100 * row.decode_gbs / copy_gbs
     finally:
         del model
         gc.collect()

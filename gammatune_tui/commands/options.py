@@ -20,6 +20,7 @@ from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
 from ..engine.models import check_pair
+from ..engine.runners import ENGINES, check_engine, check_engine_device
 from ..engine.sampling import SamplingConfig
 from ..errors import InvalidParameter
 from ..prompts import seeded_demo_prompt
@@ -46,6 +47,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
+    ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", panel=MODEL)),
 ]
 
 _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
@@ -74,6 +76,16 @@ class CommonOptions:
     """Everything the shared options say, validated into engine objects on demand."""
 
     values: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        # --engine is refused as the command starts, before a TUI opens or a model loads
+        engine = self.values.get("engine")
+        if engine is not None:
+            check_engine(engine, internal=False)
+            if engine == "graphs" and self.values.get("device_map") is None:
+                from ..engine.models import resolve_device
+
+                check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -106,8 +118,10 @@ class CommonOptions:
 
     def load_kwargs(self) -> dict[str, Any]:
         v = self.values
-        return {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
-                                  "trust_remote_code", "allow_pickle", "threads", "download")}
+        kw = {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
+                                "trust_remote_code", "allow_pickle", "threads", "download")}
+        kw["engine"] = v.get("engine", "auto")
+        return kw
 
 
 def _hide(option: Any) -> Any:

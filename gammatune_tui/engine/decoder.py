@@ -2,10 +2,11 @@
 
 This module is the step loop and the thread-safe controls around it; each
 phase lives in its own module (drafting, verification, kv_cache,
-step_events) and the forward passes in fast_forward. The loop does as little
-Python as it can: one host sync per drafted token (the policy must see its
-probabilities before deciding to go on), one `.tolist()` per verification,
-no re-encoding of text.
+step_events) and the forward passes and caches in the runners (eager,
+static, graphs: the loop cannot tell which it drives). The loop does as
+little Python as it can: at most one host sync per drafted token (one per
+window for policies that never stop early), one `.tolist()` per
+verification, no re-encoding of text.
 """
 
 from __future__ import annotations
@@ -15,15 +16,14 @@ import time
 from typing import Any, Iterator, Sequence
 
 import torch
-from transformers import DynamicCache
 
 from ..errors import InvalidParameter
 from .context import check_context
 from .drafting import draft_window
 from .events import SessionHeader, SessionSummary, StepEvent
-from .fast_forward import make_forward
-from .kv_cache import cached_length, prefill, rewind
+from .kv_cache import prefill, rewind
 from .policies import Policy, PolicySettings
+from .runners import RunnerSet, runner_pool
 from .sampling import SamplingConfig, Served, make_generator
 from .step_events import session_header, token_events
 from .tally import SessionTally
@@ -71,8 +71,7 @@ class SpeculativeDecoder:
         self._pending: tuple[PolicySettings | None, SamplingConfig | None] | None = None
         self._stop = threading.Event()
         self.eos_ids = frozenset(pair.eos_ids)
-        self.target_cache: DynamicCache | None = None
-        self.draft_cache: DynamicCache | None = None
+        self.runners: RunnerSet | None = None  # the running (or last) session's runners: tests, inspector
         self.ids: list[int] = []  # prompt + generated, the accepted sequence
         self.on_step = None  # debug hook: called with the decoder after each step's rewind
 
@@ -120,7 +119,9 @@ class SpeculativeDecoder:
     # -- helpers -------------------------------------------------------------------
     def cache_lengths(self) -> tuple[int, int]:
         """(target, draft) cached tokens; for tests and the step inspector."""
-        return cached_length(self.target_cache), cached_length(self.draft_cache)
+        if self.runners is None:
+            return 0, 0
+        return self.runners.target.length, self.runners.draft.length
 
     def _encode(self, prompt: Any) -> list[int]:
         if isinstance(prompt, str):
@@ -158,15 +159,24 @@ class SpeculativeDecoder:
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
         pair = self.pair
-        tok = pair.tokenizer
-        target, draft = pair.target, pair.draft
-        device = torch.device(getattr(pair, "device", None) or target.device)
+        device = torch.device(getattr(pair, "device", None) or pair.target.device)
         self._device = device
         self._take_pending()
         self._served = Served(self.sampling)
         self._gen = make_generator(self.sampling.seed, device)
-        tfwd = make_forward(target)
-        dfwd = make_forward(draft)
+        pool = runner_pool(pair)
+        runners = pool.acquire()
+        try:
+            yield from self._session(runners, pool.engine, prompt_ids, max_new, user_text, turn, device)
+        finally:
+            pool.release(runners)
+
+    def _session(self, runners: RunnerSet, engine: str, prompt_ids: list[int], max_new: int,
+                 user_text: str | None, turn: int, device: torch.device):
+        pair = self.pair
+        tok = pair.tokenizer
+        target, draft = pair.target, pair.draft
+        trun, drun = runners.target, runners.draft
         # a pair whose vocabularies differ in padding only: both speak the shared part
         vocab = min(target.config.vocab_size, draft.config.vocab_size)
         t_cut = vocab if target.config.vocab_size != vocab else None
@@ -174,20 +184,22 @@ class SpeculativeDecoder:
 
         t0 = time.perf_counter()
         yield session_header(pair, self.policy, self.sampling, device, max_new, prompt_ids,
-                             label=self.label, turn=turn, user_text=user_text)
+                             label=self.label, turn=turn, user_text=user_text, engine=engine,
+                             runner=runners.label, warmup_s=float(getattr(pair, "warmup_s", 0.0) or 0.0))
 
         ids = list(prompt_ids)
         self.ids = ids
-        tcache = DynamicCache()
-        dcache = DynamicCache()
-        self.target_cache, self.draft_cache = tcache, dcache
+        # everything a session caches fits in prompt + max_new tokens (drafts never pass the budget)
+        for runner in runners:
+            runner.start(len(ids) + max_new)
+        self.runners = runners
         pieces = TextPieces(tok)
         single = SingleTokenText(tok)
         eos = self.eos_ids
         tally = SessionTally()
         generated = 0
         stop_reason = "max_new_tokens"
-        prefill(tfwd, dfwd, ids, tcache, dcache, device)
+        prefill(trun, drun, ids, device)
 
         while True:
             step_start = time.perf_counter()
@@ -207,14 +219,15 @@ class SpeculativeDecoder:
 
             # ---- 1. draft ----------------------------------------------------
             td = time.perf_counter()
-            drafted = draft_window(dfwd, dcache, ids[dcache.get_seq_length():], window, policy=policy,
+            drafted = draft_window(drun, ids[drun.length:], window, policy=policy,
                                    served=served, gen=gen, vocab_cut=d_cut, eos=eos, device=device)
             draft_s = time.perf_counter() - td
             d = len(drafted.ids)
 
             # ---- 2. verify: one target forward over [last accepted, drafts...] ----
             tv = time.perf_counter()
-            verdict = verify_window(tfwd, tcache, ids, drafted, served=served, gen=gen, vocab_cut=t_cut,
+            t_len = trun.length
+            verdict = verify_window(trun, ids, drafted, served=served, gen=gen, vocab_cut=t_cut,
                                     device=device)
             a = verdict.accepted
 
@@ -225,11 +238,11 @@ class SpeculativeDecoder:
             generated += len(new)
             verify_s = time.perf_counter() - tv
 
-            # ---- 4. rewind: crop both caches to the accepted prefix -----------
-            rewind(tcache, dcache, len(ids) - 1, verdict.target_end)
+            # ---- 4. rewind both caches to the accepted prefix -----------------
+            rewind(trun, drun, len(ids) - 1)
 
             # ---- 5. update the policy -----------------------------------------
-            policy.observe_costs(draft_s, d, verify_s, d + 1)
+            policy.observe_costs(draft_s, d, verify_s, verdict.target_end - t_len)
             policy.update(accepted=a, drafted=d)
 
             # ---- 6. report ----------------------------------------------------

@@ -1,19 +1,29 @@
 """Phase 1 of a step: the draft model proposes up to γ tokens, one forward each.
 
-The policy sees each token's probabilities before the next is drafted (it
-may stop the window early), so this loop pays one host sync per token; in
-sampled mode it keeps each distribution q for the target's accept test.
+How often the host waits for the device depends on the policy:
+
+* a policy that may end the window early (`Policy.may_stop_early`: assistant-
+  threshold, gammatune+) must see each token's probabilities before the next
+  is drafted, so that loop reads one small tensor back per drafted token;
+* a policy that fixes γ before the window and never stops (specdecode,
+  hf-heuristic, gammatune) gets the whole window drafted on the device, each
+  token fed back as a device tensor, and one read at its end. The window is
+  then cut after its first EOS (the tokens drafted past it are never verified
+  and are rewound with the rest), and the policy's `keep_drafting` still sees
+  every kept token, in order, for any bookkeeping it does.
+
+Every device→host read goes through `host_read`, so tests can count them.
+In sampled mode each distribution q is kept for the target's accept test.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
-from transformers import DynamicCache
 
 from .policies import Policy
+from .runners import Runner
 from .sampling import Served, sample
 
 
@@ -27,33 +37,46 @@ class Draft:
     calls: int = 0
 
 
+def host_read(t: torch.Tensor) -> list:
+    """The one way drafting reads values back from the device (a sync on a GPU)."""
+    return t.tolist()
+
+
+def _next_token(runner: Runner, inp: torch.Tensor, served: Served, gen: torch.Generator,
+                vocab_cut: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """One draft forward: (token (1,), top prob, chosen prob, served row q or None), all left on the device."""
+    logits = runner.forward(inp, 1)[-1]
+    if vocab_cut is not None:
+        logits = logits[:vocab_cut]
+    logits = logits.float()
+    if served.greedy:
+        probs = torch.softmax(logits, dim=-1)
+        top, x = probs.max(dim=-1, keepdim=True)
+        return x, top, top, None
+    probs = served.probs(logits.unsqueeze(0))
+    x = sample(probs, gen)
+    return x, probs.max(dim=-1).values, probs.gather(1, x.view(1, 1)).view(1), probs[0]
+
+
 def draft_window(
-    dfwd: Any, cache: DynamicCache, feed: list[int], window: int, *, policy: Policy, served: Served,
+    runner: Runner, feed: list[int], window: int, *, policy: Policy, served: Served,
     gen: torch.Generator, vocab_cut: int | None, eos: frozenset[int], device: torch.device,
 ) -> Draft:
     """`feed` is what the draft has not cached yet; an EOS or a window of 0 ends drafting."""
     out = Draft()
     if window <= 0:
         return out
-    greedy = served.greedy
     inp = torch.tensor([feed], device=device)
+    if not policy.may_stop_early:
+        return _whole_window(runner, inp, window, out, policy=policy, served=served, gen=gen,
+                             vocab_cut=vocab_cut, eos=eos)
     while True:
-        logits = dfwd(inp, cache, 1)[-1]
+        x, top, chosen, q = _next_token(runner, inp, served, gen, vocab_cut)
         out.calls += 1
-        if vocab_cut is not None:
-            logits = logits[:vocab_cut]
-        logits = logits.float()
-        if greedy:
-            probs = torch.softmax(logits, dim=-1)
-            top, x = probs.max(dim=-1)
-            top_p, chosen_p, xi = torch.stack((top, top, x.to(top.dtype))).tolist()
-        else:
-            probs = served.probs(logits.unsqueeze(0))
-            x = sample(probs, gen)
-            top_p, chosen_p, xi = torch.stack((probs.max(), probs[0, x[0]], x[0].to(probs.dtype))).tolist()
-            out.q_rows.append(probs[0])
-        nxt = x.view(1, 1)
-        xi = int(xi)
+        if q is not None:
+            out.q_rows.append(q)
+        xf, top_p, chosen_p = host_read(torch.cat((x.to(top.dtype), top.view(1), chosen.view(1))))
+        xi = int(xf)
         out.ids.append(xi)
         out.top.append(top_p)
         out.chosen.append(chosen_p)
@@ -63,7 +86,32 @@ def draft_window(
         if not keep:
             out.early = True
             return out
-        inp = nxt
+        inp = x.view(1, 1)
 
 
-__all__ = ["Draft", "draft_window"]
+def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *, policy: Policy,
+                  served: Served, gen: torch.Generator, vocab_cut: int | None, eos: frozenset[int]) -> Draft:
+    xs, tops, chosen, rows = [], [], [], []
+    for _ in range(window):
+        x, top, ch, q = _next_token(runner, inp, served, gen, vocab_cut)
+        xs.append(x)
+        tops.append(top.view(1))
+        chosen.append(ch.view(1))
+        rows.append(q)
+        inp = x.view(1, 1)
+    out.calls = window
+    n = len(xs)
+    vals = host_read(torch.cat((torch.cat(xs).to(tops[0].dtype), *tops, *chosen)))
+    ids = [int(v) for v in vals[:n]]
+    cut = next((i + 1 for i, t in enumerate(ids) if t in eos), n)
+    out.ids = ids[:cut]
+    out.top = vals[n:n + cut]
+    out.chosen = vals[2 * n:2 * n + cut]
+    if not served.greedy:
+        out.q_rows = rows[:cut]  # type: ignore[assignment]
+    for t, c in zip(out.top, out.chosen):
+        policy.keep_drafting(t, c)
+    return out
+
+
+__all__ = ["Draft", "draft_window", "host_read"]

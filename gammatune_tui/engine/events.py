@@ -78,6 +78,9 @@ class SessionHeader:
     label: str = ""
     turn: int = 0
     user_text: str = ""
+    engine: str = ""  # what was asked for: auto, eager, static, graphs ("" in recordings made before runners)
+    runner: str = ""  # what runs: eager, static or graphs ("target/draft" when the two differ)
+    warmup_s: float = 0.0  # untimed warm-up (and graph capture) after loading, seconds
     schema: int = SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -234,6 +237,8 @@ def _header(d: dict) -> SessionHeader:
     seed = d.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise EventFormatError("'seed' must be an integer or null")
+    if _num(d, "warmup_s", optional=True) < 0:
+        raise EventFormatError("'warmup_s' must be >= 0")
     return SessionHeader(
         target=_str(d, "target"), draft=_str(d, "draft"), tokenizer=_str(d, "tokenizer"),
         device=_str(d, "device"), dtype=_str(d, "dtype"), method=_str(d, "method"),
@@ -244,6 +249,7 @@ def _header(d: dict) -> SessionHeader:
         seed=seed, demo=bool(d.get("demo", False)), versions=versions,
         created=_num(d, "created", optional=True), label=_str(d, "label"),
         turn=_int(d, "turn", optional=True), user_text=_str(d, "user_text"),
+        engine=_str(d, "engine"), runner=_str(d, "runner"), warmup_s=_num(d, "warmup_s", optional=True),
     )
 
 

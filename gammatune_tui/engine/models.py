@@ -24,6 +24,8 @@ import torch
 from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
 from .model_files import ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config
+from .runners import RunnerPool, check_engine, check_engine_device
+from .warmup import warm_up
 
 VICUNA_SYSTEM = (
     "A chat between a curious user and an artificial intelligence assistant. "
@@ -82,10 +84,19 @@ class ModelPair:
     preset: str | None = None
     quantize: str | None = None
     eos_ids: frozenset[int] = field(default_factory=frozenset)
+    engine: str = "auto"  # auto | eager | static | graphs: how forward passes run (engine/runners)
+    warmup_s: float = 0.0  # seconds the post-load warm-up took (0: none ran)
+    runner_pool: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.eos_ids:
             self.eos_ids = collect_eos_ids(self.tokenizer, self.target)
+        self.runner_pool = RunnerPool(self.target, self.draft, self.engine)
+
+    @property
+    def runner(self) -> str:
+        """The runner(s) sessions use: eager, static or graphs ("target/draft" when they differ)."""
+        return self.runner_pool.label
 
     def encode_prompt(self, prompt: str | Sequence[int] | Sequence[dict], raw: bool = False) -> list[int]:
         """Token ids for a prompt: raw text, or chat messages through the right format.
@@ -294,13 +305,19 @@ def load_pair(
     trust_remote_code: bool = False,
     allow_pickle: bool = False,
     threads: int | None = None,
+    engine: str = "auto",
+    warmup: bool = True,
     download: bool = False,
     progress: ProgressFn | None = None,
 ) -> ModelPair:
     """Load a draft/target pair (paths, hub ids, a preset, or the embedded demo pair).
 
-    Hub models are read from the local Hugging Face cache only; `download`
-    lets them be fetched (the network is used only when asked for).
+    `engine` picks how forward passes run (auto, eager, static, graphs; docs/engine.md);
+    a runner that cannot run here raises EngineUnavailable. With `warmup` (the
+    default) an untimed warm-up runs before returning, so the first session runs
+    at steady speed; `pair.warmup_s` says how long it took. Hub models are read
+    from the local Hugging Face cache only; `download` lets them be fetched (the
+    network is used only when asked for).
     """
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
@@ -324,6 +341,7 @@ def load_pair(
         raise InvalidParameter(f"--device-map must be 'auto', got {device_map!r}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InvalidParameter(f"--threads must be a whole number >= 1, got {threads!r}")
+    engine = check_engine(engine)
 
     target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, draft, pair, demo)
     if preset_name is not None and quantize is None:
@@ -331,6 +349,8 @@ def load_pair(
 
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
+    if device_map is None:
+        check_engine_device(engine, dev)  # known before loading anything
     t_ref, d_ref = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
 
     report("tokenizer", 0.0)
@@ -364,12 +384,17 @@ def load_pair(
         if n is None:
             n = 1 if _param_count(target_model) < 100_000_000 else (os.cpu_count() or 1)
         torch.set_num_threads(n)
-    report("ready", 1.0)
-    return ModelPair(
+    pair = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
         name_target="demo/target" if is_demo else target, name_draft="demo/draft" if is_demo else draft,
-        is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize,
+        is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
     )
+    runner = pair.runner  # resolves the engine: EngineUnavailable here, before any warm-up
+    if warmup:
+        report(f"warm-up ({runner})", 0.9)
+        warm_up(pair)
+    report("ready", 1.0)
+    return pair
 
 
 __all__ = [

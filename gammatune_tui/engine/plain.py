@@ -3,8 +3,9 @@
 A comparison of γ policies says which policy is fastest, but not whether
 speculation pays at all on this machine; only the target decoding alone, one
 token per forward pass, on the same prompt, sampling settings and forward
-path, says that. It uses the decoder's own forward (`make_forward`) and
-served distribution, so the two differ only in speculation. Greedy output is
+path, says that. It runs the target through the pair's own runner (the one
+the decoder uses: eager, static or graphs) with the decoder's served
+distribution, so the two differ only in speculation. Greedy output is
 the target's own text: the tokens every lossless method must reproduce.
 """
 
@@ -15,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import torch
-from transformers import DynamicCache
 
 from .context import check_context
-from .fast_forward import make_forward
+from .runners import runner_pool
 from .sampling import SamplingConfig, Served, make_generator, sample
 
 
@@ -47,28 +47,33 @@ def plain_decode(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int,
     sampling = sampling or SamplingConfig()
     target = pair.target
     device = torch.device(getattr(pair, "device", None) or target.device)
-    fwd = make_forward(target)
     served = Served(sampling)
     gen = make_generator(sampling.seed, device)
     vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
     eos = set(pair.eos_ids)
     run = PlainRun()
-    t0 = time.perf_counter()
-    cache = DynamicCache()
-    if len(ids) > 1:
-        fwd(torch.tensor([ids[:-1]], device=device), cache, 1)
-    last = ids[-1]
-    while run.tokens < max_new_tokens:
-        logits = fwd(torch.tensor([[last]], device=device), cache, 1)[-1:, :vocab]
-        if served.greedy:
-            last = int(logits.argmax(-1))
-        else:
-            last = int(sample(served.probs(logits.float()), gen)[0])
-        run.token_ids.append(last)
-        if last in eos:
-            run.stop_reason = "eos"
-            break
-    run.wall_s = time.perf_counter() - t0
+    pool = runner_pool(pair)
+    runners = pool.acquire()
+    try:
+        trun = runners.target
+        t0 = time.perf_counter()
+        trun.start(len(ids) + max_new_tokens)
+        if len(ids) > 1:
+            trun.prefill(torch.tensor([ids[:-1]], device=device))
+        last = ids[-1]
+        while run.tokens < max_new_tokens:
+            logits = trun.forward(torch.tensor([[last]], device=device), 1)[-1:, :vocab]
+            if served.greedy:
+                last = int(logits.argmax(-1))
+            else:
+                last = int(sample(served.probs(logits.float()), gen)[0])
+            run.token_ids.append(last)
+            if last in eos:
+                run.stop_reason = "eos"
+                break
+        run.wall_s = time.perf_counter() - t0
+    finally:
+        pool.release(runners)
     return run
 
 

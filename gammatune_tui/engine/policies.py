@@ -35,6 +35,10 @@ class Policy:
     """Base policy: fixed window, never stops early, learns nothing (= specdecode)."""
 
     name = "specdecode"
+    # True when keep_drafting can end a window early: the decoder must then read each
+    # drafted token's probabilities back before drafting the next (one host sync per
+    # token); otherwise it drafts the whole window on the device with one read at its end.
+    may_stop_early: bool = False
 
     def __init__(self, gamma0: int, params: PolicyParams):
         self.gamma0 = _check_gamma0(gamma0)
@@ -106,6 +110,7 @@ class AssistantThreshold(Policy):
     """
 
     name = "assistant-threshold"
+    may_stop_early = True
 
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
@@ -201,6 +206,7 @@ class GammaTunePlus(GammaTune):
     """GammaTune plus early stop after a drafted token whose top-1 probability < τ (§4.2)."""
 
     name = "gammatune+"
+    may_stop_early = True
 
     def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
         return top_prob >= self.params.tau

@@ -94,10 +94,29 @@ def make_generator(seed: int | None, device: torch.device | str) -> torch.Genera
 
 
 def sample(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """One draw per row of `probs` (n, vocab) -> (n,) token ids."""
+    """One draw per row of `probs` (n, vocab) -> (n,) token ids.
+
+    On CUDA torch.multinomial waits for the device (it checks the distribution
+    on the host), which would cost a sync per drafted token; there the draw is
+    the exponential race instead (`sample_without_sync`), which has the same law.
+    """
     if generator.device != probs.device:
         return torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(-1).to(probs.device)
+    if probs.device.type == "cuda":
+        return sample_without_sync(probs, generator)
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+
+def sample_without_sync(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """argmax_i p_i / E_i with E_i ~ Exp(1) i.i.d.: token i wins with probability p_i / Σp, exactly.
+
+    (E_i / p_i is exponential with rate p_i, and the smallest of independent
+    exponentials is i with probability rate_i / Σ rates.) Device work only. A
+    zero draw of E is lifted to the smallest positive float so 0/0 never occurs.
+    """
+    e = torch.empty(probs.shape, dtype=torch.float32, device=probs.device).exponential_(1.0, generator=generator)
+    e.clamp_(min=torch.finfo(torch.float32).tiny)
+    return (probs.float() / e).argmax(dim=-1)
 
 
 def uniforms(n: int, generator: torch.Generator, device: torch.device) -> torch.Tensor:
@@ -145,5 +164,6 @@ def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 
 
 __all__ = [
-    "SamplingConfig", "Served", "make_generator", "sample", "greedy_accept", "sampled_accept", "residual",
+    "SamplingConfig", "Served", "make_generator", "sample", "sample_without_sync", "greedy_accept", "sampled_accept",
+    "residual",
 ]

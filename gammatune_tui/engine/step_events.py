@@ -33,7 +33,8 @@ def versions() -> dict[str, str]:
 
 def session_header(
     pair: Any, policy: Policy, sampling: SamplingConfig, device: torch.device, max_new: int,
-    prompt_ids: Sequence[int], *, label: str, turn: int, user_text: str | None,
+    prompt_ids: Sequence[int], *, label: str, turn: int, user_text: str | None, engine: str = "",
+    runner: str = "", warmup_s: float = 0.0,
 ) -> SessionHeader:
     """Everything a replay needs to show (and a reader to trust) about how the session was run."""
     tok = pair.tokenizer
@@ -59,6 +60,9 @@ def session_header(
         label=label,
         turn=turn,
         user_text=user_text if user_text is not None else "",
+        engine=engine,
+        runner=runner,
+        warmup_s=warmup_s,
     )
 
 

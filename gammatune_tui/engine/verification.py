@@ -9,12 +9,9 @@ one token of its own (a correction after a rejection, else a bonus).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 import torch
-from transformers import DynamicCache
-
 from .drafting import Draft
+from .runners import Runner
 from .sampling import Served, greedy_accept, residual, sample, sampled_accept
 
 
@@ -30,16 +27,16 @@ class Verdict:
 
 
 def verify_window(
-    tfwd: Any, cache: DynamicCache, ids: list[int], draft: Draft, *, served: Served, gen: torch.Generator,
+    runner: Runner, ids: list[int], draft: Draft, *, served: Served, gen: torch.Generator,
     vocab_cut: int | None, device: torch.device,
 ) -> Verdict:
     """Feed [tokens the target has not cached, drafts...] and decide; rows 0..d are the target's laws."""
     d_ids = draft.ids
     d = len(d_ids)
-    t_len = cache.get_seq_length()
+    t_len = runner.length
     vin = torch.tensor([ids[t_len:] + d_ids], device=device)
     n_new = vin.shape[1]
-    tlogits = tfwd(vin, cache, d + 1)
+    tlogits = runner.forward(vin, d + 1)
     if vocab_cut is not None:
         tlogits = tlogits[:, :vocab_cut]
     tlogits = tlogits.float()

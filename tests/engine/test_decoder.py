@@ -16,6 +16,13 @@ from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.errors import InvalidParameter
 
 PROMPT = "def fib(n):\n    return"
+# every runner the CPU can run: "graph-body" is the graphs runner's step, uncaptured
+ENGINES = ["eager", "static", "graph-body"]
+
+
+def with_engine(pair, engine):
+    """The same models under another runner (its own runner pool)."""
+    return dataclasses.replace(pair, engine=engine)
 
 
 def run(pair, method="gammatune+", gamma0=4, sampling=None, prompt=PROMPT, n=48, **kw):
@@ -44,11 +51,14 @@ def reference(tiny_pair):
     return ids, ref
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("gamma0", [1, 3, 8])
 @pytest.mark.parametrize("method", METHODS)
-def test_greedy_equals_target_generate(tiny_pair, reference, method, gamma0):
+def test_greedy_equals_target_generate(tiny_pair, reference, method, gamma0, engine):
     ids, ref = reference
-    _, evs = run(tiny_pair, method, gamma0, n=48)
+    pair = with_engine(tiny_pair, engine)
+    _, evs = run(pair, method, gamma0, n=48)
+    assert evs[0].runner == engine and evs[0].engine == engine
     assert emitted_ids(evs) == ref
     summary = evs[-1]
     assert isinstance(summary, SessionSummary)
@@ -95,12 +105,9 @@ def test_event_stream_shape_and_fields(tiny_pair):
     assert event_from_json(summary.to_json()) == summary
 
 
-def _cache_keys(cache, layer=0):
-    return cache.layers[layer].keys
-
-
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("sampling", [SamplingConfig(), SamplingConfig(temperature=1.0, seed=5)])
-def test_caches_hold_exactly_the_accepted_prefix(tiny_pair, sampling):
+def test_caches_hold_exactly_the_accepted_prefix(tiny_pair, sampling, engine):
     """After every step: target cache = accepted ids minus the last; draft cache = same or one less.
 
     Content is checked too: the cached keys equal a fresh forward over the
@@ -113,18 +120,19 @@ def test_caches_hold_exactly_the_accepted_prefix(tiny_pair, sampling):
         t_len, d_len = dec.cache_lengths()
         assert t_len == len(ids) - 1
         assert d_len in (len(ids) - 1, len(ids) - 2)
-        for model, cache, n in ((dec.pair.target, dec.target_cache, t_len), (dec.pair.draft, dec.draft_cache, d_len)):
+        for model, runner, n in ((dec.pair.target, dec.runners.target, t_len), (dec.pair.draft, dec.runners.draft, d_len)):
             from transformers import DynamicCache
 
             fresh = DynamicCache()
             with torch.no_grad():
                 model(input_ids=torch.tensor([ids[:n]]), past_key_values=fresh, use_cache=True)
-            for layer in range(len(cache.layers)):
-                torch.testing.assert_close(_cache_keys(cache, layer), _cache_keys(fresh, layer), rtol=1e-4, atol=1e-4)
-                torch.testing.assert_close(cache.layers[layer].values, fresh.layers[layer].values, rtol=1e-4, atol=1e-4)
+            for layer in range(len(fresh.layers)):
+                keys, values = runner.kv(layer)
+                torch.testing.assert_close(keys, fresh.layers[layer].keys, rtol=1e-4, atol=1e-4)
+                torch.testing.assert_close(values, fresh.layers[layer].values, rtol=1e-4, atol=1e-4)
         checks.append(t_len)
 
-    dec = SpeculativeDecoder(tiny_pair, PolicySettings.build("hf-heuristic", 3), sampling)
+    dec = SpeculativeDecoder(with_engine(tiny_pair, engine), PolicySettings.build("hf-heuristic", 3), sampling)
     dec.on_step = hook
     evs = list(dec.generate(PROMPT, max_new_tokens=30))
     assert len(checks) == evs[-1].steps >= 2
@@ -277,9 +285,9 @@ def test_direct_forward_is_used_and_matches_standard_path(tiny_pair, reference, 
     fwd = fast_forward.make_forward(tiny_pair.target)
     assert "_direct_forward" in fwd.__qualname__  # the self-check accepted the fast path
     ids, ref = reference
-    # the standard transformers forward gives the same tokens
+    # the standard transformers forward gives the same tokens (through the eager runner)
     monkeypatch.setattr(fast_forward, "_FORWARDS", __import__("weakref").WeakKeyDictionary())
     monkeypatch.setattr(fast_forward, "_direct_eligible", lambda model: False)
-    _, evs = run(tiny_pair, "gammatune+", 4, n=48)
+    _, evs = run(with_engine(tiny_pair, "eager"), "gammatune+", 4, n=48)
     assert emitted_ids(evs) == ref
     assert "_standard_forward" in fast_forward.make_forward(tiny_pair.target).__qualname__

@@ -9,10 +9,11 @@ import pytest
 import torch
 
 from tiny_models import make_byte_tokenizer, make_llama
+from gammatune_tui.engine import models
 from gammatune_tui.engine.models import (
     PRESETS, VICUNA_SYSTEM, check_tokenizers, load_pair, resolve_device, resolve_dtype, vicuna_format,
 )
-from gammatune_tui.errors import InvalidParameter, ModelLoadError, TokenizerMismatch
+from gammatune_tui.errors import EngineUnavailable, InvalidParameter, ModelLoadError, TokenizerMismatch
 
 
 def test_load_pair_from_dirs(tiny_pair, tiny_pair_dirs):
@@ -30,6 +31,38 @@ def test_progress_and_dtype(tiny_pair_dirs):
     assert next(pair.target.parameters()).dtype == torch.bfloat16
     assert stages[0][0] == "tokenizer" and stages[-1] == ("ready", 1.0)
     assert [f for _, f in stages] == sorted(f for _, f in stages)
+    assert ("warm-up (static)", 0.9) in stages  # the warm-up is a stage of loading, named with its runner
+    assert pair.warmup_s > 0
+
+
+@pytest.mark.parametrize("engine", ["eager", "static", "auto"])
+def test_engine_is_chosen_at_load_and_named_in_every_header(tiny_pair_dirs, engine):
+    from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
+
+    pair = load_pair(*map(str, tiny_pair_dirs), device="cpu", threads=1, engine=engine)
+    runner = "eager" if engine == "eager" else "static"  # auto on a CPU: static (docs/benchmarks.md)
+    assert pair.engine == engine and pair.runner == runner
+    warm = pair.runner_pool.acquire()  # the runners warm-up used are the ones sessions get
+    assert warm.target.length > 0
+    pair.runner_pool.release(warm)
+    header = next(iter(SpeculativeDecoder(pair, PolicySettings(), SamplingConfig()).generate("ab", max_new_tokens=2)))
+    assert (header.engine, header.runner, header.warmup_s) == (engine, runner, pair.warmup_s)
+    assert header.to_json()["runner"] == runner and header.to_json()["warmup_s"] > 0
+
+
+def test_impossible_engines_are_one_line_errors(tiny_pair_dirs, monkeypatch):
+    t, d = map(str, tiny_pair_dirs)
+    with pytest.raises(InvalidParameter, match="unknown engine 'warp'"):
+        load_pair(t, d, device="cpu", engine="warp")
+    # graphs on a CPU is refused before any weights are read
+    monkeypatch.setattr(models, "from_pretrained", lambda *a, **k: pytest.fail("loaded a model"))
+    with pytest.raises(EngineUnavailable, match="--engine graphs: CUDA graphs need a CUDA device; this pair is on cpu"):
+        load_pair(t, d, device="cpu", engine="graphs")
+
+
+def test_load_without_warmup(tiny_pair_dirs):
+    pair = load_pair(*map(str, tiny_pair_dirs), device="cpu", threads=1, warmup=False)
+    assert pair.warmup_s == 0.0
 
 
 def _swapped_tokenizer():

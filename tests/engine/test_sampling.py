@@ -8,6 +8,7 @@ shown to be incompatible with the draft's own law.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 
@@ -18,7 +19,7 @@ from transformers.generation.logits_process import (
 )
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.sampling import Served, greedy_accept, residual, sampled_accept
+from gammatune_tui.engine.sampling import Served, greedy_accept, residual, sample_without_sync, sampled_accept
 
 PROMPT_IDS = [0, 1, 2, 3]
 N_SAMPLES = 600
@@ -66,21 +67,45 @@ def sample_pairs(pair, settings: PolicySettings, cfg: SamplingConfig, n: int) ->
     return counts, bonus
 
 
+@pytest.mark.parametrize("engine", ["eager", "static", "graph-body"])
 @pytest.mark.parametrize(
     "cfg", [SamplingConfig(temperature=1.0), SamplingConfig(temperature=0.7, top_k=4)], ids=["T1", "T0.7-k4"],
 )
-def test_sampled_output_follows_target_law(micro_pair, cfg):
+def test_sampled_output_follows_target_law(micro_pair, cfg, engine):
     vocab = micro_pair.target.config.vocab_size
     served = Served(cfg)
     p_law = joint_law(micro_pair.target, served, vocab)
     q_law = joint_law(micro_pair.draft, served, vocab)
     # the draft's law must really differ, or the test could not fail
     assert (p_law - q_law).abs().sum() > 0.3
-    counts, bonus = sample_pairs(micro_pair, PolicySettings.build("specdecode", 3), cfg, N_SAMPLES)
+    pair = dataclasses.replace(micro_pair, engine=engine)
+    counts, bonus = sample_pairs(pair, PolicySettings.build("specdecode", 3), cfg, N_SAMPLES)
     assert sum(counts.values()) == N_SAMPLES
     assert bonus > 0  # fully accepted windows (bonus path) occurred
     assert chi2_test(counts, p_law, N_SAMPLES) > 1e-3
     assert chi2_test(counts, q_law, N_SAMPLES) < 1e-6
+
+
+def test_token_by_token_drafting_follows_target_law(micro_pair):
+    """gammatune+ may stop a window early, so it drafts through the one-read-per-token loop."""
+    cfg = SamplingConfig(temperature=1.0)
+    vocab = micro_pair.target.config.vocab_size
+    p_law = joint_law(micro_pair.target, Served(cfg), vocab)
+    counts, _ = sample_pairs(micro_pair, PolicySettings.build("gammatune+", 3, tau=0.5), cfg, N_SAMPLES)
+    assert chi2_test(counts, p_law, N_SAMPLES) > 1e-3
+
+
+def test_sampler_without_sync_draws_the_law():
+    """The exponential race CUDA uses instead of torch.multinomial; checked here on the CPU."""
+    law = torch.tensor([[0.5, 0.25, 0.125, 0.0625, 0.0625, 0.0, 0.0, 0.0]])
+    g = torch.Generator().manual_seed(1)
+    n = 4000
+    draws = torch.cat([sample_without_sync(law, g) for _ in range(n)]).tolist()
+    counts = Counter(draws)
+    assert set(counts) <= {0, 1, 2, 3, 4}  # a zero-probability token is never drawn
+    assert chi2_test(counts, law[0, :5], n) > 1e-3
+    skewed = torch.tensor([0.25, 0.25, 0.25, 0.125, 0.125])
+    assert chi2_test(counts, skewed, n) < 1e-6  # the test can tell a wrong law
 
 
 def test_served_matches_transformers_pipeline():

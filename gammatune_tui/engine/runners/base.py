@@ -1,0 +1,73 @@
+"""The runner seam: one model's forward passes and its KV cache, behind one small interface.
+
+The decoder's loop (draft → verify → accept → rewind → event) is the same
+whichever way a model is run; what differs is how a forward pass is launched
+and how the cache is kept. A runner owns both, so the decoder never touches
+a cache object and cannot tell an eager DynamicCache from preallocated
+static buffers replayed through CUDA graphs.
+
+Contract, for every runner:
+  start(capacity)      a new session: the cache is empty; room for `capacity` tokens
+                       (more is allowed: a runner grows if a session outgrows it)
+  prefill(ids)         cache a prompt (1, n); nothing is returned
+  forward(ids, keep)   append ids (1, q) at positions length … length+q−1 and return
+                       the logits of the last `keep` of them, (keep, vocab); the
+                       tensor is the caller's (it is not overwritten by the next call)
+  rewind(n)            forget everything after the first n tokens (n <= length)
+  length               tokens cached now
+  kv(layer)            (keys, values) of the cached prefix, (1, kv_heads, length, head_dim),
+                       for tests and inspection
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+class Runner:
+    """Base of the runners; see the module docstring for the contract."""
+
+    kind: str = "?"
+
+    def __init__(self, model: Any):
+        self.model = model
+        self.device = next(model.parameters()).device
+
+    @property
+    def length(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def capacity(self) -> int | None:
+        """Tokens the cache holds without growing; None where it has no fixed size."""
+        return None
+
+    def start(self, capacity: int) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def prefill(self, ids: torch.Tensor) -> None:
+        self.forward(ids, 1)
+
+    def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def rewind(self, length: int) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def kv(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_rewind(self, length: int) -> None:
+        if not (0 <= length <= self.length):
+            raise ValueError(f"cannot rewind a cache of {self.length} tokens to {length}")
+
+
+def grad_mode(model: Any):
+    """inference_mode where it is safe, else no_grad (optimum-quanto's int4 kernels fail under inference_mode)."""
+    quanto = any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
+    return torch.no_grad if quanto else torch.inference_mode
+
+
+__all__ = ["Runner", "grad_mode"]

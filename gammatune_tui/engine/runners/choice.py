@@ -1,0 +1,227 @@
+"""Which runner a pair gets (`--engine`), and a pool that lends a session its warmed-up runners.
+
+`auto` picks the fastest runner that is exact for the pair on its device:
+graphs on CUDA for Llama/Qwen2 stacks, static on a CPU (measured faster than
+eager on the demo pair, docs/benchmarks.md), eager everywhere else and for any
+other architecture. A runner asked for by name that cannot run here is a
+one-line `EngineUnavailable`, never a silent fallback.
+
+Before a static or graphs runner is trusted with a model, its step is checked
+against the model's own forward on a few random tokens (with a rewind in
+between); a model on which it disagrees gets eager under `auto` and an error
+when the runner was asked for by name.
+
+Runners hold the KV buffers and the captured graphs, so they are kept on the
+pair and lent to one session at a time (`RunnerPool.acquire`): warm-up
+captures graphs into the same runners the first session then uses, and the
+sessions of `compare` or a chat reuse them. Two sessions running at once on
+one pair get separate runners.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import torch
+from transformers import DynamicCache
+
+from ...errors import EngineUnavailable, InvalidParameter
+from ..fast_forward import _direct_eligible
+from .base import Runner
+from .eager import EagerRunner
+from .graphs import GRAPH_BODY, GraphRunner
+from .static import StaticRunner
+
+ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
+# GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
+# what the tests use to check that step on a CPU. Accepted by the Python API, not by the CLI.
+
+# auto on a device without CUDA graphs; measured on the demo pair (docs/benchmarks.md).
+# MPS is unmeasured: it keeps the long-standing eager path.
+AUTO_WITHOUT_GRAPHS = {"cpu": "static", "cuda": "static"}
+
+
+def check_engine(engine: Any, *, internal: bool = True) -> str:
+    allowed = ENGINES + ((GRAPH_BODY,) if internal else ())
+    if engine not in allowed:
+        raise InvalidParameter(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    return str(engine)
+
+
+def check_engine_device(engine: str, device: torch.device) -> None:
+    """What can be refused before any model is loaded: graphs without a CUDA device."""
+    if engine == "graphs" and device.type != "cuda":
+        raise EngineUnavailable(f"--engine graphs: CUDA graphs need a CUDA device; this pair is on {device.type}")
+
+
+def _quantized(model: Any) -> bool:
+    return any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
+
+
+def static_unsupported(model: Any) -> str | None:
+    """Why the static runners cannot run this model, or None."""
+    if not _direct_eligible(model):
+        arch = type(model).__name__
+        return (f"{arch} is not supported by the static runners (Llama and Qwen2 stacks with sdpa or eager "
+                "attention, no sliding window, on one device)")
+    return None
+
+
+def graphs_unsupported(model: Any, device: torch.device) -> str | None:
+    if device.type != "cuda":
+        return f"CUDA graphs need a CUDA device; this pair is on {device.type}"  # as check_engine_device says
+    if _quantized(model):
+        return "quantized weights are not captured in CUDA graphs; use --engine static"
+    rope = getattr(getattr(getattr(model, "model", None), "rotary_emb", None), "rope_type", "default")
+    if "dynamic" in str(rope):
+        return f"rope type {rope!r} recomputes its table from the host each step; use --engine static"
+    return None
+
+
+def choose_kind(engine: str, model: Any, device: torch.device) -> str:
+    """The runner kind for one model (before its self-check)."""
+    if engine == "eager":
+        return "eager"
+    why = static_unsupported(model)
+    if engine in ("static", GRAPH_BODY):
+        if why:
+            raise EngineUnavailable(f"--engine {engine}: {why}")
+        return engine
+    if engine == "graphs":
+        why = why or graphs_unsupported(model, device)
+        if why:
+            raise EngineUnavailable(f"--engine graphs: {why}")
+        return "graphs"
+    if why:
+        return "eager"
+    if device.type == "cuda" and graphs_unsupported(model, device) is None:
+        return "graphs"
+    return AUTO_WITHOUT_GRAPHS.get(device.type, "eager")
+
+
+def build_runner(kind: str, model: Any, graph_pool: Any = None) -> Runner:
+    if kind == "eager":
+        return EagerRunner(model)
+    if kind == "static":
+        return StaticRunner(model)
+    if kind == "graphs":
+        return GraphRunner(model, capture=True, pool=graph_pool)
+    if kind == GRAPH_BODY:
+        return GraphRunner(model, capture=False)
+    raise ValueError(f"unknown runner kind {kind!r}")
+
+
+def self_check(kind: str, model: Any) -> bool:
+    """The runner's step (uncaptured) gives the model's own logits: in chunks of 4, 2, 1 and after a rewind."""
+    runner = GraphRunner(model, capture=False) if kind in ("graphs", GRAPH_BODY) else StaticRunner(model)
+    device = runner.device
+    vocab = int(model.config.vocab_size)
+    ids = torch.randint(0, vocab, (1, 7), generator=torch.Generator().manual_seed(0)).to(device)
+    try:
+        with runner.mode():
+            cache = DynamicCache()
+            want = [model(input_ids=ids[:, a:b], past_key_values=cache, use_cache=True).logits[0]
+                    for a, b in ((0, 4), (4, 6), (6, 7))]
+        runner.start(16)
+        runner.prefill(ids[:, :4])
+        runner.rewind(0)
+        got = [runner.forward(ids[:, a:b], b - a) for a, b in ((0, 4), (4, 6), (6, 7))]
+        runner.rewind(4)
+        got.append(runner.forward(ids[:, 4:6], 2))
+        want.append(want[1])
+    except Exception:  # any surprise: this runner is not for this model
+        return False
+    # In half precision a step of other shapes rounds differently from the model's own (an ulp at the
+    # logits' scale), which can swap two near-tied tokens: there the check is closeness alone.
+    exact = want[0].dtype == torch.float32
+    tol = 1e-3 if exact else 2e-2
+
+    def close(w: torch.Tensor, g: torch.Tensor) -> bool:
+        w, g = w.float(), g.float()
+        scale = 1.0 if exact else max(1.0, float(w.abs().max()))
+        return torch.allclose(w, g, rtol=tol, atol=tol * scale) and (not exact or torch.equal(w.argmax(-1), g.argmax(-1)))
+
+    return all(close(w, g) for w, g in zip(want, got))
+
+
+@dataclass
+class RunnerSet:
+    """The target's and the draft's runner for one session."""
+
+    target: Runner
+    draft: Runner
+
+    @property
+    def label(self) -> str:
+        t, d = self.target.kind, self.draft.kind
+        return t if t == d else f"{t}/{d}"
+
+    def __iter__(self) -> Iterator[Runner]:
+        return iter((self.target, self.draft))
+
+
+class RunnerPool:
+    """Lends each session a RunnerSet; the first call resolves `engine` for both models."""
+
+    def __init__(self, target: Any, draft: Any, engine: str = "auto"):
+        self.target, self.draft = target, draft
+        self.engine = check_engine(engine)
+        self._kinds: tuple[str, str] | None = None
+        self._free: list[RunnerSet] = []
+        self._lock = threading.Lock()
+        self._graph_pool: Any = None
+
+    def kinds(self) -> tuple[str, str]:
+        """(target kind, draft kind); raises EngineUnavailable for a runner that cannot run here."""
+        if self._kinds is None:
+            out = []
+            for model in (self.target, self.draft):
+                device = next(model.parameters()).device
+                kind = choose_kind(self.engine, model, device)
+                if kind != "eager" and not self_check(kind, model):
+                    if self.engine != "auto":
+                        raise EngineUnavailable(
+                            f"--engine {self.engine}: its step does not reproduce {type(model).__name__}'s own "
+                            "logits on this model; use --engine eager")
+                    kind = "eager"
+                out.append(kind)
+            self._kinds = (out[0], out[1])
+        return self._kinds
+
+    @property
+    def label(self) -> str:
+        t, d = self.kinds()
+        return t if t == d else f"{t}/{d}"
+
+    def acquire(self) -> RunnerSet:
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+        t, d = self.kinds()
+        if "graphs" in (t, d) and self._graph_pool is None:
+            self._graph_pool = torch.cuda.graph_pool_handle()  # one pool for every graph of this pair
+        return RunnerSet(build_runner(t, self.target, self._graph_pool), build_runner(d, self.draft, self._graph_pool))
+
+    def release(self, runners: RunnerSet) -> None:
+        with self._lock:
+            self._free.append(runners)
+
+
+def runner_pool(pair: Any) -> RunnerPool:
+    """The pair's pool (created on first use for pair-like objects that are not a ModelPair)."""
+    pool = getattr(pair, "runner_pool", None)
+    if pool is None:
+        pool = RunnerPool(pair.target, pair.draft, getattr(pair, "engine", "auto") or "auto")
+        try:
+            pair.runner_pool = pool
+        except AttributeError:  # pragma: no cover - a frozen pair-like object: no reuse
+            pass
+    return pool
+
+
+__all__ = [
+    "ENGINES", "GRAPH_BODY", "AUTO_WITHOUT_GRAPHS", "check_engine", "check_engine_device", "choose_kind", "build_runner", "self_check",
+    "static_unsupported", "graphs_unsupported", "RunnerSet", "RunnerPool", "runner_pool",
+]

@@ -1,0 +1,48 @@
+"""The `eager` runner: transformers' DynamicCache, grown by concatenation, rewound by cropping.
+
+It runs every architecture transformers runs (through `fast_forward`'s direct
+Llama/Qwen2 path when that checks out, else the model's own forward), so it is
+the fallback whenever the static runners do not apply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from transformers import DynamicCache
+
+from ..fast_forward import make_forward
+from .base import Runner
+
+
+class EagerRunner(Runner):
+    kind = "eager"
+
+    def __init__(self, model: Any):
+        super().__init__(model)
+        self._fwd = make_forward(model)
+        self.cache = DynamicCache()
+
+    @property
+    def length(self) -> int:
+        return self.cache.get_seq_length()
+
+    def start(self, capacity: int) -> None:
+        self.cache = DynamicCache()
+
+    def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
+        return self._fwd(ids, self.cache, keep)
+
+    def rewind(self, length: int) -> None:
+        self._check_rewind(length)
+        drop = self.length - length
+        if drop > 0:
+            self.cache.crop(-drop)
+
+    def kv(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        lay = self.cache.layers[layer]
+        return lay.keys, lay.values
+
+
+__all__ = ["EagerRunner"]

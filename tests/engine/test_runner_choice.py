@@ -1,0 +1,102 @@
+"""`engine=`: what auto picks, what an impossible request says, and how runners are lent to sessions."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
+from gammatune_tui.engine.models import ModelPair
+from gammatune_tui.engine.runners import RunnerPool, check_engine, choice, choose_kind
+from gammatune_tui.errors import EngineUnavailable, InvalidParameter
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    """An architecture the static runners do not support (same 259-id vocabulary as tiny_pair)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(5)
+    cfg = GPT2Config(vocab_size=259, n_positions=512, n_embd=32, n_layer=2, n_head=2, bos_token_id=0,
+                     eos_token_id=1)
+    return GPT2LMHeadModel(cfg).eval()
+
+
+def test_engine_names():
+    for name in ("auto", "eager", "static", "graphs"):
+        assert check_engine(name, internal=False) == name
+    assert check_engine("graph-body") == "graph-body"  # Python API only
+    with pytest.raises(InvalidParameter, match="auto, eager, static, graphs"):
+        check_engine("graph-body", internal=False)
+    with pytest.raises(InvalidParameter, match="unknown engine 'fast'"):
+        check_engine("fast")
+
+
+def test_auto_and_explicit_choices_on_cpu(tiny_pair, gpt2):
+    llama = tiny_pair.target
+    assert choose_kind("auto", llama, CPU) == "static"
+    assert choose_kind("eager", llama, CPU) == "eager"
+    assert choose_kind("static", llama, CPU) == "static"
+    with pytest.raises(EngineUnavailable, match="--engine graphs: CUDA graphs need a CUDA device"):
+        choose_kind("graphs", llama, CPU)
+    assert choose_kind("auto", gpt2, CPU) == "eager"  # auto falls back silently …
+    for engine in ("static", "graphs"):  # … a runner asked for by name does not
+        with pytest.raises(EngineUnavailable, match="GPT2LMHeadModel is not supported by the static runners"):
+            choose_kind(engine, gpt2, CPU)
+
+
+def test_a_failed_self_check_falls_back_under_auto_only(tiny_pair, monkeypatch):
+    monkeypatch.setattr(choice, "self_check", lambda kind, model: False)
+    assert RunnerPool(tiny_pair.target, tiny_pair.draft, "auto").kinds() == ("eager", "eager")
+    with pytest.raises(EngineUnavailable, match="does not reproduce"):
+        RunnerPool(tiny_pair.target, tiny_pair.draft, "static").kinds()
+
+
+def test_the_self_check_can_fail(tiny_pair, monkeypatch):
+    """A step that computes something else than the model (here: logits reversed) is caught."""
+    assert choice.self_check("static", tiny_pair.target)
+    wrong = choice.StaticRunner.prefix_step
+    monkeypatch.setattr(choice.StaticRunner, "prefix_step", lambda self, *a: wrong(self, *a).flip(-1))
+    assert not choice.self_check("static", tiny_pair.target)
+    assert choice.self_check("graph-body", tiny_pair.target)  # its own step is untouched
+
+
+def test_mixed_pair_names_both_runners_and_stays_exact(tiny_pair, gpt2):
+    """A Llama target with a GPT-2 draft: static for one, eager for the other, output still the target's."""
+    pair = ModelPair(target=tiny_pair.target, draft=gpt2, tokenizer=tiny_pair.tokenizer, device=CPU,
+                     dtype=torch.float32, eos_ids=tiny_pair.eos_ids)
+    assert pair.runner == "static/eager"
+    ids = tiny_pair.encode_prompt("def f(x):", raw=True)
+    dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 3), SamplingConfig())
+    evs = list(dec.generate(ids, max_new_tokens=24))
+    assert evs[0].runner == "static/eager" and evs[0].engine == "auto"
+    x = torch.tensor([ids])
+    ref = tiny_pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=24,
+                                    eos_token_id=list(tiny_pair.eos_ids))[0, len(ids):].tolist()
+    assert [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted] == ref
+    with pytest.raises(EngineUnavailable):
+        dataclasses.replace(pair, engine="static").runner
+
+
+def test_sessions_borrow_runners_one_at_a_time(tiny_pair):
+    pool = RunnerPool(tiny_pair.target, tiny_pair.draft, "static")
+    a = pool.acquire()
+    b = pool.acquire()  # a second session while the first runs: its own runners
+    assert a.target is not b.target and a.draft is not b.draft
+    pool.release(a)
+    assert pool.acquire() is a  # the next session reuses the warm ones
+
+
+def test_sequential_sessions_reuse_the_same_runners(tiny_pair):
+    pair = dataclasses.replace(tiny_pair, engine="static")
+    seen = []
+    for _ in range(2):
+        dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 2), SamplingConfig())
+        for ev in dec.generate("ab", max_new_tokens=4):
+            if isinstance(ev, StepEvent):
+                seen.append(dec.runners.target)
+    assert all(r is seen[0] for r in seen)
