@@ -193,3 +193,17 @@ def check_models(opts: CommonOptions) -> Any:
     if refs.window is not None:
         refs.window.check(1, opts.max_new_tokens)   # every prompt is at least one token
     return refs
+
+
+def default_options(**overrides: Any) -> CommonOptions:
+    """The shared options at their command-line defaults (what a command sees with no flags), with `overrides`.
+
+    For scripts that must use exactly what the CLI would, e.g. the one that
+    re-records the shipped demos (benchmarks/record_demos.py).
+    """
+    values = {name: getattr(option, "default", None) for name, _, option in
+              _MODEL_PARAMS + _POLICY_PARAMS + _SAMPLING_PARAMS}
+    unknown = set(overrides) - set(values)
+    if unknown:
+        raise InvalidParameter(f"unknown options: {', '.join(sorted(unknown))}")
+    return CommonOptions({**values, **overrides})

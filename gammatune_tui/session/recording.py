@@ -184,7 +184,7 @@ def read_recording(path: str | os.PathLike) -> Recording:
 
 
 def resolve_recording(name: str | os.PathLike) -> Path:
-    """A path, or the bare name of a shipped demo recording (`five-methods`)."""
+    """A path, or the bare name of a shipped demo recording (`all-methods`)."""
     p = Path(name)
     if p.exists():
         return p
