@@ -19,6 +19,7 @@ import typer
 from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
+from ..engine.context import check_budget
 from ..engine.models import check_pair
 from ..engine.runners import ENGINES, check_engine, check_engine_device
 from ..engine.sampling import SamplingConfig
@@ -191,7 +192,7 @@ def check_models(opts: CommonOptions) -> Any:
     """
     refs = check_pair(**opts.load_kwargs())
     if refs.window is not None:
-        refs.window.check(1, opts.max_new_tokens)   # every prompt is at least one token
+        check_budget(refs.window, opts.max_new_tokens)
     return refs
 
 

@@ -57,6 +57,14 @@ class ContextWindow:
                              limit=self.tokens)
 
 
+def check_budget(window: ContextWindow, max_new_tokens: int, flag: str = "--max-new-tokens") -> None:
+    """Before a prompt is tokenized: a budget that cannot fit after even a one-token prompt is refused."""
+    if max_new_tokens + 1 > window.tokens:
+        raise ContextTooLong(f"{flag} {max_new_tokens:,} does not fit in the {window.tokens:,}-token context "
+                             f"({window.source}): at most {window.tokens - 1:,} new tokens fit, fewer after the prompt",
+                             prompt_tokens=0, max_new_tokens=int(max_new_tokens), limit=window.tokens)
+
+
 def config_limit(config: Any) -> tuple[int, str] | None:
     """(positions, the config key that says so) for one model's config, or None when it does not say."""
     for key in _CONFIG_KEYS:
@@ -105,4 +113,4 @@ def check_context(pair: Any, prompt_tokens: int, max_new_tokens: int) -> None:
         window.check(prompt_tokens, max_new_tokens)
 
 
-__all__ = ["ContextWindow", "config_limit", "tokenizer_limit", "window_of", "context_window", "check_context"]
+__all__ = ["ContextWindow", "check_budget", "config_limit", "tokenizer_limit", "window_of", "context_window", "check_context"]

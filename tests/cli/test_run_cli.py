@@ -64,7 +64,7 @@ def test_run_with_no_color_has_no_legend(capsys, pair_args, monkeypatch):
 
 
 @pytest.mark.parametrize("extra, needle", [
-    (["-n", "1000000000000"], "new tokens do not fit in the 1,024-token context"),
+    (["-n", "1000000000000"], "--max-new-tokens 1,000,000,000,000 does not fit in the 1,024-token context"),
     (["-n", "1015"], "at most 1,014 new tokens fit"),
 ])
 def test_run_refuses_a_budget_past_the_context_at_once(capsys, pair_args, extra, needle):

@@ -56,3 +56,12 @@ def test_generate_refuses_before_any_model_work(tiny_pair, monkeypatch):
     assert calls == []
     events = list(dec.generate([0, 5, 6], max_new_tokens=4))   # a budget that fits still runs
     assert events[-1].tokens == 4
+
+
+def test_a_budget_that_cannot_fit_any_prompt_is_refused_before_tokenizing():
+    from gammatune_tui.engine.context import check_budget
+
+    w = ContextWindow(1024, "the target's max_position_embeddings")
+    check_budget(w, 1023)
+    with pytest.raises(ContextTooLong, match=r"--max-new-tokens 1,024 does not fit .* at most 1,023 new tokens fit"):
+        check_budget(w, 1024)
