@@ -23,6 +23,7 @@ import torch
 
 from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
+from .context import window_of
 from .model_files import ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config
 from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
@@ -222,8 +223,6 @@ def check_pair(target: str | None = None, draft: str | None = None, *, pair: str
     notice inside the app). `window` is the pair's context read from the
     config files, for checking `max_new_tokens` early.
     """
-    from .context import window_of
-
     target, draft, _, _, _ = _resolve_refs(target, draft, pair, demo)
     t, d = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
     window = window_of(read_config(t), read_config(d))
