@@ -38,6 +38,14 @@ def test_latency_table_never_cuts_a_cell(width):
         assert text.count("Llama-3.1-70B") == len(tables) and "v16 = verify 16" in text
 
 
+def test_runner_and_bandwidth_columns_appear_when_the_rows_have_them():
+    rows = [LatencyRow("vicuna-68m", 68_000_000, "cuda", "bfloat16", 128, 1.2, {1: 1.3, 2: 1.4}, runner=r,
+                       decode_gbs=95.5, bandwidth_pct=3.2) for r in ("eager", "graphs")]
+    tables, text = _render(latency_columns(rows, [1, 2]), 80)
+    assert "eager" in text and "graphs" in text and "95.5" in text and "3%" in text
+    assert "…" not in text and all(len(line) <= 80 for line in text.splitlines())
+
+
 def test_more_columns_still_fit_by_splitting():
     cols = latency_columns(ROWS, [1, 2, 4, 8, 16])
     cols += [Column(f"runner {name} ms/token", ["12.34", "—"], short=name) for name in ("eager", "static", "graphs")]

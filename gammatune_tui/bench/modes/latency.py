@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import platform
 import sys
 import time
@@ -21,13 +22,23 @@ from .common import progress_bar, quiet_transformers
 
 def latency_columns(rows: list, ks: list[int]) -> list[Column]:
     """Table 1's columns: one spec per column, so a new one (a runner, a bandwidth share) is one more entry."""
-    cols = [Column("model shape", [Text(r.name) for r in rows], justify="left", key=True),
-            Column("params", [human_count(r.params) for r in rows])]
+    cols = [Column("model shape", [Text(r.name) for r in rows], justify="left", key=True)]
+    if any(getattr(r, "runner", "transformers") != "transformers" for r in rows):
+        cols.append(Column("runner", [getattr(r, "runner", "") for r in rows], justify="left", key=True))
+    cols.append(Column("params", [human_count(r.params) for r in rows]))
     cols.append(Column("decode ms/token", ["skipped" if r.skipped else f"{r.decode_ms:.2f}" for r in rows],
                        short="decode", meaning="decode ms/token"))
     for k in ks:
         cols.append(Column(f"verify {k} ms", ["" if r.skipped else f"{r.verify_ms[k]:.2f}" for r in rows],
                            short=f"v{k}", meaning=f"verify {k}"))
+    gbs = [getattr(r, "decode_gbs", math.nan) for r in rows]
+    if any(not math.isnan(g) for g in gbs):
+        cols.append(Column("decode GB/s", ["" if r.skipped or math.isnan(g) else f"{g:.1f}" for r, g in zip(rows, gbs)],
+                           short="GB/s", meaning="bytes a decode step reads ÷ its time"))
+    pct = [getattr(r, "bandwidth_pct", math.nan) for r in rows]
+    if any(not math.isnan(p) for p in pct):
+        cols.append(Column("% of copy bandwidth", ["" if math.isnan(p) else f"{p:.0f}%" for p in pct],
+                           short="%bw", meaning="decode GB/s as a share of the measured copy bandwidth"))
     paper = [lat.PAPER_TABLE1.get(r.name) for r in rows]
     cols.append(Column("paper (H100)", [f"{p:.2f}" if p else "" for p in paper], short="paper",
                        meaning="the paper's H100 decode ms/token"))
