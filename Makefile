@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test chat clean
+.PHONY: install test chat recordings clean
 
 install: $(STAMP)
 
@@ -21,6 +21,10 @@ test: $(STAMP)
 
 chat: $(STAMP)
 	$(BIN)/gammatune chat
+
+# Re-record demo_prompts/recordings/ with the current defaults (benchmarks/record_demos.py says why)
+recordings: $(STAMP)
+	$(BIN)/python benchmarks/record_demos.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache

@@ -12,7 +12,7 @@ import sys
 import click
 import typer
 
-from .commands import bench, chat, compare, models, replay, run
+from .commands import bench, chat, compare, help_format, models, replay, run
 from .errors import GammatuneError
 
 try:  # typer >= 0.25 parses with its own copy of click, whose exceptions are other classes
@@ -25,6 +25,8 @@ _NO_ARGS = (click.exceptions.NoArgsIsHelpError, _typer_click.NoArgsIsHelpError)
 _ABORTS = (click.exceptions.Abort, typer.Abort)
 _EXITS = (click.exceptions.Exit, typer.Exit)
 _CLICK_ERRORS = (click.ClickException, _typer_click.ClickException)
+
+help_format.install()   # flags without `<bool>`, ranges inside the type label
 
 app = typer.Typer(
     name="gammatune",

@@ -17,6 +17,16 @@ class InvalidParameter(GammatuneError, ValueError):
     """A policy, sampling or CLI value outside its range (also a ValueError, as SPEC §2 asks)."""
 
 
+class ContextTooLong(InvalidParameter):
+    """A prompt plus max_new_tokens that do not fit in the model pair's context (see engine/context.py)."""
+
+    def __init__(self, message: str, *, prompt_tokens: int = 0, max_new_tokens: int = 0, limit: int = 0):
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.max_new_tokens = max_new_tokens
+        self.limit = limit
+
+
 class ModelLoadError(GammatuneError):
     """A model or tokenizer that cannot be found or read."""
 

@@ -40,11 +40,21 @@ def resolve_prompt_set(name_or_path: str) -> Path:
 def load_prompt_set(name_or_path: str) -> list[Prompt]:
     path = resolve_prompt_set(name_or_path)
     try:
-        raw = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise PromptFileError(f"{path}: no such prompt file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PromptFileError(f"{path}: cannot read ({exc})") from None
+    except IsADirectoryError:
+        raise PromptFileError(f"{path}: is a directory, not a prompt file") from None
+    except OSError as exc:
+        raise PromptFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PromptFileError(f"{path}: not a text file (line {line} is not UTF-8); a prompt set is JSON Lines "
+                              '({"id", "category", "turns": [...]} per line)') from None
+    if "\0" in raw:
+        raise PromptFileError(f"{path}: not a text file (it holds NUL bytes); a prompt set is JSON Lines") from None
     prompts: list[Prompt] = []
     for n, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
@@ -66,7 +76,7 @@ def load_prompt_set(name_or_path: str) -> list[Prompt]:
     return prompts
 
 
-def random_demo_prompt(seed: int | None = None) -> Prompt:
-    """A prompt for the demo pair, picked at random (seeded when asked)."""
+def seeded_demo_prompt(seed: int | None) -> Prompt:
+    """The demo prompt a seed picks: the same one for the same seed, so a run without a prompt is reproducible."""
     prompts = load_prompt_set("code")
     return random.Random(seed).choice(prompts)

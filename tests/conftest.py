@@ -13,6 +13,10 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# bench --simulate keeps traces in the user's cache: never the real one from a test run
+import tempfile  # noqa: E402
+
+os.environ["GAMMATUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="gammatune-test-cache-")
 
 import pytest  # noqa: E402
 

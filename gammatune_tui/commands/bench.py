@@ -49,18 +49,19 @@ def bench(
     ctx: typer.Context,
     prompts: Optional[str] = typer.Option(None, "--prompts", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
     methods: Optional[str] = typer.Option(None, "--methods", help=f"Comma-separated methods (default all: {', '.join(METHODS)}).", rich_help_panel=BENCH),
-    gammas: Optional[str] = typer.Option(None, "--gammas", help=f"Comma-separated initial γ0 values (default {DEFAULT_GAMMAS}).", rich_help_panel=BENCH),
+    gammas: Optional[str] = typer.Option(None, "--gammas", help="Comma-separated initial γ0 values (default: the paper's 1–8, 12, 16, 20, 24).", rich_help_panel=BENCH),
     repeats: int = typer.Option(1, "--repeats", min=1, help="Times each (prompt, method, γ0) is run live.", rich_help_panel=BENCH),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N prompts of the set.", rich_help_panel=BENCH),
     out: Path = typer.Option(Path("gammatune-bench.json"), "--out", "-o", help="JSON file with every raw number and the environment; a CSV goes beside it.", rich_help_panel=BENCH),
     simulate: bool = typer.Option(False, "--simulate", help="Record one trace per prompt and play every policy exactly over it (greedy only).", rich_help_panel=BENCH),
     validate: bool = typer.Option(False, "--validate", help="With --simulate: also run the live sweep and compare it with the simulation cell by cell.", rich_help_panel=BENCH),
-    check_live: int = typer.Option(1, "--check-live", min=0, help="With --simulate: prompts on which every method at a few γ0 is also run live and compared step by step (0 = none).", rich_help_panel=BENCH),
-    traces_path: Optional[Path] = typer.Option(None, "--traces", help="With --simulate/--tune: reuse the traces and cost model in this file, or save them there.", rich_help_panel=BENCH),
+    check_live: Optional[int] = typer.Option(None, "--check-live", min=0, help="With --simulate: prompts on which every method at a few γ0 is also run live and compared step by step (default 1 when the traces are recorded, 0 when they come from the cache).", rich_help_panel=BENCH),
+    traces_path: Optional[Path] = typer.Option(None, "--traces", help="With --simulate/--tune: keep the traces and cost model in this file instead of the cache.", rich_help_panel=BENCH),
+    refresh_traces: bool = typer.Option(False, "--refresh-traces", help="With --simulate/--tune: record the traces and time the decoder again, even when they are cached (in $GAMMATUNE_CACHE_DIR, else ~/.cache/gammatune).", rich_help_panel=BENCH),
     tune_: bool = typer.Option(False, "--tune", help="Search η, δ, τ and the γ bounds on the traces (implies --simulate).", rich_help_panel=BENCH),
     tune_method: str = typer.Option("gammatune+", "--tune-method", help="The policy whose parameters --tune optimises.", rich_help_panel=BENCH),
     std_weight: float = typer.Option(1.0, "--std-weight", min=0.0, help="--tune score: mean speedup − this × its std across γ0.", rich_help_panel=BENCH),
-    baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Also measure target-only decoding and transformers' assisted generation (live sweep).", rich_help_panel=BENCH),
+    no_baselines: bool = typer.Option(False, "--no-baselines", help="Live sweep: skip target-only decoding and transformers' assisted generation (measured by default).", rich_help_panel=BENCH),
     latency: bool = typer.Option(False, "--latency", help="The paper's Table 1 instead: ms per token and per verify pass for model shapes, random weights.", rich_help_panel=BENCH),
     shape: list[str] = typer.Option([], "--shape", help="--latency: a built-in shape (repeatable) or a path to a config.json; default: every built-in shape that fits.", rich_help_panel=BENCH),
     latency_context: int = typer.Option(128, "--latency-context", min=1, help="--latency: tokens already in the KV cache.", rich_help_panel=BENCH),
@@ -98,9 +99,9 @@ def bench(
     if out.exists() and out.is_dir():
         raise InvalidParameter(f"--out {out} is a directory; give a file name")
     cfg = SweepConfig(methods=method_list, gammas=gamma_list, max_new_tokens=opts.max_new_tokens, repeats=repeats,
-                      params=params, seed=opts.seed, baselines=ALL_BASELINES if baselines else ())
-    sim = SimulateOptions(traces_path, check_live, validate, tune_method if tune_ else None, std_weight) \
-        if simulate or tune_ else None
+                      params=params, seed=opts.seed, baselines=() if no_baselines else ALL_BASELINES)
+    sim = SimulateOptions(traces_path, check_live, validate, tune_method if tune_ else None, std_weight,
+                          refresh=refresh_traces) if simulate or tune_ else None
     run_sweep(console, err, cfg, prompt_list, prompt_set=prompt_set, load_kwargs=opts.load_kwargs(), raw=opts.raw,
               out=out, simulate=sim)
 

@@ -1,8 +1,10 @@
 """`gammatune compare`: several γ policies on one pair, prompt and seed, side by side.
 
-The pair is loaded once; each method then runs alone (honest timings), and the
-TUI plays the measured streams as a race. `--print` measures and prints the
-transcripts and the ranked summary without the TUI (for scripts and CI).
+The pair is loaded once; each method then runs alone (honest timings),
+`--repeats` times in interleaved rounds beside plain target-only decoding,
+and the TUI plays each method's median run as a race. `--print` measures and
+prints the transcripts and the ranked summary without the TUI (for scripts
+and CI).
 """
 
 from __future__ import annotations
@@ -15,40 +17,47 @@ import typer
 
 from ..engine.policies import METHODS, parse_methods
 from ..errors import InvalidParameter
-from ..prompts import random_demo_prompt
 from ..render.printer import make_console, print_runs
-from ..resources import require_demo_pair
 from ..session.compare import MAX_METHODS, MIN_METHODS
-from ..session.compare_job import CompareJob
+from ..session.compare_job import DEFAULT_REPEATS, CompareJob
 from ..ui.app import make_compare_app
-from .options import CommonOptions, common_options
+from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 
 
-@common_options()
+@common_options(hidden=("method",))
 def compare(
-    prompt: Optional[str] = typer.Argument(None, help="The prompt (default: a random demo prompt)."),
-    methods: str = typer.Option(",".join(METHODS), "--methods", "-M", help="2 to 5 comma-separated methods to compare."),
-    record: Optional[Path] = typer.Option(None, "--record", help="Write every method's event stream to one JSONL recording."),
+    ctx: typer.Context,
+    prompt: Optional[str] = typer.Argument(None, help="The prompt (default: the demo prompt --seed picks, named on stderr)."),
+    methods: str = typer.Option(",".join(METHODS), "--methods", "-M", show_default=False,
+                                help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all)."),
+    repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
+                                help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
+                                     "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
+    record: Optional[Path] = typer.Option(None, "--record", help="Write every run's event stream to one JSONL recording."),
     print_: bool = typer.Option(False, "--print", "--no-tui", help="Measure, then print transcripts and the ranked summary (no TUI)."),
     theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme of the TUI."),
     *,
     opts: CommonOptions,
 ) -> None:
-    """Compare γ policies on the same models, prompt and seed: each runs alone, then they race.
+    """Compare γ policies on the same models, prompt and seed: each runs alone, several times, then they race.
 
-    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+ (default: all five).
+    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+, adaptive-k (default: all six).
+    Plain target-only decoding is measured beside them as a reference row.
     """
+    if given_on_command_line(ctx, "method"):
+        raise InvalidParameter(f"compare runs several methods: use --methods (e.g. --methods specdecode,{opts.method}), "
+                               "not --method")
+    if repeats < 1:
+        raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
     method_list = parse_methods(methods, at_least=MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
-    if prompt is None:
-        prompt = random_demo_prompt().text
-    if not prompt.strip():
-        raise InvalidParameter("the prompt is empty")
-    if opts.uses_demo:
-        require_demo_pair()
+    if opts.max_new_tokens < 1:
+        raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
+    check_models(opts)   # a wrong path, an uncached hub id or -n past the context: one line, before the TUI
+    prompt = prompt_or_demo(prompt, opts.seed)
     job = CompareJob(method_list, settings, sampling, prompt, opts.max_new_tokens, raw=opts.raw,
-                     load_kwargs=opts.load_kwargs(), record=record)
+                     load_kwargs=opts.load_kwargs(), record=record, repeats=repeats)
     if print_:
         _measure_and_print(job, record)
     else:
@@ -71,11 +80,11 @@ def _measure_and_print(job: CompareJob, record: Optional[Path]) -> None:
     if tty:
         print(file=sys.stderr)
     try:
-        job.run(progress)
+        summary = job.run(progress)
     finally:
         if tty:
             print(file=sys.stderr)
-    print_runs(make_console(), job.runs, compare=True)
+    print_runs(make_console(), job.runs, compare=True, summary=summary)
     if record:
         print(f"recorded to {record}", file=sys.stderr)
 

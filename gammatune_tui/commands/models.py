@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.models import PRESETS, in_local_cache
+from ..engine.models import PRESETS, download_command, in_local_cache
 from ..resources import demo_pair_dir, demo_pair_installed
 from ..render.printer import make_console
 from ..render.safe_text import printable
@@ -57,6 +57,7 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
             "target_size": p.target_size, "draft_size": p.draft_size,
             "quantize": p.quantize, "prompt_format": "vicuna" if p.vicuna else "chat template",
             "target_cached": in_local_cache(p.target), "draft_cached": in_local_cache(p.draft), "note": p.note,
+            "download": download_command([p.target, p.draft]),
         })
     root = demo_pair_dir()
     installed = demo_pair_installed(root)
@@ -99,8 +100,13 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
         table.add_row(Text("demo", style="bold"), "", Text(printable(str(root))), "–", "–",
                       Text("not installed", style="red"), "raw")
     console.print(table)
-    console.print(Text("cached: found in the local Hugging Face cache (checked without network). "
-                       "Download one with `huggingface-cli download ID` while online.", style="dim"))
+    console.print(Text("cached: found in the local Hugging Face cache (checked without network). Fetch a pair "
+                       "with `hf download TARGET && hf download DRAFT` while online, or add --download to the "
+                       "command that uses it.", style="dim"))
+    missing = [r for p in rows for r, ok in ((p["target"], p["target_cached"]), (p["draft"], p["draft_cached"]))
+               if not ok]
+    if missing and len(missing) < 2 * len(rows):
+        console.print(Text(f"not cached: {download_command(missing)}", style="dim"))
 
 
 def register(app: typer.Typer) -> None:

@@ -7,8 +7,10 @@ command spells and validates them the same way and hands the body one
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -17,8 +19,13 @@ import typer
 from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
+from ..engine.context import check_budget
+from ..engine.models import check_pair
 from ..engine.runners import ENGINES, check_engine, check_engine_device
 from ..engine.sampling import SamplingConfig
+from ..errors import InvalidParameter
+from ..prompts import seeded_demo_prompt
+from ..render.safe_text import printable
 
 MODEL = "Model"
 POLICY = "Policy"
@@ -30,7 +37,7 @@ def _opt(default: Any, *names: str, help: str, panel: str, **kw: Any) -> Any:
 
 
 _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
-    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local HF cache when offline).", panel=MODEL)),
+    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local Hugging Face cache; see --download).", panel=MODEL)),
     ("draft", Optional[str], _opt(None, "--draft", help="Draft model: local directory or hub id; must share the target's vocabulary.", panel=MODEL)),
     ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", panel=MODEL)),
     ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", panel=MODEL)),
@@ -39,6 +46,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("device_map", Optional[str], _opt(None, "--device-map", help="'auto': spread a target too large for one GPU with accelerate.", panel=MODEL)),
     ("trust_remote_code", bool, _opt(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default).", panel=MODEL)),
     ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
+    ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
     ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", panel=MODEL)),
 ]
@@ -112,14 +120,26 @@ class CommonOptions:
     def load_kwargs(self) -> dict[str, Any]:
         v = self.values
         kw = {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
-                                "trust_remote_code", "allow_pickle", "threads")}
+                                "trust_remote_code", "allow_pickle", "threads", "download")}
         kw["engine"] = v.get("engine", "auto")
         return kw
 
 
-def common_options(*, model: bool = True, policy: bool = True, sampling: bool = True) -> Callable:
-    """Adds the shared options to a Typer command; the body receives them as `opts`."""
+def _hide(option: Any) -> Any:
+    hidden = copy.copy(option)
+    hidden.hidden = True
+    return hidden
+
+
+def common_options(*, model: bool = True, policy: bool = True, sampling: bool = True,
+                   hidden: tuple[str, ...] = ()) -> Callable:
+    """Adds the shared options to a Typer command; the body receives them as `opts`.
+
+    `hidden` names options the command accepts but leaves out of its help
+    (compare runs several methods, so its `--method` only exists to be refused).
+    """
     groups = (_MODEL_PARAMS if model else []) + (_POLICY_PARAMS if policy else []) + (_SAMPLING_PARAMS if sampling else [])
+    groups = [(n, ann, _hide(default) if n in hidden else default) for n, ann, default in groups]
 
     def decorate(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
@@ -140,3 +160,51 @@ def common_options(*, model: bool = True, policy: bool = True, sampling: bool = 
         return wrapper
 
     return decorate
+
+
+def given_on_command_line(ctx: Any, name: str) -> bool:
+    """Whether an option was typed on the command line (not just left at its default)."""
+    if ctx is None:
+        return False
+    src = ctx.get_parameter_source(name)
+    return src is not None and src.name == "COMMANDLINE"
+
+
+def prompt_or_demo(prompt: str | None, seed: int) -> str:
+    """The user's prompt, or the demo prompt that `seed` picks (named on stderr); an empty prompt is refused."""
+    if prompt is None:
+        picked = seeded_demo_prompt(seed)
+        first = picked.text.splitlines()[0] if picked.text.strip() else picked.text
+        print(f"gammatune: no prompt given; using demo prompt {picked.id} ({picked.category}), picked by --seed {seed}: "
+              f"{printable(first)}", file=sys.stderr)
+        return picked.text
+    if not prompt.strip():
+        raise InvalidParameter("the prompt is empty")
+    return prompt
+
+
+def check_models(opts: CommonOptions) -> Any:
+    """Before anything loads: the models exist and are models (or cached hub ids), and -n fits their context.
+
+    Cheap (config files only, no weights, no network), so a command that
+    starts an app can fail with one line and exit 2 first. The full check of
+    prompt + max_new_tokens happens once the prompt is tokenized.
+    """
+    refs = check_pair(**opts.load_kwargs())
+    if refs.window is not None:
+        check_budget(refs.window, opts.max_new_tokens)
+    return refs
+
+
+def default_options(**overrides: Any) -> CommonOptions:
+    """The shared options at their command-line defaults (what a command sees with no flags), with `overrides`.
+
+    For scripts that must use exactly what the CLI would, e.g. the one that
+    re-records the shipped demos (benchmarks/record_demos.py).
+    """
+    values = {name: getattr(option, "default", None) for name, _, option in
+              _MODEL_PARAMS + _POLICY_PARAMS + _SAMPLING_PARAMS}
+    unknown = set(overrides) - set(values)
+    if unknown:
+        raise InvalidParameter(f"unknown options: {', '.join(sorted(unknown))}")
+    return CommonOptions({**values, **overrides})

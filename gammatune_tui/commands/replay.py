@@ -19,7 +19,7 @@ from ..ui.app import make_compare_replay_app, make_replay_app
 
 
 def replay(
-    files: List[str] = typer.Argument(..., metavar="FILE...", help="Recording(s) (.jsonl), or a shipped demo's name (e.g. five-methods). Several files open side by side."),
+    files: List[str] = typer.Argument(..., metavar="FILE...", help="Recording(s) (.jsonl), or a shipped demo's name (e.g. all-methods). Several files open side by side."),
     speed: float = typer.Option(1.0, "--speed", "-s", help="Playback speed: 2 = twice as fast, 0 = no waiting."),
     print_: bool = typer.Option(False, "--print", "-p", help="Print transcripts and summary to stdout instead of opening the TUI (coloured on a terminal, plain in a pipe)."),
     paused: bool = typer.Option(False, "--paused", help="Open the player paused (space plays)."),

@@ -1,9 +1,12 @@
 """`gammatune run [PROMPT]`: one headless session, streamed to stdout.
 
-Plain mode colours the text as SPEC §4 (prompt blue, accepted draft tokens
-green, target tokens red) and ends with a summary table; `--json` writes the
-event stream itself (SPEC §3) and nothing else on stdout, so it can be piped
-into `jq` or saved as a recording. Model output is untrusted text: it is shown
+On a terminal the prompt and the text are coloured as SPEC §4 (prompt blue,
+accepted draft tokens green, target tokens red) between the session's header
+and a summary table. When stdout is not a terminal (a pipe, a file) stdout
+gets the generated text alone, and the header and summary go to stderr, so
+`gammatune run … > out.txt` saves just the text. `--json` writes the event
+stream itself (SPEC §3) and nothing else on stdout, so it can be piped into
+`jq` or saved as a recording. Model output is untrusted text: it is shown
 only through `rich.text.Text` after `printable()` has escaped control
 characters.
 """
@@ -12,26 +15,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 import typer
 
 from ..engine.decoder import SpeculativeDecoder
-from ..engine.events import SessionHeader, SessionSummary, StepEvent
+from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.models import load_pair
 from ..errors import InvalidParameter
-from ..prompts import random_demo_prompt
-from ..render.printer import header_text, legend, make_console, transcript_text
-from ..render.safe_text import printable
+from ..render.printer import has_colour, header_text, legend, make_console, transcript_text
 from ..render.tables import run_summary_table
 from ..session.recording import RecordingWriter, event_line
-from .options import common_options
+from .options import check_models, common_options, prompt_or_demo
 
 
 @common_options()
 def run(
     prompt: Optional[str] = typer.Argument(
-        None, help="The prompt (chat-formatted unless --raw). Omitted: a random demo prompt, named on stderr.",
+        None, help="The prompt (chat-formatted unless --raw). Omitted: the demo prompt --seed picks, named on stderr.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the event stream as JSON Lines on stdout, nothing else."),
     record: Optional[Path] = typer.Option(
@@ -41,20 +42,17 @@ def run(
     *,
     opts,
 ) -> None:
-    """Generate once, headless: coloured text and a summary, or the event stream with --json."""
+    """Generate once, headless: coloured text and a summary, or the event stream with --json.
+
+    When stdout is not a terminal it gets the generated text only; the header and summary go to stderr.
+    """
     settings = opts.policy_settings()
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     max_new = opts.max_new_tokens
     if max_new < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
-    if prompt is not None and not prompt.strip():
-        raise InvalidParameter("the prompt is empty")
-    if prompt is None:
-        picked = random_demo_prompt(opts.seed)
-        prompt = picked.text
-        first_line = printable(prompt.splitlines()[0] if prompt.strip() else prompt)
-        print(f"gammatune: no prompt given; using demo prompt {picked.id} ({picked.category}): {first_line}",
-              file=sys.stderr)
+    check_models(opts)   # before the prompt is picked and anything loads
+    prompt = prompt_or_demo(prompt, opts.seed)
 
     # Fail on an unwritable --record before spending time on loading models.
     writer = RecordingWriter(record) if record is not None else None
@@ -62,7 +60,7 @@ def run(
         pair = load_pair(**opts.load_kwargs())
         ids = pair.encode_prompt(prompt, raw=opts.raw)
         decoder = SpeculativeDecoder(pair, settings, sampling)
-        events = decoder.generate(ids, max_new_tokens=max_new, user_text=prompt)
+        events = decoder.generate(ids, max_new_tokens=max_new, user_text=prompt)   # ContextTooLong: before any step
         if json_out:
             out = sys.stdout
             for ev in events:
@@ -71,23 +69,32 @@ def run(
                 out.write(event_line(ev) + "\n")
                 out.flush()
             return
-        console = make_console()
-        for ev in events:
-            if writer is not None:
-                writer.write(ev)
-            if isinstance(ev, SessionHeader):
-                console.print(header_text(ev))
-                console.print(transcript_text([ev]), end="")  # the prompt (user_text) in the prompt colour
-            elif isinstance(ev, StepEvent):
-                console.print(transcript_text([ev]), end="")
-                console.file.flush()
-            elif isinstance(ev, SessionSummary):
-                console.print()
-                console.print(run_summary_table(ev))
-                console.print(legend())
+        _print_session(events, writer)
     finally:
         if writer is not None:
             writer.close()
+
+
+def _print_session(events: Iterable[Event], writer: RecordingWriter | None) -> None:
+    """A terminal gets everything on stdout; a pipe gets the text on stdout and the rest on stderr."""
+    console = make_console()
+    piped = not console.is_terminal
+    meta = make_console(sys.stderr) if piped else console
+    for ev in events:
+        if writer is not None:
+            writer.write(ev)
+        if isinstance(ev, SessionHeader):
+            meta.print(header_text(ev))
+            if not piped:
+                console.print(transcript_text([ev]), end="")  # the prompt (user_text) in the prompt colour
+        elif isinstance(ev, StepEvent):
+            console.print(transcript_text([ev]), end="")
+            console.file.flush()
+        elif isinstance(ev, SessionSummary):
+            console.print()
+            meta.print(run_summary_table(ev))
+            if has_colour(meta):
+                meta.print(legend())
 
 
 def register(app: typer.Typer) -> None:

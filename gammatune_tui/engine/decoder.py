@@ -18,6 +18,7 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from ..errors import InvalidParameter
+from .context import check_context
 from .drafting import draft_window
 from .events import SessionHeader, SessionSummary, StepEvent
 from .kv_cache import prefill, rewind
@@ -152,6 +153,7 @@ class SpeculativeDecoder:
         bad = [i for i in prompt_ids if not (0 <= i < vocab)]
         if bad:
             raise InvalidParameter(f"prompt token id {bad[0]} is outside the vocabulary (0..{vocab - 1})")
+        check_context(self.pair, len(prompt_ids), max_new_tokens)   # before any model work: ContextTooLong
         self._stop.clear()
         return self._run(prompt_ids, max_new_tokens, user_text, turn)
 

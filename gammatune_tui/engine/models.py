@@ -3,22 +3,28 @@
 Speculative decoding only makes sense when a draft token id means the same
 string to the target, so a pair is refused unless both tokenizers map every
 token string to the same id. Everything that can go wrong because of what the
-user typed (a missing directory, a hub id that is not cached while offline,
-pickle weights without --allow-pickle) becomes a one-line ModelLoadError.
+user typed (a missing directory, a directory that is not a model, a hub id
+that is not in the local cache, pickle weights without --allow-pickle)
+becomes a one-line ModelLoadError, found before any weights are read.
+
+The network is used only when asked for (`download=True`, `--download`): a
+hub id is otherwise read from the local Hugging Face cache, and one that is
+not there fails at once with the `hf download` command that fetches it —
+not after a minute of retries against a network that may not be there.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import torch
 
 from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
+from .context import window_of
+from .model_files import ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config
 from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
 
@@ -198,78 +204,59 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
 
 # -- finding and loading models ---------------------------------------------------------
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+@dataclass(frozen=True)
+class PairRefs:
+    """What `check_pair` found: where each model is, and the pair's context from the configs (no weights read)."""
+
+    target: ModelRef
+    draft: ModelRef
+    window: Any = None   # engine.context.ContextWindow | None (None when a config is still to be downloaded)
 
 
-def _is_offline() -> bool:
-    v = os.environ.get("HF_HUB_OFFLINE", "") or os.environ.get("TRANSFORMERS_OFFLINE", "")
-    return v.strip().lower() in ("1", "true", "yes", "on")
+def check_pair(target: str | None = None, draft: str | None = None, *, pair: str | None = None, demo: bool = False,
+               allow_pickle: bool = False, download: bool = False, **_ignored: Any) -> PairRefs:
+    """The checks `load_pair` makes before loading anything, on their own: cheap (no weights, no network).
+
+    Takes the same keyword arguments as `load_pair`, so a command can call
+    it with its load kwargs before starting an app that loads the models
+    later (a wrong path or an uncached hub id is one line and exit 2, not a
+    notice inside the app). `window` is the pair's context read from the
+    config files, for checking `max_new_tokens` early.
+    """
+    target, draft, _, _, _ = _resolve_refs(target, draft, pair, demo)
+    t, d = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
+    window = window_of(read_config(t), read_config(d))
+    return PairRefs(t, d, window)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+def _resolve_refs(target: str | None, draft: str | None, pair: str | None, demo: bool
+                  ) -> tuple[str, str, bool, str | None, bool]:
+    """(target, draft, vicuna, preset name, is_demo) from paths/hub ids, a preset or the demo pair."""
+    vicuna = False
+    preset_name = None
+    if pair is not None:
+        if target or draft:
+            raise InvalidParameter("give either --pair or --target/--draft, not both")
+        if pair not in PRESETS:
+            raise InvalidParameter(f"unknown pair {pair!r}; expected one of {', '.join(PRESETS)}")
+        pre = PRESETS[pair]
+        target, draft, vicuna, preset_name = pre.target, pre.draft, pre.vicuna, pre.name
+    elif target is None and draft is None:
+        demo = True
+    elif target is None or draft is None:
+        raise InvalidParameter("give both --target and --draft (or --pair, or neither for the demo pair)")
+    if demo:
+        root = resources.require_demo_pair()
+        target, draft = str(root / "target"), str(root / "draft")
+    assert target is not None and draft is not None
+    return target, draft, vicuna, preset_name, demo
 
 
-def _locate(ref: str, what: str) -> tuple[str, bool]:
-    """(reference to pass to from_pretrained, is_local)."""
-    p = Path(ref).expanduser()
-    if p.is_dir():
-        return str(p), True
-    if p.exists():
-        raise ModelLoadError(f"{what} model {ref!r} is a file; give the model's directory or a hub id")
-    looks_local = ref.startswith((".", "/", "~")) or ref.count("/") > 1 or not _HUB_ID.match(ref)
-    if looks_local:
-        raise ModelLoadError(f"{what} model {ref!r}: no such directory")
-    return ref, False
-
-
-def _from_pretrained(loader: Callable, ref: str, is_local: bool, what: str, **kw: Any) -> Any:
-    offline = _is_offline()
-    try:
-        return loader(ref, local_files_only=offline or is_local, **kw)
-    except (OSError, ValueError, EnvironmentError) as exc:
-        if is_local:
-            raise ModelLoadError(f"{what} model {ref!r}: {_one_line(exc)}") from None
-        if offline:
-            raise ModelLoadError(
-                f"{what} model {ref!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; "
-                "download it once while online or pass a local directory"
-            ) from None
-        # Perhaps there is no network: fall back to the cache.
-        try:
-            return loader(ref, local_files_only=True, **kw)
-        except (OSError, ValueError, EnvironmentError):
-            pass
-        msg = _one_line(exc)
-        if "safetensors" in msg.lower() or "use_safetensors" in msg:
-            raise ModelLoadError(f"{what} model {ref!r} has no safetensors weights; pass --allow-pickle to load .bin files") from None
-        raise ModelLoadError(
-            f"{what} model {ref!r} could not be loaded from the hub or found in the local Hugging Face cache ({msg})"
-        ) from None
-
-
-def in_local_cache(repo_id: str) -> bool:
-    """Whether a hub model has its config (and some weights) in the local HF cache; never touches the network."""
-    try:
-        from huggingface_hub import scan_cache_dir  # noqa: F401
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:  # pragma: no cover
-        return False
-    try:
-        cfg = try_to_load_from_cache(repo_id, "config.json")
-    except Exception:
-        return False
-    if not isinstance(cfg, str):
-        return False
-    snap = Path(cfg).parent
-    return any(snap.glob("*.safetensors")) or any(snap.glob("*.bin"))
-
-
-def _load_tokenizer(ref: str, is_local: bool, what: str, trust_remote_code: bool) -> Any:
+def _load_tokenizer(ref: ModelRef, what: str, trust_remote_code: bool, download: bool = False) -> Any:
     from transformers import AutoTokenizer
 
-    return _from_pretrained(AutoTokenizer.from_pretrained, ref, is_local, what, trust_remote_code=trust_remote_code)
+    return from_pretrained(AutoTokenizer.from_pretrained, ref, what, download=download,
+                           trust_remote_code=trust_remote_code)
 
 
 def check_tokenizers(target_tok: Any, draft_tok: Any) -> None:
@@ -319,6 +306,7 @@ def load_pair(
     threads: int | None = None,
     engine: str = "auto",
     warmup: bool = True,
+    download: bool = False,
     progress: ProgressFn | None = None,
 ) -> ModelPair:
     """Load a draft/target pair (paths, hub ids, a preset, or the embedded demo pair).
@@ -326,7 +314,9 @@ def load_pair(
     `engine` picks how forward passes run (auto, eager, static, graphs; docs/engine.md);
     a runner that cannot run here raises EngineUnavailable. With `warmup` (the
     default) an untimed warm-up runs before returning, so the first session runs
-    at steady speed; `pair.warmup_s` says how long it took.
+    at steady speed; `pair.warmup_s` says how long it took. Hub models are read
+    from the local Hugging Face cache only; `download` lets them be fetched (the
+    network is used only when asked for).
     """
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
@@ -352,37 +342,19 @@ def load_pair(
         raise InvalidParameter(f"--threads must be a whole number >= 1, got {threads!r}")
     engine = check_engine(engine)
 
-    vicuna = False
-    preset_name = None
-    is_demo = False
-    if pair is not None:
-        if target or draft:
-            raise InvalidParameter("give either --pair or --target/--draft, not both")
-        if pair not in PRESETS:
-            raise InvalidParameter(f"unknown pair {pair!r}; expected one of {', '.join(PRESETS)}")
-        pre = PRESETS[pair]
-        target, draft, vicuna, preset_name = pre.target, pre.draft, pre.vicuna, pre.name
-        if quantize is None:
-            quantize = pre.quantize
-    elif target is None and draft is None:
-        demo = True
-    elif target is None or draft is None:
-        raise InvalidParameter("give both --target and --draft (or --pair, or neither for the demo pair)")
-    if demo:
-        root = resources.require_demo_pair()
-        target, draft, is_demo = str(root / "target"), str(root / "draft"), True
+    target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, draft, pair, demo)
+    if preset_name is not None and quantize is None:
+        quantize = PRESETS[preset_name].quantize
 
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     if device_map is None:
         check_engine_device(engine, dev)  # known before loading anything
-    assert target is not None and draft is not None
-    t_ref, t_local = _locate(target, "target")
-    d_ref, d_local = _locate(draft, "draft")
+    t_ref, d_ref = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
 
     report("tokenizer", 0.0)
-    t_tok = _load_tokenizer(t_ref, t_local, "target", trust_remote_code)
-    d_tok = _load_tokenizer(d_ref, d_local, "draft", trust_remote_code)
+    t_tok = _load_tokenizer(t_ref, "target", trust_remote_code, download)
+    d_tok = _load_tokenizer(d_ref, "draft", trust_remote_code, download)
     check_tokenizers(t_tok, d_tok)
 
     common: dict[str, Any] = {"dtype": dt, "trust_remote_code": trust_remote_code}
@@ -392,7 +364,7 @@ def load_pair(
     t_kw = dict(common)
     if device_map == "auto":
         t_kw["device_map"] = "auto"
-    target_model = _from_pretrained(AutoModelForCausalLM.from_pretrained, t_ref, t_local, "target", **t_kw)
+    target_model = from_pretrained(AutoModelForCausalLM.from_pretrained, t_ref, "target", download=download, **t_kw)
     if device_map != "auto":
         target_model.to(dev)
     else:
@@ -401,7 +373,7 @@ def load_pair(
         report("quantize", 0.6)
         _quantize(target_model, quantize)
     report("draft", 0.7)
-    draft_model = _from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, d_local, "draft", **common)
+    draft_model = from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, "draft", download=download, **common)
     draft_model.to(dev)
     target_model.eval()
     draft_model.eval()
@@ -426,5 +398,6 @@ def load_pair(
 
 __all__ = [
     "ModelPair", "Preset", "PRESETS", "load_pair", "check_tokenizers", "resolve_device", "resolve_dtype",
-    "vicuna_format", "collect_eos_ids", "in_local_cache", "VICUNA_SYSTEM",
+    "vicuna_format", "collect_eos_ids", "in_local_cache", "VICUNA_SYSTEM", "check_pair", "PairRefs",
+    "download_command",
 ]

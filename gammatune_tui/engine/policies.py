@@ -299,7 +299,8 @@ def parse_methods(text: "str | list[str] | tuple[str, ...] | None", *, at_least:
     if dupes:
         raise InvalidParameter(f"--methods lists {', '.join(dupes)} more than once")
     if not (at_least <= len(items) <= at_most):
-        raise InvalidParameter(f"--methods needs {at_least} to {at_most} methods, got {len(items)} ({', '.join(METHODS)})")
+        raise InvalidParameter(f"--methods needs {at_least} to {at_most} methods, got {len(items)} ({', '.join(items)}); "
+                               f"choose from {', '.join(METHODS)}")
     return items
 
 

@@ -42,6 +42,11 @@ def make_console(file: IO[str] | None = None, color: bool | None = None, width: 
     )
 
 
+def has_colour(console: Console) -> bool:
+    """Whether this console draws colours (a terminal without NO_COLOR, or forced): the legend is for those."""
+    return console.color_system is not None and not console.no_color
+
+
 def _isatty(file: IO[str]) -> bool:
     try:
         return file.isatty()
@@ -131,9 +136,12 @@ def stream_session(console: Console, events: Iterable[Event], title: str = "") -
     return stats
 
 
-def print_runs(console: Console, runs: Sequence[MethodRun], *, compare: bool) -> CompareSummary | None:
-    """Each session's transcript and stats; for a comparison, the ranked table and lossless check."""
-    console.print(legend())
+def print_runs(console: Console, runs: Sequence[MethodRun], *, compare: bool,
+               summary: CompareSummary | None = None) -> CompareSummary | None:
+    """Each session's transcript and stats; for a comparison, the ranked table (`summary`, or one made from
+    the runs) and the lossless check. The colour legend only when there is colour to explain."""
+    if has_colour(console):
+        console.print(legend())
     for run in runs:
         title = run.label if compare else ""
         if not compare and run.header is not None and run.header.turn:
@@ -141,9 +149,9 @@ def print_runs(console: Console, runs: Sequence[MethodRun], *, compare: bool) ->
         print_session(console, run.events, title)
     if not compare:
         return None
-    summary = summarize(runs)
+    summary = summary or summarize(runs)
     console.print()
-    console.print(summary_table(summary))
+    console.print(summary_table(summary, console.width))
     console.print(lossless_text(summary))
     return summary
 
@@ -154,7 +162,8 @@ def print_playlist(playlist: Playlist, speed: float, console: Console | None = N
     if not (speed > 0 and console.is_terminal and not playlist.compare):
         print_runs(console, playlist.runs, compare=playlist.compare)
         return
-    console.print(legend())
+    if has_colour(console):
+        console.print(legend())
     source = ReplaySource(playlist.recordings[0], speed=speed)
     n = 0
     while source.has_next_session:
@@ -163,6 +172,6 @@ def print_playlist(playlist: Playlist, speed: float, console: Console | None = N
 
 
 __all__ = [
-    "make_console", "header_text", "transcript_text", "stats_text", "legend", "print_session",
+    "make_console", "has_colour", "header_text", "transcript_text", "stats_text", "legend", "print_session",
     "stream_session", "print_runs", "print_playlist",
 ]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
 from ..engine.events import SessionSummary
 from ..engine.policies import METHODS, used_params
-from ..session.compare import CompareSummary
+from ..session.compare import CompareSummary, SummaryRow
 from .safe_text import printable
 
 
@@ -25,25 +26,101 @@ def shown_params(params: dict[str, Any], method: str | None = None) -> Iterator[
             yield k, v
 
 
-def summary_table(summary: CompareSummary) -> Table:
-    """Compare's methods ranked by tokens/s, with the speedup over specdecode when it ran."""
-    caption = (f"speedup = tok/s ÷ {summary.baseline}'s tok/s" if summary.baseline
-               else "speedup needs specdecode among the methods")
-    table = Table(title="compare: ranked by tokens/s", title_justify="left", caption=caption,
-                  caption_justify="left", show_edge=False, pad_edge=False)
-    for col in ("#", "method", "tok/s", "speedup", "α", "tok/step", "target calls", "draft calls", "tokens"):
-        if col == "method":
-            table.add_column(col, justify="left", no_wrap=True, min_width=19)
-        else:
-            table.add_column(col, justify="right", min_width=len(col))
-    for r in summary.rows:
-        table.add_row(
-            str(r.rank), Text(printable(r.label)), f"{r.tokens_per_s:.1f}",
-            f"{r.speedup:.2f}×" if r.speedup is not None else "–",
-            f"{r.acceptance_rate:.2f}", f"{r.tokens_per_step:.2f}", str(r.target_calls), str(r.draft_calls),
-            str(r.tokens),
-        )
+def _speed(x: float) -> str:
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def _times(x: float | None) -> str:
+    return f"{x:.2f}×" if x is not None else "–"
+
+
+def _rank(r: SummaryRow) -> str:
+    if r.rank is None:
+        return "–"
+    return f"{r.rank}=" if r.tied else str(r.rank)
+
+
+# compare's optional columns, the first dropped first when the table is wider than the screen
+_DROP_ORDER = ("tokens", "calls t/d", "tok/step", "α", "× specdecode")
+
+
+def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
+    """Compare's methods by median tokens/s, with the spread, the ranks the spread allows and the speedups.
+
+    Given a `width`, optional columns (tokens, calls, tokens/step, α, the
+    speedup over specdecode) are left out, in that order, until the table fits.
+    """
+    rows = summary.rows
+    has_plain = any(r.reference for r in rows)
+    one_length = len({r.tokens for r in rows}) <= 1
+    columns: dict[str, list[str | Text]] = {
+        "#": [_rank(r) for r in rows],
+        "method": [Text(printable(r.label), style="dim" if r.reference else "") for r in rows],
+        "tok/s": [_speed(r.tokens_per_s) for r in rows],
+        "spread": [f"{_speed(r.low)}–{_speed(r.high)}" if r.runs > 1 else "–" for r in rows],
+    }
+    if has_plain:
+        columns["× target"] = [_times(r.over_plain) for r in rows]
+    columns["× specdecode"] = [_times(r.speedup) for r in rows]
+    columns["α"] = ["–" if r.reference else f"{r.acceptance_rate:.2f}" for r in rows]
+    columns["tok/step"] = [f"{r.tokens_per_step:.2f}" for r in rows]
+    columns["calls t/d"] = [f"{r.target_calls}/{r.draft_calls}" for r in rows]
+    if not one_length:
+        columns["tokens"] = [str(r.tokens) for r in rows]
+    if width is not None:
+        for name in _DROP_ORDER:
+            if _table_width(columns) <= width:
+                break
+            columns.pop(name, None)
+
+    if summary.ranked:
+        title = f"compare: ranked by tokens/s (median of {summary.runs} runs)"
+        notes = ["spread = slowest–fastest run; # = 1 + the rows clearly faster, whose slowest run beats this row's "
+                 "fastest (= shared rank: closer than the spread)"]
+    else:
+        title = "compare: tokens/s (one run each: not ranked)"
+        notes = ["one run per method has no spread, so no ranking: use --repeats 3 or more"]
+    if "× target" in columns:
+        notes.append("× target = over target-only decoding")
+    if "× specdecode" in columns:
+        notes.append(f"× specdecode = over {summary.baseline}" if summary.baseline
+                     else "× specdecode needs specdecode among the methods")
+    if one_length and rows:
+        notes.append(f"{rows[0].tokens} tokens each")
+    table = Table(title=title, title_justify="left", caption="; ".join(notes), caption_justify="left",
+                  show_edge=False, pad_edge=False)
+    for name in columns:
+        table.add_column(name, justify="left" if name == "method" else "right", no_wrap=True)
+    for i in range(len(rows)):
+        table.add_row(*(cells[i] for cells in columns.values()))
     return table
+
+
+def _table_width(columns: dict[str, list[str | Text]]) -> int:
+    """Cells' widest text per column plus the 3-character separators (no outer edge)."""
+    widths = [max([cell_len(name)] + [cell_len(str(c)) for c in cells]) for name, cells in columns.items()]
+    return sum(widths) + 3 * (len(widths) - 1)
+
+
+def verdict(summary: CompareSummary) -> str:
+    """One line for the end of a race: who is fastest, as far as the spread allows saying so."""
+    methods = summary.methods
+    if not methods:
+        return "nothing measured"
+    best = methods[0]
+    line = f"fastest median: {best.label}, {best.tokens_per_s:,.1f} tok/s"
+    if best.over_plain is not None:
+        line += f" ({best.over_plain:.2f}× target-only)"
+    if not summary.ranked:
+        return line + "; one run each, so not ranked"
+    leaders = summary.leaders
+    if len(leaders) > 1:
+        others = [r.label for r in leaders if r.label != best.label]
+        line += f"; tied within the spread with {', '.join(others)}"
+    ref = next((r for r in summary.rows if r.reference), None)
+    if ref is not None and ref.rank is not None and best.rank is not None and ref.rank < best.rank:
+        line += "; target-only decoding is faster still"
+    return line
 
 
 def lossless_text(summary: CompareSummary) -> Text:

@@ -1,14 +1,25 @@
-"""Compare's results: each method's stream, the ranked summary and the lossless check.
+"""Compare's results: each method's runs, the ranked summary and the lossless check.
 
-The summary reads every number off `RunningStats` over each method's stream
-— the same numbers each pane of the compare screen shows. For greedy
-decoding every method must produce the target's own text (SPEC §1.3); the
-lossless check says so or names the first difference. Measuring the methods
-is `compare_job.py`'s; a recording gives the same runs (`runs_from_recording`).
+One run of each method ranks noise: on a shared CPU the same method moves
+by several percent from run to run. So a comparison measures each method
+several times (`--repeats`), reports the median and the spread (slowest to
+fastest run), and ranks one method above another only when its slowest run
+beats the other's fastest; overlapping methods share a rank. Plain
+target-only decoding is measured beside them as a reference row, so the
+table also says whether speculation pays at all.
+
+Every number of a method's row but the median and spread is read off
+`RunningStats` over its shown stream (the median run) — the same numbers its
+pane in the compare screen shows. For greedy decoding every method must
+produce the target's own text (SPEC §1.3); the lossless check compares each
+with target-only's tokens (or, in a recording, with the first method's).
+Measuring is `compare_job.py`'s; a recording gives the same runs
+(`runs_from_recording`).
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -23,11 +34,17 @@ BASELINE = "specdecode"
 
 @dataclass
 class MethodRun:
-    """One method's measured stream and the stats every view shows for it."""
+    """One method's measured stream (the one the panes race) and the stats every view shows for it.
+
+    `repeats` holds the tokens/s of every measured run of the method (the
+    shown stream's included); the shown stream is the median run. A single
+    stream has no repeats: its own tokens/s is its only measurement.
+    """
 
     label: str
     events: list[Event] = field(default_factory=list)
     stats: RunningStats = field(default_factory=RunningStats)
+    repeats: list[float] = field(default_factory=list)
 
     def add(self, ev: Event) -> None:
         self.events.append(ev)
@@ -45,6 +62,11 @@ class MethodRun:
     def method(self) -> str:
         h = self.stats.header
         return h.method if h is not None else self.label
+
+    @property
+    def speeds(self) -> list[float]:
+        """tokens/s of every measured run (one value for a single stream)."""
+        return list(self.repeats) if self.repeats else [self.stats.tokens_per_s]
 
     @property
     def token_ids(self) -> list[int]:
@@ -79,14 +101,38 @@ class MethodRun:
     def from_session(cls, session: RecordedSession) -> "MethodRun":
         return cls.from_events(session.events, session.header.label or session.header.method)
 
+    @classmethod
+    def from_repeats(cls, runs: Sequence["MethodRun"]) -> "MethodRun":
+        """The median run of several measured runs of one method, carrying every run's tokens/s."""
+        if not runs:
+            raise ValueError("from_repeats needs at least one run")
+        complete = [r for r in runs if r.summary is not None] or list(runs)
+        speeds = [r.stats.tokens_per_s for r in complete]
+        middle = statistics.median_low(speeds)
+        shown = next(r for r in complete if r.stats.tokens_per_s == middle)
+        out = cls(shown.label, list(shown.events), shown.stats, speeds if len(runs) > 1 else [])
+        return out
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Plain target-only decoding on the same prompt and sampling: the row every speedup can be read against."""
+
+    speeds: tuple[float, ...]          # tokens/s of each run
+    tokens: int
+    token_ids: tuple[int, ...] = ()    # the target's own text (what greedy methods must reproduce)
+    stop_reason: str = "max_new_tokens"
+    greedy: bool = True
+    label: str = "target-only"
+
 
 @dataclass(frozen=True)
 class SummaryRow:
-    rank: int
+    rank: int | None          # None: not ranked (a single run per method has no spread to rank against)
     label: str
     method: str
     tokens: int
-    tokens_per_s: float
+    tokens_per_s: float       # the median over the runs
     speedup: float | None     # over specdecode; None when specdecode is not among the methods
     acceptance_rate: float
     tokens_per_step: float
@@ -94,6 +140,16 @@ class SummaryRow:
     draft_calls: int
     elapsed_s: float
     stop_reason: str
+    low: float = 0.0          # slowest and fastest run (tokens/s): the spread
+    high: float = 0.0
+    runs: int = 1
+    tied: bool = False        # another row shares this rank
+    over_plain: float | None = None   # speedup over target-only decoding, when it was measured
+    reference: bool = False   # the target-only row
+
+    @property
+    def spread(self) -> float:
+        return self.high - self.low
 
 
 @dataclass(frozen=True)
@@ -104,13 +160,15 @@ class Lossless:
     identical: bool
     position: int | None = None   # first differing token index
     method: str = ""              # the first method that differs from the reference
-    reference: str = ""           # the method compared against (the first one)
+    reference: str = ""           # the method compared against (target-only when measured, else the first)
 
     @property
     def message(self) -> str:
         if not self.checked:
             return "sampling (temperature > 0): texts may differ between methods; the output law is the target's"
         if self.identical:
+            if self.reference == "target-only":
+                return "lossless: every method produced the target's own tokens (greedy, checked against target-only)"
             return "lossless: every method produced the same tokens (greedy)"
         return (f"NOT lossless: {self.method} differs from {self.reference} "
                 f"at token {self.position} (greedy decoding should give identical text)")
@@ -121,51 +179,118 @@ class CompareSummary:
     rows: list[SummaryRow]
     lossless: Lossless
     baseline: str | None
+    ranked: bool = True       # False: one run per method, no spread, so no ranking
+    runs: int = 1             # measured runs per method (the fewest, when they differ)
 
     def row(self, label: str) -> SummaryRow:
         return next(r for r in self.rows if r.label == label)
 
+    @property
+    def methods(self) -> list[SummaryRow]:
+        return [r for r in self.rows if not r.reference]
 
-def check_lossless(runs: Sequence[MethodRun]) -> Lossless:
+    @property
+    def leaders(self) -> list[SummaryRow]:
+        """The methods ranked first (several when tied); none when unranked."""
+        return [r for r in self.methods if r.rank == 1] if self.ranked else []
+
+
+def _first_difference(ref_ids: Sequence[int], ids: Sequence[int], stopped: bool) -> int | None:
+    n = min(len(ids), len(ref_ids))
+    pos = next((i for i in range(n) if ids[i] != ref_ids[i]), None)
+    if pos is None and len(ids) != len(ref_ids) and not stopped:
+        pos = n   # one is longer: a difference unless a run was stopped by the user
+    return pos
+
+
+def check_lossless(runs: Sequence[MethodRun], reference: Reference | None = None) -> Lossless:
+    """Greedy: every method's tokens against target-only's (when measured), else against the first method's."""
     if not runs or not all(r.greedy for r in runs):
         return Lossless(checked=False, identical=False)
-    ref = runs[0]
-    ref_ids = ref.token_ids
+    if reference is not None and reference.greedy and reference.token_ids:
+        ref_label, ref_ids, others = reference.label, list(reference.token_ids), list(runs)
+        ref_stopped = False
+    else:
+        ref_label, ref_ids, others = runs[0].label, runs[0].token_ids, list(runs[1:])
+        ref_stopped = bool(runs[0].summary and runs[0].summary.stop_reason == "stopped")
     first: tuple[int, str] | None = None
-    for r in runs[1:]:
-        ids = r.token_ids
-        n = min(len(ids), len(ref_ids))
-        pos = next((i for i in range(n) if ids[i] != ref_ids[i]), None)
-        if pos is None and len(ids) != len(ref_ids):
-            # One stopped earlier: only a difference when neither hit its budget the same way.
-            rs, ss = ref.summary, r.summary
-            if not (rs and ss and "stopped" in (rs.stop_reason, ss.stop_reason)):
-                pos = n
+    for r in others:
+        stopped = ref_stopped or bool(r.summary and r.summary.stop_reason == "stopped") or r.summary is None
+        pos = _first_difference(ref_ids, r.token_ids, stopped)
         if pos is not None and (first is None or pos < first[0]):
             first = (pos, r.label)
     if first is None:
-        return Lossless(True, True, reference=ref.label)
-    return Lossless(True, False, first[0], first[1], ref.label)
+        return Lossless(True, True, reference=ref_label)
+    return Lossless(True, False, first[0], first[1], ref_label)
 
 
-def summarize(runs: Sequence[MethodRun]) -> CompareSummary:
-    """Ranks by tokens/s; speedup is over `specdecode` when it ran."""
+def spread_ranks(speeds: dict[str, Sequence[float]]) -> dict[str, int]:
+    """1 + the number of entries clearly faster: whose slowest run beats this one's fastest.
+
+    Entries whose runs overlap are not told apart, so they share a rank (a
+    difference smaller than the run-to-run spread is not a ranking).
+    """
+    lo = {k: min(v) for k, v in speeds.items()}
+    hi = {k: max(v) for k, v in speeds.items()}
+    return {k: 1 + sum(1 for j in speeds if j != k and lo[j] > hi[k]) for k in speeds}
+
+
+def summarize(runs: Sequence[MethodRun], reference: Reference | None = None) -> CompareSummary:
+    """Rows by median tokens/s; ranks only where the runs' spreads do not overlap (needs 2+ runs each)."""
     base = next((r for r in runs if r.method == BASELINE), None)
-    base_tps = base.stats.tokens_per_s if base is not None else 0.0
-    order = sorted(runs, key=lambda r: -r.stats.tokens_per_s)
+    median = {r.label: statistics.median_low(r.speeds) for r in runs}
+    base_tps = median[base.label] if base is not None else 0.0
+    speeds: dict[str, Sequence[float]] = {r.label: r.speeds for r in runs}
+    ref_label = None
+    if reference is not None and reference.speeds:
+        ref_label = reference.label
+        speeds[ref_label] = reference.speeds
+        median[ref_label] = statistics.median_low(reference.speeds)
+    n_runs = min(len(v) for v in speeds.values()) if speeds else 0
+    ranked = n_runs >= 2
+    ranks = spread_ranks(speeds) if ranked else {}
+    shared = {k for k, v in ranks.items() if sum(1 for w in ranks.values() if w == v) > 1}
+    plain = median.get(ref_label) if ref_label else None
+
+    def ratio(x: float, over: float | None) -> float | None:
+        return x / over if over else None
+
     rows = []
-    for rank, r in enumerate(order, start=1):
+    for r in runs:
         s = r.stats
+        m = median[r.label]
         rows.append(SummaryRow(
-            rank=rank, label=r.label, method=r.method, tokens=s.tokens, tokens_per_s=s.tokens_per_s,
-            speedup=(s.tokens_per_s / base_tps) if base is not None and base_tps > 0 else None,
+            rank=ranks.get(r.label), label=r.label, method=r.method, tokens=s.tokens, tokens_per_s=m,
+            speedup=ratio(m, base_tps) if base is not None else None,
             acceptance_rate=s.acceptance_rate, tokens_per_step=s.tokens_per_step,
             target_calls=s.target_calls, draft_calls=s.draft_calls, elapsed_s=s.elapsed_s,
             stop_reason=r.summary.stop_reason if r.summary else "cut off",
+            low=min(r.speeds), high=max(r.speeds), runs=len(r.speeds), tied=r.label in shared,
+            over_plain=ratio(m, plain),
         ))
-    return CompareSummary(rows, check_lossless(runs), BASELINE if base is not None else None)
+    if reference is not None and ref_label is not None:
+        m = median[ref_label]
+        rows.append(SummaryRow(
+            rank=ranks.get(ref_label), label=ref_label, method=ref_label, tokens=reference.tokens, tokens_per_s=m,
+            speedup=ratio(m, base_tps) if base is not None else None, acceptance_rate=float("nan"),
+            tokens_per_step=1.0, target_calls=reference.tokens, draft_calls=0,
+            elapsed_s=reference.tokens / m if m else 0.0, stop_reason=reference.stop_reason,
+            low=min(reference.speeds), high=max(reference.speeds), runs=len(reference.speeds),
+            tied=ref_label in shared, over_plain=1.0, reference=True,
+        ))
+    rows.sort(key=lambda row: -row.tokens_per_s)
+    return CompareSummary(rows, check_lossless(runs, reference), BASELINE if base is not None else None,
+                          ranked=ranked, runs=n_runs)
 
 
 def runs_from_recording(recording: Recording) -> list[MethodRun]:
-    """One run per recorded session (a compare recording holds one per method)."""
-    return [MethodRun.from_session(s) for s in recording.sessions]
+    """One run per recorded method: a compare recording holds one session per method and run.
+
+    Sessions with the same label are repeats of one method (`compare
+    --repeats`): the median one is shown, and every one's tokens/s kept.
+    """
+    groups: dict[tuple[str, int], list[MethodRun]] = {}
+    for s in recording.sessions:   # a chat's turns share a label but not a turn number
+        run = MethodRun.from_session(s)
+        groups.setdefault((run.label, s.header.turn), []).append(run)
+    return [g[0] if len(g) == 1 else MethodRun.from_repeats(g) for g in groups.values()]

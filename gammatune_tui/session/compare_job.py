@@ -1,7 +1,8 @@
-"""Measuring a comparison: several γ policies on one pair, prompt and seed.
+"""Measuring a comparison: several γ policies on one pair, prompt and seed, each run several times.
 
 The pair is loaded once; the methods then run one after another, each alone,
-so each one's timing is its own (the TUI shows only a progress line while
+in rounds (every method once per round, then target-only decoding), so each
+one's timing is its own (the TUI shows only a progress line while
 measuring and races the recorded streams afterwards; `compare --print`
 prints them). The TUI's worker and the headless command drive the same
 `CompareJob`: `prepare()` (load), then `run()` or `stream()`, and `stop()`
@@ -14,18 +15,23 @@ import dataclasses
 import os
 from typing import Any, Callable, Iterator, Sequence
 
+from ..engine.context import check_context
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.events import Event, SessionHeader, StepEvent
 from ..engine.models import load_pair
+from ..engine.plain import plain_decode
 from ..engine.policies import PolicySettings, parse_methods
 from ..engine.sampling import SamplingConfig
-from ..errors import GammatuneError
-from .compare import MAX_METHODS, MIN_METHODS, CompareSummary, MethodRun, summarize
+from ..errors import GammatuneError, InvalidParameter
+from .compare import MAX_METHODS, MIN_METHODS, CompareSummary, MethodRun, Reference, summarize
 from .recording import RecordingWriter
 from .source import Progress
 
 MeasureProgress = Callable[[int, int, str, int], None]
-"""Called with (method index, method count, method label, tokens so far) while measuring; (n, n, "", 0) at the end."""
+"""Called with (run index, run count, run label, tokens so far) while measuring; (n, n, "", 0) at the end."""
+
+PlainFn = Callable[[SamplingConfig, int], Any]
+"""(sampling, max_new_tokens) → a target-only run with `.tokens`, `.token_ids`, `.tokens_per_s`, `.stop_reason`."""
 
 DecoderFactory = Callable[[PolicySettings, SamplingConfig, str], Any]
 """(settings, sampling, label) → a decoder: `generate(prompt, max_new_tokens, ...)` yielding events, and `stop()`."""
@@ -39,37 +45,62 @@ def engine_factory(pair: Any) -> DecoderFactory:
     return make
 
 
+def plain_factory(pair: Any, prompt_ids: list[int]) -> PlainFn:
+    """Plain target-only decoding of the job's prompt on an already-loaded pair."""
+    def plain(sampling: SamplingConfig, max_new_tokens: int) -> Any:
+        return plain_decode(pair, prompt_ids, max_new_tokens, sampling)
+
+    return plain
+
+
 def _labelled(ev: Event, label: str) -> Event:
     if isinstance(ev, SessionHeader) and ev.label != label:
         return dataclasses.replace(ev, label=label)
     return ev
 
 
+DEFAULT_REPEATS = 3
+"""Runs per method: the fewest that give a spread and a median that one slow run cannot move."""
+
+
 class CompareJob:
-    """The methods of one comparison, measured one by one; thread-safe `stop()` ends the current and skips the rest.
+    """The methods of one comparison, measured in rounds; thread-safe `stop()` ends the current run and skips the rest.
 
     `prompt` is the user's text: sent as one chat message, or as raw text with
     `raw=True`. The pair comes from `load_pair(**load_kwargs)` at `prepare()`,
     unless a decoder `factory` is given (tests, notebooks). A `record` path is
     opened at once (an unwritable path fails before any model loads) and gets
-    each method's stream when that method is done, outside its timing.
+    each run's stream when that run is done, outside its timing.
+
+    Each of `repeats` rounds runs every method once, in order, then plain
+    target-only decoding (when the pair is loaded here, or a `plain` function
+    is given): interleaved rounds spread a change in the machine's load over
+    every method instead of on whichever ran last.
     """
 
     def __init__(self, methods: str | Sequence[str], settings: PolicySettings, sampling: SamplingConfig, prompt: str,
                  max_new_tokens: int, *, raw: bool = False, load_kwargs: dict[str, Any] | None = None,
                  factory: DecoderFactory | None = None, record: str | os.PathLike | None = None,
-                 warmup_tokens: int = 8) -> None:
+                 warmup_tokens: int = 8, repeats: int = DEFAULT_REPEATS, plain: PlainFn | None = None) -> None:
         self.methods = parse_methods(methods if isinstance(methods, str) else list(methods),
                                      at_least=MIN_METHODS, at_most=MAX_METHODS)
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+            raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats!r}")
         self.settings, self.sampling = settings, sampling
         self.prompt = prompt
         self.raw = raw
         self.max_new_tokens = max_new_tokens
         self.load_kwargs = dict(load_kwargs or {})
         self.factory = factory
+        self.plain = plain
+        self.repeats = repeats
         self.warmup_tokens = warmup_tokens
         self.recorder = RecordingWriter(record) if record else None
-        self.runs: list[MethodRun] = []
+        self.runs: list[MethodRun] = []          # one per method: the median run, every run's tokens/s
+        self.measured: dict[str, list[MethodRun]] = {}
+        self.reference: Reference | None = None
+        self._plain_runs: list[Any] = []
+        self._reported: set[str] = set()
         self._stopped = False
         self._current: Any = None
 
@@ -78,15 +109,28 @@ class CompareJob:
         """What the decoders get: the raw text, or one user message for the pair's chat format."""
         return self.prompt if self.raw else [{"role": "user", "content": self.prompt}]
 
+    @property
+    def total_runs(self) -> int:
+        return self.repeats * (len(self.methods) + (1 if self.plain is not None else 0))
+
     def settings_for(self, method: str) -> PolicySettings:
         return self.settings.with_changes(method=method)
 
     def prepare(self, progress: Progress | None = None) -> None:
-        """Loads the pair (the slow part, with progress) unless the job was given a decoder factory."""
+        """Loads the pair (the slow part, with progress) unless the job was given a decoder factory.
+
+        With the pair loaded here, the prompt and `max_new_tokens` are checked
+        against its context (ContextTooLong) before anything runs.
+        """
         if self.factory is None:
             if not self.load_kwargs:
                 raise GammatuneError("no models to compare (neither load_kwargs nor a decoder factory)")
-            self.factory = engine_factory(load_pair(**self.load_kwargs, progress=progress))
+            pair = load_pair(**self.load_kwargs, progress=progress)
+            prompt_ids = pair.encode_prompt(self.decoder_prompt, raw=self.raw)
+            check_context(pair, len(prompt_ids), self.max_new_tokens)
+            self.factory = engine_factory(pair)
+            if self.plain is None:
+                self.plain = plain_factory(pair, prompt_ids)
         if progress is not None:
             progress("ready", 1.0)
 
@@ -98,51 +142,82 @@ class CompareJob:
         for _ in dec.generate(self.decoder_prompt, max_new_tokens=self.warmup_tokens):
             if self._stopped:
                 break
+        if self.plain is not None and not self._stopped:
+            self.plain(self.sampling, self.warmup_tokens)
 
     def stream(self, progress: MeasureProgress | None = None,
-               on_method_done: Callable[[MethodRun], None] | None = None) -> Iterator[tuple[str, Event]]:
-        """Yields (label, event) for every method in turn; also collects them in `self.runs`.
+               on_method_done: Callable[[MethodRun], None] | None = None,
+               on_run_done: Callable[[MethodRun], None] | None = None) -> Iterator[tuple[str, Event]]:
+        """Yields (label, event) for every run in turn; collects each method's median run in `self.runs`.
 
-        `on_method_done` runs between two methods, outside any timed region.
+        `on_run_done` gets each measured run, `on_method_done` each method's
+        median run once all its runs are in; both run outside any timed region.
         """
         self.warm_up()
-        n = len(self.methods)
-        for i, method in enumerate(self.methods):
-            if self._stopped:
-                return
-            run = MethodRun(method)
-            self.runs.append(run)
-            if progress:
-                progress(i, n, method, 0)
-            dec = self._current = self._decoder(method, method)
-            for ev in dec.generate(self.decoder_prompt, max_new_tokens=self.max_new_tokens, user_text=self.prompt):
-                ev = _labelled(ev, method)
-                run.add(ev)
-                if progress and isinstance(ev, StepEvent):
-                    progress(i, n, method, run.stats.tokens)
-                yield method, ev
-            self._current = None
-            if on_method_done is not None:
-                on_method_done(run)
+        n = self.total_runs
+        i = 0
+        for rep in range(self.repeats):
+            for method in self.methods:
+                if self._stopped:
+                    break
+                label = method if self.repeats == 1 else f"{method} (run {rep + 1}/{self.repeats})"
+                run = MethodRun(method)
+                self.measured.setdefault(method, []).append(run)
+                if progress:
+                    progress(i, n, label, 0)
+                dec = self._current = self._decoder(method, method)
+                for ev in dec.generate(self.decoder_prompt, max_new_tokens=self.max_new_tokens,
+                                       user_text=self.prompt):
+                    ev = _labelled(ev, method)
+                    run.add(ev)
+                    if progress and isinstance(ev, StepEvent):
+                        progress(i, n, label, run.stats.tokens)
+                    yield method, ev
+                self._current = None
+                i += 1
+                if on_run_done is not None:
+                    on_run_done(run)
+                if rep == self.repeats - 1 and not self._stopped:
+                    self._method_done(method, on_method_done)
+            if self.plain is not None and not self._stopped:
+                if progress:
+                    progress(i, n, "target-only" if self.repeats == 1 else f"target-only (run {rep + 1}/{self.repeats})", 0)
+                self._plain_runs.append(self.plain(self.sampling, self.max_new_tokens))
+                i += 1
+        for method in self.methods:   # stopped early: what each method has so far
+            if self.measured.get(method) and method not in self._reported:
+                self._method_done(method, on_method_done)
+        self.runs = [MethodRun.from_repeats(self.measured[m]) for m in self.methods if self.measured.get(m)]
+        if self._plain_runs:
+            last = self._plain_runs[-1]
+            self.reference = Reference(tuple(p.tokens_per_s for p in self._plain_runs), last.tokens,
+                                       tuple(last.token_ids), last.stop_reason, self.sampling.greedy)
         if progress:
             progress(n, n, "", 0)
 
+    def _method_done(self, method: str, on_method_done: Callable[[MethodRun], None] | None) -> None:
+        self._reported.add(method)
+        if on_method_done is not None:
+            on_method_done(MethodRun.from_repeats(self.measured[method]))
+
     def run(self, progress: MeasureProgress | None = None,
             on_method_done: Callable[[MethodRun], None] | None = None) -> CompareSummary:
-        """Measures every method (the recording gets each stream once its method is done), then summarises."""
+        """Measures every run (the recording gets each stream once that run is done), then summarises."""
         def done(run: MethodRun) -> None:
             if self.recorder is not None:
                 self.recorder.write_all(run.events)
-            if on_method_done is not None:
-                on_method_done(run)
 
         try:
-            for _ in self.stream(progress, done):
+            for _ in self.stream(progress, on_method_done, done):
                 pass
         finally:
             if self.recorder is not None:
                 self.recorder.close()
-        return summarize(self.runs)
+        return self.summary()
+
+    def summary(self) -> CompareSummary:
+        """The ranked table of what has been measured, with the target-only row when it ran."""
+        return summarize(self.runs, self.reference)
 
     def stop(self) -> None:
         self._stopped = True

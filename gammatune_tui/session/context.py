@@ -7,28 +7,19 @@ cut to the most recent turns that leave room for the reply, and a notice says
 how many were left out. If even the newest message alone leaves no room,
 the turn is refused with one line.
 
-The limit is read from the models' configs (`max_position_embeddings`, the
-smaller of target and draft: both must hold every position).
+The limit is the pair's context window (`engine.context.context_window`: the
+smaller of target and draft, read from their configs), the same number that
+`run`, `compare` and `SpeculativeDecoder.generate` check against.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from ..errors import InvalidParameter
 
 Messages = list[dict[str, str]]
-
-
-def context_length(pair: Any) -> int | None:
-    """The positions both models can hold (their configs' `max_position_embeddings`), None if neither says."""
-    limits = []
-    for model in (getattr(pair, "target", None), getattr(pair, "draft", None)):
-        n = getattr(getattr(model, "config", None), "max_position_embeddings", None)
-        if isinstance(n, int) and not isinstance(n, bool) and n > 0:
-            limits.append(n)
-    return min(limits) if limits else None
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
     if lines and lines[-1] == b"":
         lines.pop()
         last = None  # ends with a newline: no partial final line
+    seen_header = False
     for n, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -125,6 +126,13 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
                 return
             what = "not UTF-8 text" if b"\0" in raw or _not_utf8(raw) else "not valid JSON"
             raise RecordingError(f"{p}: line {n}: {what} (is this a gammatune recording?)") from None
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "header":
+            seen_header = True
+        elif kind in ("step", "summary") and not seen_header:
+            # say the real problem, not what the orphan line lacks: a recording starts with its header
+            raise RecordingError(f"{p}: line {n}: a {kind} line before any header line (a recording starts with "
+                                 "the session's header; is this a cut-out piece of one?)")
         try:
             event = event_from_json(obj)
         except EventFormatError as exc:
@@ -176,7 +184,7 @@ def read_recording(path: str | os.PathLike) -> Recording:
 
 
 def resolve_recording(name: str | os.PathLike) -> Path:
-    """A path, or the bare name of a shipped demo recording (`five-methods`)."""
+    """A path, or the bare name of a shipped demo recording (`all-methods`)."""
     p = Path(name)
     if p.exists():
         return p

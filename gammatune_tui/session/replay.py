@@ -286,12 +286,12 @@ class ReplaySource:
 
 
 def is_comparison(recording: Recording) -> bool:
-    """A compare recording: several sessions of one turn, each labelled with a distinct method."""
+    """A compare recording: sessions of one turn, labelled with two or more methods (repeats share a label)."""
     ss = recording.sessions
     if len(ss) < 2:
         return False
     labels = [s.header.label for s in ss]
-    return all(labels) and len(set(labels)) == len(labels) and len({s.header.turn for s in ss}) == 1
+    return all(labels) and len(set(labels)) >= 2 and len({s.header.turn for s in ss}) == 1
 
 
 @dataclass

@@ -15,7 +15,8 @@ from ..engine.decoder import SpeculativeDecoder
 from ..engine.models import load_pair
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
-from .context import context_length, fit_conversation
+from ..engine.context import context_window
+from .context import fit_conversation
 from .pace import Idle, StepPacer, paced
 from .source import Notice, Progress, SourceItem
 
@@ -40,8 +41,9 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
     says what was left out); `pacer` holds the steps to its rate, its waits
     taken out of the events' clocks.
     """
+    window = context_window(pair)
     fit = fit_conversation(messages, lambda m: pair.encode_prompt(m, raw=raw), max_new_tokens,
-                           context_length(pair))
+                           window.tokens if window is not None else None)
     if fit.notice:
         yield Notice(fit.notice)
     events = decoder.generate(fit.ids, fit.max_new_tokens, user_text=user_text, turn=turn)

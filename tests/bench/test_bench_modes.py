@@ -47,7 +47,9 @@ def test_tune_reports_the_best_parameters(tiny_pair_dirs, prompts, tmp_path, cap
     text = _bench(capsys, "--tune", "--check-live", "0", "--target", str(t), "--draft", str(d), "--device", "cpu",
                   "--prompts", str(prompts), "-n", "12", "--gammas", "2,4", "--raw", "-o", str(out))
     assert "best: --eta" in " ".join(text.split())
+    assert "recommended" in text   # two prompts: too few for the held-out check, so unchecked or the defaults
     tune = json.loads(out.read_text())["tune"]
+    assert tune["recommended"]["kind"] in ("unchecked", "defaults")
     assert tune["method"] == "gammatune+" and tune["candidates"] and tune["best"]["score"] >= tune["start"]["score"]
 
 
@@ -63,3 +65,41 @@ def test_latency_times_a_shape_from_its_config(tmp_path, capsys):
     assert "Table 1" in text and "tiny" in text
     (row,) = json.loads(out.read_text())["rows"]
     assert row["name"] == "tiny" and row["decode_ms"] > 0 and set(row["verify_ms"]) == {"1", "2"}
+
+
+def test_second_simulate_reuses_the_cached_traces_and_refresh_records_again(tiny_pair_dirs, prompts, tmp_path,
+                                                                           capsys, monkeypatch):
+    from gammatune_tui.bench import simulate as sim_mod
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("GAMMATUNE_CACHE_DIR", str(cache))
+    recorded = []
+    real = sim_mod.record_trace
+    monkeypatch.setattr(sim_mod, "record_trace", lambda *a, **k: recorded.append(a[1]) or real(*a, **k))
+    t, d = tiny_pair_dirs
+    args = ["--simulate", "--target", str(t), "--draft", str(d), "--device", "cpu", "--prompts", str(prompts),
+            "-n", "12", "--gammas", "2,4", "--methods", "specdecode,gammatune+", "--raw"]
+
+    def run(*extra):
+        out = tmp_path / f"b{len(recorded)}.json"
+        with pytest.raises(SystemExit) as exc:
+            main(["bench", *args, "-o", str(out), *extra])
+        cap = capsys.readouterr()
+        assert exc.value.code == 0, cap.err
+        return json.loads(out.read_text()), " ".join(cap.err.split())
+
+    first, err1 = run()
+    assert recorded == ["a", "b"] and "kept in" in err1 and str(cache) in err1
+    assert "live_check" in first                               # recorded now: checked live
+    files = list((cache / "traces").glob("*.json"))
+    assert len(files) == 1
+    second, err2 = run()
+    assert recorded == ["a", "b"]                              # nothing recorded again
+    assert "using the traces and cost model in" in err2 and "live check skipped" in err2
+    assert "live_check" not in second
+    assert second["sim_setup"]["cost_model"] == first["sim_setup"]["cost_model"]
+    assert second["sim"]["cells"] == first["sim"]["cells"]    # the same traces and prices: the same table
+    run("-n", "10")                                            # another budget is another key
+    assert recorded == ["a", "b", "a", "b"]
+    run("--refresh-traces", "--check-live", "0")
+    assert recorded == ["a", "b", "a", "b", "a", "b"]

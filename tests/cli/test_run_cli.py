@@ -12,6 +12,7 @@ import pytest
 
 from gammatune_tui import cli
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent, event_from_json
+from gammatune_tui.render.safe_text import printable
 from gammatune_tui.session.recording import read_recording
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,13 +31,75 @@ def pair_args(tiny_pair_dirs):
     return ["--target", str(t), "--draft", str(d), "--device", "cpu", "--threads", "1"]
 
 
-def test_run_plain_streams_text_and_summary(capsys, pair_args):
-    code, out, err = invoke(["run", "def f(x):", *pair_args, "-n", "12", "--method", "gammatune", "--raw"], capsys)
+def test_run_piped_puts_only_the_text_on_stdout(capsys, pair_args):
+    code, out, err = invoke(["run", "def f(x):", *pair_args, "-n", "12", "--method", "gammatune", "--raw",
+                             "-t", "0"], capsys)
     assert code == 0, err
-    assert "def f(x):" in out
-    assert "run summary" in out and "tokens/s" in out and "target calls" in out
-    assert "max_new_tokens" in out
-    assert "\x1b" not in out  # not a terminal: no escape sequences at all
+    text = out[:-1] if out.endswith("\n") else out
+    code2, out2, _ = invoke(["run", "def f(x):", *pair_args, "-n", "12", "--method", "gammatune", "--raw", "-t", "0",
+                             "--json"], capsys)
+    summary = json.loads(out2.splitlines()[-1])
+    assert text == printable(summary["text"])           # stdout: the generated text, nothing else
+    assert "def f(x):" not in out and "run summary" not in out
+    assert "run summary" in err and "tokens/s" in err and "max_new_tokens" in err and "gammatune γ0=4" in err
+    assert "colours:" not in err + out                   # no colour, so no colour legend
+    assert "\x1b" not in out + err
+
+
+def test_run_on_a_terminal_shows_header_text_summary_and_legend_on_stdout(capsys, pair_args, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    code, out, err = invoke(["run", "def f(x):", *pair_args, "-n", "8", "--raw"], capsys)
+    assert code == 0, err
+    assert "def f(x):" in out and "run summary" in out and "colours:" in out and "\x1b[" in out
+    assert err == ""
+
+
+def test_run_with_no_color_has_no_legend(capsys, pair_args, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("NO_COLOR", "1")
+    code, out, err = invoke(["run", "def f(x):", *pair_args, "-n", "8", "--raw"], capsys)
+    assert code == 0, err
+    assert "run summary" in out and "colours:" not in out
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["-n", "1000000000000"], "--max-new-tokens 1,000,000,000,000 does not fit in the 1,024-token context"),
+    (["-n", "1015"], "at most 1,014 new tokens fit"),
+])
+def test_run_refuses_a_budget_past_the_context_at_once(capsys, pair_args, extra, needle):
+    code, out, err = invoke(["run", "abcdefghi", *pair_args, "--raw", *extra], capsys)   # 10 tokens with BOS
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1, err
+    assert lines[0].startswith("gammatune: error:") and needle in lines[0]
+    assert "max_position_embeddings" in lines[0]
+
+
+def test_run_refuses_a_prompt_longer_than_the_context(capsys, pair_args):
+    code, out, err = invoke(["run", "x" * 2000, *pair_args, "--raw", "-n", "4"], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "the prompt is 2,001 tokens" in lines[0] and "shorten it" in lines[0]
+
+
+def test_run_help_says_which_demo_prompt_and_shows_no_bool_after_flags(capsys):
+    code, out, _ = invoke(["run", "--help"], capsys)
+    assert code == 0
+    flat = " ".join(out.replace("│", " ").split())
+    assert "the demo prompt --seed picks" in flat and "random" not in flat
+    assert "<bool>" not in out
+    raw_line = next(line for line in out.splitlines() if "--raw" in line)
+    assert "bool" not in raw_line
+
+
+def test_run_without_prompt_picks_the_demo_prompt_by_seed(capsys, pair_args):
+    picked = []
+    for seed in ("0", "0", "5"):
+        code, out, err = invoke(["run", *pair_args, "-n", "2", "--json", "--seed", seed], capsys)
+        assert code == 0, err
+        picked.append(json.loads(out.splitlines()[0])["user_text"])
+    assert picked[0] == picked[1]
+    from gammatune_tui.prompts import seeded_demo_prompt
+    assert picked[2] == seeded_demo_prompt(5).text
 
 
 def test_run_json_is_exactly_the_event_stream(capsys, pair_args, tmp_path):
@@ -57,7 +120,7 @@ def test_run_json_is_exactly_the_event_stream(capsys, pair_args, tmp_path):
 def test_run_without_prompt_names_the_demo_prompt(capsys, pair_args):
     code, out, err = invoke(["run", *pair_args, "-n", "3", "--json"], capsys)
     assert code == 0, err
-    assert "demo prompt" in err and len(err.strip().splitlines()) == 1
+    assert "demo prompt" in err and "picked by --seed 0" in err and len(err.strip().splitlines()) == 1
     header = json.loads(out.splitlines()[0])
     assert header["user_text"] and header["type"] == "header"
 

@@ -35,3 +35,47 @@ def test_help_exits_zero(capsys):
         main(["run", "--help"])
     assert exc.value.code == 0
     assert "--method" in capsys.readouterr().out
+
+
+COMMANDS = ["run", "models", "chat", "compare", "replay", "bench"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_shows_no_value_after_flags_and_fits_80_columns(command, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
+    assert "<bool>" not in out                       # `--raw <bool>` read as if `--raw true` worked
+    assert all(len(line) <= 80 for line in out.splitlines()), max(out.splitlines(), key=len)
+    assert "…" not in out                            # nothing cut: no `deco…`, no `1,2,3,…`
+
+
+def test_bench_help_gives_the_description_column_room(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if "--simulate" in line)
+    description = line.split("--simulate", 1)[1].strip(" │")
+    assert len(description) >= 30, line              # was a 17-character column
+    assert "<int ≥1>" in out and "[x>=1]" not in out
+
+
+def test_a_flag_given_a_value_is_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "x", "--raw", "true"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "true" in err
+
+
+def test_a_binary_prompt_file_is_one_clear_line(tmp_path, capsys):
+    path = tmp_path / "prompts.jsonl"
+    path.write_bytes(b'{"id": "a", "turns": ["x"]}\n\x89PNG\r\n\x1a\n\x00\xff')
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--simulate", "--prompts", str(path)])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert exc.value.code == 2 and len(lines) == 1
+    assert "not a text file (line 2 is not UTF-8)" in lines[0] and "codec" not in lines[0]

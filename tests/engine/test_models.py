@@ -55,7 +55,7 @@ def test_impossible_engines_are_one_line_errors(tiny_pair_dirs, monkeypatch):
     with pytest.raises(InvalidParameter, match="unknown engine 'warp'"):
         load_pair(t, d, device="cpu", engine="warp")
     # graphs on a CPU is refused before any weights are read
-    monkeypatch.setattr(models, "_from_pretrained", lambda *a, **k: pytest.fail("loaded a model"))
+    monkeypatch.setattr(models, "from_pretrained", lambda *a, **k: pytest.fail("loaded a model"))
     with pytest.raises(EngineUnavailable, match="--engine graphs: CUDA graphs need a CUDA device; this pair is on cpu"):
         load_pair(t, d, device="cpu", engine="graphs")
 

@@ -10,7 +10,7 @@ from gammatune_tui.engine.events import SessionHeader, StepEvent
 from gammatune_tui.engine.policies import METHODS, PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
-from gammatune_tui.session.compare import MethodRun, check_lossless, runs_from_recording, summarize
+from gammatune_tui.session.compare import MethodRun, Reference, check_lossless, runs_from_recording, summarize
 from gammatune_tui.session.compare_job import CompareJob
 from gammatune_tui.session.recording import RecordingWriter, read_recording
 from gammatune_tui.session.stats import stats_of
@@ -28,7 +28,7 @@ def test_methods_default_is_every_method():
 
 
 @pytest.mark.parametrize("bad, msg", [
-    ("specdecode", "2 to 6"),
+    ("specdecode", r"needs 2 to 6 methods, got 1 \(specdecode\); choose from"),
     ("specdecode,specdecode", "more than once"),
     ("specdecode,nope", "unknown method"),
     (",".join(METHODS) + ",gammatune", "more than once"),
@@ -52,7 +52,7 @@ def test_job_runs_each_method_once_in_order_with_same_settings(tmp_path):
     progress = []
     path = tmp_path / "c.jsonl"
     runner = _job(["specdecode", "gammatune", "gammatune+"], base, sampling, "prompt", 40, factory=_factory(calls),
-                  record=path, warmup_tokens=4)
+                  record=path, warmup_tokens=4, repeats=1)
     summary = runner.run(lambda *a: progress.append(a))
     # warm-up first (not measured), then one decoder per method, in order
     assert [c[2] for c in calls] == ["warm-up", "specdecode", "gammatune", "gammatune+"]
@@ -69,13 +69,76 @@ def test_job_runs_each_method_once_in_order_with_same_settings(tmp_path):
     assert [s.header.label for s in rec.sessions] == ["specdecode", "gammatune", "gammatune+"]
     assert [e.to_json() for e in rec.events] == [e.to_json() for r in runner.runs for e in r.events]
     assert summary.lossless.checked and summary.lossless.identical
+    assert not summary.ranked and all(r.rank is None for r in summary.rows)   # one run: no spread, no ranking
+
+
+def test_repeats_run_in_interleaved_rounds_and_show_the_median_run(tmp_path):
+    calls, progress, done = [], [], []
+    path = tmp_path / "r.jsonl"
+    runner = _job(["specdecode", "gammatune+"], factory=_factory(calls), record=path, warmup_tokens=0, repeats=3)
+    summary = runner.run(lambda *a: progress.append(a), done.append)
+    assert [c[2] for c in calls] == ["specdecode", "gammatune+"] * 3       # round by round, not method by method
+    assert [p[2] for p in progress if p[3] == 0 and p[0] < p[1]] == [
+        f"{m} (run {r}/3)" for r in (1, 2, 3) for m in ("specdecode", "gammatune+")]
+    assert [s.header.label for s in read_recording(path).sessions] == ["specdecode", "gammatune+"] * 3
+    assert [r.label for r in done] == ["specdecode", "gammatune+"]       # each once, when its last run is in
+    for run in runner.runs:
+        speeds = [r.stats.tokens_per_s for r in runner.measured[run.label]]
+        assert sorted(run.speeds) == sorted(speeds) and len(speeds) == 3
+        assert run.stats.tokens_per_s == sorted(speeds)[1]                  # the shown stream is the median run
+        row = summary.row(run.label)
+        assert (row.low, row.tokens_per_s, row.high, row.runs) == (min(speeds), sorted(speeds)[1], max(speeds), 3)
+    assert summary.ranked and summary.runs == 3
+
+
+def _with_speeds(label, speeds):
+    run = MethodRun.from_events(synthetic_session(label, seed=1))
+    run.repeats = list(speeds)
+    return run
+
+
+def test_ranks_only_beyond_the_spread():
+    runs = [_with_speeds("specdecode", [100, 104, 108]), _with_speeds("gammatune", [106, 110, 115]),
+            _with_speeds("gammatune+", [120, 125, 130]), _with_speeds("hf-heuristic", [60, 61, 62])]
+    s = summarize(runs, Reference((80.0, 82.0, 81.0), 30))
+    by = {r.label: r for r in s.rows}
+    assert [r.label for r in s.rows] == ["gammatune+", "gammatune", "specdecode", "target-only", "hf-heuristic"]
+    # gammatune+'s slowest run (120) beats everyone's fastest: alone first
+    assert by["gammatune+"].rank == 1 and not by["gammatune+"].tied
+    # gammatune (106-115) and specdecode (100-108) overlap: neither is ranked above the other
+    assert by["gammatune"].rank == by["specdecode"].rank == 2 and by["gammatune"].tied and by["specdecode"].tied
+    assert by["target-only"].rank == 4 and by["hf-heuristic"].rank == 5
+    assert by["gammatune+"].over_plain == pytest.approx(125 / 81) and by["target-only"].over_plain == 1.0
+    assert by["gammatune+"].speedup == pytest.approx(125 / 104)
+    assert [r.label for r in s.leaders] == ["gammatune+"]
+    text = plain_table(s)
+    assert "1 " in text and "2=" in text and "80.0–82.0" in text and "× target" in text
+
+
+def plain_table(summary, width=150):
+    from rich.console import Console
+
+    from gammatune_tui.render.tables import summary_table
+
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    console.print(summary_table(summary, width))
+    return console.export_text()
+
+
+def test_summary_table_fits_80_columns_by_dropping_optional_columns():
+    runs = [_with_speeds(m, [100 + i, 104 + i, 108 + i]) for i, m in enumerate(METHODS)]
+    s = summarize(runs, Reference((80.0, 82.0, 81.0), 75))
+    wide, narrow = plain_table(s, 150), plain_table(s, 80)
+    assert "calls t/d" in wide and "tok/step" in wide
+    assert all(len(line) <= 80 for line in narrow.splitlines())
+    assert "…" not in narrow and "assistant-threshold" in narrow and "× target" in narrow and "spread" in narrow
 
 
 def test_summary_numbers_equal_each_methods_own_stats():
     runs = [MethodRun.from_events(synthetic_session(m, seed=1)) for m in METHODS]
     summary = summarize(runs)
     assert [r.tokens_per_s for r in summary.rows] == sorted((r.tokens_per_s for r in summary.rows), reverse=True)
-    assert [r.rank for r in summary.rows] == list(range(1, len(METHODS) + 1))
+    assert [r.rank for r in summary.rows] == [None] * len(METHODS)
     base = stats_of(runs[0].events)  # specdecode
     for run in runs:
         own = stats_of(run.events)   # what that method's pane computes from its stream

@@ -37,3 +37,16 @@ def test_non_finite_numbers_are_refused_with_file_and_line(tmp_path, constant):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(RecordingError, match=r"bad\.jsonl: line 2: non-finite number"):
         read_recording(path)
+
+
+@pytest.mark.parametrize("line", ['{"type": "step", "step": 0}', '{"type": "summary", "tokens": 3}'])
+def test_a_line_before_any_header_names_the_real_problem(tmp_path, capsys, line):
+    from gammatune_tui.cli import main
+
+    path = tmp_path / "orphan.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["replay", str(path), "--print"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "line 1: a" in err and "before any header line" in err and "missing" not in err

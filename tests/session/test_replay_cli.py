@@ -45,7 +45,15 @@ def test_print_comparison_has_ranked_summary_and_lossless_line(tmp_path, capsys)
     assert code == 0, err
     for m in METHODS:
         assert m in out
-    assert "ranked by tokens/s" in out and "lossless: every method produced the same tokens" in out
+    assert "one run each: not ranked" in out and "lossless: every method produced the same tokens" in out
+
+
+def test_print_comparison_with_repeats_ranks_beyond_the_spread(tmp_path, capsys):
+    sessions = [synthetic_session(m, seed=s) for s in range(3) for m in ("specdecode", "gammatune+")]
+    path = _write(tmp_path / "rep.jsonl", *sessions)
+    code, out, err = run_cli(["replay", str(path), "--print", "--speed", "0"], capsys)
+    assert code == 0, err
+    assert "ranked by tokens/s (median of 3 runs)" in out and "spread" in out
 
 
 def test_several_files_side_by_side_in_print(tmp_path, capsys):
@@ -53,7 +61,7 @@ def test_several_files_side_by_side_in_print(tmp_path, capsys):
     b = _write(tmp_path / "b.jsonl", synthetic_session("gammatune+"))
     code, out, err = run_cli(["replay", str(a), str(b), "--print"], capsys)
     assert code == 0, err
-    assert "ranked by tokens/s" in out and "gammatune+" in out
+    assert "compare: tokens/s" in out and "gammatune+" in out
 
 
 def test_truncated_recording_warns_once_and_prints_prefix(tmp_path, capsys):

@@ -1,9 +1,13 @@
-"""The demo recordings shipped in demo_prompts/recordings/ replay without a model."""
+"""The demo recordings shipped in demo_prompts/recordings/ replay without a model, and were made with
+the current defaults (re-record them with `make recordings` when a default changes)."""
 
 from __future__ import annotations
 
 import pytest
 
+from gammatune_tui import __version__
+from gammatune_tui.commands.options import default_options
+from gammatune_tui.engine.policies import METHODS, PolicyParams
 from gammatune_tui.session.compare import runs_from_recording, summarize
 from gammatune_tui.session.recording import read_recording, resolve_recording, shipped_recordings
 from gammatune_tui.session.replay import is_comparison
@@ -13,7 +17,7 @@ SHIPPED = shipped_recordings()
 
 def test_the_demos_are_there():
     names = {p.stem for p in SHIPPED}
-    assert {"five-methods", "gammatune-plus", "specdecode"} <= names
+    assert {"all-methods", "gammatune-plus", "specdecode", "chat-two-turns"} <= names
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -25,11 +29,26 @@ def test_each_shipped_recording_is_complete_and_valid(path):
         assert sum(len(st.emitted) for st in s.steps) == s.summary.tokens
 
 
-def test_five_methods_is_a_lossless_five_way_comparison():
-    rec = read_recording(resolve_recording("five-methods"))
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_each_shipped_recording_was_made_with_the_current_defaults(path):
+    defaults = PolicyParams()
+    gamma0 = default_options().gamma
+    for s in read_recording(path).sessions:
+        h = s.header
+        assert h.versions.get("gammatune") == __version__, "re-record with `make recordings`"
+        assert h.gamma0 == gamma0
+        for name in ("eta", "delta", "tau", "gamma_min", "gamma_max", "ema_alpha", "alpha_prior", "cooldown"):
+            if name in h.params:
+                assert h.params[name] == pytest.approx(float(getattr(defaults, name))), (
+                    f"{path.name}: {h.label or h.method} was recorded with {name}={h.params[name]}, the default is "
+                    f"{getattr(defaults, name)}; re-record with `make recordings`")
+
+
+def test_all_methods_is_a_lossless_ranked_comparison_of_every_method():
+    rec = read_recording(resolve_recording("all-methods"))
     assert is_comparison(rec)
-    # the paper's five, as recorded when the file was made (adaptive-k came later)
-    assert [s.header.label for s in rec.sessions] == ["specdecode", "hf-heuristic", "assistant-threshold",
-                                                      "gammatune", "gammatune+"]
-    summary = summarize(runs_from_recording(rec))
+    runs = runs_from_recording(rec)
+    assert [r.label for r in runs] == list(METHODS)
+    summary = summarize(runs)
+    assert summary.ranked and summary.runs == 3            # made with compare's default --repeats
     assert summary.lossless.checked and summary.lossless.identical

@@ -32,7 +32,8 @@ def _gated_compare(prompt: str, max_new_tokens: int):
             yield from super().generate(prompt, max_new_tokens, **kw)
 
     job = CompareJob(["specdecode", "gammatune", "gammatune+"], PolicySettings(), SamplingConfig(), prompt,
-                     max_new_tokens, factory=lambda s, samp, label: Gated(s, samp, label=label), warmup_tokens=0)
+                     max_new_tokens, factory=lambda s, samp, label: Gated(s, samp, label=label), warmup_tokens=0,
+                     repeats=1)
     app = make_compare_app(job, speed=0)
     return gate, job, app.main_screen, app
 
@@ -129,5 +130,35 @@ def test_escape_while_measuring_skips_the_remaining_methods():
             assert [r.label for r in screen.runs] == ["specdecode", "gammatune"]
             assert screen.panes[2].run is None and screen.panes[2].place is None
             assert sorted(screen.finish_order) == ["gammatune", "specdecode"]
+
+    asyncio.run(go())
+
+
+def test_live_compare_with_repeats_shows_the_spread_ranking_and_target_only_row():
+    from gammatune_tui.engine.plain import PlainRun
+
+    plain_calls = []
+
+    def target_only(sampling, max_new_tokens):
+        plain_calls.append(max_new_tokens)
+        return PlainRun(list(range(max_new_tokens)), max_new_tokens / 50.0)   # 50 tok/s
+
+    job = CompareJob(["specdecode", "gammatune+"], PolicySettings(), SamplingConfig(), "p", 30,
+                     factory=lambda s, samp, label: SyntheticSource(s, samp, label=label), warmup_tokens=0,
+                     repeats=3, plain=target_only)
+    app = make_compare_app(job, speed=0)
+    screen = app.main_screen
+
+    async def go():
+        async with app.run_test(size=(150, 45)) as pilot:
+            await _until(pilot, lambda: screen.summary is not None and not screen.racing and screen.races == 1)
+            assert plain_calls == [30, 30, 30]
+            s = screen.summary
+            assert s.ranked and s.runs == 3 and s.row("target-only").reference
+            assert [p.run.speeds for p in screen.panes] == [r.speeds for r in job.runs]
+            text = plain(screen.query_one("#summary").content, width=150)
+            assert "median of 3 runs" in text and "target-only" in text and "× target" in text and "spread" in text
+            progress = str(screen.query_one("#progress").render())
+            assert "race over: fastest median" in progress
 
     asyncio.run(go())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import platform
 import sys
 import time
@@ -10,13 +11,38 @@ from pathlib import Path
 
 import torch
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ...engine.models import resolve_device, resolve_dtype
 from .. import latency as lat
 from ..report import write_json
+from ..table_fit import Column, human_count, print_fitted
 from .common import progress_bar, quiet_transformers
+
+
+def latency_columns(rows: list, ks: list[int]) -> list[Column]:
+    """Table 1's columns: one spec per column, so a new one (a runner, a bandwidth share) is one more entry."""
+    cols = [Column("model shape", [Text(r.name) for r in rows], justify="left", key=True)]
+    if any(getattr(r, "runner", "transformers") != "transformers" for r in rows):
+        cols.append(Column("runner", [getattr(r, "runner", "") for r in rows], justify="left", key=True))
+    cols.append(Column("params", [human_count(r.params) for r in rows]))
+    cols.append(Column("decode ms/token", ["skipped" if r.skipped else f"{r.decode_ms:.2f}" for r in rows],
+                       short="decode", meaning="decode ms/token"))
+    for k in ks:
+        cols.append(Column(f"verify {k} ms", ["" if r.skipped else f"{r.verify_ms[k]:.2f}" for r in rows],
+                           short=f"v{k}", meaning=f"verify {k}"))
+    gbs = [getattr(r, "decode_gbs", math.nan) for r in rows]
+    if any(not math.isnan(g) for g in gbs):
+        cols.append(Column("decode GB/s", ["" if r.skipped or math.isnan(g) else f"{g:.1f}" for r, g in zip(rows, gbs)],
+                           short="GB/s", meaning="bytes a decode step reads ÷ its time"))
+    pct = [getattr(r, "bandwidth_pct", math.nan) for r in rows]
+    if any(not math.isnan(p) for p in pct):
+        cols.append(Column("% of copy bandwidth", ["" if math.isnan(p) else f"{p:.0f}%" for p in pct],
+                           short="%bw", meaning="decode GB/s as a share of the measured copy bandwidth"))
+    paper = [lat.PAPER_TABLE1.get(r.name) for r in rows]
+    cols.append(Column("paper (H100)", [f"{p:.2f}" if p else "" for p in paper], short="paper",
+                       meaning="the paper's H100 decode ms/token"))
+    return cols
 
 
 def run_latency(console: Console, err: Console, *, device: str, dtype: str, threads: int | None,
@@ -42,24 +68,9 @@ def run_latency(console: Console, err: Console, *, device: str, dtype: str, thre
                 prog.update(task, description=f"building {name}")
                 rows.append(lat.measure(name, shape, device, dtype, context, tuple(ks)))
             prog.update(task, advance=1)
-    table = Table(title=Text(f"Table 1: ms per token on {device} ({dtype}, {context} tokens in cache, random weights)"),
-                  title_justify="left")
-    table.add_column("model shape", no_wrap=True)
-    table.add_column("params", justify="right")
-    table.add_column("decode ms/token", justify="right")
-    for k in ks:
-        table.add_column(f"verify {k} ms", justify="right")
-    table.add_column("paper (H100)", justify="right")
-    for r in rows:
-        paper = lat.PAPER_TABLE1.get(r.name)
-        cells = [Text(r.name), Text(f"{r.params / 1e6:,.0f}M")]
-        if r.skipped:
-            cells += [Text("skipped")] + [Text("") for _ in ks]
-        else:
-            cells += [Text(f"{r.decode_ms:.2f}")] + [Text(f"{r.verify_ms[k]:.2f}") for k in ks]
-        cells.append(Text(f"{paper:.2f}" if paper else ""))
-        table.add_row(*cells)
-    console.print(table)
+    print_fitted(console, f"Table 1: ms per token on {device} ({dtype}, {context} tokens in cache, random weights)",
+                 latency_columns(rows, ks),
+                 caption="verify k = one target pass over k tokens, ms")
 
     payload = {"schema": 1, "created": time.time(), "command": ["gammatune", *sys.argv[1:]], "kind": "latency",
                "environment": {"device": device, "dtype": dtype, "torch": torch.__version__,

@@ -1,13 +1,14 @@
 """`gammatune bench --simulate`: record a trace per prompt, time the decoder, play every policy from the traces.
 
-Traces and the cost model can be saved and reused (`--traces`); a few cells
-are checked against live runs step by step (`--check-live`), or the whole
-sweep is run live too and compared cell by cell (`--validate`).
+Traces and the cost model are kept in the user's cache (`trace_cache.py`)
+and reused while nothing they depend on changes (`--refresh-traces` records
+them again, `--traces FILE` keeps them in a file); a few cells are checked
+against live runs step by step (`--check-live`), or the whole sweep is run
+live too and compared cell by cell (`--validate`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from pathlib import Path
@@ -19,15 +20,13 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import PolicyParams, PolicySettings
-from ...engine.text_pieces import prompt_pieces
-from ...errors import InvalidParameter
 from .. import protocol, report
 from .. import simulate as sim
-from ..cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from ..results import aggregate, throughputs
 from ..tune import GRID
 from .common import progress_bar
 from .live import live_cells, run_live
+from .trace_cache import load_or_record
 from .tune import run_tune
 
 
@@ -35,11 +34,12 @@ from .tune import run_tune
 class SimulateOptions:
     """What `--simulate` was asked to do beside the simulated sweep."""
 
-    traces_path: Path | None = None    # reuse the traces and cost model saved there, or save them there
-    check_live: int = 1                # prompts also run live and compared step by step
+    traces_path: Path | None = None    # keep the traces and cost model there instead of in the user's cache
+    check_live: int | None = None      # prompts also run live and compared step by step (None: 1, 0 when cached)
     validate: bool = False             # run the whole sweep live too and compare cell by cell
     tune_method: str | None = None     # --tune: the policy whose parameters to search
     std_weight: float = 1.0            # --tune score: mean − this × std across γ0
+    refresh: bool = False              # record the traces again even when cached
 
 
 def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any, label: str, payload: dict,
@@ -49,7 +49,8 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
     # the longest window a policy may plan: γ0, or γ_max for the GammaTune policies (whose γ_min may exceed γ0)
     gamma_max = PolicyParams.build(**cfg.params).gamma_max
     max_window = max(max(cfg.gammas), gamma_max, max(GRID["gamma_max"]) if tune_ else 0)
-    traces, cost = _load_or_record(err, pair, pid, cfg, max_window, opts.traces_path)
+    found = load_or_record(err, pair, pid, cfg.max_new_tokens, max_window, opts.traces_path, opts.refresh)
+    traces, cost = found.traces, found.cost
     payload["sim_setup"] = {
         "cost_model": cost.to_json(),
         "traces": [{"prompt_id": t.prompt_id, "tokens": len(t.tokens), "ended_eos": t.ended_eos,
@@ -74,8 +75,12 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
                       "derived": derived, "sweep_s": sweep_s}
     rows = report.write_csv(report.csv_path_for(out), cells, "sim")
 
-    if opts.check_live:
-        n = opts.check_live
+    # the live check runs on traces recorded now; cached ones were recorded the same way (--check-live N to rerun)
+    check_live = opts.check_live if opts.check_live is not None else (0 if found.source == "cache" else 1)
+    if opts.check_live is None and found.source == "cache":
+        err.print(Text("live check skipped for cached traces (--check-live 1 runs it)", style="dim"))
+    if check_live:
+        n = check_live
         payload["live_check"] = _check_live(console, err, pair, pid[:n], traces[:n], cfg, cost)
     if opts.validate:
         rows = run_live(console, err, pair, pid, cfg, label, payload, out)
@@ -84,50 +89,6 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
     if opts.tune_method is not None:
         payload["tune"] = run_tune(console, err, traces, cost, cfg, opts.tune_method, opts.std_weight)
     return rows
-
-
-def _load_or_record(err: Console, pair: Any, pid: list, cfg: Any, max_window: int, traces_path: Path | None):
-    key = {"target": str(pair.name_target), "draft": str(pair.name_draft), "device": str(pair.device),
-           "dtype": str(pair.dtype), "prompts": [[p.id, p.ids] for p in pid], "max_new_tokens": cfg.max_new_tokens}
-    if traces_path is not None and traces_path.exists():
-        try:
-            data = json.loads(traces_path.read_text(encoding="utf-8"))
-            ok = data.get("key") == key and data.get("max_window", 0) >= max_window
-            if ok:
-                traces = [sim.Trace.from_json(t) for t in data["traces"]]
-                err.print(Text(f"using the traces in {traces_path}"))
-                return traces, CostModel.from_json(data["cost_model"])
-            err.print(Text(f"{traces_path} was recorded for other models, prompts or windows; recording again",
-                           style="yellow"))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise InvalidParameter(f"--traces {traces_path}: unreadable trace file ({exc})") from None
-    traces = []
-    with progress_bar(err) as prog:
-        task = prog.add_task("recording traces", total=len(pid) + 2)
-        protocol.warm_up(pair, pid[0], protocol.SweepConfig(methods=["specdecode"], gammas=[4], max_new_tokens=16,
-                                                                baselines=()))
-        for p in pid:
-            t0 = time.perf_counter()
-            prompt_pieces(pair.tokenizer, p.ids)
-            header_s = time.perf_counter() - t0
-            traces.append(sim.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, max_window - 1, pair.eos_ids, header_s))
-            prog.update(task, advance=1, description=f"trace {p.id}")
-        # the timing pass: the decoder itself, specdecode at several windows on the first prompt
-        prog.update(task, description="timing the decoder")
-        events: list = []
-        for g in CALIBRATION_GAMMAS:
-            if g <= max_window:
-                protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid[0], cfg.max_new_tokens,
-                                    keep_events=events)
-        cost = calibrate(events)
-        cost.session_s = max(0.0, cost.outside_s - traces[0].session_s)
-        prog.update(task, advance=2)
-    if traces_path is not None:
-        traces_path.parent.mkdir(parents=True, exist_ok=True)
-        traces_path.write_text(json.dumps({"key": key, "max_window": max_window, "cost_model": cost.to_json(),
-                                           "traces": [t.to_json() for t in traces]}), encoding="utf-8")
-        err.print(Text(f"saved traces to {traces_path}"))
-    return traces, cost
 
 
 def _check_live(console: Console, err: Console, pair: Any, pid: list, traces: list, cfg: Any, cost: Any) -> dict:

@@ -10,11 +10,26 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.text import Text
 
+from ...engine.context import context_window
 from ...engine.models import load_pair
+from ...errors import ContextTooLong
 from ...prompts import Prompt
 from .. import protocol, report
 from .live import run_live
 from .simulate import SimulateOptions, run_simulate
+
+
+def check_prompts_fit(pair: Any, pid: Sequence[protocol.PromptIds], max_new_tokens: int) -> None:
+    """Every prompt + --max-new-tokens must fit the pair's context; the first that does not is named."""
+    window = context_window(pair)
+    if window is None:
+        return
+    for p in pid:
+        try:
+            window.check(len(p.ids), max_new_tokens)
+        except ContextTooLong as exc:
+            raise ContextTooLong(f"prompt {p.id}: {exc}", prompt_tokens=exc.prompt_tokens,
+                                 max_new_tokens=exc.max_new_tokens, limit=exc.limit) from None
 
 
 def run_sweep(console: Console, err: Console, cfg: protocol.SweepConfig, prompts: Sequence[Prompt], *,
@@ -24,6 +39,7 @@ def run_sweep(console: Console, err: Console, cfg: protocol.SweepConfig, prompts
     with err.status("loading models…"):
         pair = load_pair(**load_kwargs)
     pid = [protocol.PromptIds(p.id, pair.encode_prompt(p.text, raw=raw)) for p in prompts]
+    check_prompts_fit(pair, pid, cfg.max_new_tokens)
     label = f"{pair.name_target} / {pair.name_draft}"
     payload: dict[str, Any] = {
         "schema": 1,

@@ -1,9 +1,10 @@
-"""`gammatune bench --tune`: search η, δ, τ and the γ bounds on the traces, with a held-out check."""
+"""`gammatune bench --tune`: search η, δ, τ and the γ bounds on the traces; recommend only what wins held out."""
 
 from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -58,4 +59,41 @@ def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, 
                            f"tuned {h_best.mean:.3f} ± {h_best.std:.3f}× vs defaults {h_def.mean:.3f} ± {h_def.std:.3f}×"))
         result["held_out"] = {"fit_prompts": [t.prompt_id for t in fit], "tuned_on_fit": best_fit.to_json(),
                               "held_out_tuned": h_best.to_json(), "held_out_defaults": h_def.to_json()}
+    verdict = recommend(method, best, start, result.get("held_out"))
+    console.print(Text(verdict.line, style="bold" if verdict.kind == "tuned" else "bold yellow"))
+    result["recommended"] = {"kind": verdict.kind, "params": verdict.params, "flags": verdict.flags}
     return result
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    kind: str                 # "tuned", "defaults" (the tuned settings lost, or are the defaults) or "unchecked"
+    params: dict[str, Any]
+    flags: str
+    line: str
+
+
+def recommend(method: str, best: Any, start: Any, held_out: dict[str, Any] | None) -> Recommendation:
+    """What to use: the tuned settings only when they also win on prompts they were not tuned on."""
+    names = tn.tuned_names(method)
+
+    def flags(params: dict[str, Any]) -> str:
+        return " ".join(f"--{n.replace('_', '-')} {params[n]:g}" if isinstance(params[n], float)
+                        else f"--{n.replace('_', '-')} {params[n]}" for n in names)
+
+    if all(best.params[n] == start.params[n] for n in names):
+        return Recommendation("defaults", dict(start.params), "",
+                              "recommended: the defaults (no setting searched scores higher on these traces)")
+    if held_out is None:
+        return Recommendation("unchecked", dict(best.params), flags(best.params),
+                              f"recommended, unchecked: {flags(best.params)} (the held-out check needs 4 or more "
+                              "prompts; with fewer, a tuned setting may only fit these prompts)")
+    tuned, default = held_out["held_out_tuned"], held_out["held_out_defaults"]
+    if tuned["score"] > default["score"]:
+        return Recommendation("tuned", dict(best.params), flags(best.params),
+                              f"recommended: {flags(best.params)} (it also wins on the held-out prompts: score "
+                              f"{tuned['score']:.3f} vs {default['score']:.3f})")
+    return Recommendation("defaults", dict(start.params), "",
+                          f"recommended: the defaults — tuning loses on its own held-out check (score "
+                          f"{tuned['score']:.3f} tuned vs {default['score']:.3f} defaults on the prompts it was not "
+                          "tuned on), so the gain above is fitting these prompts, not a better setting")

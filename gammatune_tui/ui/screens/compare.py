@@ -28,7 +28,7 @@ from textual.widgets import Footer, Header, Label, Static
 
 from ...errors import GammatuneError
 from ...render.safe_text import one_line
-from ...render.tables import lossless_text, summary_table
+from ...render.tables import lossless_text, summary_table, verdict
 from ...session.compare import CompareSummary, MethodRun, summarize
 from ...session.compare_job import CompareJob
 from ...session.pacing import check_speed, next_speed, race_scale
@@ -173,7 +173,7 @@ class CompareScreen(Screen):
         if not self.runs:
             self._progress("stopped before any method was measured")
             return
-        self.summary = summarize(self.runs)
+        self.summary = self.job.summary() if self.job is not None else summarize(self.runs)
         self.start_race()
 
     # -- the race ------------------------------------------------------------------------------
@@ -237,14 +237,10 @@ class CompareScreen(Screen):
         if self.summary is None:
             self.summary = summarize(self.runs)
         s = self.summary
-        winner = s.rows[0] if s.rows else None
-        line = "race over"
-        if winner is not None:
-            line += f": {winner.label} first, {winner.tokens_per_s:,.1f} tok/s"
-            if winner.speedup is not None and winner.method != s.baseline:   # not "specdecode … (1.00× specdecode)"
-                line += f" ({winner.speedup:.2f}× {s.baseline})"
-        self._progress(line + " · r to race again")
-        self.query_one("#summary", Static).update(Group(summary_table(s), lossless_text(s)))
+        self._progress(f"race over: {verdict(s)} · r to race again")
+        box = self.query_one("#summary", Static)
+        width = (box.content_region.width or self.size.width - 2) or None
+        box.update(Group(summary_table(s, width), lossless_text(s)))
 
     # -- actions -----------------------------------------------------------------------------------
     def action_restart(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import pytest
 
@@ -10,7 +9,7 @@ from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
-from gammatune_tui.session.context import context_length, fit_conversation
+from gammatune_tui.session.context import fit_conversation
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.source import Notice
 
@@ -48,13 +47,6 @@ def test_the_reply_gets_what_is_left_and_a_message_too_long_is_refused():
     assert fit.max_new_tokens == 9 and "Only 9 tokens of the 100-token context are left" in fit.notice
     with pytest.raises(InvalidParameter, match="your message is 100 tokens .* context holds 100"):
         fit_conversation(_chat("old", "reply", "x" * 99), _encode, 10, limit=100)
-
-
-def test_context_length_is_the_smaller_models():
-    pair = SimpleNamespace(target=SimpleNamespace(config=SimpleNamespace(max_position_embeddings=4096)),
-                           draft=SimpleNamespace(config=SimpleNamespace(max_position_embeddings=2048)))
-    assert context_length(pair) == 2048
-    assert context_length(SimpleNamespace(target=None, draft=None)) is None
 
 
 def test_a_live_chat_past_the_context_keeps_the_recent_turns_and_says_so(tiny_pair, monkeypatch):

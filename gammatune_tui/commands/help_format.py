@@ -1,0 +1,63 @@
+"""How options read in `--help`: no value shown after a flag, ranges folded into the type.
+
+Typer (0.29) prints a type after every option, flags included: `--raw
+<bool>` reads as if `--raw true` were the way to write it, and the parser
+then refuses `true` as an extra argument. It also prints a range in a
+column of its own (`<int range> [x>=1]`), which eats the width a help text
+needs at 80 columns. `install()` changes those two renderings, once, for
+every command: a flag shows no type, a ranged number shows `<int ≥1>`.
+Parsing is untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_INSTALLED = False
+
+
+def _bound(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def range_label(type_name: str, lo: Any, hi: Any) -> str:
+    """`<int ≥1>`, `<float ≤2>`, `<int 1–8>`: a number's type and range in one short label."""
+    if lo is not None and hi is not None:
+        return f"<{type_name} {_bound(lo)}–{_bound(hi)}>"
+    if lo is not None:
+        return f"<{type_name} ≥{_bound(lo)}>"
+    if hi is not None:
+        return f"<{type_name} ≤{_bound(hi)}>"
+    return f"<{type_name}>"
+
+
+def install() -> None:
+    """Patch typer's option rendering (idempotent; does nothing when typer's internals are not as expected)."""
+    global _INSTALLED
+    if _INSTALLED:
+        return
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover - another typer layout: leave its help as it is
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or not hasattr(TyperOption, "_get_number_range_help_str"):  # pragma: no cover
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        if getattr(self, "is_flag", False):
+            return None   # a flag takes no value
+        desc = getattr(self, "type_descriptor", None)
+        if self.metavar is None and desc is not None and getattr(desc, "is_ranged", False):
+            return range_label(getattr(desc, "ranged_type_name", "number"), self.min, self.max)
+        return original(self, ctx)
+
+    def no_range_column(self: Any) -> None:
+        return None   # the range is in the type label
+
+    TyperOption.display_type_rich = display_type_rich
+    TyperOption._get_number_range_help_str = no_range_column
+    _INSTALLED = True
+
+
+__all__ = ["install", "range_label"]

@@ -1,0 +1,80 @@
+"""Plain target-only decoding: the reference every speedup is measured against.
+
+A comparison of γ policies says which policy is fastest, but not whether
+speculation pays at all on this machine; only the target decoding alone, one
+token per forward pass, on the same prompt, sampling settings and forward
+path, says that. It runs the target through the pair's own runner (the one
+the decoder uses: eager, static or graphs) with the decoder's served
+distribution, so the two differ only in speculation. Greedy output is
+the target's own text: the tokens every lossless method must reproduce.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import torch
+
+from .context import check_context
+from .runners import runner_pool
+from .sampling import SamplingConfig, Served, make_generator, sample
+
+
+@dataclass
+class PlainRun:
+    """One target-only generation: its tokens and time (prefill included, as a session's wall time is)."""
+
+    token_ids: list[int] = field(default_factory=list)
+    wall_s: float = 0.0
+    stop_reason: str = "max_new_tokens"
+
+    @property
+    def tokens(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def plain_decode(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int,
+                 sampling: SamplingConfig | None = None) -> PlainRun:
+    """The target alone, KV-cached, one token per forward; greedy or sampled as `sampling` says."""
+    ids = [int(i) for i in prompt_ids]
+    check_context(pair, len(ids), max_new_tokens)
+    sampling = sampling or SamplingConfig()
+    target = pair.target
+    device = torch.device(getattr(pair, "device", None) or target.device)
+    served = Served(sampling)
+    gen = make_generator(sampling.seed, device)
+    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
+    eos = set(pair.eos_ids)
+    run = PlainRun()
+    pool = runner_pool(pair)
+    runners = pool.acquire()
+    try:
+        trun = runners.target
+        t0 = time.perf_counter()
+        trun.start(len(ids) + max_new_tokens)
+        if len(ids) > 1:
+            trun.prefill(torch.tensor([ids[:-1]], device=device))
+        last = ids[-1]
+        while run.tokens < max_new_tokens:
+            logits = trun.forward(torch.tensor([[last]], device=device), 1)[-1:, :vocab]
+            if served.greedy:
+                last = int(logits.argmax(-1))
+            else:
+                last = int(sample(served.probs(logits.float()), gen)[0])
+            run.token_ids.append(last)
+            if last in eos:
+                run.stop_reason = "eos"
+                break
+        run.wall_s = time.perf_counter() - t0
+    finally:
+        pool.release(runners)
+    return run
+
+
+__all__ = ["PlainRun", "plain_decode"]
