@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from ..engine.models import check_pair
 from ..errors import InvalidParameter
 from ..session.live import LiveSource
 from ..ui.app import make_app
@@ -36,7 +37,7 @@ def chat(
     source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
                         raw=opts.raw, pace=pace)
     # here, not in the app: the models load in another process, and a typo must not open the app
-    source.preflight()
+    check_pair(**opts.load_kwargs())
     make_app(source, theme=theme, record=record, prompt=prompt, export_dir=export_dir).run()
 
 

@@ -32,7 +32,6 @@ from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError
 from .live_process import DecoderProcess
 from .pace import StepPacer, check_pace
-from .preflight import check_load_args
 from .source import Notice, Progress, SourceItem
 from .turns import Messages, load_decoder, pair_title, run_turn
 
@@ -80,16 +79,6 @@ class LiveSource:
             return f"{kw.get('target')} + {kw.get('draft')}"
         return "demo pair"
 
-    def preflight(self) -> None:
-        """The model arguments' fast checks (paths exist and hold models, hub ids are cached), before any loading.
-
-        Raises the same one-line errors loading would, in milliseconds: the
-        chat command calls it before the app opens.
-        """
-        if not self.has_pair:
-            check_load_args(self.load_kwargs)
-
-    # -- EventSource -------------------------------------------------------------------
     def prepare(self, progress: Progress) -> None:
         self.title = self.link.prepare(self.settings, self.sampling, progress) or self.title
 

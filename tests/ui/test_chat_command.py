@@ -40,7 +40,7 @@ def test_bad_options_are_one_line_errors(argv, message, capsys, tiny_pair_dirs):
 @pytest.mark.parametrize("argv, message", [
     (["--target", "/nope", "--draft", "/nope"], "target model '/nope': no such directory"),
     (["--target", "TARGET", "--draft", "/nope/draft"], "draft model '/nope/draft': no such directory"),
-    (["--target", "EMPTY", "--draft", "EMPTY"], "is not a model directory: no config.json and no weights"),
+    (["--target", "EMPTY", "--draft", "EMPTY"], "no config.json"),
     (["--target", "TARGET"], "give both --target and --draft"),
     (["--pair", "nope"], "unknown pair 'nope'"),
     (["--target", "not-cached/model-xyz", "--draft", "not-cached/model-xyz"], "not in the local Hugging Face cache"),
