@@ -27,7 +27,7 @@ from .options import CommonOptions, common_options
 @common_options()
 def compare(
     prompt: Optional[str] = typer.Argument(None, help="The prompt (default: a random demo prompt)."),
-    methods: str = typer.Option(",".join(METHODS), "--methods", "-M", help="2 to 5 comma-separated methods to compare."),
+    methods: str = typer.Option(",".join(METHODS), "--methods", "-M", help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare."),
     record: Optional[Path] = typer.Option(None, "--record", help="Write every method's event stream to one JSONL recording."),
     print_: bool = typer.Option(False, "--print", "--no-tui", help="Measure, then print transcripts and the ranked summary (no TUI)."),
     theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme of the TUI."),
@@ -36,7 +36,7 @@ def compare(
 ) -> None:
     """Compare γ policies on the same models, prompt and seed: each runs alone, then they race.
 
-    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+ (default: all five).
+    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+, adaptive-k (default: all six).
     """
     method_list = parse_methods(methods, at_least=MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
