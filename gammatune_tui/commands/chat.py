@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from ..bench.hindsight import session_hindsight
 from ..resources import require_demo_pair
 from ..session.live import LiveSource
 from ..ui.app import make_app
@@ -32,7 +33,7 @@ def chat(
     if opts.uses_demo:
         require_demo_pair()   # here, not in the app: the models load in another process
     source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
-                        raw=opts.raw)
+                        raw=opts.raw, hindsight=session_hindsight)
     make_app(source, theme=theme, record=record, prompt=prompt).run()
 
 

@@ -16,6 +16,7 @@ from typing import Optional
 
 import typer
 
+from ..bench.hindsight import session_hindsight
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.events import SessionHeader, SessionSummary, StepEvent
 from ..engine.models import load_pair
@@ -23,7 +24,8 @@ from ..errors import InvalidParameter
 from ..prompts import random_demo_prompt
 from ..render.printer import header_text, legend, make_console, transcript_text
 from ..render.safe_text import printable
-from ..render.tables import run_summary_table
+from ..render.tables import hindsight_text, run_summary_table
+from ..session.hindsight import run_hook
 from ..session.recording import RecordingWriter, event_line
 from .options import common_options
 
@@ -72,7 +74,9 @@ def run(
                 out.flush()
             return
         console = make_console()
+        seen = []
         for ev in events:
+            seen.append(ev)
             if writer is not None:
                 writer.write(ev)
             if isinstance(ev, SessionHeader):
@@ -84,6 +88,7 @@ def run(
             elif isinstance(ev, SessionSummary):
                 console.print()
                 console.print(run_summary_table(ev))
+                console.print(hindsight_text(run_hook(session_hindsight, pair, seen)))
                 console.print(legend())
     finally:
         if writer is not None:

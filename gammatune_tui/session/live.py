@@ -27,6 +27,7 @@ from ..engine.events import Event, SessionSummary, StepEvent
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError
+from .hindsight import Hindsight, HindsightHook, run_hook, sampled_session
 from .live_process import DecoderProcess
 from .source import Progress
 from .turns import Messages, load_decoder, pair_title, run_turn
@@ -36,24 +37,29 @@ class LiveSource:
 
     Either pass `pair` (an already loaded ModelPair) or `load_kwargs` for
     `load_pair(**load_kwargs)`; `raw=True` sends the conversation as plain
-    concatenated text instead of through the chat template.
+    concatenated text instead of through the chat template. `hindsight`, if
+    given, runs after each turn where the models are (session/hindsight.py);
+    its answer is `self.hindsight` once the turn's events are exhausted.
     """
 
     read_only = False
 
     def __init__(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None, *,
                  pair: Any = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,
-                 raw: bool = False, title: str | None = None, process: bool = True) -> None:
+                 raw: bool = False, title: str | None = None, process: bool = True,
+                 hindsight: HindsightHook | None = None) -> None:
         self.settings = settings or PolicySettings()
         self.sampling = sampling or SamplingConfig()
         self.max_new_tokens = max_new_tokens
         self.raw = raw
         self.messages: Messages = []
         self.turn = 0
+        self.hindsight: Hindsight | None = None
+        self._sampled_midway = False
         if process and pair is None:
-            self.link: _InThread | DecoderProcess = DecoderProcess(dict(load_kwargs or {}))
+            self.link: _InThread | DecoderProcess = DecoderProcess(dict(load_kwargs or {}), hindsight)
         else:
-            self.link = _InThread(dict(load_kwargs or {}), pair)
+            self.link = _InThread(dict(load_kwargs or {}), pair, hindsight)
         self.title = title or self._default_title(pair, load_kwargs or {})
 
     @property
@@ -80,6 +86,7 @@ class LiveSource:
             return
         messages = [*self.messages, {"role": "user", "content": prompt}]
         turn, self.turn = self.turn, self.turn + 1
+        self.hindsight, self._sampled_midway = None, False
         pieces: list[str] = []
         summary: SessionSummary | None = None
         for ev in self.link.turn(messages, self.raw, self.max_new_tokens, prompt, turn):
@@ -90,12 +97,16 @@ class LiveSource:
             yield ev
         reply = summary.text if summary is not None and summary.text else "".join(pieces)
         self.messages = [*messages, {"role": "assistant", "content": reply}]
+        h = self.link.hindsight
+        # the header says how the turn began; sampling switched on during it makes its text not the greedy one
+        self.hindsight = sampled_session() if h is not None and h.applicable and self._sampled_midway else h
 
     def request(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None) -> None:
         if settings is not None:
             self.settings = settings
         if sampling is not None:
             self.sampling = sampling
+            self._sampled_midway = self._sampled_midway or not sampling.greedy
         self.link.request(settings, sampling)
 
     def stop(self) -> None:
@@ -109,10 +120,12 @@ class LiveSource:
 class _InThread:
     """The decoder in the thread that iterates `events()`."""
 
-    def __init__(self, load_kwargs: dict[str, Any], pair: Any = None) -> None:
+    def __init__(self, load_kwargs: dict[str, Any], pair: Any = None, hindsight: HindsightHook | None = None) -> None:
         self.load_kwargs = load_kwargs
         self.pair = pair
         self.decoder: Any = None
+        self.hook = hindsight
+        self.hindsight: Hindsight | None = None
 
     def prepare(self, settings: PolicySettings, sampling: SamplingConfig, progress: Progress) -> str:
         self.pair, self.decoder = load_decoder(self.load_kwargs, settings, sampling, progress, self.pair)
@@ -122,7 +135,12 @@ class _InThread:
              turn: int) -> Iterator[Event]:
         if self.decoder is None:
             raise GammatuneError("the models are not loaded yet")
-        yield from run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn)
+        self.hindsight = None
+        events: list[Event] = []
+        for ev in run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn):
+            events.append(ev)
+            yield ev
+        self.hindsight = run_hook(self.hook, self.pair, events)
 
     def request(self, settings: PolicySettings | None, sampling: SamplingConfig | None) -> None:
         if self.decoder is not None:
