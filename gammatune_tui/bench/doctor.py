@@ -34,7 +34,8 @@ from .oracle import oracle_run, summarize
 
 DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8, 12, 16)
 DEFAULT_GAMMA0 = 4  # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
-TIMING_TOKENS = 48  # tokens per session of the timing pass
+TIMING_TOKENS = 24  # tokens per session of the timing pass
+TIMING_ROUNDS = 2   # sweeps over the calibration windows, target-only timed before, between and after
 WORTH_IT = 1.05     # predicted speedup above which a draft is "worth it"; below 1.0 it loses to the target alone
 
 Progress = Callable[[str, float], None]  # (what is being done, units of work just finished)
@@ -213,8 +214,9 @@ def record(pair: Any, cfg: DoctorConfig, progress: Progress,
 def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int) -> tuple[CostModel, float]:
     """The cost model (the decoder at several windows) and target-only seconds per token, measured together.
 
-    Target-only decoding is timed just before and just after the decoder's
-    sessions, and every cost is the lower quartile of its samples rather than
+    Target-only decoding is timed before, between and after rounds of the
+    decoder's sessions (each round sweeps the windows, the next in the other
+    order), and every cost is the lower quartile of its samples rather than
     their mean: other jobs on the machine come and go, and a pause that hits
     one side of the ratio would otherwise flatter or condemn the draft. The
     one-token target pass of target-only decoding is also the cost model's
@@ -222,12 +224,13 @@ def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int) -> tuple[C
     baseline (a draft that guesses nothing cannot look faster than no draft).
     """
     per_token: list[float] = []
-    sim.target_run(pair, prompt.ids, tokens, pair.eos_ids, per_token)
     events: list = []
-    for g in CALIBRATION_GAMMAS:
-        if g <= max_window:
-            protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, tokens, keep_events=events)
+    gammas = [g for g in CALIBRATION_GAMMAS if g <= max_window]
     sim.target_run(pair, prompt.ids, tokens, pair.eos_ids, per_token)
+    for r in range(TIMING_ROUNDS):  # rounds in alternating order: a busy spell does not own one window size
+        for g in (gammas if r % 2 == 0 else gammas[::-1]):
+            protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, tokens, keep_events=events)
+        sim.target_run(pair, prompt.ids, tokens, pair.eos_ids, per_token)
     cost, plain = robust_costs(events), lower_quartile(per_token)
     # a one-token target pass is what target-only decoding does per token: the oracle's plain step pays that too
     cost.verify_s = {1: plain, **{k: v for k, v in cost.verify_s.items() if k != 1}}

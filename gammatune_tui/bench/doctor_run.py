@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from ..engine.policies import PolicySettings
-from ..errors import GammatuneError
+from ..errors import GammatuneError, InvalidParameter
 from . import doctor as dr
 from . import protocol, report
 from . import simulate as sim
@@ -48,10 +49,15 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     checked: VerifyResult | None = None
 
     def save(complete: bool) -> None:
-        if json_path is not None:
+        if json_path is None:
+            return
+        try:
             report.write_json(json_path, payload(reports, rec, checked, config=config, complete=complete,
                                                  command=["gammatune", *sys.argv[1:]], created=created))
+        except OSError as exc:
+            raise InvalidParameter(f"--json {json_path}: cannot write ({exc.strerror or exc})") from None
 
+    save(False)  # at once: an unwritable path fails before any work, and an early Ctrl+C leaves a valid file
     plain: dict = {}
     interrupted = False
     units = cfg.units()
@@ -59,7 +65,7 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
         task = prog.add_task("doctor", total=len(candidates) * units + (VERIFY_PROMPTS * 2 + 1 if verify else 0))
         for i, cand in enumerate(candidates):
             def step(desc: str, n: float) -> None:
-                prog.update(task, advance=n, description=Text(f"{cand.label[:24]}: {desc}"[:48]).plain)
+                prog.update(task, advance=n, description=_label(f"{cand.label[:24]}: {desc}"[:48]))
 
             try:
                 reports.append(dr.examine(cand, cfg, step, plain))
@@ -78,7 +84,8 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
             cand = next(c for c in candidates if c.label == rec.label)
             top = next(r for r in reports if r.label == rec.label)
             try:
-                checked = verify_live(cfg, cand, top, lambda desc, n: prog.update(task, advance=n, description=desc))
+                checked = verify_live(cfg, cand, top,
+                                      lambda desc, n: prog.update(task, advance=n, description=_label(desc[:48])))
             except KeyboardInterrupt:
                 interrupted = True
     _print(console, reports, rec, checked)
@@ -93,6 +100,11 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     if json_path is not None:
         err.print(Text(f"wrote {json_path}"))
     return 0
+
+
+def _label(text: str) -> str:
+    """A progress description from user text (paths, prompt ids): printable, and never read as markup."""
+    return escape("".join(ch if ch.isprintable() else "?" for ch in text))
 
 
 def _print(console: Console, reports: Sequence[dr.DraftReport], rec: Recommendation | None,

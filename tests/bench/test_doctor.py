@@ -156,3 +156,12 @@ def test_mistakes_are_one_line_and_exit_2(capsys, tmp_path, argv, needle):
 def test_json_pointing_at_a_directory_is_refused_before_any_model_loads(capsys, tmp_path):
     code, out, err = _doctor(capsys, "--json", str(tmp_path))
     assert code == 2 and "is a directory" in err and out == ""
+
+
+def test_an_unwritable_json_path_is_one_line_before_any_draft_is_examined(tiny_pair_dirs, prompts, tmp_path, capsys):
+    t, d = tiny_pair_dirs
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, out, err = _doctor(capsys, "--target", str(t), "--draft", str(d), "--prompts", str(prompts),
+                             "--device", "cpu", "--json", str(blocker / "doctor.json"))
+    assert code == 2 and "cannot write" in err and len(err.strip().splitlines()) == 1 and out == ""
