@@ -35,7 +35,8 @@ from .oracle import oracle_run, summarize
 DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8, 12, 16)
 DEFAULT_GAMMA0 = 4  # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
 TIMING_TOKENS = 24  # tokens per session of the timing pass
-TIMING_ROUNDS = 2   # sweeps over the calibration windows, target-only timed before, between and after
+TIMING_ROUNDS = 2   # sweeps over the calibration windows
+PLAIN_TOKENS = 8    # target-only tokens timed before each session of the timing pass and after the last
 WORTH_IT = 1.05     # predicted speedup above which a draft is "worth it"; below 1.0 it loses to the target alone
 
 Progress = Callable[[str, float], None]  # (what is being done, units of work just finished)
@@ -214,10 +215,11 @@ def record(pair: Any, cfg: DoctorConfig, progress: Progress,
 def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int) -> tuple[CostModel, float]:
     """The cost model (the decoder at several windows) and target-only seconds per token, measured together.
 
-    Target-only decoding is timed before, between and after rounds of the
-    decoder's sessions (each round sweeps the windows, the next in the other
-    order), and every cost is the lower quartile of its samples rather than
-    their mean: other jobs on the machine come and go, and a pause that hits
+    Target-only decoding is timed before every one of the decoder's sessions
+    and after the last (two rounds, each sweeping the windows, the second in
+    the other order), so both sides are sampled across the same stretch of
+    time; every cost is the fastest of its samples rather than their
+    mean: other jobs on the machine come and go, and a busy spell that hits
     one side of the ratio would otherwise flatter or condemn the draft. The
     one-token target pass of target-only decoding is also the cost model's
     k = 1 verify pass, so a plain step costs the oracle what it costs the
@@ -226,33 +228,33 @@ def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int) -> tuple[C
     per_token: list[float] = []
     events: list = []
     gammas = [g for g in CALIBRATION_GAMMAS if g <= max_window]
-    sim.target_run(pair, prompt.ids, tokens, pair.eos_ids, per_token)
     for r in range(TIMING_ROUNDS):  # rounds in alternating order: a busy spell does not own one window size
         for g in (gammas if r % 2 == 0 else gammas[::-1]):
+            sim.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
             protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, tokens, keep_events=events)
-        sim.target_run(pair, prompt.ids, tokens, pair.eos_ids, per_token)
-    cost, plain = robust_costs(events), lower_quartile(per_token)
+    sim.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
+    cost, plain = robust_costs(events), fastest(per_token)
     # a one-token target pass is what target-only decoding does per token: the oracle's plain step pays that too
     cost.verify_s = {1: plain, **{k: v for k, v in cost.verify_s.items() if k != 1}}
     return cost, plain
 
 
-def lower_quartile(values: Sequence[float]) -> float:
-    vals = sorted(values)
-    return statistics.quantiles(vals, n=4)[0] if len(vals) >= 2 else (vals[0] if vals else math.nan)
+def fastest(values: Sequence[float]) -> float:
+    """The best time seen: other jobs can only make a pass slower, never faster."""
+    return min(values) if values else math.nan
 
 
 def robust_costs(events: Sequence[Any]) -> CostModel:
-    """`calibrate`'s cost model, with the draft and verify costs taken as lower quartiles of the steps' timings."""
+    """`calibrate`'s cost model, with the draft and verify costs taken as the fastest of the steps' timings."""
     cost = calibrate(events)
     steps = [e for e in events if getattr(e, "type", "") == "step"]
     per_draft = [s.draft_s / len(s.drafted) for s in steps if s.drafted]
     if per_draft:
-        cost.draft_token_s = lower_quartile(per_draft)
+        cost.draft_token_s = fastest(per_draft)
     by_k: dict[int, list[float]] = {}
     for s in steps:
         by_k.setdefault(len(s.drafted) + 1, []).append(s.verify_s)
-    robust = {k: lower_quartile(by_k[k]) for k in cost.verify_s if k in by_k}
+    robust = {k: fastest(by_k[k]) for k in cost.verify_s if k in by_k}
     # calibrate's one-point case adds k0 + 1 (a flat curve): keep it flat
     cost.verify_s = {k: robust.get(k, robust.get(k - 1, v)) for k, v in cost.verify_s.items()}
     return cost
