@@ -20,7 +20,7 @@ import gc
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from ..engine.models import load_pair
@@ -149,7 +149,7 @@ class DoctorConfig:
 
     target: str
     prompts: Sequence[Any]               # prompts.Prompt
-    max_new_tokens: int = 128
+    max_new_tokens: int = 96
     gammas: tuple[int, ...] = DEFAULT_GAMMAS
     raw: bool = False
     load_kwargs: dict[str, Any] = field(default_factory=dict)  # device, dtype, threads, trust_remote_code, …
@@ -179,8 +179,18 @@ def load(cfg: DoctorConfig, cand: Candidate) -> Any:
     return load_pair(cfg.target, cand.path, **cfg.load_kwargs)
 
 
+@dataclass
+class Measured:
+    """What one draft's passes measured: its traces, its cost model, target-only seconds per token, prefills."""
+
+    traces: list[sim.Trace]
+    cost: CostModel
+    plain_token_s: float
+    prefill_s: list[float]
+
+
 def record(pair: Any, cfg: DoctorConfig, progress: Progress,
-           plain: dict[tuple, tuple[list[int], float, float]] | None = None) -> tuple[list[sim.Trace], CostModel]:
+           plain: dict[tuple, tuple[list[int], float, float]] | None = None) -> Measured:
     """The traces (one greedy pass per prompt) and the cost model (the decoder timed at several windows).
 
     `plain` keeps each prompt's target-only run across drafts: it depends on
@@ -206,10 +216,36 @@ def record(pair: Any, cfg: DoctorConfig, progress: Progress,
     progress("timing the decoder", 0)
     cost, per_token = timing_pass(pair, pid[0], min(cfg.max_new_tokens, TIMING_TOKENS), cfg.max_window)
     cost.session_s = max(0.0, cost.outside_s - traces[0].session_s)  # what a session spends outside its steps
-    for p, t in zip(pid, traces):  # target-only at the timing pass's per-token cost: the same load as the model
-        t.plain_s = plain[(tuple(p.ids), vocab, cfg.max_new_tokens)][1] + len(t.tokens) * per_token
+    prefills = [plain[(tuple(p.ids), vocab, cfg.max_new_tokens)][1] for p in pid]
     progress("timing the decoder", 1)
-    return traces, cost
+    return with_target_costs(Measured(traces, cost, per_token, prefills), cost.verify_s, per_token)
+
+
+def with_target_costs(m: Measured, verify_s: dict[int, float], plain_token_s: float) -> Measured:
+    """`m` priced with these target costs: verify passes, and target-only decoding (prefill + tokens × per token)."""
+    for t, pre in zip(m.traces, m.prefill_s):
+        t.plain_s = pre + len(t.tokens) * plain_token_s
+    cost = replace(m.cost, verify_s={**verify_s, 1: plain_token_s})
+    return Measured(m.traces, cost, plain_token_s, m.prefill_s)
+
+
+def pooled(measured: Sequence[Measured]) -> list[Measured]:
+    """Every draft priced with the fastest target costs any timing pass saw.
+
+    The verify curve and target-only decoding are the target's, the same
+    whichever draft is examined; each draft's timing pass ran at a different
+    moment of a machine whose other jobs come and go, so taking each target
+    cost at its fastest over all passes keeps one busy spell from ranking one
+    draft below another. The draft's own cost per token stays its own.
+    """
+    if not measured:
+        return []
+    verify: dict[int, float] = {}
+    for m in measured:
+        for k, v in m.cost.verify_s.items():
+            verify[k] = min(verify.get(k, math.inf), v)
+    plain = min(m.plain_token_s for m in measured)
+    return [with_target_costs(m, verify, plain) for m in measured]
 
 
 def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int) -> tuple[CostModel, float]:
@@ -262,6 +298,7 @@ def robust_costs(events: Sequence[Any]) -> CostModel:
 
 def simulate(report: DraftReport, traces: Sequence[sim.Trace], cost: CostModel, cfg: DoctorConfig) -> DraftReport:
     """Every method at every γ0 and the oracle over the traces, as speedups over target-only decoding."""
+    report.methods = []
     plain_s = sum(t.plain_s for t in traces)
     tokens = sum(len(t.tokens) for t in traces)
     best: tuple[float, str, int, list[Any]] = (-math.inf, "", 0, [])
@@ -304,11 +341,11 @@ def simulate(report: DraftReport, traces: Sequence[sim.Trace], cost: CostModel, 
 
 
 def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
-            plain: dict[tuple, tuple[list[int], float, float]] | None = None) -> DraftReport:
-    """One candidate from start to verdict; a refused draft comes back with its reason, not as an error.
+            plain: dict[tuple, tuple[list[int], float, float]] | None = None) -> tuple[DraftReport, Measured | None]:
+    """One candidate from start to verdict, and what was measured (None when refused).
 
-    A target that cannot be loaded is everyone's problem, not this draft's:
-    that error is raised.
+    A refused draft comes back with its reason, not as an error; a target that
+    cannot be loaded is everyone's problem, not this draft's: that error is raised.
     """
     t0 = time.perf_counter()
     report = DraftReport(cand.label, cand.path, cand.built)
@@ -320,20 +357,20 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
             raise
         report.status, report.reason = "refused", str(exc)
         progress("refused", cfg.units())
-        return report
+        return report, None
     device = str(pair.device)
     try:
         report.params = sum(p.numel() for p in pair.draft.parameters())
         report.machine = protocol.environment(pair)
         progress(f"traces of {cand.label}", 1)
-        traces, cost = record(pair, cfg, progress, plain)
-        simulate(report, traces, cost, cfg)
+        measured = record(pair, cfg, progress, plain)
+        simulate(report, measured.traces, measured.cost, cfg)
         progress("simulated", 1)
     finally:
         del pair
         free_memory(device)
     report.seconds = time.perf_counter() - t0
-    return report
+    return report, measured
 
 
 def free_memory(device: str) -> None:

@@ -59,6 +59,7 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
 
     save(False)  # at once: an unwritable path fails before any work, and an early Ctrl+C leaves a valid file
     plain: dict = {}
+    measured: dict[str, dr.Measured] = {}
     interrupted = False
     units = cfg.units()
     with progress_bar(err) as prog:
@@ -68,11 +69,18 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
                 prog.update(task, advance=n, description=_label(f"{cand.label[:24]}: {desc}"[:48]))
 
             try:
-                reports.append(dr.examine(cand, cfg, step, plain))
+                report_, m = dr.examine(cand, cfg, step, plain)
             except KeyboardInterrupt:
                 interrupted = True
                 reports += [dr.DraftReport(c.label, c.path, c.built, status="interrupted") for c in candidates[i:]]
                 break
+            reports.append(report_)
+            if m is not None:
+                measured[report_.label] = m
+                # the target's costs at their fastest over every pass so far: every examined draft re-priced
+                for label, mm in zip(measured, dr.pooled(list(measured.values()))):
+                    r = next(x for x in reports if x.label == label)
+                    dr.simulate(r, mm.traces, mm.cost, cfg)
             prog.update(task, completed=(i + 1) * units)
             save(False)
         if not interrupted and not any(r.examined for r in reports):

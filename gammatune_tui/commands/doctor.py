@@ -40,7 +40,7 @@ def doctor(
     drafts: List[str] = typer.Option([], "--draft", help="A candidate draft (repeatable); each must share the target's tokenizer."),
     prompts: Optional[str] = typer.Option(None, "--prompts", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
     limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="Use the first N prompts of the set."),
-    max_new_tokens: int = typer.Option(128, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
+    max_new_tokens: int = typer.Option(96, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
     gammas: str = typer.Option(",".join(map(str, DEFAULT_GAMMAS)), "--gammas", help="The γ0 values each method is simulated at."),
     device: str = typer.Option("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
     dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16, bfloat16."),
