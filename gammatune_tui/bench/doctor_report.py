@@ -97,20 +97,24 @@ def methods_table(reports: Sequence[DraftReport]) -> Table:
 
 
 def costs_table(reports: Sequence[DraftReport]) -> Table:
-    """What a step costs on this machine, per draft: the draft per token, the target per verify window."""
+    """What a step costs on this machine: the target's pass over k tokens (its costs are pooled over every
+    draft's timing pass, `doctor.pooled`), and each draft's cost per drafted token."""
     done = [r for r in rank(reports) if r.examined]
-    ks = sorted({k for r in done for k in r.verify_ms})
-    t = Table(title=Text("Measured on this machine (ms): draft per token, target per verify pass of k tokens"),
-              title_justify="left")
-    t.add_column("draft", overflow="fold")
-    t.add_column("T_draft", justify="right")
+    t = Table(title=Text("Measured on this machine (ms; the fastest each timing pass saw)"), title_justify="left")
+    if not done:
+        return t
+    verify = done[0].verify_ms
+    ks = sorted(verify)
+    t.add_column("model", overflow="fold")
+    t.add_column("per token", justify="right")
     for k in ks:
         t.add_column(f"k={k}", justify="right")
-    t.add_column("target alone", justify="right")
+    t.add_row(Text("target: a pass over k tokens"), Text(f"{verify.get(1, math.nan):.2f}"),
+              *(Text(f"{verify[k]:.1f}") for k in ks))
     for r in done:
-        t.add_row(Text(r.label), Text(f"{r.draft_ms:.2f}"),
-                  *(Text(f"{r.verify_ms[k]:.1f}" if k in r.verify_ms else "—") for k in ks),
-                  Text(f"{r.plain_tok_s:.0f} tok/s"))
+        t.add_row(Text(f"draft: {r.label}"), Text(f"{r.draft_ms:.2f}"), *(Text("") for _ in ks))
+    t.caption = Text(f"target alone: {done[0].plain_tok_s:.0f} tok/s (its k=1 pass, prefill included)")
+    t.caption_justify = "left"
     return t
 
 
