@@ -29,7 +29,7 @@ def session_trace(pair: Any, header: SessionHeader, steps: Sequence[StepEvent]) 
 
     tokens = [e.id for s in steps for e in s.emitted]
     prompt = list(header.prompt_ids)
-    P, n = len(prompt), len(tokens)
+    n = len(tokens)
     draft = pair.draft
     device = torch.device(getattr(pair, "device", None) or draft.device)
     vocab = int(min(pair.target.config.vocab_size, draft.config.vocab_size))
