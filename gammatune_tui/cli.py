@@ -12,7 +12,7 @@ import sys
 import click
 import typer
 
-from .commands import bench, chat, compare, help_format, models, replay, run
+from .commands import bench, chat, compare, doctor, help_format, models, replay, run
 from .errors import GammatuneError
 
 try:  # typer >= 0.25 parses with its own copy of click, whose exceptions are other classes
@@ -38,7 +38,7 @@ app = typer.Typer(
 )
 
 # One module per command, each registering itself; this order is `gammatune --help`'s.
-for _command in (run, models, chat, compare, replay, bench):
+for _command in (run, models, chat, compare, replay, bench, doctor):
     _command.register(app)
 
 

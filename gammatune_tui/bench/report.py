@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.policies import METHODS
-from .oracle import ORACLE, Regret
+from .oracle import ORACLE, OracleSummary, Regret
 from .results import BASELINES, HF_CONSTANT, HF_HEURISTIC, PLAIN, Cell
 
 PAPER_TABLE2 = {  # the paper's "Average" column, for side-by-side printing
@@ -255,6 +255,17 @@ def render_regret(regret: dict[str, Regret]) -> Table:
         table.add_row(Text(m), Text(str(r)), *(Text(f"{r.per_category[c]:.2f}" if c in r.per_category else "—")
                                                for c in cats))
     return table
+
+
+def render_oracle(summary: OracleSummary, plain_steps: int) -> Table:
+    """The oracle's own numbers: tokens per step, mean window, how often it skips drafting, modelled speed."""
+    t = Table(title=Text(f"The oracle over {summary.prompts} prompts (hindsight-optimal window at every step; "
+                         "a bound, not a method; modelled)"), title_justify="left")
+    for c in ("tokens", "steps", "tok/step", "mean window", "w = 0", "tok/s", "× target-only"):
+        t.add_column(c, justify="right")
+    t.add_row(str(summary.tokens), str(summary.steps), f"{summary.tokens_per_step:.2f}", f"{summary.mean_window:.2f}",
+              str(plain_steps), f"{summary.throughput:.1f}", f"{summary.speedup_over_plain:.2f}×")
+    return t
 
 
 def print_report(console: Console, cells: dict[tuple[str, int | None], Cell], gammas: list[int],

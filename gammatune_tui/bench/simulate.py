@@ -253,11 +253,51 @@ def _margin_small(logits: Any) -> Any:
     return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
 
 
+def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
+               token_s: list[float] | None = None) -> tuple[list[int], float, float]:
+    """Target-only greedy decoding, the decoder's cached path at k = 1: (tokens, prefill seconds, total seconds).
+
+    The plain baseline every simulated table divides by; it depends on the
+    target alone, so several drafts' traces of one prompt can share it.
+    `token_s`, if given, gets each token's seconds.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    target = pair.target
+    device = torch.device(getattr(pair, "device", None) or target.device)
+    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
+    eos = set(int(i) for i in eos_ids)
+    ids = list(prompt_ids)
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        tcache = DynamicCache()
+        if len(ids) > 1:
+            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=tcache, use_cache=True,
+                   logits_to_keep=1)
+        t_prefill = time.perf_counter() - t0
+        toks: list[int] = []
+        last = ids[-1]
+        while len(toks) < max_new_tokens:
+            t1 = time.perf_counter()
+            logits = target(input_ids=torch.tensor([[last]], device=device), past_key_values=tcache,
+                            use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
+            last = int(logits.argmax())
+            toks.append(last)
+            if token_s is not None:
+                token_s.append(time.perf_counter() - t1)
+            if last in eos:
+                break
+        return toks, t_prefill, time.perf_counter() - t0
+
+
 def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
-                 eos_ids: Iterable[int], header_s: float = 0.0) -> Trace:
+                 eos_ids: Iterable[int], header_s: float = 0.0,
+                 plain: tuple[list[int], float, float] | None = None) -> Trace:
     """Runs the models once over a prompt and keeps what every greedy policy will see.
 
-    `off_depth` should be the longest window any `play_trace` will use, minus one.
+    `off_depth` should be the longest window any `play_trace` will use, minus
+    one. `plain`: this prompt's `target_run`, when it is already known.
     """
     import torch
     from transformers import DynamicCache
@@ -268,26 +308,9 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
     eos = set(int(i) for i in eos_ids)
     ids = list(prompt_ids)
     P = len(ids)
+    # 1. target-only greedy decoding (timed: the plain baseline)
+    toks, t_prefill, plain_s = plain if plain is not None else target_run(pair, ids, max_new_tokens, eos)
     with torch.no_grad():
-        # 1. target-only greedy decoding, the decoder's cached path at k = 1 (timed: the plain baseline)
-        t0 = time.perf_counter()
-        tcache = DynamicCache()
-        if P > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=tcache, use_cache=True,
-                   logits_to_keep=1)
-        t_prefill = time.perf_counter() - t0
-        toks: list[int] = []
-        last = ids[-1]
-        while len(toks) < max_new_tokens:
-            logits = target(input_ids=torch.tensor([[last]], device=device), past_key_values=tcache,
-                            use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
-            last = int(logits.argmax())
-            toks.append(last)
-            if last in eos:
-                break
-        plain_s = time.perf_counter() - t0
-        del tcache
-
         full = torch.tensor([ids + toks], device=device)
         n = len(toks)
         # 2. teacher-forced target: where does the one-pass argmax disagree with the cached path?

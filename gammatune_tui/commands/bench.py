@@ -21,13 +21,13 @@ from ..bench.modes.latency import run_latency
 from ..bench.modes.simulate import SimulateOptions
 from ..bench.modes.sweep import run_sweep
 from ..bench.protocol import ALL_BASELINES, SweepConfig
-from ..engine.policies import METHODS, PolicyParams, parse_methods
+from ..engine.policies import ADAPTIVE_K_PARAMS, METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..prompts import load_prompt_set
 from .options import common_options
 
 DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
-TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic")
+TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k")
 BENCH = "Benchmark"
 
 
@@ -58,7 +58,7 @@ def bench(
     check_live: Optional[int] = typer.Option(None, "--check-live", min=0, help="With --simulate: prompts on which every method at a few γ0 is also run live and compared step by step (default 1 when the traces are recorded, 0 when they come from the cache).", rich_help_panel=BENCH),
     traces_path: Optional[Path] = typer.Option(None, "--traces", help="With --simulate/--tune: keep the traces and cost model in this file instead of the cache.", rich_help_panel=BENCH),
     refresh_traces: bool = typer.Option(False, "--refresh-traces", help="With --simulate/--tune: record the traces and time the decoder again, even when they are cached (in $GAMMATUNE_CACHE_DIR, else ~/.cache/gammatune).", rich_help_panel=BENCH),
-    tune_: bool = typer.Option(False, "--tune", help="Search η, δ, τ and the γ bounds on the traces (implies --simulate).", rich_help_panel=BENCH),
+    tune_: bool = typer.Option(False, "--tune", help="Search the policy's parameters on the traces (η, δ, τ and the γ bounds; adaptive-k: its EMA weight, prior, cooldown and the γ bounds). Implies --simulate.", rich_help_panel=BENCH),
     tune_method: str = typer.Option("gammatune+", "--tune-method", help="The policy whose parameters --tune optimises.", rich_help_panel=BENCH),
     std_weight: float = typer.Option(1.0, "--std-weight", min=0.0, help="--tune score: mean speedup − this × its std across γ0.", rich_help_panel=BENCH),
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Live sweep: skip target-only decoding and transformers' assisted generation (measured by default).", rich_help_panel=BENCH),
@@ -108,7 +108,8 @@ def bench(
 
 def _policy_params(opts: Any) -> dict[str, Any]:
     """The policy parameters given on the command line (validated now, not after the models load)."""
-    given = {k: opts.values[k] for k in ("eta", "delta", "tau", "gamma_min", "gamma_max") if opts.values.get(k) is not None}
+    given = {k: opts.values[k] for k in ("eta", "delta", "tau", "gamma_min", "gamma_max", *ADAPTIVE_K_PARAMS)
+             if opts.values.get(k) is not None}
     if opts.values.get("dynamic_tau"):
         given["dynamic_tau"] = True
     PolicyParams.build(**given)

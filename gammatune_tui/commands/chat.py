@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from ..bench.hindsight import session_hindsight
 from ..engine.models import check_pair
 from ..errors import InvalidParameter
 from ..session.live import LiveSource
@@ -35,7 +36,7 @@ def chat(
     settings = opts.policy_settings()
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
-                        raw=opts.raw, pace=pace)
+                        raw=opts.raw, pace=pace, hindsight=session_hindsight)
     # here, not in the app: the models load in another process, and a typo must not open the app
     check_pair(**opts.load_kwargs())
     make_app(source, theme=theme, record=record, prompt=prompt, export_dir=export_dir).run()

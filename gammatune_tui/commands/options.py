@@ -17,7 +17,8 @@ from typing import Any, Callable, Optional
 import typer
 
 from ..engine.policies import (
-    DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
+    DEFAULT_ALPHA_PRIOR, DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX,
+    DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
 from ..engine.context import check_budget
 from ..engine.models import check_pair
@@ -60,6 +61,9 @@ _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
     ("gamma_min", Optional[int], _opt(None, "--gamma-min", help=f"Lower bound on γ (default {DEFAULT_GAMMA_MIN}).", panel=POLICY)),
     ("gamma_max", Optional[int], _opt(None, "--gamma-max", help=f"Upper bound on γ (default {DEFAULT_GAMMA_MAX}).", panel=POLICY)),
     ("dynamic_tau", bool, _opt(False, "--dynamic-tau", help="assistant-threshold: adapt τ with transformers' ROC rule.", panel=POLICY)),
+    ("ema_alpha", Optional[float], _opt(None, "--ema-alpha", help=f"adaptive-k: weight of each new acceptance rate in its per-position EMA, in (0, 1] (default {DEFAULT_EMA_ALPHA}).", panel=POLICY)),
+    ("alpha_prior", Optional[float], _opt(None, "--alpha-prior", help=f"adaptive-k: acceptance assumed where a position has no data yet, in [0, 1] (default {DEFAULT_ALPHA_PRIOR}).", panel=POLICY)),
+    ("cooldown", Optional[int], _opt(None, "--cooldown", help=f"adaptive-k: steps a new window is held before it may change again, >= 0 (default {DEFAULT_COOLDOWN}).", panel=POLICY)),
 ]
 
 _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
@@ -104,6 +108,7 @@ class CommonOptions:
             method or v["method"], gamma0 if gamma0 is not None else v["gamma"],
             eta=v["eta"], delta=v["delta"], tau=v["tau"], gamma_min=v["gamma_min"],
             gamma_max=v["gamma_max"], dynamic_tau=v["dynamic_tau"] or None,
+            ema_alpha=v["ema_alpha"], alpha_prior=v["alpha_prior"], cooldown=v["cooldown"],
         )
 
     def sampling(self, demo_defaults: bool = False) -> SamplingConfig:

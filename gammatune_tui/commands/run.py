@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import typer
+from rich.text import Text
 
+from ..bench.hindsight import session_hindsight
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.models import load_pair
 from ..errors import InvalidParameter
 from ..render.printer import has_colour, header_text, legend, make_console, transcript_text
-from ..render.tables import run_summary_table
+from ..render.tables import hindsight_text, run_summary_table
+from ..session.hindsight import run_hook
 from ..session.recording import RecordingWriter, event_line
 from .options import check_models, common_options, prompt_or_demo
 
@@ -69,18 +72,24 @@ def run(
                 out.write(event_line(ev) + "\n")
                 out.flush()
             return
-        _print_session(events, writer)
+        _print_session(events, writer, lambda seen: hindsight_text(run_hook(session_hindsight, pair, seen)))
     finally:
         if writer is not None:
             writer.close()
 
 
-def _print_session(events: Iterable[Event], writer: RecordingWriter | None) -> None:
-    """A terminal gets everything on stdout; a pipe gets the text on stdout and the rest on stderr."""
+def _print_session(events: Iterable[Event], writer: RecordingWriter | None,
+                   hindsight: Callable[[list[Event]], Text]) -> None:
+    """A terminal gets everything on stdout; a pipe gets the text on stdout and the rest on stderr.
+
+    `hindsight` turns the whole session into its vs-oracle line, after the summary (never inside the loop).
+    """
     console = make_console()
     piped = not console.is_terminal
     meta = make_console(sys.stderr) if piped else console
+    seen: list[Event] = []
     for ev in events:
+        seen.append(ev)
         if writer is not None:
             writer.write(ev)
         if isinstance(ev, SessionHeader):
@@ -93,6 +102,7 @@ def _print_session(events: Iterable[Event], writer: RecordingWriter | None) -> N
         elif isinstance(ev, SessionSummary):
             console.print()
             meta.print(run_summary_table(ev))
+            meta.print(hindsight(seen))
             if has_colour(meta):
                 meta.print(legend())
 

@@ -11,6 +11,7 @@ from rich.text import Text
 from ..engine.events import SessionSummary
 from ..engine.policies import METHODS, used_params
 from ..session.compare import CompareSummary, SummaryRow
+from ..session.hindsight import Hindsight
 from .safe_text import printable
 
 
@@ -140,3 +141,10 @@ def run_summary_table(s: SessionSummary) -> Table:
         f"{s.tokens_per_s:.1f}", str(s.target_calls), str(s.draft_calls), s.stop_reason,
     )
     return table
+
+
+def hindsight_text(h: Hindsight | None) -> Text:
+    """The line under `run`'s summary: how close the session came to the oracle (or why it cannot say)."""
+    if h is None:
+        return Text("")
+    return Text(printable(h.line()), style="" if h.applicable else "dim")

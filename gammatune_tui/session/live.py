@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..engine.events import SessionSummary, StepEvent
+from ..engine.events import Event, SessionSummary, StepEvent
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError
+from .hindsight import Hindsight, HindsightHook, run_hook, sampled_session
 from .live_process import DecoderProcess
 from .pace import StepPacer, check_pace
 from .source import Notice, Progress, SourceItem
@@ -41,14 +42,17 @@ class LiveSource:
 
     Either pass `pair` (an already loaded ModelPair) or `load_kwargs` for
     `load_pair(**load_kwargs)`; `raw=True` sends the conversation as plain
-    concatenated text instead of through the chat template.
+    concatenated text instead of through the chat template. `hindsight`, if
+    given, runs after each turn where the models are (session/hindsight.py);
+    its answer is `self.hindsight` once the turn's events are exhausted.
     """
 
     read_only = False
 
     def __init__(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None, *,
                  pair: Any = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,
-                 raw: bool = False, title: str | None = None, process: bool = True, pace: float = 0.0) -> None:
+                 raw: bool = False, title: str | None = None, process: bool = True, pace: float = 0.0,
+                 hindsight: HindsightHook | None = None) -> None:
         self.settings = settings or PolicySettings()
         self.sampling = sampling or SamplingConfig()
         self.max_new_tokens = max_new_tokens
@@ -58,10 +62,12 @@ class LiveSource:
         self.turn = 0
         self.load_kwargs = dict(load_kwargs or {})
         self.has_pair = pair is not None
+        self.hindsight: Hindsight | None = None
+        self._sampled_midway = False
         if process and pair is None:
-            self.link: _InThread | DecoderProcess = DecoderProcess(dict(self.load_kwargs), self.pace)
+            self.link: _InThread | DecoderProcess = DecoderProcess(dict(self.load_kwargs), self.pace, hindsight)
         else:
-            self.link = _InThread(dict(self.load_kwargs), pair, self.pace)
+            self.link = _InThread(dict(self.load_kwargs), pair, self.pace, hindsight)
         self.title = title or self._default_title(pair, self.load_kwargs)
 
     @property
@@ -87,6 +93,7 @@ class LiveSource:
             return
         messages = [*self.messages, {"role": "user", "content": prompt}]
         turn, self.turn = self.turn, self.turn + 1
+        self.hindsight, self._sampled_midway = None, False
         pieces: list[str] = []
         summary: SessionSummary | None = None
         for ev in self.link.turn(messages, self.raw, self.max_new_tokens, prompt, turn):
@@ -100,12 +107,16 @@ class LiveSource:
             yield ev
         reply = summary.text if summary is not None and summary.text else "".join(pieces)
         self.messages = [*messages, {"role": "assistant", "content": reply}]
+        h = self.link.hindsight
+        # the header says how the turn began; sampling switched on during it makes its text not the greedy one
+        self.hindsight = sampled_session() if h is not None and h.applicable and self._sampled_midway else h
 
     def request(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None) -> None:
         if settings is not None:
             self.settings = settings
         if sampling is not None:
             self.sampling = sampling
+            self._sampled_midway = self._sampled_midway or not sampling.greedy
         self.link.request(settings, sampling)
 
     def stop(self) -> None:
@@ -124,11 +135,14 @@ class LiveSource:
 class _InThread:
     """The decoder in the thread that iterates `events()`."""
 
-    def __init__(self, load_kwargs: dict[str, Any], pair: Any = None, pace: float = 0.0) -> None:
+    def __init__(self, load_kwargs: dict[str, Any], pair: Any = None, pace: float = 0.0,
+                 hindsight: HindsightHook | None = None) -> None:
         self.load_kwargs = load_kwargs
         self.pair = pair
         self.decoder: Any = None
         self.pacer = StepPacer(pace)
+        self.hook = hindsight
+        self.hindsight: Hindsight | None = None
 
     def prepare(self, settings: PolicySettings, sampling: SamplingConfig, progress: Progress) -> str:
         self.pair, self.decoder = load_decoder(self.load_kwargs, settings, sampling, progress, self.pair)
@@ -138,7 +152,13 @@ class _InThread:
              turn: int) -> Iterator[SourceItem]:
         if self.decoder is None:
             raise GammatuneError("the models are not loaded yet")
-        yield from run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn, self.pacer)
+        self.hindsight = None
+        events: list[Event] = []
+        for item in run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn, self.pacer):
+            if not isinstance(item, Notice):
+                events.append(item)
+            yield item
+        self.hindsight = run_hook(self.hook, self.pair, events)
 
     def request(self, settings: PolicySettings | None, sampling: SamplingConfig | None) -> None:
         if self.decoder is not None:

@@ -15,20 +15,24 @@ import multiprocessing
 import threading
 from typing import Any, Iterator
 
+from ..engine.events import Event
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError, ModelLoadError
+from .hindsight import Hindsight, HindsightHook, run_hook
 from .pace import StepPacer
-from .source import Progress, SourceItem
+from .source import Notice, Progress, SourceItem
 from .turns import Messages, load_decoder, pair_title, run_turn
 
 
 class DecoderProcess:
     """The parent's end: start the child, stream a turn's events, pass requests and stop."""
 
-    def __init__(self, load_kwargs: dict[str, Any], pace: float = 0.0) -> None:
+    def __init__(self, load_kwargs: dict[str, Any], pace: float = 0.0, hindsight: HindsightHook | None = None) -> None:
         self.load_kwargs = load_kwargs
         self.pace = pace
+        self.hook = hindsight              # runs in the child, after each turn; its answer comes back
+        self.hindsight: Hindsight | None = None
         self._proc: Any = None
         self._cmd: Any = None      # parent's end of the command pipe
         self._ev: Any = None       # parent's end of the event pipe
@@ -42,7 +46,8 @@ class DecoderProcess:
         progress("starting the model process", 0.0)
         _ensure_resource_tracker()
         self._proc = ctx.Process(target=_serve, name="gammatune-decoder", daemon=True,
-                                 args=(cmd_child, ev_child, self.load_kwargs, settings, sampling, self.pace))
+                                 args=(cmd_child, ev_child, self.load_kwargs, settings, sampling, self.pace,
+                                       self.hook))
         self._proc.start()
         cmd_child.close()
         ev_child.close()
@@ -61,12 +66,15 @@ class DecoderProcess:
         if self._proc is None:
             raise GammatuneError("the models are not loaded yet")
         self._send(("generate", messages, raw, max_new_tokens, user_text, turn))
+        self.hindsight = None
         done = False
         try:
             while True:
                 msg = self._recv()
                 if msg[0] == "event":
                     yield msg[1]
+                elif msg[0] == "hindsight":
+                    self.hindsight = msg[1]
                 elif msg[0] == "done":
                     done = True
                     break
@@ -154,7 +162,7 @@ def _ensure_resource_tracker() -> None:
 
 
 def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySettings,
-           sampling: SamplingConfig, pace: float = 0.0) -> None:
+           sampling: SamplingConfig, pace: float = 0.0, hook: HindsightHook | None = None) -> None:
     """The child: load the pair, then run turns on request, one event per message."""
     import os
     import signal
@@ -217,12 +225,17 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
             continue
         _, messages, raw, max_new, user_text, turn = msg
         try:
+            events: list[Event] = []
             for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn, pacer, idle):
                 out.send(("event", ev))
+                if not isinstance(ev, Notice):
+                    events.append(ev)
                 while not quitting and cmd.poll():
                     control(cmd.recv())
                 if quitting:
                     return
+            if hook is not None:   # after the turn's last event: never inside its timed loop
+                out.send(("hindsight", run_hook(hook, pair, events)))
         except Exception as exc:
             fail(exc)
         out.send(("done",))

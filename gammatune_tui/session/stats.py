@@ -14,6 +14,7 @@ from typing import Iterable
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.tally import SessionTally
+from .hindsight import Hindsight
 
 
 def modeled_cost(n_tokens: float, alpha: float, gamma: float, c: float, t_draft: float) -> float:
@@ -47,6 +48,7 @@ class RunningStats:
     elapsed_s: float = 0.0
     gamma_sum: int = 0
     recent: list[tuple[int, int]] = field(default_factory=list)
+    hindsight: Hindsight | None = None  # set after the session by a source that checks it against the oracle
 
     def add(self, event: Event) -> None:
         if isinstance(event, SessionHeader):

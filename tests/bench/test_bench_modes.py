@@ -20,7 +20,8 @@ def _bench(capsys, *argv):
 @pytest.fixture
 def prompts(tmp_path):
     path = tmp_path / "prompts.jsonl"
-    path.write_text('{"id": "a", "turns": ["def add(a, b):"]}\n{"id": "b", "turns": ["class Stack:"]}\n')
+    path.write_text('{"id": "a", "category": "function", "turns": ["def add(a, b):"]}\n'
+                    '{"id": "b", "category": "class", "turns": ["class Stack:"]}\n')
     return path
 
 
@@ -39,6 +40,47 @@ def test_simulated_sweep_checked_against_live_runs(tiny_pair_dirs, prompts, tmp_
     sim_cells = {(c["method"], c["gamma0"]): c for c in data["sim"]["cells"]}
     assert sim_cells[("gammatune", 2)]["tokens"] == 32 and sim_cells[("gammatune", 2)]["target_calls"] > 0
     assert out.with_suffix(".csv").read_text().startswith("kind,method,gamma0")
+
+
+def test_simulated_table2_has_the_oracle_on_top_and_each_methods_share_of_it(tiny_pair_dirs, prompts, tmp_path,
+                                                                              capsys):
+    t, d = tiny_pair_dirs
+    out = tmp_path / "bench.json"
+    text = _bench(capsys, "--simulate", "--check-live", "0", "--target", str(t), "--draft", str(d), "--device", "cpu",
+                  "--prompts", str(prompts), "-n", "16", "--gammas", "1,3", "--methods", "specdecode,adaptive-k",
+                  "--raw", "-o", str(out))
+    table2 = text[text.index("Table 2 (simulated)"):]
+    rows = [line for line in table2.splitlines() if line.startswith("│")]
+    assert rows[0].split("│")[1].strip() == "oracle"  # the top row
+    assert "share of" in table2 and "oracle" in table2
+    regret_table = text[text.index("Share of the oracle's throughput"):]
+    assert "function" in regret_table and "class" in regret_table  # per prompt category
+    data = json.loads(out.read_text())
+    regret = data["sim"]["derived"]["regret"]
+    assert set(regret) == {"specdecode", "adaptive-k", "target-only"}
+    for r in regret.values():  # the oracle is a bound: no method beats it on its own traces and cost model
+        assert 0 < r["mean"] <= 1 + 1e-9 and set(r["per_category"]) == {"function", "class"}
+    oracle = data["sim"]["oracle"]
+    assert oracle["tokens"] == 32 and set(oracle["windows"]) == {"a", "b"}
+    csv_rows = {(r.split(",")[1], r.split(",")[2]): r for r in out.with_suffix(".csv").read_text().splitlines()[1:]}
+    header = out.with_suffix(".csv").read_text().splitlines()[0].split(",")
+    share = header.index("share_of_oracle")
+    assert float(csv_rows[("oracle", "")].split(",")[share]) == 1.0
+    assert 0 < float(csv_rows[("specdecode", "3")].split(",")[share]) <= 1.0
+
+
+def test_tune_adaptive_k_searches_its_own_parameters(tiny_pair_dirs, prompts, tmp_path, capsys):
+    t, d = tiny_pair_dirs
+    out = tmp_path / "tune.json"
+    text = _bench(capsys, "--tune", "--tune-method", "adaptive-k", "--check-live", "0", "--target", str(t),
+                  "--draft", str(d), "--device", "cpu", "--prompts", str(prompts), "-n", "12", "--gammas", "2,4",
+                  "--raw", "--cooldown", "0", "-o", str(out))
+    flat = " ".join(text.split())
+    assert "best: --ema-alpha" in flat and "--cooldown" in flat and "--eta" not in flat
+    assert "your settings" in flat  # the search starts from the --cooldown given
+    tune = json.loads(out.read_text())["tune"]
+    assert tune["method"] == "adaptive-k" and tune["start"]["params"]["cooldown"] == 0
+    assert tune["best"]["score"] >= tune["start"]["score"]
 
 
 def test_tune_reports_the_best_parameters(tiny_pair_dirs, prompts, tmp_path, capsys):

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import PolicyParams, PolicySettings
-from .. import protocol, report
+from .. import oracle, protocol, report
 from .. import simulate as sim
 from ..results import aggregate, throughputs
 from ..tune import GRID
@@ -43,8 +43,13 @@ class SimulateOptions:
 
 
 def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any, label: str, payload: dict,
-                 out: Path, opts: SimulateOptions) -> list[dict[str, Any]]:
-    """The simulated sweep (report on `console`, everything into `payload`), then the checks and tuning asked for."""
+                 out: Path, opts: SimulateOptions, categories: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The simulated sweep (report on `console`, everything into `payload`), then the checks and tuning asked for.
+
+    The oracle (bench/oracle.py) is played on the same traces: Table 2's top
+    row, and every method's share of it overall and per prompt category
+    (`categories`: prompt id → category).
+    """
     tune_ = opts.tune_method is not None
     # the longest window a policy may plan: γ0, or γ_max for the GammaTune policies (whose γ_min may exceed γ0)
     gamma_max = PolicyParams.build(**cfg.params).gamma_max
@@ -67,12 +72,20 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
     records = sim.simulate_sweep(traces, cfg.methods, cfg.gammas, cost, cfg.params)
     sweep_s = time.perf_counter() - t0
     records += sim.plain_records(traces)
+    # the hindsight-optimal γ on the same traces and cost model: Table 2's top row and each method's share of it
+    runs = [oracle.oracle_run(t, cost, cfg.max_new_tokens) for t in traces]
+    orecs = [r.record for r in runs]
+    regret = oracle.regret(records, orecs, categories)
+    records += orecs
     cells = aggregate(records)
-    derived = report.print_report(console, cells, cfg.gammas, label, title="Table 2 (simulated)")
+    derived = report.print_report(console, cells, cfg.gammas, label, title="Table 2 (simulated)", regret=regret)
+    summary = oracle.summarize(traces, runs)
+    console.print(report.render_oracle(summary, sum(w == 0 for r in runs for w in r.windows)))
     console.print(Text(f"simulated {len(cfg.methods)} methods × {len(cfg.gammas)} γ0 × {len(traces)} prompts "
                        f"in {sweep_s:.2f} s", style="bold"))
     payload["sim"] = {"records": [r.to_json() for r in records], "cells": [c.to_json() for c in cells.values()],
-                      "derived": derived, "sweep_s": sweep_s}
+                      "derived": derived, "sweep_s": sweep_s,
+                      "oracle": {**summary.to_json(), "windows": {r.prompt_id: r.windows for r in runs}}}
     rows = report.write_csv(report.csv_path_for(out), cells, "sim")
 
     # the live check runs on traces recorded now; cached ones were recorded the same way (--check-live N to rerun)

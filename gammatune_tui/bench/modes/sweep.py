@@ -52,7 +52,8 @@ def run_sweep(console: Console, err: Console, cfg: protocol.SweepConfig, prompts
                    "greedy": True, "std": "population (ddof=0) across γ0"},
     }
     if simulate is not None:
-        run_simulate(console, err, pair, pid, cfg, label, payload, out, simulate)
+        run_simulate(console, err, pair, pid, cfg, label, payload, out, simulate,
+                     categories={p.id: p.category for p in prompts})
     else:
         run_live(console, err, pair, pid, cfg, label, payload, out)
     report.write_json(out, payload)

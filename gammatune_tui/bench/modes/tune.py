@@ -1,4 +1,4 @@
-"""`gammatune bench --tune`: search η, δ, τ and the γ bounds on the traces; recommend only what wins held out."""
+"""`gammatune bench --tune`: search a policy's parameters on the traces (`tune.tuned_names`); recommend only what wins held out."""
 
 from __future__ import annotations
 
@@ -14,34 +14,40 @@ from rich.text import Text
 from .. import tune as tn
 from .common import progress_bar
 
+HEADERS = {"eta": "η", "delta": "δ", "tau": "τ", "gamma_min": "γ_min", "gamma_max": "γ_max",
+           "ema_alpha": "ema α", "alpha_prior": "prior", "cooldown": "cooldown"}
+
+
+def _value(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
 
 def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, method: str, std_weight: float) -> dict:
     with progress_bar(err) as prog:
         task = prog.add_task(f"tuning {method}", total=None)
-        best, start, scored, secs = tn.tune(traces, cost, cfg.gammas, method, std_weight=std_weight,
-                                            max_new_tokens=cfg.max_new_tokens,
+        best, start, scored, secs = tn.tune(traces, cost, cfg.gammas, method, start=dict(cfg.params),
+                                            std_weight=std_weight, max_new_tokens=cfg.max_new_tokens,
                                             progress=lambda n: prog.update(task, advance=n))
     top = sorted(scored, key=lambda s: -s.score)[:8]
+    names = tn.tuned_names(method)
     table = Table(title=Text(f"--tune {method}: simulated speedup over specdecode across γ0 "
                              f"(score = mean − {std_weight:g}·std)"), title_justify="left")
-    for c in ("", "η", "δ", "τ", "γ_min", "γ_max", "mean", "std", "score"):
+    for c in ("", *(HEADERS[n] for n in names), "mean", "std", "score"):
         table.add_column(c, justify="left" if c == "" else "right")
 
     def row(tag: str, s: Any) -> None:
-        p = s.params
-        table.add_row(Text(tag), Text(f"{p['eta']:g}"), Text(str(p["delta"])), Text(f"{p['tau']:g}"),
-                      Text(str(p["gamma_min"])), Text(str(p["gamma_max"])), Text(f"{s.mean:.3f}"),
+        table.add_row(Text(tag), *(Text(_value(s.params[n])) for n in names), Text(f"{s.mean:.3f}"),
                       Text(f"{s.std:.3f}"), Text(f"{s.score:.3f}"))
 
-    row("current defaults", start)
+    start_tag = "your settings" if any(n in cfg.params for n in names) else "current defaults"
+    row(start_tag, start)
     for i, s in enumerate(top):
         row("best" if i == 0 else f"#{i + 1}", s)
     console.print(table)
     gain = best.mean / start.mean - 1 if start.mean else math.nan
-    console.print(Text(f"best: --eta {best.params['eta']:g} --delta {best.params['delta']} --tau {best.params['tau']:g} "
-                       f"--gamma-min {best.params['gamma_min']} --gamma-max {best.params['gamma_max']}  "
-                       f"({best.mean:.3f} ± {best.std:.3f}× vs defaults {start.mean:.3f} ± {start.std:.3f}×, "
-                       f"{gain:+.1%} mean; {len(scored)} candidates in {secs:.1f} s)", style="bold"))
+    flags = " ".join(f"--{n.replace('_', '-')} {_value(best.params[n])}" for n in names)
+    console.print(Text(f"best: {flags}  ({best.mean:.3f} ± {best.std:.3f}× vs {start_tag} {start.mean:.3f} ± "
+                       f"{start.std:.3f}×, {gain:+.1%} mean; {len(scored)} candidates in {secs:.1f} s)", style="bold"))
     result = {"method": method, "std_weight": std_weight, "best": best.to_json(), "start": start.to_json(),
               "candidates": [s.to_json() for s in scored], "seconds": secs}
     if len(traces) >= 4:
@@ -49,14 +55,14 @@ def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, 
         fit, held = traces[0::2], traces[1::2]
         with progress_bar(err) as prog:
             task = prog.add_task("held-out check", total=None)
-            best_fit, _, _, _ = tn.tune(fit, cost, cfg.gammas, method, std_weight=std_weight,
+            best_fit, _, _, _ = tn.tune(fit, cost, cfg.gammas, method, start=dict(cfg.params), std_weight=std_weight,
                                         max_new_tokens=cfg.max_new_tokens,
                                         progress=lambda n: prog.update(task, advance=n))
         base = statistics.fmean(tn.throughput(held, "specdecode", g, {}, cost, cfg.max_new_tokens) for g in cfg.gammas)
         h_best = tn.score(held, method, cfg.gammas, best_fit.params, cost, base, std_weight, cfg.max_new_tokens)
         h_def = tn.score(held, method, cfg.gammas, start.params, cost, base, std_weight, cfg.max_new_tokens)
         console.print(Text(f"held-out check (tuned on {len(fit)} prompts, scored on the other {len(held)}): "
-                           f"tuned {h_best.mean:.3f} ± {h_best.std:.3f}× vs defaults {h_def.mean:.3f} ± {h_def.std:.3f}×"))
+                           f"tuned {h_best.mean:.3f} ± {h_best.std:.3f}× vs {start_tag} {h_def.mean:.3f} ± {h_def.std:.3f}×"))
         result["held_out"] = {"fit_prompts": [t.prompt_id for t in fit], "tuned_on_fit": best_fit.to_json(),
                               "held_out_tuned": h_best.to_json(), "held_out_defaults": h_def.to_json()}
     verdict = recommend(method, best, start, result.get("held_out"))

@@ -194,7 +194,7 @@ class ChatScreen(ChatViews, ChatActions, Screen):
             error = str(exc)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-        self.post_message(TurnDone(turn_id, error))
+        self.post_message(TurnDone(turn_id, error, getattr(self.source, "hindsight", None)))
 
     # -- loading ---------------------------------------------------------------------
     def on_load_progress(self, msg: LoadProgress) -> None:
@@ -254,6 +254,8 @@ class ChatScreen(ChatViews, ChatActions, Screen):
         if msg.turn_id != self.turn_id:
             return
         self.generating = False
+        if msg.hindsight is not None:
+            self.stats.hindsight = msg.hindsight
         if msg.error:
             self.transcript.add_line(f"[error: {msg.error}]", "info")
             self.notify(msg.error, title="Generation failed", severity="error", timeout=10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from ...engine.events import Event
+from ...session.hindsight import Hindsight
 from ...session.source import Notice
 
 
@@ -45,7 +46,10 @@ class SourceNotice(Message):
 
 
 class TurnDone(Message):
-    def __init__(self, turn_id: int, error: str = "") -> None:
+    """The turn's events are over; `hindsight` is the source's post-session oracle check, if it made one."""
+
+    def __init__(self, turn_id: int, error: str = "", hindsight: Hindsight | None = None) -> None:
         super().__init__()
         self.turn_id = turn_id
         self.error = error
+        self.hindsight = hindsight

@@ -57,6 +57,8 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
     t.add_row("cost eq. 6", f"{s.modeled_cost_s:.3f} s modeled · {s.measured_cost_s:.3f} s measured")
     reg = s.regime
     t.add_row("regime", Text.assemble((reg, "bold"), f"  {REGIME_HELP.get(reg, '')}"))
+    if s.hindsight is not None:
+        t.add_row("vs oracle", s.hindsight.short())
     parts: list[RenderableType] = [t]
     if s.slower_than_plain:
         plain = s.plain_estimate_tokens_per_s

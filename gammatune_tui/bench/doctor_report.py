@@ -1,0 +1,219 @@
+"""What `gammatune doctor` prints and saves: the ranking, every method per draft, the costs, the advice.
+
+Plain functions from `DraftReport`s to Rich tables and to one JSON payload,
+so a partial run (Ctrl+C) renders and saves exactly like a complete one.
+Labels and paths are user input: they reach the terminal only as `Text`.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+from ..engine.policies import METHODS
+from .doctor import DEFAULT_GAMMA0, Candidate, DraftReport, rank
+
+
+def size(n: int) -> str:
+    """A parameter count the way model cards say it: 951k, 1.2M, 7.6B."""
+    if n <= 0:
+        return "—"
+    for div, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            v = n / div
+            return f"{v:.1f}{unit}" if v < 10 else f"{v:.0f}{unit}"
+    return str(n)
+
+
+def _x(v: float, digits: int = 2) -> str:
+    return f"{v:.{digits}f}×" if math.isfinite(v) else "—"
+
+
+def ranking_table(reports: Sequence[DraftReport]) -> Table:
+    """The ranked table: each draft's numbers, best setting, predicted speedup with its spread, bound, verdict."""
+    t = Table(title=Text("Drafts ranked by predicted speedup over the target alone (greedy, simulated)"),
+              title_justify="left", caption=Text("α: the draft agrees with the target · run: tokens accepted per "
+                                                 "step when drafting to the first miss · c: T_verify(1) / T_draft · "
+                                                 "spread: lowest–highest prompt"), caption_justify="left")
+    for col, just in (("#", "right"), ("draft", "left"), ("size", "right"), ("α", "right"), ("run", "right"),
+                      ("c", "right"), ("best", "left"), ("predicted", "right"), ("spread", "right"),
+                      ("oracle", "right"), ("verdict", "left")):
+        t.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
+    for i, r in enumerate(rank(reports), start=1):
+        style = _style(r)
+        if not r.examined:
+            t.add_row(Text("–"), Text(r.label), Text(size(r.params)), *(Text("") for _ in range(7)),
+                      Text(r.short_verdict, style=style or "dim"))
+            continue
+        lo, hi = r.spread
+        t.add_row(Text(str(i)), Text(r.label), Text(size(r.params)), Text(f"{r.agreement:.2f}"),
+                  Text(f"{r.mean_run:.2f}"), Text(f"{r.c:.1f}"), Text(f"{r.best_method} γ0={r.best_gamma}"),
+                  Text(_x(r.predicted)), Text(f"{lo:.2f}–{hi:.2f}"), Text(_x(r.oracle)),
+                  Text(r.short_verdict, style=style))
+    return t
+
+
+def _style(r: DraftReport) -> str:
+    v = r.verdict
+    return "green" if v == "worth it" else ("red" if v.startswith(("not worth", "refused")) else "")
+
+
+def verdict_lines(reports: Sequence[DraftReport]) -> Text:
+    """Each draft's verdict in full, with its reason: what the table's one word stands for."""
+    out = Text()
+    for r in rank(reports):
+        out.append(Text(r.label, style="bold"))
+        out.append(": ")
+        out.append(Text(r.verdict, style=_style(r)))
+        if r.examined:
+            out.append(f" (predicted {_x(r.predicted)} with {r.best_method} γ0={r.best_gamma}; "
+                       f"no γ policy beats {_x(r.oracle)} with this draft)")
+        out.append("\n")
+    return out
+
+
+def methods_table(reports: Sequence[DraftReport]) -> Table:
+    """Every method per examined draft: at its best γ0, and at the defaults (γ0 = 4, the shipped parameters)."""
+    done = [r for r in rank(reports) if r.examined]
+    t = Table(title=Text(f"Every method: × target alone at its best γ0 / at the defaults (γ0 = {DEFAULT_GAMMA0})"),
+              title_justify="left")
+    t.add_column("method", no_wrap=True)
+    for r in done:
+        t.add_column(Text(r.label), justify="right", overflow="fold")
+    for m in METHODS:
+        cells = []
+        for r in done:
+            res = next((x for x in r.methods if x.method == m), None)
+            cells.append(Text(f"{_x(res.best)} γ0={res.best_gamma} / {_x(res.at_default)}" if res else "—",
+                              style="bold" if res and m == r.best_method else ""))
+        t.add_row(Text(m), *cells)
+    t.add_row(Text("oracle (bound)"), *(Text(_x(r.oracle)) for r in done))
+    return t
+
+
+def costs_table(reports: Sequence[DraftReport]) -> Table:
+    """What a step costs on this machine: the target's pass over k tokens (its costs are pooled over every
+    draft's timing pass, `doctor.pooled`), and each draft's cost per drafted token."""
+    done = [r for r in rank(reports) if r.examined]
+    t = Table(title=Text("Measured on this machine (ms; the fastest each timing pass saw)"), title_justify="left")
+    if not done:
+        return t
+    verify = done[0].verify_ms
+    ks = sorted(verify)
+    t.add_column("model", overflow="fold")
+    t.add_column("per token", justify="right")
+    for k in ks:
+        t.add_column(f"k={k}", justify="right")
+    t.add_row(Text("target: a pass over k tokens"), Text(f"{verify.get(1, math.nan):.2f}"),
+              *(Text(f"{verify[k]:.1f}") for k in ks))
+    for r in done:
+        t.add_row(Text(f"draft: {r.label}"), Text(f"{r.draft_ms:.2f}"), *(Text("") for _ in ks))
+    t.caption = Text(f"target alone: {done[0].plain_tok_s:.0f} tok/s (its k=1 pass, prefill included)")
+    t.caption_justify = "left"
+    return t
+
+
+@dataclass
+class Recommendation:
+    """What to run: the best examined draft that is worth it, as a command line; or why nothing is."""
+
+    label: str = ""
+    method: str = ""
+    gamma0: int = 0
+    predicted: float = math.nan
+    command: str = ""
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["predicted"] = d["predicted"] if math.isfinite(self.predicted) else None
+        return d
+
+
+def recommend(reports: Sequence[DraftReport], candidates: Sequence[Candidate], extra: Sequence[str] = ()) -> Recommendation:
+    """The top "worth it" draft and its setting, with the `gammatune chat` line that runs it.
+
+    Predictions are for greedy decoding, so the command asks for it
+    (`--temperature 0`; the demo pair would otherwise sample). A draft built
+    for this check (a temporary folder) is never recommended.
+    """
+    by_label = {c.label: c for c in candidates}
+    for r in rank(reports):
+        cand = by_label.get(r.label)
+        if not r.examined or cand is None or cand.args is None or r.predicted < 1.0:
+            continue
+        parts = ["gammatune", "chat", *cand.args, *extra, "--method", r.best_method, "--gamma", str(r.best_gamma),
+                 "--temperature", "0"]
+        cmd = " ".join(shlex.quote(p) for p in parts)
+        return Recommendation(r.label, r.best_method, r.best_gamma, r.predicted, cmd,
+                              f"recommendation: {cmd}   (predicted {_x(r.predicted)} the target alone, greedy)")
+    examined = [r for r in reports if r.examined]
+    if not examined:
+        return Recommendation(text="recommendation: none (no draft was examined)")
+    return Recommendation(text="recommendation: none of these drafts makes greedy decoding faster on this machine; "
+                               "decode with the target alone, or try a smaller or better-matched draft")
+
+
+@dataclass
+class VerifyRow:
+    prompt_id: str
+    predicted: float
+    measured: float
+    same_text: bool
+    plain_tok_s: float
+    spec_tok_s: float
+
+
+@dataclass
+class VerifyResult:
+    """`--verify`: the recommendation run live, prompt by prompt, beside target-only decoding."""
+
+    label: str
+    method: str
+    gamma0: int
+    rows: list[VerifyRow] = field(default_factory=list)
+    predicted: float = math.nan   # over the prompts run: Σ target-only s / Σ predicted s
+    measured: float = math.nan    # Σ target-only tok/s ratio, measured now
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def verify_table(v: VerifyResult) -> Table:
+    t = Table(title=Text(f"--verify: {v.method} γ0={v.gamma0} with {v.label}, live, beside the target alone"),
+              title_justify="left")
+    for c in ("prompt", "predicted", "measured", "target alone", "speculative", "same text"):
+        t.add_column(c, justify="left" if c == "prompt" else "right", overflow="fold")
+    for r in v.rows:
+        t.add_row(Text(r.prompt_id), Text(_x(r.predicted)), Text(_x(r.measured)), Text(f"{r.plain_tok_s:.0f} tok/s"),
+                  Text(f"{r.spec_tok_s:.0f} tok/s"), Text("yes" if r.same_text else "no (float near-tie)"))
+    t.add_row(Text("all", style="bold"), Text(_x(v.predicted), style="bold"), Text(_x(v.measured), style="bold"),
+              Text(""), Text(""), Text(""))
+    return t
+
+
+def payload(reports: Sequence[DraftReport], rec: Recommendation | None, verify: VerifyResult | None, *,
+            config: dict[str, Any], complete: bool, command: Sequence[str], created: float) -> dict[str, Any]:
+    """The JSON file: valid after every draft, so an interrupted run leaves a partial but readable report."""
+    env = {k: v for k, v in next((r.machine for r in reports if r.machine), {}).items()
+           if k not in ("draft", "draft_params")}  # the machine and the target; each draft is in its own entry
+    return _finite({"schema": 1, "created": created, "command": list(command), "complete": complete, "config": config,
+            "environment": env, "drafts": [r.to_json() for r in reports],
+            "ranking": [r.label for r in rank(reports) if r.examined],
+            "recommendation": rec.to_json() if rec else None, "verify": verify.to_json() if verify else None})
+
+
+def _finite(obj: Any) -> Any:
+    """JSON has no NaN or infinity: a number that could not be measured is null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj

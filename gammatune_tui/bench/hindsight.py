@@ -1,0 +1,86 @@
+"""After a greedy session: the trace of its own text, and how close it came to the oracle.
+
+`session_hindsight` is the `HindsightHook` (session/hindsight.py) that `run`
+and `chat` hand their sessions. Its trace costs one teacher-forced draft pass
+over the prompt and the generated text (the session's tokens *are* the
+target's greedy continuation, so no target pass is needed); what the draft
+proposes after its own wrong token is taken from the session's steps, which
+drafted exactly that, so every window the session played is one the oracle
+can play too. The cost model is calibrated on the session's own step timings
+(`cost_model.calibrate`), and the session's steps and the oracle's are priced
+by it alike: the share compares choices of window, not clocks.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+from ..engine.events import Event, SessionHeader, StepEvent
+from ..session.hindsight import Hindsight, not_applicable
+from .cost_model import CostModel, calibrate
+from .oracle import oracle_run
+from .simulate import Trace
+
+
+def session_trace(pair: Any, header: SessionHeader, steps: Sequence[StepEvent]) -> Trace:
+    """The greedy trace of a finished session: its tokens, the draft's teacher-forced argmax, its off-path proposals."""
+    import torch
+
+    tokens = [e.id for s in steps for e in s.emitted]
+    prompt = list(header.prompt_ids)
+    n = len(tokens)
+    draft = pair.draft
+    device = torch.device(getattr(pair, "device", None) or draft.device)
+    vocab = int(min(pair.target.config.vocab_size, draft.config.vocab_size))
+    with torch.no_grad():
+        full = torch.tensor([prompt + tokens], device=device)
+        logits = draft(input_ids=full, use_cache=False, logits_to_keep=n + 1).logits[0, :n, :vocab].float()
+        top, arg = torch.softmax(logits, -1).max(-1)
+    d_ids, d_prob = arg.tolist(), top.tolist()
+    eos = sorted(int(i) for i in pair.eos_ids)
+    off_ids: dict[int, list[int]] = {}
+    off_prob: dict[int, list[float]] = {}
+    pos = 0
+    for s in steps:
+        a = s.accepted
+        m = pos + a
+        if a < len(s.drafted) and m < n and s.drafted[a].id == d_ids[m] != tokens[m]:
+            # the step drafted past its miss: what the draft proposed after its own wrong token at m
+            off_ids[m] = [t.id for t in s.drafted[a + 1:]]
+            off_prob[m] = [t.top_prob for t in s.drafted[a + 1:]]
+        pos += len(s.emitted)
+    for j in range(n):  # other misses: nothing recorded after them, so the oracle's window stops one past the run
+        if d_ids[j] != tokens[j] and j not in off_ids:
+            off_ids[j], off_prob[j] = [], []
+    return Trace(prompt_id=f"turn {header.turn + 1}", prompt_ids=prompt, tokens=tokens, draft_ids=d_ids,
+                 draft_prob=d_prob, off_ids=off_ids, off_prob=off_prob,
+                 off_depth=max((len(v) for v in off_ids.values()), default=0), eos_ids=eos, max_new_tokens=n)
+
+
+def step_price(cost: CostModel, drafted: int, emitted: int) -> float:
+    """What the simulator charges one step (bench/simulate.py's `play_trace`, without the session's fixed part)."""
+    return drafted * cost.draft_token_s + cost.verify(drafted + 1) + cost.step_s + emitted * cost.emit_token_s
+
+
+def session_hindsight(pair: Any, events: Sequence[Event]) -> Hindsight:
+    """The session's share of the oracle's modelled speed on its own text (the `HindsightHook`)."""
+    t0 = time.perf_counter()
+    na = not_applicable(events)
+    if na is not None:
+        return na
+    header = next(e for e in events if isinstance(e, SessionHeader))
+    steps = [e for e in events if isinstance(e, StepEvent)]
+    trace = session_trace(pair, header, steps)
+    cost = calibrate(events)
+    best = oracle_run(trace, cost, max_new_tokens=len(trace.tokens))
+    mine = sum(step_price(cost, len(s.drafted), len(s.emitted)) for s in steps)
+    n = len(trace.tokens)
+    windows = best.windows
+    return Hindsight(
+        applicable=True, share=best.best_s / mine if mine > 0 else float("nan"), tokens=n,
+        session_steps=len(steps), oracle_steps=len(windows), session_tokens_per_step=n / len(steps),
+        oracle_tokens_per_step=n / len(windows) if windows else 0.0,
+        oracle_mean_window=sum(windows) / len(windows) if windows else 0.0,
+        oracle_plain_steps=sum(w == 0 for w in windows), session_modelled_s=mine, oracle_modelled_s=best.best_s,
+        session_measured_s=sum(s.step_s for s in steps), check_s=time.perf_counter() - t0)

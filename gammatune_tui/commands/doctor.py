@@ -1,0 +1,99 @@
+"""`gammatune doctor`: which draft, which policy, which γ0 — and is speculation worth it here at all?
+
+This module parses and checks the options before any model loads (a typo
+costs nothing; every mistake is one line and exit status 2) and calls
+`bench.doctor_run.run_doctor`. With no --target/--draft it examines the
+embedded demo pair's draft beside two deliberately poor drafts built for the
+check, so a newcomer sees a real ranking offline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator, List, Optional
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from ..bench.args import parse_gammas
+from ..bench.doctor import DEFAULT_GAMMAS, Candidate, DoctorConfig
+from ..bench.doctor_candidates import built_demo_candidates, demo_target
+from ..bench.doctor_run import VERIFY_PROMPTS, run_doctor
+from ..bench.modes.common import quiet_transformers
+from ..engine.models import resolve_device, resolve_dtype
+from ..errors import InvalidParameter
+from ..prompts import load_prompt_set
+from ..render.printer import make_console
+
+DEFAULT_LIMIT = 4
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor", help="Is a draft worth it on this machine, with which policy and γ0? Ranks candidate "
+                               "drafts by simulated speedup over the target alone; --verify checks the advice live.")(doctor)
+
+
+def doctor(
+    target: Optional[str] = typer.Option(None, "--target", help="Target model: local directory or hub id (default: the demo pair's)."),
+    drafts: List[str] = typer.Option([], "--draft", help="A candidate draft (repeatable); each must share the target's tokenizer."),
+    prompts: Optional[str] = typer.Option(None, "--prompts", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
+    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="Use the first N prompts of the set."),
+    max_new_tokens: int = typer.Option(96, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
+    gammas: str = typer.Option(",".join(map(str, DEFAULT_GAMMAS)), "--gammas", help="The γ0 values each method is simulated at."),
+    device: str = typer.Option("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16, bfloat16."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: 1 for models under 100M parameters, else the core count)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", dir_okay=False),
+    verify: bool = typer.Option(False, "--verify", help=f"Run the recommendation live on {VERIFY_PROMPTS} prompts beside the target alone: predicted vs measured."),
+    raw: bool = typer.Option(False, "--raw", help="Send the prompts as raw text, without the chat template."),
+    trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default)."),
+    allow_pickle: bool = typer.Option(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load."),
+) -> None:
+    """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
+
+    Greedy decoding: one trace pass per prompt per draft, a short timing pass of
+    the decoder, then every method and the oracle played exactly over the traces.
+    """
+    if drafts and not target:
+        raise InvalidParameter("--draft needs --target (the model the drafts would speed up)")
+    if target and not drafts:
+        raise InvalidParameter("give at least one --draft to examine for --target")
+    dupes = sorted({d for d in drafts if drafts.count(d) > 1})
+    if dupes:
+        raise InvalidParameter(f"--draft {dupes[0]} is given twice")
+    gamma_list = tuple(parse_gammas(gammas))
+    dev = resolve_device(device)          # InvalidParameter before any model loads
+    resolve_dtype(dtype, dev)
+    demo = target is None
+    prompt_list = load_prompt_set(prompts or ("code" if demo else "specbench"))[:limit]
+    if json_out is not None and json_out.exists() and json_out.is_dir():
+        raise InvalidParameter(f"--json {json_out} is a directory; give a file name")
+    load_kwargs = {"device": device, "dtype": dtype, "threads": threads, "trust_remote_code": trust_remote_code,
+                   "allow_pickle": allow_pickle}
+    extra = [f for flag, on in (("--raw", raw), ("--trust-remote-code", trust_remote_code),
+                                ("--allow-pickle", allow_pickle)) if on for f in (flag,)]
+    for flag, value, default in (("--device", device, "auto"), ("--dtype", dtype, "auto"), ("--threads", threads, None)):
+        if value != default:
+            extra += [flag, str(value)]
+    err = Console(stderr=True)
+    quiet_transformers()
+    with _candidates(demo, target, drafts, err) as (target_ref, candidates):
+        cfg = DoctorConfig(target_ref, prompt_list, max_new_tokens, gamma_list, raw, load_kwargs)
+        code = run_doctor(make_console(), err, cfg, candidates, json_path=json_out, verify=verify, extra_args=extra)
+    if code:
+        raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _candidates(demo: bool, target: Optional[str], drafts: List[str],
+                err: Console) -> Iterator[tuple[str, list[Candidate]]]:
+    if not demo:
+        yield str(target), [Candidate(d, d, ("--target", str(target), "--draft", d)) for d in drafts]
+        return
+    ref = demo_target()   # ModelLoadError (one line) when the demo pair is not installed
+    err.print(Text("no --target/--draft: examining the demo pair's draft beside two deliberately poor drafts "
+                   "built for this check (the draft's first layer alone; random weights, one layer)", style="dim"))
+    with built_demo_candidates() as cands:
+        yield ref, cands

@@ -1,0 +1,119 @@
+"""How close a finished greedy session came to the hindsight-optimal γ: the result, and the hook that makes it.
+
+Under greedy decoding the text a session produced fixes what any γ policy
+would have seen, so after the session one teacher-forced draft pass over that
+text gives the trace, and the trace simulator's oracle (bench/oracle.py) says
+how fast the best window choice would have been under a cost model calibrated
+on the session's own step timings. That needs the models and bench/, which
+session/ may not import; so a command hands its source a `HindsightHook`
+(`bench.hindsight.session_hindsight`), which runs where the models are (the
+UI's thread or the decoder's child process), after the session's last event
+and never inside its timed loop, and returns a `Hindsight`. The result is
+plain data, so it crosses the process pipe and reaches the stats panel and
+`run`'s summary without either knowing how it was made.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
+
+HindsightHook = Callable[[Any, Sequence[Event]], "Hindsight"]
+"""(the loaded pair, the session's events) → its Hindsight; must be a module-level function (it is pickled)."""
+
+
+@dataclass(frozen=True)
+class Hindsight:
+    """The session against the oracle on the same text, both priced by one cost model.
+
+    `share` is the oracle's modelled time over the session's (1.0 = the
+    session chose as well as the hindsight-optimal window at every step); the
+    session's own steps are priced by the same model, so the ratio compares
+    choices, not the model's error (`session_measured_s` shows that).
+    """
+
+    applicable: bool
+    reason: str = ""                  # why there is no number (sampled, no steps, an error)
+    brief: str = ""                   # the same in a few words, for the stats panel
+    share: float = math.nan
+    tokens: int = 0
+    session_steps: int = 0
+    oracle_steps: int = 0
+    session_tokens_per_step: float = 0.0
+    oracle_tokens_per_step: float = 0.0
+    oracle_mean_window: float = 0.0
+    oracle_plain_steps: int = 0       # steps where the oracle drafts nothing
+    session_modelled_s: float = 0.0
+    oracle_modelled_s: float = 0.0
+    session_measured_s: float = 0.0   # the session's Σ step_s, for the cost model's fidelity
+    check_s: float = 0.0              # what the check itself took, after the session
+
+    @classmethod
+    def unavailable(cls, reason: str, brief: str = "") -> "Hindsight":
+        return cls(False, reason, brief or reason)
+
+    def short(self) -> str:
+        """A few words for the stats panel."""
+        if not self.applicable:
+            return self.brief or self.reason
+        return (f"{self.share:.2f} of best γ ({self.session_tokens_per_step:.2f} vs "
+                f"{self.oracle_tokens_per_step:.2f} tok/step)")
+
+    def line(self) -> str:
+        """One line for `run`'s summary."""
+        if not self.applicable:
+            return f"oracle: {self.reason}"
+        return (f"oracle: this session reached {self.share:.2f} of the hindsight-optimal γ's modelled speed "
+                f"({self.session_tokens_per_step:.2f} tokens/step in {self.session_steps} steps; the oracle "
+                f"{self.oracle_tokens_per_step:.2f} in {self.oracle_steps}, mean window {self.oracle_mean_window:.1f}, "
+                f"{self.oracle_plain_steps} steps without drafting) · checked in {self.check_s:.2f} s after the session")
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        if not math.isfinite(self.share):
+            d["share"] = None
+        return d
+
+
+def not_applicable(events: Iterable[Event]) -> Hindsight | None:
+    """Why a session has no oracle comparison (None when it has one): greedy, finished sessions only."""
+    header: SessionHeader | None = None
+    summary: SessionSummary | None = None
+    steps = 0
+    for ev in events:
+        if isinstance(ev, SessionHeader):
+            header = ev
+        elif isinstance(ev, StepEvent):
+            steps += 1
+        elif isinstance(ev, SessionSummary):
+            summary = ev
+    if header is None or summary is None:
+        return Hindsight.unavailable("the session did not finish", "session unfinished")
+    if summary.stop_reason == "error":
+        return Hindsight.unavailable("the session ended with an error", "session failed")
+    temperature = header.sampling.get("temperature", 0) if isinstance(header.sampling, dict) else 0
+    if temperature not in (0, 0.0, None):
+        return sampled_session(float(temperature))
+    if steps == 0 or summary.tokens < 2:
+        return Hindsight.unavailable("too few tokens to compare", "too few tokens")
+    return None
+
+
+def sampled_session(temperature: float | None = None) -> Hindsight:
+    """A sampled session: the oracle needs the target's one greedy continuation."""
+    at = f" (this session sampled at T={temperature:g})" if temperature else ""
+    return Hindsight.unavailable(f"applies to greedy decoding only{at}",
+                                 f"greedy only{f' (T={temperature:g})' if temperature else ''}")
+
+
+def run_hook(hook: HindsightHook | None, pair: Any, events: Sequence[Event]) -> Hindsight | None:
+    """The hook's answer; a failure becomes an unavailable result (the session itself went fine)."""
+    if hook is None:
+        return None
+    try:
+        return hook(pair, events)
+    except Exception as exc:  # the check is an extra: it must never break the chat
+        return Hindsight.unavailable(f"the check failed ({type(exc).__name__}: {exc})", "check failed")
