@@ -71,7 +71,13 @@ def environment(pair: Any) -> dict[str, Any]:
         "target_params": sum(p.numel() for p in pair.target.parameters()),
         "draft_params": sum(p.numel() for p in pair.draft.parameters()),
         "transformers": transformers.__version__,
+        "engine": str(getattr(pair, "engine", "") or ""),
+        "warmup_s": float(getattr(pair, "warmup_s", 0.0) or 0.0),
     }
+    try:
+        env["runner"] = str(pair.runner)   # what the sweep's sessions ran on (eager, static, graphs)
+    except Exception:  # a pair-like without a runner pool
+        pass
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             for line in fh:

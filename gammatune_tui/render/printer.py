@@ -20,6 +20,7 @@ from ..session.compare import CompareSummary, MethodRun, summarize
 from ..session.replay import Playlist, ReplaySource
 from ..session.stats import RunningStats, stats_of
 from .safe_text import printable
+from .session_info import runner_note
 from .tables import lossless_text, shown_params, summary_table
 
 PROMPT_STYLE = "bold blue"
@@ -59,7 +60,8 @@ def header_text(h: SessionHeader) -> Text:
     samp = ", ".join(f"{k}={v}" for k, v in h.sampling.items() if k != "seed")   # the seed is shown once, below
     vers = ", ".join(f"{k} {v}" for k, v in h.versions.items())
     t = Text(style=DIM)
-    t.append(printable(f"target {h.target} · draft {h.draft}{' (demo pair)' if h.demo else ''} · {h.device} {h.dtype}\n"))
+    t.append(printable(f"target {h.target} · draft {h.draft}{' (demo pair)' if h.demo else ''} · {h.device} {h.dtype}"
+                       f"{runner_note(h)}\n"))
     t.append(printable(f"{h.method} γ0={h.gamma0}{' · ' + params if params else ''} · {samp or 'greedy'}"
                        f" · seed {h.seed} · max {h.max_new_tokens} tokens"))
     if vers:

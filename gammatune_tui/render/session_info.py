@@ -23,6 +23,13 @@ def settings_line(h: SessionHeader) -> str:
     return one_line(f"{method} · {sampling} · seed={h.seed} · max {h.max_new_tokens} tokens")
 
 
+def runner_note(h: SessionHeader) -> str:
+    """' · static runner (warm-up 0.8 s)': how the session ran; empty for recordings made before runners."""
+    if not h.runner:
+        return ""
+    return f" · {h.runner} runner" + (f" (warm-up {h.warmup_s:.1f} s)" if h.warmup_s > 0 else "")
+
+
 def header_lines(h: SessionHeader) -> Text:
     """Models, device, settings and versions of a session (all text escaped)."""
     t = Text()
@@ -31,7 +38,7 @@ def header_lines(h: SessionHeader) -> Text:
     if h.demo:
         t.append(" (demo pair)", style="dim")
     t.append("  device ", style="dim")
-    t.append(one_line(f"{h.device} {h.dtype}"))
+    t.append(one_line(f"{h.device} {h.dtype}{runner_note(h)}"))
     t.append("\nsettings ", style="dim")
     t.append(settings_line(h))
     if h.versions:
@@ -40,4 +47,4 @@ def header_lines(h: SessionHeader) -> Text:
     return t
 
 
-__all__ = ["header_lines", "settings_line"]
+__all__ = ["header_lines", "runner_note", "settings_line"]

@@ -51,5 +51,13 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
 
 
 def pair_title(pair: Any) -> str:
-    return "demo pair" if getattr(pair, "is_demo", False) else \
+    """The app's subtitle once loaded: which pair, which runner, and what the warm-up cost (so the first
+    turn's speed is not a surprise either way)."""
+    name = "demo pair" if getattr(pair, "is_demo", False) else \
         f"{getattr(pair, 'name_target', 'target')} + {getattr(pair, 'name_draft', 'draft')}"
+    try:
+        runner = str(pair.runner)
+    except Exception:   # pair-likes without a runner pool (tests' stand-ins)
+        return name
+    warmup = float(getattr(pair, "warmup_s", 0.0) or 0.0)
+    return f"{name} · {runner} runner" + (f" · warmed up in {warmup:.1f} s" if warmup > 0 else "")

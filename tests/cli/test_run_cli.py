@@ -241,3 +241,11 @@ def test_run_demo_pair_defaults_to_sampling(capsys):
     assert header["demo"] is True and header["sampling"]["temperature"] == 0.7 and header["sampling"]["top_p"] == 0.9
     code, out, err = invoke(["run", "def f(x):", "-n", "5", "--json", "-t", "0", "--threads", "1"], capsys)
     assert json.loads(out.splitlines()[0])["sampling"]["temperature"] == 0.0
+
+
+@pytest.mark.parametrize("engine, shown", [("eager", "eager runner"), ("static", "static runner")])
+def test_run_header_names_the_runner_and_the_warm_up(capsys, pair_args, engine, shown):
+    code, _, err = invoke(["run", "def f(x):", *pair_args, "-n", "6", "--raw", "-t", "0", "--engine", engine], capsys)
+    assert code == 0, err
+    first = err.splitlines()[0]
+    assert shown in first and "(warm-up " in first

@@ -18,6 +18,8 @@ def test_turns_carry_the_history_and_requests_apply_at_the_next_step(tiny_pair):
     stages = []
     src.prepare(lambda stage, frac: stages.append((stage, frac)))
     assert stages[-1] == ("ready", 1.0)
+    # the subtitle says which runner the sessions use (tiny_pair is warmed up by its fixture or not at all)
+    assert f"{tiny_pair.runner} runner" in src.title
 
     events = []
     for ev in src.events("hello"):
