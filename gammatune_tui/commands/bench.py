@@ -73,7 +73,7 @@ def bench(
     err = Console(stderr=True)
     if latency:
         run_latency(console, err, device=opts.device, dtype=opts.dtype, threads=opts.threads, shapes=shape,
-                    context=latency_context, ks=parse_ints(verify_ks, "--verify-k"), out=out)
+                    context=latency_context, ks=parse_ints(verify_ks, "--verify-k"), out=out, engine=opts.engine)
         return
     # --methods/--gammas sweep; a lone --method/--gamma (the shared options) narrows the sweep to it
     method_list = parse_methods(methods) if methods is not None else (

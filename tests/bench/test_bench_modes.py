@@ -104,9 +104,16 @@ def test_latency_times_a_shape_from_its_config(tmp_path, capsys):
     out = tmp_path / "lat.json"
     text = _bench(capsys, "--latency", "--shape", str(cfg), "--latency-context", "8", "--verify-k", "1,2",
                   "--device", "cpu", "--threads", "1", "-o", str(out))
-    assert "Table 1" in text and "tiny" in text
-    (row,) = json.loads(out.read_text())["rows"]
-    assert row["name"] == "tiny" and row["decode_ms"] > 0 and set(row["verify_ms"]) == {"1", "2"}
+    assert "Table 1" in text and "tiny" in text and "runner" in text
+    rows = json.loads(out.read_text())["rows"]
+    # auto on a CPU: transformers' own forward beside every runner the CPU has, each with its share of bandwidth
+    assert [r["runner"] for r in rows] == ["transformers", "eager", "static"]
+    for row in rows:
+        assert row["name"] == "tiny" and row["decode_ms"] > 0 and set(row["verify_ms"]) == {"1", "2"}
+        assert row["decode_gbs"] > 0 and row["copy_gbs"] > 0 and 0 < row["bandwidth_pct"]
+    _bench(capsys, "--latency", "--shape", str(cfg), "--latency-context", "8", "--verify-k", "1",
+           "--device", "cpu", "--threads", "1", "--engine", "static", "-o", str(out))
+    assert [r["runner"] for r in json.loads(out.read_text())["rows"]] == ["static"]
 
 
 def test_second_simulate_reuses_the_cached_traces_and_refresh_records_again(tiny_pair_dirs, prompts, tmp_path,

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...engine.models import resolve_device, resolve_dtype
+from ...errors import EngineUnavailable
 from .. import latency as lat
 from ..report import write_json
 from ..table_fit import Column, human_count, print_fitted
@@ -45,9 +46,16 @@ def latency_columns(rows: list, ks: list[int]) -> list[Column]:
     return cols
 
 
+def latency_runners(engine: str, device: str) -> list[str]:
+    """What `--engine` times: with auto, transformers' own forward and every runner the device has."""
+    if engine in ("auto", "", None):
+        return ["transformers", "eager", "static"] + (["graphs"] if device.startswith("cuda") else [])
+    return [engine]
+
+
 def run_latency(console: Console, err: Console, *, device: str, dtype: str, threads: int | None,
-                shapes: list[str], context: int, ks: list[int], out: Path) -> None:
-    """Times every shape that fits (or the ones asked for), prints Table 1, writes the JSON and CSV."""
+                shapes: list[str], context: int, ks: list[int], out: Path, engine: str = "auto") -> None:
+    """Times every shape that fits (or the ones asked for) with each runner, prints Table 1, writes JSON and CSV."""
     dev = resolve_device(device)
     device, dtype = str(dev), str(resolve_dtype(dtype, dev)).replace("torch.", "")
     names = shapes or list(lat.SHAPES)
@@ -57,17 +65,30 @@ def run_latency(console: Console, err: Console, *, device: str, dtype: str, thre
         torch.set_num_threads(threads)
     plan = lat.plan(names, device, torch.tensor([], dtype=getattr(torch, dtype)).element_size(), explicit=bool(shapes))
     quiet_transformers()
+    runners = latency_runners(engine, device)
+    copy_gbs = None
+    if any(r != "transformers" for r in runners):
+        err.print(Text("measuring the device's copy bandwidth…", style="dim"))
+        copy_gbs = lat.copy_bandwidth(device)
     rows = []
     with progress_bar(err) as prog:
-        task = prog.add_task("latency", total=len(plan))
+        task = prog.add_task("latency", total=len(plan) * len(runners))
         for name, shape, why in plan:
+            for runner in runners:
+                if why:
+                    rows.append(lat.LatencyRow(name, lat.param_count(shape), device, dtype, context, skipped=why,
+                                               runner=runner))
+                else:
+                    prog.update(task, description=f"{name} · {runner}")
+                    try:
+                        rows.append(lat.measure(name, shape, device, dtype, context, tuple(ks), runner=runner,
+                                                copy_gbs=copy_gbs))
+                    except EngineUnavailable as exc:   # this runner cannot run this shape here: say so, go on
+                        rows.append(lat.LatencyRow(name, lat.param_count(shape), device, dtype, context,
+                                                   skipped=str(exc), runner=runner))
+                prog.update(task, advance=1)
             if why:
                 err.print(Text(f"skipping {name}: {why}", style="yellow"))
-                rows.append(lat.LatencyRow(name, lat.param_count(shape), device, dtype, context, skipped=why))
-            else:
-                prog.update(task, description=f"building {name}")
-                rows.append(lat.measure(name, shape, device, dtype, context, tuple(ks)))
-            prog.update(task, advance=1)
     print_fitted(console, f"Table 1: ms per token on {device} ({dtype}, {context} tokens in cache, random weights)",
                  latency_columns(rows, ks),
                  caption="verify k = one target pass over k tokens, ms")
@@ -76,13 +97,17 @@ def run_latency(console: Console, err: Console, *, device: str, dtype: str, thre
                "environment": {"device": device, "dtype": dtype, "torch": torch.__version__,
                                "torch_threads": torch.get_num_threads(), "machine": platform.machine(),
                                "platform": platform.platform(), "python": platform.python_version()},
-               "context": context, "rows": [r.to_json() for r in rows]}
+               "context": context, "engine": engine, "copy_gbs": copy_gbs, "rows": [r.to_json() for r in rows]}
     write_json(out, payload)
 
     with out.with_suffix(".csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["shape", "params", "device", "dtype", "context", "decode_ms"] + [f"verify_{k}_ms" for k in ks] + ["skipped"])
+        w.writerow(["shape", "params", "device", "dtype", "context", "runner", "decode_ms"]
+                   + [f"verify_{k}_ms" for k in ks] + ["decode_gbs", "bandwidth_pct", "skipped"])
         for r in rows:
-            w.writerow([r.name, r.params, r.device, r.dtype, r.context, "" if r.skipped else f"{r.decode_ms:.4f}"]
-                       + ["" if r.skipped else f"{r.verify_ms[k]:.4f}" for k in ks] + [r.skipped])
+            w.writerow([r.name, r.params, r.device, r.dtype, r.context, r.runner,
+                        "" if r.skipped else f"{r.decode_ms:.4f}"]
+                       + ["" if r.skipped else f"{r.verify_ms[k]:.4f}" for k in ks]
+                       + ["" if r.skipped or math.isnan(r.decode_gbs) else f"{r.decode_gbs:.2f}",
+                          "" if r.skipped or math.isnan(r.bandwidth_pct) else f"{r.bandwidth_pct:.1f}", r.skipped])
     err.print(Text(f"wrote {out} and {out.with_suffix('.csv')}"))
