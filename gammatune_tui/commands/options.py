@@ -14,11 +14,13 @@ from typing import Any, Callable, Optional
 
 import typer
 
+from ..engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, DrafterSettings
 from ..engine.policies import (
     DEFAULT_DELTA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
 from ..engine.runners import ENGINES, check_engine, check_engine_device
 from ..engine.sampling import SamplingConfig
+from ..errors import InvalidParameter
 
 MODEL = "Model"
 POLICY = "Policy"
@@ -41,6 +43,9 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
     ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", panel=MODEL)),
+    ("drafter", str, _opt("model", "--drafter", help=f"Who drafts: {' or '.join(DRAFTERS)} (copies what followed the text's last words earlier in the prompt or output; no draft model is loaded).", panel=MODEL)),
+    ("ngram_min", Optional[int], _opt(None, "--ngram-min", help=f"prompt-lookup: shortest n-gram to match (default {DEFAULT_NGRAM_MIN}).", panel=MODEL)),
+    ("ngram_max", Optional[int], _opt(None, "--ngram-max", help=f"prompt-lookup: longest n-gram to match, tried first (default {DEFAULT_NGRAM_MAX}).", panel=MODEL)),
 ]
 
 _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
@@ -79,12 +84,23 @@ class CommonOptions:
                 from ..engine.models import resolve_device
 
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
+        if "drafter" in self.values:  # --drafter and the n-gram sizes, refused before anything loads
+            d = self.drafter_settings()
+            if d.model_free and self.values.get("draft"):
+                raise InvalidParameter(f"--draft names a draft model, but --drafter {d.name} drafts without one: "
+                                       "leave --draft out")
 
     def __getattr__(self, name: str) -> Any:
         try:
             return self.values[name]
         except KeyError:
             raise AttributeError(name) from None
+
+    def drafter_settings(self, name: str | None = None) -> DrafterSettings:
+        """--drafter (or `name`) with --ngram-min/--ngram-max."""
+        v = self.values
+        return DrafterSettings.of(name or v.get("drafter") or "model", ngram_min=v.get("ngram_min"),
+                                  ngram_max=v.get("ngram_max"))
 
     @property
     def uses_demo(self) -> bool:
@@ -114,6 +130,8 @@ class CommonOptions:
         kw = {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
                                 "trust_remote_code", "allow_pickle", "threads")}
         kw["engine"] = v.get("engine", "auto")
+        if "drafter" in v:
+            kw["drafter"] = self.drafter_settings()
         return kw
 
 

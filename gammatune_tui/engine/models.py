@@ -19,6 +19,7 @@ import torch
 
 from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
+from .draft_sources import DrafterSettings
 from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
 
@@ -65,7 +66,12 @@ ProgressFn = Callable[[str, float], None]
 
 @dataclass
 class ModelPair:
-    """A target, a draft that shares its vocabulary, and how to format prompts for them."""
+    """A target, a draft that shares its vocabulary, and how to format prompts for them.
+
+    Loaded for prompt lookup (`load_pair(drafter="prompt-lookup")`) a pair has
+    no draft model: `draft` is None and `name_draft` names the source.
+    `drafter` is the draft source its sessions use unless a decoder is given another.
+    """
 
     target: Any
     draft: Any
@@ -81,6 +87,7 @@ class ModelPair:
     eos_ids: frozenset[int] = field(default_factory=frozenset)
     engine: str = "auto"  # auto | eager | static | graphs: how forward passes run (engine/runners)
     warmup_s: float = 0.0  # seconds the post-load warm-up took (0: none ran)
+    drafter: DrafterSettings | None = None  # the default draft source (None: the model if loaded, else prompt lookup)
     runner_pool: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -320,8 +327,13 @@ def load_pair(
     engine: str = "auto",
     warmup: bool = True,
     progress: ProgressFn | None = None,
+    drafter: DrafterSettings | str | None = None,
 ) -> ModelPair:
     """Load a draft/target pair (paths, hub ids, a preset, or the embedded demo pair).
+
+    `drafter="prompt-lookup"` (or a DrafterSettings with that name) drafts by
+    prompt lookup: only the target is loaded (of a preset or the demo pair too),
+    and `draft` must not be given.
 
     `engine` picks how forward passes run (auto, eager, static, graphs; docs/engine.md);
     a runner that cannot run here raises EngineUnavailable. With `warmup` (the
@@ -351,6 +363,11 @@ def load_pair(
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InvalidParameter(f"--threads must be a whole number >= 1, got {threads!r}")
     engine = check_engine(engine)
+    drafter_settings = DrafterSettings.of(drafter)
+    lookup = drafter_settings.model_free
+    if lookup and draft is not None:
+        raise InvalidParameter(f"--draft names a draft model, but --drafter {drafter_settings.name} drafts "
+                               "without one: leave --draft out")
 
     vicuna = False
     preset_name = None
@@ -366,24 +383,27 @@ def load_pair(
             quantize = pre.quantize
     elif target is None and draft is None:
         demo = True
-    elif target is None or draft is None:
+    elif target is None or (draft is None and not lookup):
         raise InvalidParameter("give both --target and --draft (or --pair, or neither for the demo pair)")
     if demo:
         root = resources.require_demo_pair()
         target, draft, is_demo = str(root / "target"), str(root / "draft"), True
+    if lookup:
+        draft = None
 
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     if device_map is None:
         check_engine_device(engine, dev)  # known before loading anything
-    assert target is not None and draft is not None
+    assert target is not None and (draft is not None or lookup)
     t_ref, t_local = _locate(target, "target")
-    d_ref, d_local = _locate(draft, "draft")
+    d_ref, d_local = _locate(draft, "draft") if draft is not None else ("", False)
 
     report("tokenizer", 0.0)
     t_tok = _load_tokenizer(t_ref, t_local, "target", trust_remote_code)
-    d_tok = _load_tokenizer(d_ref, d_local, "draft", trust_remote_code)
-    check_tokenizers(t_tok, d_tok)
+    if draft is not None:
+        d_tok = _load_tokenizer(d_ref, d_local, "draft", trust_remote_code)
+        check_tokenizers(t_tok, d_tok)
 
     common: dict[str, Any] = {"dtype": dt, "trust_remote_code": trust_remote_code}
     if not allow_pickle:
@@ -400,11 +420,13 @@ def load_pair(
     if quantize:
         report("quantize", 0.6)
         _quantize(target_model, quantize)
-    report("draft", 0.7)
-    draft_model = _from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, d_local, "draft", **common)
-    draft_model.to(dev)
+    draft_model = None
+    if draft is not None:
+        report("draft", 0.7)
+        draft_model = _from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, d_local, "draft", **common)
+        draft_model.to(dev)
+        draft_model.eval()
     target_model.eval()
-    draft_model.eval()
 
     if dev.type == "cpu":
         n = threads
@@ -413,8 +435,10 @@ def load_pair(
         torch.set_num_threads(n)
     pair = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
-        name_target="demo/target" if is_demo else target, name_draft="demo/draft" if is_demo else draft,
+        name_target="demo/target" if is_demo else target,
+        name_draft=drafter_settings.name if lookup else ("demo/draft" if is_demo else str(draft)),
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
+        drafter=drafter_settings,
     )
     runner = pair.runner  # resolves the engine: EngineUnavailable here, before any warm-up
     if warmup:

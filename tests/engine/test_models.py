@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tiny_models import make_byte_tokenizer, make_llama
+from gammatune_tui.engine import models
 from gammatune_tui.engine.models import (
     PRESETS, VICUNA_SYSTEM, check_tokenizers, load_pair, resolve_device, resolve_dtype, vicuna_format,
 )
