@@ -24,8 +24,9 @@ different tokens, c(x) of them x:
 the Witten–Bell estimate of P(x | context): the share of the earlier
 occurrences that went on with x, with mass T/(N+T) held back for a
 continuation not seen yet. A context seen once gives 0.5, seen twice with the
-same follower 0.67, seen twice with two followers 0.25; one never seen (a copy
-that ran into its own proposal with a new context) 0. So gammatune+'s and
+same follower 0.67, seen twice with two followers 0.25 (a copy that runs on
+into its own proposal repeats the accepted text, so its contexts and
+followers were counted there too). So gammatune+'s and
 assistant-threshold's τ stop a window where the text so far is ambiguous
 about what comes next. These numbers steer the policy only: the accept test
 uses the true proposal law, a point mass (drafting.Draft.point_mass).
