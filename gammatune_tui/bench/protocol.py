@@ -69,7 +69,7 @@ def environment(pair: Any) -> dict[str, Any]:
         "draft": str(getattr(pair, "name_draft", "")),
         "demo_pair": bool(getattr(pair, "is_demo", False)),
         "target_params": sum(p.numel() for p in pair.target.parameters()),
-        "draft_params": sum(p.numel() for p in pair.draft.parameters()),
+        "draft_params": sum(p.numel() for p in pair.draft.parameters()) if pair.draft is not None else 0,
         "transformers": transformers.__version__,
     }
     try:
@@ -118,7 +118,8 @@ def greedy_target(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int, eos
     target = pair.target
     device = getattr(pair, "device", None) or target.device
     eos = set(eos_ids)
-    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
+    draft = getattr(pair, "draft", None)
+    vocab = int(target.config.vocab_size if draft is None else min(target.config.vocab_size, draft.config.vocab_size))
     ids = list(prompt_ids)
     out: list[int] = []
     t0 = time.perf_counter()

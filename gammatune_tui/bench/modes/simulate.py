@@ -18,12 +18,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ...engine.draft_sources import pair_drafter
 from ...engine.policies import PolicyParams, PolicySettings
 from ...engine.text_pieces import prompt_pieces
 from ...errors import InvalidParameter
 from .. import protocol, report
 from .. import simulate as sim
 from ..cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+from ..lookup_trace import record_lookup_trace, trace_from_json
 from ..results import aggregate, throughputs
 from ..tune import GRID
 from .common import progress_bar
@@ -89,12 +91,15 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
 def _load_or_record(err: Console, pair: Any, pid: list, cfg: Any, max_window: int, traces_path: Path | None):
     key = {"target": str(pair.name_target), "draft": str(pair.name_draft), "device": str(pair.device),
            "dtype": str(pair.dtype), "prompts": [[p.id, p.ids] for p in pid], "max_new_tokens": cfg.max_new_tokens}
+    drafter = pair_drafter(pair)
+    if drafter.model_free:  # prompt lookup: its own kind of trace, for these n-gram sizes
+        key["drafter"] = {"name": drafter.name, **drafter.params()}
     if traces_path is not None and traces_path.exists():
         try:
             data = json.loads(traces_path.read_text(encoding="utf-8"))
             ok = data.get("key") == key and data.get("max_window", 0) >= max_window
             if ok:
-                traces = [sim.Trace.from_json(t) for t in data["traces"]]
+                traces = [trace_from_json(t) for t in data["traces"]]
                 err.print(Text(f"using the traces in {traces_path}"))
                 return traces, CostModel.from_json(data["cost_model"])
             err.print(Text(f"{traces_path} was recorded for other models, prompts or windows; recording again",
@@ -110,7 +115,12 @@ def _load_or_record(err: Console, pair: Any, pid: list, cfg: Any, max_window: in
             t0 = time.perf_counter()
             prompt_pieces(pair.tokenizer, p.ids)
             header_s = time.perf_counter() - t0
-            traces.append(sim.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, max_window - 1, pair.eos_ids, header_s))
+            if drafter.model_free:
+                traces.append(record_lookup_trace(pair, p.id, p.ids, cfg.max_new_tokens, max_window, pair.eos_ids,
+                                                  drafter.ngram_min, drafter.ngram_max, header_s))
+            else:
+                traces.append(sim.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, max_window - 1, pair.eos_ids,
+                                               header_s))
             prog.update(task, advance=1, description=f"trace {p.id}")
         # the timing pass: the decoder itself, specdecode at several windows on the first prompt
         prog.update(task, description="timing the decoder")
