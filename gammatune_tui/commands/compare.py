@@ -3,6 +3,8 @@
 The pair is loaded once; each method then runs alone (honest timings), and the
 TUI plays the measured streams as a race. `--print` measures and prints the
 transcripts and the ranked summary without the TUI (for scripts and CI).
+`--drafters model,prompt-lookup` races each method once per draft source
+(`specdecode/model`, `specdecode/lookup`, …) on the same target and prompt.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Optional
 
 import typer
 
+from ..engine.draft_sources import parse_drafters
 from ..engine.policies import METHODS, parse_methods
 from ..errors import InvalidParameter
 from ..prompts import random_demo_prompt
@@ -27,7 +30,8 @@ from .options import CommonOptions, common_options
 @common_options()
 def compare(
     prompt: Optional[str] = typer.Argument(None, help="The prompt (default: a random demo prompt)."),
-    methods: str = typer.Option(",".join(METHODS), "--methods", "-M", help="2 to 5 comma-separated methods to compare."),
+    methods: Optional[str] = typer.Option(None, "--methods", "-M", help=f"Comma-separated methods to compare (default: all {len(METHODS)}; specdecode,gammatune+ with --drafters)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", help="Race draft sources too: model,prompt-lookup runs every method once per source (at most 6 contestants)."),
     record: Optional[Path] = typer.Option(None, "--record", help="Write every method's event stream to one JSONL recording."),
     print_: bool = typer.Option(False, "--print", "--no-tui", help="Measure, then print transcripts and the ranked summary (no TUI)."),
     theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme of the TUI."),
@@ -36,9 +40,13 @@ def compare(
 ) -> None:
     """Compare γ policies on the same models, prompt and seed: each runs alone, then they race.
 
-    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+ (default: all five).
+    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+, adaptive-k (default: all).
     """
-    method_list = parse_methods(methods, at_least=MIN_METHODS, at_most=MAX_METHODS)
+    drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
+    several = drafter_list is not None and len(drafter_list) > 1
+    if methods is None:
+        methods = "specdecode,gammatune+" if several else ",".join(METHODS)
+    method_list = parse_methods(methods, at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if prompt is None:
@@ -47,8 +55,13 @@ def compare(
         raise InvalidParameter("the prompt is empty")
     if opts.uses_demo:
         require_demo_pair()
+    load_kwargs = opts.load_kwargs()
+    if drafter_list is not None:  # the draft model is loaded when one contestant drafts with it
+        load_kwargs["drafter"] = next((d for d in drafter_list if not d.model_free), drafter_list[0])
+        if all(d.model_free for d in drafter_list) and opts.values.get("draft"):
+            raise InvalidParameter("--draft names a draft model, but no drafter in --drafters uses one")
     job = CompareJob(method_list, settings, sampling, prompt, opts.max_new_tokens, raw=opts.raw,
-                     load_kwargs=opts.load_kwargs(), record=record)
+                     load_kwargs=load_kwargs, record=record, drafters=drafter_list)
     if print_:
         _measure_and_print(job, record)
     else:

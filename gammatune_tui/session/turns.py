@@ -37,5 +37,8 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
 
 
 def pair_title(pair: Any) -> str:
+    if getattr(pair, "draft", True) is None:  # loaded for prompt lookup: the target alone drafts from the text
+        return f"{'demo target' if getattr(pair, 'is_demo', False) else getattr(pair, 'name_target', 'target')}" \
+               " + prompt lookup"
     return "demo pair" if getattr(pair, "is_demo", False) else \
         f"{getattr(pair, 'name_target', 'target')} + {getattr(pair, 'name_draft', 'draft')}"
