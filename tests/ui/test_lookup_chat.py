@@ -8,8 +8,9 @@ from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.ui.app import make_app
+from gammatune_tui.ui.widgets.stats_panel import render_stats
 
-from uihelpers import SIZE, run, wait_until
+from uihelpers import SIZE, plain, run, wait_until
 
 # a run of alike lines: the demo target carries it on, so prompt lookup's copies get accepted
 PROMPT = "x = 1\ny = 1\nz = 1\nw = 1\nv"
@@ -35,5 +36,8 @@ def test_chat_with_prompt_lookup_in_the_decoder_process():
             roles = [p.role for p in chat.transcript.wrapped.tokens]
             copied = [t for e in chat.steps for t in e.emitted if t.source == "draft" and t.text]
             assert copied and roles.count("draft") == len(copied)
+            # the paper's c = T_target / T_draft has no draft to divide by: the panel says so
+            panel = plain(render_stats(chat.stats))
+            assert "no draft model" in panel and "draft 0" in panel
 
     run(scenario())
