@@ -4,10 +4,12 @@ Under greedy decoding the accepted text is a prefix of the target's own greedy
 continuation, and prompt lookup's proposal is a deterministic function of the
 accepted text (engine/prompt_lookup.py). So a trace holds the continuation and,
 at every position n, the source's raw proposal for prompt + continuation[:n]
-(up to the longest window, with its stand-in probabilities); a step from
-position n drafts a prefix of that list, cut by the window, a drafted EOS and
-the policy's early stop exactly as the live source cuts it (the same
-`cut_window`). Replays are therefore exact, as for a draft model's trace
+(up to the longest window a policy that reads the stand-in probabilities can
+plan, with them) and where it copies from; a step from position n drafts a
+prefix of that list, cut by the window, a drafted EOS and the policy's early
+stop exactly as the live source cuts it (the same `cut_window`). A window
+longer than the recorded depth (hf-heuristic's grows without bound) is
+continued by the same copy, for a policy that never reads the stand-ins. Replays are therefore exact, as for a draft model's trace
 (`simulate.Trace`), and `play_trace` plays either kind.
 """
 
@@ -18,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ..engine.drafting import cut_window
-from ..engine.policies import Policy, PolicyParams
+from ..engine.policies import Policy
 from ..engine.prompt_lookup import PromptLookupSource
 from .cost_model import CostModel
 from .results import RunRecord
@@ -38,6 +40,7 @@ class LookupTrace:
     tops: list[list[float]]  # their stand-in top-1 probabilities
     chosen: list[list[float]]  # and chosen probabilities
     depth: int  # the longest proposal recorded (a match fills it; the copy runs on into itself)
+    sources: list[int]  # position n → where the matched n-gram last ended (the copy starts after it); -1: none
     ngram_min: int
     ngram_max: int
     eos_ids: list[int]
@@ -51,6 +54,11 @@ class LookupTrace:
     @property
     def ended_eos(self) -> bool:
         return bool(self.tokens) and self.tokens[-1] in self.eos_ids
+
+    @property
+    def off_depth(self) -> int:
+        """As `Trace.off_depth`: the longest window every policy can replay here, minus one (the tuner reads it)."""
+        return self.depth - 1
 
     @property
     def draft_ids(self) -> list[int]:
@@ -73,15 +81,30 @@ class LookupTrace:
 
 def window_outcome(trace: LookupTrace, n: int, window: int, policy: Policy) -> tuple[int, int, bool]:
     """(drafted, accepted, early stop) of a step from position n with this window, as the live source drafts it."""
-    props = trace.proposals[n]
-    if window > trace.depth and len(props) >= trace.depth:
-        raise TraceTooShallow(f"window {window} needs {window} proposals; the trace holds {trace.depth}")
-    d, early = cut_window(props, trace.tops[n], trace.chosen[n], window, policy, frozenset(trace.eos_ids))
+    props, tops, chosen = trace.proposals[n], trace.tops[n], trace.chosen[n]
+    if window > len(props) and props:
+        if type(policy).keep_drafting is not Policy.keep_drafting:
+            raise TraceTooShallow(f"window {window} needs {window} proposals with their probabilities; "
+                                  f"the trace holds {trace.depth}")
+        props = _copied(trace, n, window)
+        tops = chosen = [0.0] * window  # never read: this policy's keep_drafting is the base one
+    d, early = cut_window(props, tops, chosen, window, policy, frozenset(trace.eos_ids))
     toks, L = trace.tokens, len(trace.tokens)
     a = 0
     while a < d and n + a < L and props[a] == toks[n + a]:
         a += 1
     return d, a, early
+
+
+def _copied(trace: LookupTrace, n: int, window: int) -> list[int]:
+    """The proposal from position n continued to `window` tokens: the same copy, running on into itself."""
+    seq = list(trace.prompt_ids) + trace.tokens[:n]
+    L, src = len(seq), trace.sources[n]
+    out: list[int] = []
+    for k in range(window):
+        s = src + 1 + k
+        out.append(seq[s] if s < L else out[s - L])
+    return out
 
 
 def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None = None, cost: CostModel | None = None,
@@ -178,7 +201,7 @@ def record_lookup_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_ne
         top2 = torch.topk(tl, 2, dim=-1).values
         fragile = int(((top2[:, 0] - top2[:, 1]) < FRAGILE_GAP).sum())
     bare = LookupTrace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, proposals=[], tops=[],
-                       chosen=[], depth=depth, ngram_min=ngram_min, ngram_max=ngram_max, eos_ids=sorted(eos),
+                       chosen=[], depth=depth, sources=[], ngram_min=ngram_min, ngram_max=ngram_max, eos_ids=sorted(eos),
                        max_new_tokens=max_new_tokens, session_s=header_s + t_prefill, plain_s=plain_s,
                        target_flips=flips, fragile=fragile)
     return repropose(bare, ngram_min, ngram_max)
@@ -192,14 +215,15 @@ def repropose(trace: LookupTrace, ngram_min: int, ngram_max: int, depth: int | N
     source = PromptLookupSource(ngram_min, ngram_max)
     source.start(trace.prompt_ids)
     seq = list(trace.prompt_ids)
-    proposals, tops, chosen = [], [], []
+    proposals, tops, chosen, sources = [], [], [], []
     for t in trace.tokens:
         xs, tp, ch = source.propose(seq, depth)
         proposals.append(xs)
         tops.append(tp)
         chosen.append(ch)
+        sources.append(source.index.match(seq)[1])
         seq.append(t)
-    return dataclasses.replace(trace, proposals=proposals, tops=tops, chosen=chosen, depth=depth,
+    return dataclasses.replace(trace, proposals=proposals, tops=tops, chosen=chosen, depth=depth, sources=sources,
                                ngram_min=ngram_min, ngram_max=ngram_max)
 
 
@@ -209,13 +233,20 @@ def window_options(trace: LookupTrace, n: int, wmax: int) -> list[tuple[int, int
     Drafting stops only at the window and a drafted EOS here (the oracle never
     stops early); where nothing is proposed only the plain step (window 0) exists.
     """
-    L = len(trace.tokens)
+    toks, L = trace.tokens, len(trace.tokens)
     out = [(0, 0, 0, 1)]
-    if not trace.proposals[n]:
+    props = trace.proposals[n]
+    if not props or wmax <= 0:
         return out
-    never = Policy(1, PolicyParams())  # the base policy never stops a window early
-    for w in range(1, min(wmax, trace.depth) + 1):
-        d, a, _ = window_outcome(trace, n, w, never)
+    full = props[:wmax] if wmax <= len(props) else _copied(trace, n, wmax)
+    eos = set(trace.eos_ids)
+    e = next((i for i, x in enumerate(full) if x in eos), None)
+    run = 0
+    while run < len(full) and n + run < L and full[run] == toks[n + run]:
+        run += 1
+    for w in range(1, wmax + 1):
+        d = w if e is None else min(w, e + 1)  # cut after a drafted EOS, as `cut_window` cuts
+        a = min(run, d)
         out.append((w, d, a, min(a + 1, L - n)))
     return out
 

@@ -64,4 +64,18 @@ def test_traces_round_trip_and_reproposals_match_a_fresh_recording(pair, trace):
     again = repropose(trace, 2, 2)
     assert again.proposals == other.proposals and again.tops == other.tops and again.tokens == other.tokens
     with pytest.raises(TraceTooShallow):
-        play_trace(trace, PolicySettings.build("specdecode", 20).make())
+        play_trace(trace, PolicySettings.build("gammatune+", 20, gamma_max=20).make())
+
+
+def test_windows_beyond_the_recorded_depth_continue_the_copy(pair, trace):
+    """hf-heuristic grows its window without bound; past the depth the trace continues the copy, exactly."""
+    shallow = repropose(trace, 1, 3, depth=2)
+    for g in (1, 4):
+        settings = PolicySettings.build("hf-heuristic", g)
+        dec = SpeculativeDecoder(pair, settings, SamplingConfig())
+        events = list(dec.generate(list(trace.prompt_ids), max_new_tokens=48))
+        assert check_against_live(shallow, settings, events, COST, 48).steps_equal
+        assert any(len(e.drafted) > 2 for e in events[1:-1])
+    with pytest.raises(TraceTooShallow):  # a policy that reads the stand-ins needs them recorded
+        play_trace(shallow, PolicySettings.build("gammatune+", 4).make())
+    assert oracle_run(shallow, COST).record.wall_s == pytest.approx(oracle_run(trace, COST).record.wall_s)
