@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..engine.policies import Policy, PolicyParams
 from .cost_model import CostModel
 from .results import RunRecord
+from .lookup_trace import LookupTrace, window_options
 from .simulate import SimStep, Trace, _aux, play_trace
 
 ORACLE = "oracle"
@@ -92,8 +93,11 @@ def step_options(trace: Trace, n: int, wmax: int) -> list[tuple[int, int, int, i
     drafts and accepts it all; beyond it, drafting goes on past the miss
     (through the draft's recorded proposals) until the window, a drafted EOS or
     the end of the trace. Windows that would need more proposals than the
-    trace holds are left out (no policy can replay them either).
+    trace holds are left out (no policy can replay them either). A prompt-lookup
+    trace gives its own options (`lookup_trace.window_options`).
     """
+    if isinstance(trace, LookupTrace):
+        return window_options(trace, n, wmax)
     toks, dids = trace.tokens, trace.draft_ids
     L = len(toks)
     run, off_eos = _aux(trace)

@@ -5,7 +5,9 @@ counted); runs interleaved per prompt so a slow spell of the machine hits all
 methods alike. Baselines are measured in the same process on the same
 prompts: plain target-only decoding (a KV-cached greedy loop, one token per
 pass) and transformers' assisted generation with the "heuristic" schedule and
-with the "constant" schedule and its confidence threshold.
+with the "constant" schedule and its confidence threshold — or, when the pair
+drafts by prompt lookup (no draft model), transformers' prompt lookup decoding
+(`prompt_lookup_num_tokens` = γ0, `max_matching_ngram_size` = our ngram_max).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from ..engine.draft_sources import pair_drafter
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..session.stats import RunningStats
-from .results import HF_CONSTANT, HF_HEURISTIC, PLAIN, RunRecord
+from .results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
+LOOKUP_BASELINES = (PLAIN, HF_LOOKUP)  # a prompt-lookup sweep: transformers' prompt lookup is the peer
 
 ProgressFn = Callable[[str, int], None]  # (description, tokens of work just done)
 
@@ -44,7 +48,7 @@ class SweepConfig:
 
     def run_count(self, n_prompts: int) -> int:
         per = len(self.methods) * len(self.gammas)
-        per += (PLAIN in self.baselines) + len(self.gammas) * ((HF_HEURISTIC in self.baselines) + (HF_CONSTANT in self.baselines))
+        per += (PLAIN in self.baselines) + len(self.gammas) * sum(b in self.baselines for b in (HF_HEURISTIC, HF_CONSTANT, HF_LOOKUP))
         return per * n_prompts * self.repeats
 
 
@@ -69,7 +73,7 @@ def environment(pair: Any) -> dict[str, Any]:
         "draft": str(getattr(pair, "name_draft", "")),
         "demo_pair": bool(getattr(pair, "is_demo", False)),
         "target_params": sum(p.numel() for p in pair.target.parameters()),
-        "draft_params": sum(p.numel() for p in pair.draft.parameters()),
+        "draft_params": sum(p.numel() for p in pair.draft.parameters()) if pair.draft is not None else 0,
         "transformers": transformers.__version__,
         "engine": str(getattr(pair, "engine", "") or ""),
         "warmup_s": float(getattr(pair, "warmup_s", 0.0) or 0.0),
@@ -124,7 +128,8 @@ def greedy_target(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int, eos
     target = pair.target
     device = getattr(pair, "device", None) or target.device
     eos = set(eos_ids)
-    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
+    draft = getattr(pair, "draft", None)
+    vocab = int(target.config.vocab_size if draft is None else min(target.config.vocab_size, draft.config.vocab_size))
     ids = list(prompt_ids)
     out: list[int] = []
     t0 = time.perf_counter()
@@ -191,6 +196,35 @@ def run_hf_assisted(pair: Any, schedule: str, gamma0: int, threshold: float, pro
                      stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
 
 
+def run_hf_lookup(pair: Any, gamma0: int, ngram_max: int, prompt: PromptIds, max_new_tokens: int,
+                  repeat: int = 0) -> RunRecord:
+    """transformers' prompt lookup decoding: `prompt_lookup_num_tokens` = γ0, n-grams from `ngram_max` down to 1."""
+    import torch
+
+    device = getattr(pair, "device", None) or pair.target.device
+    eos = sorted(pair.eos_ids)
+    inp = torch.tensor([list(prompt.ids)], device=device)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        out = pair.target.generate(
+            inp, attention_mask=torch.ones_like(inp), prompt_lookup_num_tokens=gamma0, max_matching_ngram_size=ngram_max,
+            do_sample=False, max_new_tokens=max_new_tokens, min_new_tokens=0, eos_token_id=eos or None,
+            pad_token_id=eos[0] if eos else 0, temperature=None, top_p=None, top_k=None, repetition_penalty=None,
+        )
+    wall = time.perf_counter() - t0
+    new = out[0, inp.shape[1]:].tolist()
+    for i, t in enumerate(new):
+        if t in pair.eos_ids:
+            new = new[:i + 1]
+            break
+    return RunRecord(method=HF_LOOKUP, gamma0=gamma0, prompt_id=prompt.id, repeat=repeat, tokens=len(new), wall_s=wall,
+                     stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
+
+
+def _ngram_max(pair: Any) -> int:
+    return pair_drafter(pair).ngram_max
+
+
 # -- the sweep ---------------------------------------------------------------------------------------------
 
 
@@ -202,6 +236,8 @@ def warm_up(pair: Any, prompt: PromptIds, cfg: SweepConfig) -> None:
         run_plain(pair, prompt, n)
     if HF_HEURISTIC in cfg.baselines or HF_CONSTANT in cfg.baselines:
         run_hf_assisted(pair, "constant", 4, 0.0, prompt, n)
+    if HF_LOOKUP in cfg.baselines:
+        run_hf_lookup(pair, 4, _ngram_max(pair), prompt, n)
 
 
 def hf_threshold(cfg: SweepConfig) -> float:
@@ -244,6 +280,14 @@ def live_sweep(pair: Any, prompts: Sequence[PromptIds], cfg: SweepConfig,
                     records.append(_strip(r))
                     if progress:
                         progress(f"{p.id} {name} γ0={g}", 1)
+            if HF_LOOKUP in cfg.baselines:
+                for g in cfg.gammas:
+                    r = run_hf_lookup(pair, g, _ngram_max(pair), p, cfg.max_new_tokens, rep)
+                    if reference is not None and r.output_ids != reference:
+                        checks["hf_outputs_differing"].append([HF_LOOKUP, g, p.id, rep])
+                    records.append(_strip(r))
+                    if progress:
+                        progress(f"{p.id} {HF_LOOKUP} γ0={g}", 1)
     checks["runs"] = len(records)
     return records, checks
 

@@ -21,7 +21,8 @@ from ..engine.tally import SessionTally
 PLAIN = "target-only"
 HF_HEURISTIC = "hf-assisted-heuristic"
 HF_CONSTANT = "hf-assisted-constant"
-BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
+HF_LOOKUP = "hf-prompt-lookup"  # transformers' prompt lookup decoding: the peer of a prompt-lookup sweep
+BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT, HF_LOOKUP)
 
 
 @dataclass

@@ -116,7 +116,11 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     each step's cost before its update, as the decoder tells it: the
     (draft_s, verify_s) of `timings[i]` for step i when given (a live run's
     own timings, so that its replay is exact), else the cost model's prices.
+
+    A trace of another draft source (prompt lookup's `LookupTrace`) plays itself.
     """
+    if not isinstance(trace, Trace):
+        return trace.play(policy, max_new_tokens, cost, steps_out, timings)
     max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
     if max_new > trace.max_new_tokens and not trace.ended_eos:
         raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")

@@ -20,7 +20,7 @@ from ..bench.args import parse_gammas, parse_ints
 from ..bench.modes.latency import run_latency
 from ..bench.modes.simulate import SimulateOptions
 from ..bench.modes.sweep import run_sweep
-from ..bench.protocol import ALL_BASELINES, SweepConfig
+from ..bench.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
 from ..engine.policies import ADAPTIVE_K_PARAMS, METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..prompts import load_prompt_set
@@ -61,7 +61,7 @@ def bench(
     tune_: bool = typer.Option(False, "--tune", help="Search the policy's parameters on the traces (η, δ, τ and the γ bounds; adaptive-k: its EMA weight, prior, cooldown and the γ bounds). Implies --simulate.", rich_help_panel=BENCH),
     tune_method: str = typer.Option("gammatune+", "--tune-method", help="The policy whose parameters --tune optimises.", rich_help_panel=BENCH),
     std_weight: float = typer.Option(1.0, "--std-weight", min=0.0, help="--tune score: mean speedup − this × its std across γ0.", rich_help_panel=BENCH),
-    no_baselines: bool = typer.Option(False, "--no-baselines", help="Live sweep: skip target-only decoding and transformers' assisted generation (measured by default).", rich_help_panel=BENCH),
+    no_baselines: bool = typer.Option(False, "--no-baselines", help="Live sweep: skip target-only decoding and transformers' assisted generation, or its prompt lookup with --drafter prompt-lookup (measured by default).", rich_help_panel=BENCH),
     latency: bool = typer.Option(False, "--latency", help="The paper's Table 1 instead: ms per token and per verify pass for model shapes, random weights.", rich_help_panel=BENCH),
     shape: list[str] = typer.Option([], "--shape", help="--latency: a built-in shape (repeatable) or a path to a config.json; default: every built-in shape that fits.", rich_help_panel=BENCH),
     latency_context: int = typer.Option(128, "--latency-context", min=1, help="--latency: tokens already in the KV cache.", rich_help_panel=BENCH),
@@ -98,8 +98,14 @@ def bench(
         prompt_list = prompt_list[:limit]
     if out.exists() and out.is_dir():
         raise InvalidParameter(f"--out {out} is a directory; give a file name")
+    # a prompt-lookup sweep races transformers' prompt lookup; a model sweep its assisted generation
+    drafter = opts.drafter_settings()
+    peers = LOOKUP_BASELINES if drafter.model_free else ALL_BASELINES
+    if drafter.model_free and not no_baselines and drafter.ngram_min != 1 and not (simulate or tune_):
+        err.print(Text(f"note: transformers' prompt lookup matches n-grams down to 1; with --ngram-min "
+                       f"{drafter.ngram_min} the two are not at matched settings", style="yellow"))
     cfg = SweepConfig(methods=method_list, gammas=gamma_list, max_new_tokens=opts.max_new_tokens, repeats=repeats,
-                      params=params, seed=opts.seed, baselines=() if no_baselines else ALL_BASELINES)
+                      params=params, seed=opts.seed, baselines=() if no_baselines else peers)
     sim = SimulateOptions(traces_path, check_live, validate, tune_method if tune_ else None, std_weight,
                           refresh=refresh_traces) if simulate or tune_ else None
     run_sweep(console, err, cfg, prompt_list, prompt_set=prompt_set, load_kwargs=opts.load_kwargs(), raw=opts.raw,

@@ -5,6 +5,8 @@ The pair is loaded once; each method then runs alone (honest timings),
 and the TUI plays each method's median run as a race. `--print` measures and
 prints the transcripts and the ranked summary without the TUI (for scripts
 and CI).
+`--drafters model,prompt-lookup` races each method once per draft source
+(`specdecode/model`, `specdecode/lookup`, …) on the same target and prompt.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Optional
 
 import typer
 
+from ..engine.draft_sources import parse_drafters
 from ..engine.policies import METHODS, parse_methods
 from ..errors import InvalidParameter
 from ..render.printer import make_console, print_runs
@@ -28,8 +31,10 @@ from .options import CommonOptions, check_models, common_options, given_on_comma
 def compare(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Argument(None, help="The prompt (default: the demo prompt --seed picks, named on stderr)."),
-    methods: str = typer.Option(",".join(METHODS), "--methods", "-M", show_default=False,
-                                help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all)."),
+    methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False,
+                                          help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all; "
+                                               "specdecode,gammatune+ with --drafters)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", help="Race draft sources too: model,prompt-lookup runs every method once per source (at most 6 contestants)."),
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
@@ -49,15 +54,24 @@ def compare(
                                "not --method")
     if repeats < 1:
         raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
-    method_list = parse_methods(methods, at_least=MIN_METHODS, at_most=MAX_METHODS)
+    drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
+    several = drafter_list is not None and len(drafter_list) > 1
+    if methods is None:
+        methods = "specdecode,gammatune+" if several else ",".join(METHODS)
+    method_list = parse_methods(methods, at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
-    check_models(opts)   # a wrong path, an uncached hub id or -n past the context: one line, before the TUI
+    load_kwargs = opts.load_kwargs()
+    if drafter_list is not None:  # the draft model is loaded when one contestant drafts with it
+        load_kwargs["drafter"] = next((d for d in drafter_list if not d.model_free), drafter_list[0])
+        if all(d.model_free for d in drafter_list) and opts.values.get("draft"):
+            raise InvalidParameter("--draft names a draft model, but no drafter in --drafters uses one")
+    check_models(opts, load_kwargs)   # a wrong path, an uncached hub id or -n past the context: one line, before the TUI
     prompt = prompt_or_demo(prompt, opts.seed)
     job = CompareJob(method_list, settings, sampling, prompt, opts.max_new_tokens, raw=opts.raw,
-                     load_kwargs=opts.load_kwargs(), record=record, repeats=repeats)
+                     load_kwargs=load_kwargs, record=record, repeats=repeats, drafters=drafter_list)
     if print_:
         _measure_and_print(job, record)
     else:

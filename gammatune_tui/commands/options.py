@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
+from ..engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, DrafterSettings
 from ..engine.policies import (
     DEFAULT_ALPHA_PRIOR, DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX,
     DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
@@ -50,6 +51,9 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
     ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", panel=MODEL)),
+    ("drafter", str, _opt("model", "--drafter", help=f"Who drafts: {' or '.join(DRAFTERS)} (copies what followed the text's last words earlier in the prompt or output; no draft model is loaded).", panel=MODEL)),
+    ("ngram_min", Optional[int], _opt(None, "--ngram-min", help=f"prompt-lookup: shortest n-gram to match (default {DEFAULT_NGRAM_MIN}).", panel=MODEL)),
+    ("ngram_max", Optional[int], _opt(None, "--ngram-max", help=f"prompt-lookup: longest n-gram to match, tried first (default {DEFAULT_NGRAM_MAX}).", panel=MODEL)),
 ]
 
 _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
@@ -91,12 +95,23 @@ class CommonOptions:
                 from ..engine.models import resolve_device
 
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
+        if "drafter" in self.values:  # --drafter and the n-gram sizes, refused before anything loads
+            d = self.drafter_settings()
+            if d.model_free and self.values.get("draft"):
+                raise InvalidParameter(f"--draft names a draft model, but --drafter {d.name} drafts without one: "
+                                       "leave --draft out")
 
     def __getattr__(self, name: str) -> Any:
         try:
             return self.values[name]
         except KeyError:
             raise AttributeError(name) from None
+
+    def drafter_settings(self, name: str | None = None) -> DrafterSettings:
+        """--drafter (or `name`) with --ngram-min/--ngram-max."""
+        v = self.values
+        return DrafterSettings.of(name or v.get("drafter") or "model", ngram_min=v.get("ngram_min"),
+                                  ngram_max=v.get("ngram_max"))
 
     @property
     def uses_demo(self) -> bool:
@@ -127,6 +142,8 @@ class CommonOptions:
         kw = {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
                                 "trust_remote_code", "allow_pickle", "threads", "download")}
         kw["engine"] = v.get("engine", "auto")
+        if "drafter" in v:
+            kw["drafter"] = self.drafter_settings()
         return kw
 
 
@@ -188,14 +205,14 @@ def prompt_or_demo(prompt: str | None, seed: int) -> str:
     return prompt
 
 
-def check_models(opts: CommonOptions) -> Any:
+def check_models(opts: CommonOptions, load_kwargs: dict[str, Any] | None = None) -> Any:
     """Before anything loads: the models exist and are models (or cached hub ids), and -n fits their context.
 
     Cheap (config files only, no weights, no network), so a command that
     starts an app can fail with one line and exit 2 first. The full check of
     prompt + max_new_tokens happens once the prompt is tokenized.
     """
-    refs = check_pair(**opts.load_kwargs())
+    refs = check_pair(**(load_kwargs if load_kwargs is not None else opts.load_kwargs()))
     if refs.window is not None:
         check_budget(refs.window, opts.max_new_tokens)
     return refs

@@ -2,8 +2,10 @@
 
 This module is the step loop and the thread-safe controls around it; each
 phase lives in its own module (drafting, verification, kv_cache,
-step_events) and the forward passes and caches in the runners (eager,
-static, graphs: the loop cannot tell which it drives). The loop does as
+step_events), the forward passes and caches in the runners (eager,
+static, graphs: the loop cannot tell which it drives), and who proposes the
+drafts in a draft source (the draft model or prompt lookup, draft_sources.py:
+nor can it tell which of those). The loop does as
 little Python as it can: at most one host sync per drafted token (one per
 window for policies that never stop early), one `.tolist()` per
 verification, no re-encoding of text.
@@ -19,7 +21,8 @@ import torch
 
 from ..errors import InvalidParameter
 from .context import check_context
-from .drafting import draft_window
+from .draft_sources import DrafterSettings, make_source, pair_drafter
+from .drafting import DraftSource
 from .events import SessionHeader, SessionSummary, StepEvent
 from .kv_cache import prefill, rewind
 from .policies import Policy, PolicySettings
@@ -45,6 +48,10 @@ class SpeculativeDecoder:
     The policy lives as long as the decoder: a second `generate()` (the next
     chat turn) starts from the γ the policy has learned so far. Use a new
     decoder, or `request()` other settings, to start from γ0 again.
+
+    `drafter` picks the draft source (`"model"`, `"prompt-lookup"` or a
+    `DrafterSettings`); by default the one the pair was loaded for
+    (`load_pair(drafter=...)`), i.e. the draft model when it has one.
     """
 
     def __init__(
@@ -53,8 +60,13 @@ class SpeculativeDecoder:
         policy: PolicySettings | Policy | None = None,
         sampling: SamplingConfig | None = None,
         label: str = "",
+        drafter: DrafterSettings | str | None = None,
     ):
         self.pair = pair
+        self.drafter = pair_drafter(pair) if drafter is None else DrafterSettings.of(drafter)
+        if not self.drafter.model_free and getattr(pair, "draft", None) is None:
+            raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
+                                   "draft with 'prompt-lookup' or load a draft model")
         if policy is None:
             policy = PolicySettings()
         if isinstance(policy, PolicySettings):
@@ -72,6 +84,7 @@ class SpeculativeDecoder:
         self._stop = threading.Event()
         self.eos_ids = frozenset(pair.eos_ids)
         self.runners: RunnerSet | None = None  # the running (or last) session's runners: tests, inspector
+        self.source: DraftSource | None = None  # the running (or last) session's draft source
         self.ids: list[int] = []  # prompt + generated, the accepted sequence
         self.on_step = None  # debug hook: called with the decoder after each step's rewind
 
@@ -118,10 +131,10 @@ class SpeculativeDecoder:
 
     # -- helpers -------------------------------------------------------------------
     def cache_lengths(self) -> tuple[int, int]:
-        """(target, draft) cached tokens; for tests and the step inspector."""
+        """(target, draft) cached tokens; for tests and the step inspector (draft 0 for a model-free source)."""
         if self.runners is None:
             return 0, 0
-        return self.runners.target.length, self.runners.draft.length
+        return self.runners.target.length, self.source.length if self.source is not None else 0
 
     def _encode(self, prompt: Any) -> list[int]:
         if isinstance(prompt, str):
@@ -149,13 +162,20 @@ class SpeculativeDecoder:
         prompt_ids = self._encode(prompt)
         if not prompt_ids:
             raise InvalidParameter("the prompt is empty (it encodes to no tokens)")
-        vocab = int(min(self.pair.target.config.vocab_size, self.pair.draft.config.vocab_size))
+        vocab = self._vocab()
         bad = [i for i in prompt_ids if not (0 <= i < vocab)]
         if bad:
             raise InvalidParameter(f"prompt token id {bad[0]} is outside the vocabulary (0..{vocab - 1})")
         check_context(self.pair, len(prompt_ids), max_new_tokens)   # before any model work: ContextTooLong
         self._stop.clear()
         return self._run(prompt_ids, max_new_tokens, user_text, turn)
+
+    def _vocab(self) -> int:
+        """The ids both models speak (the target's alone when no draft model drafts)."""
+        target, draft = self.pair.target, getattr(self.pair, "draft", None)
+        if self.drafter.model_free or draft is None:
+            return int(target.config.vocab_size)
+        return int(min(target.config.vocab_size, draft.config.vocab_size))
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
         pair = self.pair
@@ -175,24 +195,31 @@ class SpeculativeDecoder:
                  user_text: str | None, turn: int, device: torch.device):
         pair = self.pair
         tok = pair.tokenizer
-        target, draft = pair.target, pair.draft
-        trun, drun = runners.target, runners.draft
+        target = pair.target
+        trun = runners.target
         # a pair whose vocabularies differ in padding only: both speak the shared part
-        vocab = min(target.config.vocab_size, draft.config.vocab_size)
+        vocab = self._vocab()
         t_cut = vocab if target.config.vocab_size != vocab else None
-        d_cut = vocab if draft.config.vocab_size != vocab else None
+        d_cut = None
+        if not self.drafter.model_free:
+            d_cut = vocab if pair.draft.config.vocab_size != vocab else None
+        source = make_source(self.drafter, runners.draft, d_cut)
+        drun = source.runner  # None for a model-free source: no draft cache at all
 
         t0 = time.perf_counter()
         yield session_header(pair, self.policy, self.sampling, device, max_new, prompt_ids,
                              label=self.label, turn=turn, user_text=user_text, engine=engine,
-                             runner=runners.label, warmup_s=float(getattr(pair, "warmup_s", 0.0) or 0.0))
+                             runner=runners.label if drun is not None else trun.kind,
+                             warmup_s=float(getattr(pair, "warmup_s", 0.0) or 0.0), drafter=self.drafter)
 
         ids = list(prompt_ids)
         self.ids = ids
         # everything a session caches fits in prompt + max_new tokens (drafts never pass the budget)
-        for runner in runners:
-            runner.start(len(ids) + max_new)
+        for runner in (trun, drun):
+            if runner is not None:
+                runner.start(len(ids) + max_new)
         self.runners = runners
+        self.source = source
         pieces = TextPieces(tok)
         single = SingleTokenText(tok)
         eos = self.eos_ids
@@ -200,6 +227,7 @@ class SpeculativeDecoder:
         generated = 0
         stop_reason = "max_new_tokens"
         prefill(trun, drun, ids, device)
+        source.start(ids)
 
         while True:
             step_start = time.perf_counter()
@@ -219,8 +247,7 @@ class SpeculativeDecoder:
 
             # ---- 1. draft ----------------------------------------------------
             td = time.perf_counter()
-            drafted = draft_window(drun, ids[drun.length:], window, policy=policy,
-                                   served=served, gen=gen, vocab_cut=d_cut, eos=eos, device=device)
+            drafted = source.draft(ids, window, policy=policy, served=served, gen=gen, eos=eos, device=device)
             draft_s = time.perf_counter() - td
             d = len(drafted.ids)
 
@@ -241,15 +268,17 @@ class SpeculativeDecoder:
             # ---- 4. rewind both caches to the accepted prefix -----------------
             rewind(trun, drun, len(ids) - 1)
 
-            # ---- 5. update the policy -----------------------------------------
-            policy.observe_costs(draft_s, d, verify_s, verdict.target_end - t_len)
-            policy.update(accepted=a, drafted=d)
+            # ---- 5. update the policy (a source that found nothing to propose told it nothing) ----
+            if d or window <= 0:
+                policy.observe_costs(draft_s, d, verify_s, verdict.target_end - t_len)
+                policy.update(accepted=a, drafted=d)
 
             # ---- 6. report ----------------------------------------------------
             tally.add_step(d, a, drafted.calls, draft_s, verify_s)
             emitted, drafted_ev, target_ev = token_events(
                 new, drafted.ids, drafted.top, drafted.chosen, verdict.target_probs, a, verdict.kind(d),
                 pieces=pieces, single=single, finished=ended_eos or generated >= max_new,
+                point_mass=drafted.point_mass,
             )
             now = time.perf_counter()
             if self.on_step is not None:
@@ -268,7 +297,7 @@ class SpeculativeDecoder:
                 break
 
         wall = time.perf_counter() - t0
-        yield tally.summary(generated, wall, stop_reason, tok.decode(ids[len(prompt_ids):]))
+        yield tally.summary(generated, wall, stop_reason, tok.decode(ids[len(prompt_ids):]), drafter=source.name)
 
 
 __all__ = ["SpeculativeDecoder"]

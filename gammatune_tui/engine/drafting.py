@@ -1,4 +1,7 @@
-"""Phase 1 of a step: the draft model proposes up to γ tokens, one forward each.
+"""Phase 1 of a step: a draft source proposes up to γ tokens; here the draft model's loop, one forward each.
+
+`Draft` is what every source returns (draft_sources.py is the seam; prompt
+lookup is prompt_lookup.py) and `DraftSource` the interface the decoder drives.
 
 How often the host waits for the device depends on the policy:
 
@@ -35,6 +38,53 @@ class Draft:
     q_rows: list[torch.Tensor] = field(default_factory=list)  # sampled mode only
     early: bool = False  # the policy ended the window before γ
     calls: int = 0
+    # q is a point mass at each drafted token (a model-free source proposes deterministically):
+    # no q rows; the target accepts x with probability p(x) (verification.py)
+    point_mass: bool = False
+
+
+class DraftSource:
+    """One session's proposer (draft_sources.py). `start` sees the prompt; `draft` proposes up to `window` tokens.
+
+    A source with a KV cache exposes its `runner`; the decoder prefills and
+    rewinds it together with the target's (kv_cache.py). `length` is what it
+    has cached (0 for a model-free source).
+    """
+
+    name: str = "?"
+    runner: Runner | None = None
+
+    @property
+    def length(self) -> int:
+        return self.runner.length if self.runner is not None else 0
+
+    def start(self, prompt_ids: list[int]) -> None:
+        """A new session over `prompt_ids` (a runner has been prefilled already)."""
+
+    def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
+              eos: frozenset[int], device: torch.device) -> Draft:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def cut_window(ids: list[int], top: list[float], chosen: list[float], window: int, policy: Policy,
+               eos: frozenset[int]) -> tuple[int, bool]:
+    """How many of a deterministic proposal's tokens a window keeps, and whether the policy stopped it early.
+
+    The rules of the model's loop below, for a source whose proposals are
+    known at once: at most `window`; after a drafted EOS nothing more; a
+    policy that may stop early is asked after each token and the token that
+    stopped it stays; the others are still shown every kept token, in order.
+    The simulator plays windows with this same function.
+    """
+    n = min(window, len(ids))
+    stop_early = policy.may_stop_early
+    for i in range(n):
+        keep = policy.keep_drafting(top[i], chosen[i])
+        if i + 1 >= window or ids[i] in eos:
+            return i + 1, False
+        if stop_early and not keep:
+            return i + 1, True
+    return n, False
 
 
 def host_read(t: torch.Tensor) -> list:
@@ -114,4 +164,4 @@ def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *,
     return out
 
 
-__all__ = ["Draft", "draft_window", "host_read"]
+__all__ = ["Draft", "DraftSource", "cut_window", "draft_window", "host_read"]

@@ -23,7 +23,10 @@ class DraftedToken:
 
     `top_prob` and `chosen_prob` are read from the draft's served distribution
     (what the policies see); `target_prob` is p(x) under the target's served
-    distribution, so min(1, p/q) can be shown without the models.
+    distribution, so min(1, p/q) can be shown without the models. A model-free
+    source (prompt lookup) records its stand-ins (a match confidence) as
+    `top_prob`/`chosen_prob` and sets `q_prob`, the true proposal probability
+    q(x) = 1 of its point mass; None (the JSON omits it) means q(x) = chosen_prob.
     """
 
     id: int
@@ -31,12 +34,19 @@ class DraftedToken:
     top_prob: float
     chosen_prob: float
     target_prob: float = float("nan")
+    q_prob: float | None = None
+
+    @property
+    def proposal_prob(self) -> float:
+        """q(x): the probability the proposal law gave this token (what the accept test divides by)."""
+        return self.chosen_prob if self.q_prob is None else self.q_prob
 
     @property
     def accept_prob(self) -> float:
-        if self.chosen_prob <= 0 or math.isnan(self.target_prob):
+        q = self.proposal_prob
+        if q <= 0 or math.isnan(self.target_prob):
             return float("nan")
-        return min(1.0, self.target_prob / self.chosen_prob)
+        return min(1.0, self.target_prob / q)
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,8 @@ class SessionHeader:
     engine: str = ""  # what was asked for: auto, eager, static, graphs ("" in recordings made before runners)
     runner: str = ""  # what runs: eager, static or graphs ("target/draft" when the two differ)
     warmup_s: float = 0.0  # untimed warm-up (and graph capture) after loading, seconds
+    drafter: str = ""  # the draft source: "model" or "prompt-lookup" ("" in recordings made before sources)
+    drafter_params: dict[str, Any] = field(default_factory=dict)  # prompt lookup: ngram_min, ngram_max
     schema: int = SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -108,6 +120,9 @@ class StepEvent:
 
     def to_json(self) -> dict[str, Any]:
         d = {"type": self.type, **asdict(self)}
+        for t in d["drafted"]:  # q_prob only where it differs from chosen_prob (model-free sources)
+            if t["q_prob"] is None:
+                del t["q_prob"]
         return _nan_to_none(d)
 
 
@@ -130,6 +145,7 @@ class SessionSummary:
     per_position: list[float] = field(default_factory=list)
     text: str = ""
     error: str = ""
+    drafter: str = ""  # the draft source that drafted ("" in recordings made before sources)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, **asdict(self)}
@@ -250,6 +266,7 @@ def _header(d: dict) -> SessionHeader:
         created=_num(d, "created", optional=True), label=_str(d, "label"),
         turn=_int(d, "turn", optional=True), user_text=_str(d, "user_text"),
         engine=_str(d, "engine"), runner=_str(d, "runner"), warmup_s=_num(d, "warmup_s", optional=True),
+        drafter=_str(d, "drafter"), drafter_params=_dict(d, "drafter_params"),
     )
 
 
@@ -266,7 +283,7 @@ def _step(d: dict) -> StepEvent:
         drafted.append(DraftedToken(
             id=_int(t, "id"), text=_str(t, "text"),
             top_prob=_prob(t, "top_prob"), chosen_prob=_prob(t, "chosen_prob"),
-            target_prob=_prob(t, "target_prob"),
+            target_prob=_prob(t, "target_prob"), q_prob=_prob(t, "q_prob") if t.get("q_prob") is not None else None,
         ))
     emitted = []
     for t in _list(d, "emitted"):
@@ -312,7 +329,7 @@ def _summary(d: dict) -> SessionSummary:
         target_calls=_int(d, "target_calls", optional=True), draft_calls=_int(d, "draft_calls", optional=True),
         wall_s=_num(d, "wall_s", optional=True), draft_s=_num(d, "draft_s", optional=True),
         verify_s=_num(d, "verify_s", optional=True), per_position=[float(x) for x in per_pos],
-        text=_str(d, "text"), error=_str(d, "error"),
+        text=_str(d, "text"), error=_str(d, "error"), drafter=_str(d, "drafter"),
     )
 
 

@@ -9,7 +9,8 @@ last drafted token was never fed to the draft; it is fed together with the
 target's bonus token at the next step, as transformers does). Rejected
 tokens are rewound from both caches before the step's event is emitted; the
 prefix is never run again. How a runner rewinds (a crop, or setting a length
-over static buffers) is its own business.
+over static buffers) is its own business. A model-free draft source (prompt
+lookup) has no cache: `draft` is None and only the target's is kept.
 """
 
 from __future__ import annotations
@@ -19,19 +20,20 @@ import torch
 from .runners import Runner
 
 
-def prefill(target: Runner, draft: Runner, ids: list[int], device: torch.device) -> None:
+def prefill(target: Runner, draft: Runner | None, ids: list[int], device: torch.device) -> None:
     """Cache all prompt tokens but the last, which opens the first verification window."""
     if len(ids) > 1:
         prefix = torch.tensor([ids[:-1]], device=device)
         target.prefill(prefix)
-        draft.prefill(prefix)
+        if draft is not None:
+            draft.prefill(prefix)
 
 
-def rewind(target: Runner, draft: Runner, keep_len: int) -> None:
+def rewind(target: Runner, draft: Runner | None, keep_len: int) -> None:
     """Both caches back to at most `keep_len` tokens (the accepted sequence minus its last token)."""
     if target.length > keep_len:
         target.rewind(keep_len)
-    if draft.length > keep_len:
+    if draft is not None and draft.length > keep_len:
         draft.rewind(keep_len)
 
 

@@ -91,8 +91,14 @@ class ModelRef:
     hub_id: str | None = None
 
 
-def locate_pair(target: str, draft: str, *, allow_pickle: bool, download: bool) -> tuple[ModelRef, ModelRef]:
-    """Both models located; when neither is cached, one line names both and the command that fetches them."""
+def locate_pair(target: str, draft: str | None, *, allow_pickle: bool,
+                download: bool) -> tuple[ModelRef, ModelRef | None]:
+    """Both models located; when neither is cached, one line names both and the command that fetches them.
+
+    No draft (a model-free drafter): the target alone, and None for the draft.
+    """
+    if draft is None:
+        return locate(target, "target", allow_pickle=allow_pickle, download=download), None
     try:
         t = locate(target, "target", allow_pickle=allow_pickle, download=download)
     except NotCached as first:

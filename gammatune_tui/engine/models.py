@@ -25,6 +25,7 @@ from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
 from .context import window_of
 from .model_files import ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config
+from .draft_sources import DrafterSettings
 from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
 
@@ -71,7 +72,12 @@ ProgressFn = Callable[[str, float], None]
 
 @dataclass
 class ModelPair:
-    """A target, a draft that shares its vocabulary, and how to format prompts for them."""
+    """A target, a draft that shares its vocabulary, and how to format prompts for them.
+
+    Loaded for prompt lookup (`load_pair(drafter="prompt-lookup")`) a pair has
+    no draft model: `draft` is None and `name_draft` names the source.
+    `drafter` is the draft source its sessions use unless a decoder is given another.
+    """
 
     target: Any
     draft: Any
@@ -87,6 +93,7 @@ class ModelPair:
     eos_ids: frozenset[int] = field(default_factory=frozenset)
     engine: str = "auto"  # auto | eager | static | graphs: how forward passes run (engine/runners)
     warmup_s: float = 0.0  # seconds the post-load warm-up took (0: none ran)
+    drafter: DrafterSettings | None = None  # the default draft source (None: the model if loaded, else prompt lookup)
     runner_pool: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -209,12 +216,13 @@ class PairRefs:
     """What `check_pair` found: where each model is, and the pair's context from the configs (no weights read)."""
 
     target: ModelRef
-    draft: ModelRef
+    draft: ModelRef | None   # None: a model-free drafter (prompt lookup) drafts, no draft model
     window: Any = None   # engine.context.ContextWindow | None (None when a config is still to be downloaded)
 
 
 def check_pair(target: str | None = None, draft: str | None = None, *, pair: str | None = None, demo: bool = False,
-               allow_pickle: bool = False, download: bool = False, **_ignored: Any) -> PairRefs:
+               allow_pickle: bool = False, download: bool = False, drafter: DrafterSettings | str | None = None,
+               **_ignored: Any) -> PairRefs:
     """The checks `load_pair` makes before loading anything, on their own: cheap (no weights, no network).
 
     Takes the same keyword arguments as `load_pair`, so a command can call
@@ -223,15 +231,22 @@ def check_pair(target: str | None = None, draft: str | None = None, *, pair: str
     notice inside the app). `window` is the pair's context read from the
     config files, for checking `max_new_tokens` early.
     """
-    target, draft, _, _, _ = _resolve_refs(target, draft, pair, demo)
+    lookup = DrafterSettings.of(drafter).model_free
+    target, draft, _, _, _ = _resolve_refs(target, draft, pair, demo, lookup)
     t, d = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
-    window = window_of(read_config(t), read_config(d))
+    window = window_of(read_config(t), read_config(d) if d is not None else None)
     return PairRefs(t, d, window)
 
 
-def _resolve_refs(target: str | None, draft: str | None, pair: str | None, demo: bool
-                  ) -> tuple[str, str, bool, str | None, bool]:
-    """(target, draft, vicuna, preset name, is_demo) from paths/hub ids, a preset or the demo pair."""
+def _resolve_refs(target: str | None, draft: str | None, pair: str | None, demo: bool, lookup: bool = False
+                  ) -> tuple[str, str | None, bool, str | None, bool]:
+    """(target, draft, vicuna, preset name, is_demo) from paths/hub ids, a preset or the demo pair.
+
+    With a model-free drafter (`lookup`) only the target is needed: draft is None.
+    """
+    if lookup and draft is not None:
+        raise InvalidParameter("--draft names a draft model, but --drafter prompt-lookup drafts without one: "
+                               "leave --draft out")
     vicuna = False
     preset_name = None
     if pair is not None:
@@ -243,12 +258,14 @@ def _resolve_refs(target: str | None, draft: str | None, pair: str | None, demo:
         target, draft, vicuna, preset_name = pre.target, pre.draft, pre.vicuna, pre.name
     elif target is None and draft is None:
         demo = True
-    elif target is None or draft is None:
+    elif target is None or (draft is None and not lookup):
         raise InvalidParameter("give both --target and --draft (or --pair, or neither for the demo pair)")
     if demo:
         root = resources.require_demo_pair()
         target, draft = str(root / "target"), str(root / "draft")
-    assert target is not None and draft is not None
+    if lookup:
+        draft = None
+    assert target is not None and (draft is not None or lookup)
     return target, draft, vicuna, preset_name, demo
 
 
@@ -308,8 +325,13 @@ def load_pair(
     warmup: bool = True,
     download: bool = False,
     progress: ProgressFn | None = None,
+    drafter: DrafterSettings | str | None = None,
 ) -> ModelPair:
     """Load a draft/target pair (paths, hub ids, a preset, or the embedded demo pair).
+
+    `drafter="prompt-lookup"` (or a DrafterSettings with that name) drafts by
+    prompt lookup: only the target is loaded (of a preset or the demo pair too),
+    and `draft` must not be given.
 
     `engine` picks how forward passes run (auto, eager, static, graphs; docs/engine.md);
     a runner that cannot run here raises EngineUnavailable. With `warmup` (the
@@ -341,8 +363,10 @@ def load_pair(
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InvalidParameter(f"--threads must be a whole number >= 1, got {threads!r}")
     engine = check_engine(engine)
+    drafter_settings = DrafterSettings.of(drafter)
+    lookup = drafter_settings.model_free
 
-    target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, draft, pair, demo)
+    target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, draft, pair, demo, lookup)
     if preset_name is not None and quantize is None:
         quantize = PRESETS[preset_name].quantize
 
@@ -354,8 +378,9 @@ def load_pair(
 
     report("tokenizer", 0.0)
     t_tok = _load_tokenizer(t_ref, "target", trust_remote_code, download)
-    d_tok = _load_tokenizer(d_ref, "draft", trust_remote_code, download)
-    check_tokenizers(t_tok, d_tok)
+    if d_ref is not None:
+        d_tok = _load_tokenizer(d_ref, "draft", trust_remote_code, download)
+        check_tokenizers(t_tok, d_tok)
 
     common: dict[str, Any] = {"dtype": dt, "trust_remote_code": trust_remote_code}
     if not allow_pickle:
@@ -372,11 +397,14 @@ def load_pair(
     if quantize:
         report("quantize", 0.6)
         _quantize(target_model, quantize)
-    report("draft", 0.7)
-    draft_model = from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, "draft", download=download, **common)
-    draft_model.to(dev)
+    draft_model = None
+    if d_ref is not None:
+        report("draft", 0.7)
+        draft_model = from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, "draft", download=download,
+                                      **common)
+        draft_model.to(dev)
+        draft_model.eval()
     target_model.eval()
-    draft_model.eval()
 
     if dev.type == "cpu":
         n = threads
@@ -385,8 +413,10 @@ def load_pair(
         torch.set_num_threads(n)
     pair = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
-        name_target="demo/target" if is_demo else target, name_draft="demo/draft" if is_demo else draft,
+        name_target="demo/target" if is_demo else target,
+        name_draft=drafter_settings.name if lookup else ("demo/draft" if is_demo else str(draft)),
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
+        drafter=drafter_settings,
     )
     runner = pair.runner  # resolves the engine: EngineUnavailable here, before any warm-up
     if warmup:

@@ -34,14 +34,23 @@ def versions() -> dict[str, str]:
 def session_header(
     pair: Any, policy: Policy, sampling: SamplingConfig, device: torch.device, max_new: int,
     prompt_ids: Sequence[int], *, label: str, turn: int, user_text: str | None, engine: str = "",
-    runner: str = "", warmup_s: float = 0.0,
+    runner: str = "", warmup_s: float = 0.0, drafter: Any = None,
 ) -> SessionHeader:
-    """Everything a replay needs to show (and a reader to trust) about how the session was run."""
+    """Everything a replay needs to show (and a reader to trust) about how the session was run.
+
+    `drafter` (a DrafterSettings) names the draft source; `draft` is the draft
+    model's name, or the source's name ("prompt-lookup") when no model drafts.
+    """
     tok = pair.tokenizer
-    target, draft = pair.target, pair.draft
+    target, draft = pair.target, getattr(pair, "draft", None)
+    name = getattr(drafter, "name", "model")
+    if name != "model":
+        draft_name = name
+    else:
+        draft_name = str(getattr(pair, "name_draft", "") or getattr(draft.config, "_name_or_path", ""))
     return SessionHeader(
         target=str(getattr(pair, "name_target", "") or getattr(target.config, "_name_or_path", "")),
-        draft=str(getattr(pair, "name_draft", "") or getattr(draft.config, "_name_or_path", "")),
+        draft=draft_name,
         tokenizer=str(getattr(tok, "name_or_path", "")),
         device=str(device),
         dtype=str(getattr(pair, "dtype", target.dtype)).replace("torch.", ""),
@@ -63,15 +72,21 @@ def session_header(
         engine=engine,
         runner=runner,
         warmup_s=warmup_s,
+        drafter=name,
+        drafter_params=drafter.params() if drafter is not None else {},
     )
 
 
 def token_events(
     new: list[int], drafted: list[int], draft_top: list[float], draft_chosen: list[float],
     target_probs: list[float], accepted: int, kind: str, *, pieces: TextPieces, single: SingleTokenText,
-    finished: bool,
+    finished: bool, point_mass: bool = False,
 ) -> tuple[list[EmittedToken], list[DraftedToken], TargetToken | None]:
-    """The step's emitted, drafted and target tokens; the last step flushes any held-back text."""
+    """The step's emitted, drafted and target tokens; the last step flushes any held-back text.
+
+    `point_mass`: the proposal law was a point mass (a model-free source), so each drafted
+    token's q(x) is 1 whatever its stand-in probabilities say.
+    """
     texts = [pieces.push(t) for t in new]
     if finished and texts:
         texts[-1] += pieces.flush()
@@ -79,8 +94,9 @@ def token_events(
         EmittedToken(tid, txt, "draft" if i < accepted else "target")
         for i, (tid, txt) in enumerate(zip(new, texts))
     ]
+    q = 1.0 if point_mass else None
     drafted_ev = [
-        DraftedToken(drafted[i], single(drafted[i]), draft_top[i], draft_chosen[i], target_probs[i])
+        DraftedToken(drafted[i], single(drafted[i]), draft_top[i], draft_chosen[i], target_probs[i], q)
         for i in range(len(drafted))
     ]
     # the budget or an EOS among the drafts can cut the target's own token off

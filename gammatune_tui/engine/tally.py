@@ -75,8 +75,8 @@ class SessionTally:
         """P(token i accepted | token i drafted), for each position i."""
         return [a / d if d else 0.0 for a, d in zip(self.pos_accepted, self.pos_drafted)]
 
-    def summary(self, generated: int, wall: float, stop_reason: str, text: str) -> SessionSummary:
-        """The session's summary event: `generated` tokens in `wall` seconds."""
+    def summary(self, generated: int, wall: float, stop_reason: str, text: str, drafter: str = "") -> SessionSummary:
+        """The session's summary event: `generated` tokens in `wall` seconds, drafted by `drafter`."""
         return SessionSummary(
             tokens=generated, steps=self.steps, acceptance_rate=self.acceptance_rate,
             tokens_per_step=(generated / self.steps) if self.steps else 0.0,
@@ -84,6 +84,7 @@ class SessionTally:
             stop_reason=stop_reason, drafted=self.drafted, accepted=self.accepted,
             target_calls=self.target_calls, draft_calls=self.draft_calls, wall_s=wall,
             draft_s=self.draft_s, verify_s=self.verify_s, per_position=self.per_position, text=text,
+            drafter=drafter,
         )
 
 

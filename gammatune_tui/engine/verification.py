@@ -2,7 +2,10 @@
 
 Greedy decoding accepts drafts while they match the target's argmax;
 sampled decoding uses the rejection test of Leviathan et al., so the output
-follows the target's distribution exactly either way. The target always adds
+follows the target's distribution exactly either way. For a source that
+proposes deterministically (prompt lookup) q is a point mass at the drafted
+token: x is accepted with probability min(1, p(x)/1) = p(x) and a rejection
+draws from norm(max(0, p − δ_x)), p with x removed. The target always adds
 one token of its own (a correction after a rejection, else a bonus).
 """
 
@@ -60,11 +63,19 @@ def verify_window(
         if d:
             didx = torch.tensor(d_ids, device=device)
             p_ch = p[:d].gather(1, didx.view(-1, 1)).view(-1)
-            q = torch.stack(draft.q_rows)
-            q_ch = q.gather(1, didx.view(-1, 1)).view(-1)
-            a = sampled_accept(p_ch, q_ch, gen)
+            if draft.point_mass:  # a deterministic proposal: q = δ_x, so accept with p(x), correct from p − δ_x
+                q_ch = torch.ones_like(p_ch)
+                a = sampled_accept(p_ch, q_ch, gen)
+                q_a = torch.zeros_like(p[0])
+                if a < d:
+                    q_a[d_ids[a]] = 1.0
+            else:
+                q = torch.stack(draft.q_rows)
+                q_ch = q.gather(1, didx.view(-1, 1)).view(-1)
+                a = sampled_accept(p_ch, q_ch, gen)
+                q_a = q[a] if a < d else q[0]
             t_probs = p_ch.tolist()
-            law = residual(p[a], q[a]) if a < d else p[d]
+            law = residual(p[a], q_a) if a < d else p[d]
         else:
             a = 0
             t_probs = []

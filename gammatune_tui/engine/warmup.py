@@ -8,7 +8,9 @@ of it inside the loading phase, untimed: the runners' buffers are allocated
 at `DEFAULT_CAPACITY`, every window length a session will use by default is
 run once through the very runners the first session gets (the draft's 1 and
 2, the target's 1 … γ_max + 1: this captures the graphs), then a short greedy
-and a short sampled session exercise the decoder's own kernels.
+and a short sampled session exercise the decoder's own kernels (with the
+draft source the pair's sessions use: the draft model, or prompt lookup for
+a pair loaded without one).
 """
 
 from __future__ import annotations
@@ -36,12 +38,16 @@ def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX) -> float:
     t0 = time.perf_counter()
     device = torch.device(getattr(pair, "device", None) or pair.target.device)
     pool = runner_pool(pair)
-    vocab = int(min(pair.target.config.vocab_size, pair.draft.config.vocab_size))
+    draft = getattr(pair, "draft", None)
+    vocab = int(pair.target.config.vocab_size if draft is None else min(pair.target.config.vocab_size,
+                                                                           draft.config.vocab_size))
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(0, vocab, (1, PROMPT_LEN + gamma_max + 2), generator=gen).to(device)
     runners = pool.acquire()
     try:
         for runner, windows in ((runners.target, range(1, gamma_max + 2)), (runners.draft, (1, 2))):
+            if runner is None:
+                continue
             runner.start(DEFAULT_CAPACITY)
             runner.prefill(ids[:, :PROMPT_LEN])
             for q in windows:

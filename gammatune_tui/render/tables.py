@@ -132,13 +132,14 @@ def lossless_text(summary: CompareSummary) -> Text:
 
 
 def run_summary_table(s: SessionSummary) -> Table:
-    """`gammatune run`'s closing table: one session's totals."""
+    """`gammatune run`'s closing table: one session's totals, and which source drafted."""
     table = Table(title="run summary", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("tokens", "steps", "α", "tokens/step", "tokens/s", "target calls", "draft calls", "stop"):
-        table.add_column(col, justify="right" if col != "stop" else "left")
+    for col in ("tokens", "steps", "α", "tokens/step", "tokens/s", "target calls", "draft calls", "drafter", "stop"):
+        table.add_column(col, justify="right" if col not in ("stop", "drafter") else "left")
     table.add_row(
         str(s.tokens), str(s.steps), f"{s.acceptance_rate:.2f}", f"{s.tokens_per_step:.2f}",
-        f"{s.tokens_per_s:.1f}", str(s.target_calls), str(s.draft_calls), s.stop_reason,
+        f"{s.tokens_per_s:.1f}", str(s.target_calls), str(s.draft_calls), printable(s.drafter or "model"),
+        s.stop_reason,
     )
     return table
 

@@ -1,4 +1,4 @@
-"""Measuring a comparison: several γ policies on one pair, prompt and seed, each run several times.
+"""Measuring a comparison: several γ policies (and draft sources) on one pair, prompt and seed, each run several times.
 
 The pair is loaded once; the methods then run one after another, each alone,
 in rounds (every method once per round, then target-only decoding), so each
@@ -7,6 +7,11 @@ measuring and races the recorded streams afterwards; `compare --print`
 prints them). The TUI's worker and the headless command drive the same
 `CompareJob`: `prepare()` (load), then `run()` or `stream()`, and `stop()`
 from any thread.
+
+With `drafters` (e.g. the draft model and prompt lookup) every method runs
+once per drafter: the contestants are methods × drafters, labelled
+`method/model` and `method/lookup`, so model drafting races prompt lookup on
+the same prompt and target.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..engine.context import check_context
 from ..engine.decoder import SpeculativeDecoder
+from ..engine.draft_sources import DrafterSettings
 from ..engine.events import Event, SessionHeader, StepEvent
 from ..engine.models import load_pair
 from ..engine.plain import plain_decode
@@ -33,14 +39,16 @@ MeasureProgress = Callable[[int, int, str, int], None]
 PlainFn = Callable[[SamplingConfig, int], Any]
 """(sampling, max_new_tokens) → a target-only run with `.tokens`, `.token_ids`, `.tokens_per_s`, `.stop_reason`."""
 
-DecoderFactory = Callable[[PolicySettings, SamplingConfig, str], Any]
-"""(settings, sampling, label) → a decoder: `generate(prompt, max_new_tokens, ...)` yielding events, and `stop()`."""
+DecoderFactory = Callable[..., Any]
+"""(settings, sampling, label) → a decoder: `generate(prompt, max_new_tokens, ...)` yielding events, and `stop()`.
+A job given `drafters` also passes `drafter=` (a DrafterSettings)."""
 
 
 def engine_factory(pair: Any) -> DecoderFactory:
     """The real decoder on an already-loaded pair (loaded once for all methods)."""
-    def make(settings: PolicySettings, sampling: SamplingConfig, label: str) -> Any:
-        return SpeculativeDecoder(pair, settings, sampling, label=label)
+    def make(settings: PolicySettings, sampling: SamplingConfig, label: str,
+             drafter: DrafterSettings | None = None) -> Any:
+        return SpeculativeDecoder(pair, settings, sampling, label=label, drafter=drafter)
 
     return make
 
@@ -51,6 +59,11 @@ def plain_factory(pair: Any, prompt_ids: list[int]) -> PlainFn:
         return plain_decode(pair, prompt_ids, max_new_tokens, sampling)
 
     return plain
+
+
+def contestant_label(method: str, drafter: DrafterSettings | None) -> str:
+    """`gammatune+` alone; `gammatune+/lookup` or `gammatune+/model` when drafters race."""
+    return method if drafter is None else f"{method}/{drafter.short}"
 
 
 def _labelled(ev: Event, label: str) -> Event:
@@ -81,11 +94,21 @@ class CompareJob:
     def __init__(self, methods: str | Sequence[str], settings: PolicySettings, sampling: SamplingConfig, prompt: str,
                  max_new_tokens: int, *, raw: bool = False, load_kwargs: dict[str, Any] | None = None,
                  factory: DecoderFactory | None = None, record: str | os.PathLike | None = None,
-                 warmup_tokens: int = 8, repeats: int = DEFAULT_REPEATS, plain: PlainFn | None = None) -> None:
-        self.methods = parse_methods(methods if isinstance(methods, str) else list(methods),
-                                     at_least=MIN_METHODS, at_most=MAX_METHODS)
+                 warmup_tokens: int = 8, repeats: int = DEFAULT_REPEATS, plain: PlainFn | None = None,
+                 drafters: Sequence[DrafterSettings] | None = None) -> None:
+        several = bool(drafters) and len(drafters) > 1  # type: ignore[arg-type]
+        names = parse_methods(methods if isinstance(methods, str) else list(methods),
+                              at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
+        ds: list[DrafterSettings | None] = list(drafters) if drafters else [None]
+        n = len(names) * len(ds)
+        if not (MIN_METHODS <= n <= MAX_METHODS):
+            raise InvalidParameter(f"{len(names)} methods × {len(ds)} drafters make {n} contestants; "
+                                   f"compare races {MIN_METHODS} to {MAX_METHODS}")
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
             raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats!r}")
+        # (label, method, drafter): the methods side by side, each once per drafter
+        self.contestants = [(contestant_label(m, d if several else None), m, d) for m in names for d in ds]
+        self.methods = [label for label, _, _ in self.contestants]  # what the panes and runs are called
         self.settings, self.sampling = settings, sampling
         self.prompt = prompt
         self.raw = raw
@@ -114,7 +137,10 @@ class CompareJob:
         return self.repeats * (len(self.methods) + (1 if self.plain is not None else 0))
 
     def settings_for(self, method: str) -> PolicySettings:
-        return self.settings.with_changes(method=method)
+        return self.settings.with_changes(method=self._contestant(method)[1])
+
+    def _contestant(self, label: str) -> tuple[str, str, DrafterSettings | None]:
+        return next((c for c in self.contestants if c[0] == label), (label, label, None))
 
     def prepare(self, progress: Progress | None = None) -> None:
         """Loads the pair (the slow part, with progress) unless the job was given a decoder factory.
@@ -228,4 +254,7 @@ class CompareJob:
     def _decoder(self, method: str, label: str) -> Any:
         if self.factory is None:
             raise GammatuneError("the models are not loaded yet")
-        return self.factory(self.settings_for(method), self.sampling, label)
+        drafter = self._contestant(method)[2]
+        if drafter is None:
+            return self.factory(self.settings_for(method), self.sampling, label)
+        return self.factory(self.settings_for(method), self.sampling, label, drafter=drafter)

@@ -60,8 +60,10 @@ class RunningStats:
 
     def _add_step(self, ev: StepEvent) -> None:
         d = len(ev.drafted)
-        # an event does not say how many draft forwards its step took: count one per drafted token
-        self.tally.add_step(d, ev.accepted, d, ev.draft_s, ev.verify_s)
+        # an event does not say how many draft forwards its step took: count one per drafted token,
+        # none for a model-free draft source (prompt lookup runs no model)
+        calls = 0 if self.header is not None and self.header.drafter not in ("", "model") else d
+        self.tally.add_step(d, ev.accepted, calls, ev.draft_s, ev.verify_s)
         self.tokens += len(ev.emitted)
         self.elapsed_s = ev.elapsed_s or (self.elapsed_s + (ev.step_s or ev.draft_s + ev.verify_s))
         self.gamma_sum += ev.gamma

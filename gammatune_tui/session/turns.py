@@ -51,10 +51,14 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
 
 
 def pair_title(pair: Any) -> str:
-    """The app's subtitle once loaded: which pair, which runner, and what the warm-up cost (so the first
-    turn's speed is not a surprise either way)."""
-    name = "demo pair" if getattr(pair, "is_demo", False) else \
-        f"{getattr(pair, 'name_target', 'target')} + {getattr(pair, 'name_draft', 'draft')}"
+    """The app's subtitle once loaded: which pair (or target + prompt lookup), which runner, and what the
+    warm-up cost (so the first turn's speed is not a surprise either way)."""
+    if getattr(pair, "draft", True) is None:  # loaded for prompt lookup: the target alone drafts from the text
+        name = f"{'demo target' if getattr(pair, 'is_demo', False) else getattr(pair, 'name_target', 'target')}" \
+               " + prompt lookup"
+    else:
+        name = "demo pair" if getattr(pair, "is_demo", False) else \
+            f"{getattr(pair, 'name_target', 'target')} + {getattr(pair, 'name_draft', 'draft')}"
     try:
         runner = str(pair.runner)
     except Exception:   # pair-likes without a runner pool (tests' stand-ins)

@@ -58,8 +58,12 @@ def test_simulated_table2_has_the_oracle_on_top_and_each_methods_share_of_it(tin
     data = json.loads(out.read_text())
     regret = data["sim"]["derived"]["regret"]
     assert set(regret) == {"specdecode", "adaptive-k", "target-only"}
-    for r in regret.values():  # the oracle is a bound: no method beats it on its own traces and cost model
-        assert 0 < r["mean"] <= 1 + 1e-9 and set(r["per_category"]) == {"function", "class"}
+    for name, r in regret.items():
+        assert r["mean"] > 0 and set(r["per_category"]) == {"function", "class"}
+        # the oracle bounds every speculative method on its own traces and cost model; target-only decoding is
+        # another loop, priced from its own timing, and can beat it (then no draft is worth it: doctor says so)
+        if name != "target-only":
+            assert r["mean"] <= 1 + 1e-9
     oracle = data["sim"]["oracle"]
     assert oracle["tokens"] == 32 and set(oracle["windows"]) == {"a", "b"}
     csv_rows = {(r.split(",")[1], r.split(",")[2]): r for r in out.with_suffix(".csv").read_text().splitlines()[1:]}

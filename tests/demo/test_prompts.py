@@ -52,3 +52,13 @@ def test_specbench_has_all_categories_and_the_papers_translation_prompt():
     assert {p.category for p in prompts} == SPECBENCH_CATEGORIES
     assert any(p.category == "translation" and p.text == FIGURE_2B for p in prompts)
     assert any(len(p.turns) > 1 for p in prompts), "some prompts are multi-turn, as in MT-bench"
+
+
+def test_code_set_has_prompts_where_copying_pays():
+    """edit (restate code with a change) and list (continue a run of alike lines): prompt lookup's showcase."""
+    prompts = load_prompt_set("code")
+    for cat in ("edit", "list"):
+        mine = [p for p in prompts if p.category == cat]
+        assert len(mine) >= 3
+        # each has already written at least two of what it is asked to write again
+        assert all(len(p.text) > 150 and p.text.count("\n") >= 4 for p in mine), cat

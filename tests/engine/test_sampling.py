@@ -25,10 +25,10 @@ PROMPT_IDS = [0, 1, 2, 3]
 N_SAMPLES = 600
 
 
-def joint_law(model, served: Served, vocab: int) -> torch.Tensor:
+def joint_law(model, served: Served, vocab: int, prompt: list[int] = PROMPT_IDS) -> torch.Tensor:
     with torch.no_grad():
-        first = served.probs(model(torch.tensor([PROMPT_IDS])).logits[0, -1:].float())[0]
-        seqs = torch.tensor([PROMPT_IDS + [x] for x in range(vocab)])
+        first = served.probs(model(torch.tensor([prompt])).logits[0, -1:].float())[0]
+        seqs = torch.tensor([prompt + [x] for x in range(vocab)])
         second = served.probs(model(seqs).logits[:, -1].float())
     return first[:, None] * second  # (x1, x2)
 
@@ -150,3 +150,40 @@ def _debug_pvalues(micro_pair):  # pragma: no cover - run by hand when tuning N_
         p_law, q_law = joint_law(micro_pair.target, served, vocab), joint_law(micro_pair.draft, served, vocab)
         counts, _ = sample_pairs(micro_pair, PolicySettings.build("specdecode", 3), cfg, N_SAMPLES)
         print(cfg, (p_law - q_law).abs().sum().item(), chi2_test(counts, p_law, N_SAMPLES), chi2_test(counts, q_law, N_SAMPLES))
+
+
+# -- a model-free source: q is a point mass ---------------------------------------------------------
+LOOKUP_PROMPT = [5, 6, 2, 4, 6]  # prompt lookup copies "2 4 6" after the earlier "6"; p(2) ≈ 0.27 here
+
+
+def test_prompt_lookup_sampling_follows_target_law(micro_pair):
+    """q = δ_x: accept with p(x), correct from norm(max(0, p − δ_x)); the output law is still the target's."""
+    cfg = SamplingConfig(temperature=1.0)
+    vocab = micro_pair.target.config.vocab_size
+    p_law = joint_law(micro_pair.target, Served(cfg), vocab, LOOKUP_PROMPT)
+    counts: Counter = Counter()
+    accepted = rejected = 0
+    for seed in range(N_SAMPLES):
+        dec = SpeculativeDecoder(micro_pair, PolicySettings.build("specdecode", 3), SamplingConfig(1.0, seed=seed),
+                                 drafter="prompt-lookup")
+        out: list[int] = []
+        for ev in dec.generate(LOOKUP_PROMPT, max_new_tokens=3):
+            if isinstance(ev, StepEvent):
+                out.extend(t.id for t in ev.emitted)
+                if ev.drafted:
+                    accepted += ev.accepted
+                    rejected += ev.accepted < len(ev.drafted)
+        counts[out[0] * vocab + out[1]] += 1
+    assert accepted > 50 and rejected > 50  # both the accept and the residual paths ran often
+    assert chi2_test(counts, p_law, N_SAMPLES) > 1e-3
+    # power: a decoder that drew the correction from p instead of the residual (the classic point-mass
+    # mistake) would give the first token this law, which the samples must refute
+    first = p_law.sum(1)
+    x = 2
+    wrong = (1 - first[x]) * first
+    wrong[x] += first[x]
+    firsts = Counter()
+    for key, c in counts.items():
+        firsts[key // vocab] += c
+    assert chi2_test(firsts, first, N_SAMPLES) > 1e-3
+    assert chi2_test(firsts, wrong, N_SAMPLES) < 1e-6

@@ -30,6 +30,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ...engine.draft_sources import pair_drafter
 from ...engine.policies import PolicySettings
 from ...engine.step_events import versions
 from ...engine.text_pieces import prompt_pieces
@@ -37,6 +38,7 @@ from ...errors import InvalidParameter
 from .. import protocol
 from .. import simulate as sim
 from ..cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+from ..lookup_trace import record_lookup_trace, trace_from_json
 from .common import progress_bar
 
 CACHE_ENV = "GAMMATUNE_CACHE_DIR"
@@ -69,6 +71,7 @@ def trace_key(pair: Any, pid: list, max_new_tokens: int) -> dict[str, Any]:
     """Everything the traces and the timings depend on (the depth is stored beside it: deeper serves shallower)."""
     import torch
 
+    drafter = pair_drafter(pair)
     return {
         "format": FORMAT,
         "target": str(pair.name_target), "draft": str(pair.name_draft),
@@ -78,6 +81,8 @@ def trace_key(pair: Any, pid: list, max_new_tokens: int) -> dict[str, Any]:
         "versions": versions(),
         "prompts": [[p.id, list(p.ids)] for p in pid],
         "max_new_tokens": max_new_tokens,
+        # prompt lookup: its own kind of trace, for these n-gram sizes
+        **({"drafter": {"name": drafter.name, **drafter.params()}} if drafter.model_free else {}),
     }
 
 
@@ -101,7 +106,7 @@ def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("key") != key or data.get("max_window", 0) < max_window:
         return None
-    traces = [sim.Trace.from_json(t) for t in data["traces"]]
+    traces = [trace_from_json(t) for t in data["traces"]]
     return TraceSet(traces, CostModel.from_json(data["cost_model"]), "file", path, float(data.get("record_s", 0.0)))
 
 
@@ -117,6 +122,7 @@ def _write(path: Path, key: dict[str, Any], max_window: int, ts: TraceSet) -> No
 def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int) -> TraceSet:
     """One trace per prompt, then the timing pass (specdecode at a few windows on the first prompt)."""
     t_start = time.perf_counter()
+    drafter = pair_drafter(pair)
     traces = []
     with progress_bar(err) as prog:
         task = prog.add_task("recording traces", total=len(pid) + 2)
@@ -126,7 +132,12 @@ def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: 
             t0 = time.perf_counter()
             prompt_pieces(pair.tokenizer, p.ids)
             header_s = time.perf_counter() - t0
-            traces.append(sim.record_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1, pair.eos_ids, header_s))
+            if drafter.model_free:
+                traces.append(record_lookup_trace(pair, p.id, p.ids, max_new_tokens, max_window, pair.eos_ids,
+                                                  drafter.ngram_min, drafter.ngram_max, header_s))
+            else:
+                traces.append(sim.record_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1, pair.eos_ids,
+                                               header_s))
             prog.update(task, advance=1, description=f"trace {p.id}")
         prog.update(task, description="timing the decoder")
         events: list = []

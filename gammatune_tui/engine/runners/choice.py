@@ -148,22 +148,23 @@ def self_check(kind: str, model: Any) -> bool:
 
 @dataclass
 class RunnerSet:
-    """The target's and the draft's runner for one session."""
+    """The target's and the draft's runner for one session (no draft runner for a pair without a draft model)."""
 
     target: Runner
-    draft: Runner
+    draft: Runner | None
 
     @property
     def label(self) -> str:
-        t, d = self.target.kind, self.draft.kind
+        t = self.target.kind
+        d = self.draft.kind if self.draft is not None else t
         return t if t == d else f"{t}/{d}"
 
     def __iter__(self) -> Iterator[Runner]:
-        return iter((self.target, self.draft))
+        return iter(r for r in (self.target, self.draft) if r is not None)
 
 
 class RunnerPool:
-    """Lends each session a RunnerSet; the first call resolves `engine` for both models."""
+    """Lends each session a RunnerSet; the first call resolves `engine` for both models (`draft` may be None)."""
 
     def __init__(self, target: Any, draft: Any, engine: str = "auto"):
         self.target, self.draft = target, draft
@@ -174,10 +175,12 @@ class RunnerPool:
         self._graph_pool: Any = None
 
     def kinds(self) -> tuple[str, str]:
-        """(target kind, draft kind); raises EngineUnavailable for a runner that cannot run here."""
+        """(target kind, draft kind); raises EngineUnavailable for a runner that cannot run here.
+
+        Without a draft model the draft's kind reads as the target's."""
         if self._kinds is None:
             out = []
-            for model in (self.target, self.draft):
+            for model in (self.target,) if self.draft is None else (self.target, self.draft):
                 device = next(model.parameters()).device
                 kind = choose_kind(self.engine, model, device)
                 if kind != "eager" and not self_check(kind, model):
@@ -187,7 +190,7 @@ class RunnerPool:
                             "logits on this model; use --engine eager")
                     kind = "eager"
                 out.append(kind)
-            self._kinds = (out[0], out[1])
+            self._kinds = (out[0], out[-1])
         return self._kinds
 
     @property
@@ -202,7 +205,8 @@ class RunnerPool:
         t, d = self.kinds()
         if "graphs" in (t, d) and self._graph_pool is None:
             self._graph_pool = torch.cuda.graph_pool_handle()  # one pool for every graph of this pair
-        return RunnerSet(build_runner(t, self.target, self._graph_pool), build_runner(d, self.draft, self._graph_pool))
+        draft = build_runner(d, self.draft, self._graph_pool) if self.draft is not None else None
+        return RunnerSet(build_runner(t, self.target, self._graph_pool), draft)
 
     def release(self, runners: RunnerSet) -> None:
         with self._lock:

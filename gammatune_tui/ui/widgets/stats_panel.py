@@ -53,8 +53,12 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
     if per:
         t.add_row("per position", " ".join(f"{x:.2f}" for x in per) + (" …" if len(s.per_position) > max_positions else ""))
     t.add_row("calls", f"target {s.target_calls} · draft {s.draft_calls}")
-    t.add_row("c", f"{s.c:.1f}  (T_target {s.t_target * 1000:.2f} ms / T_draft {s.t_draft * 1000:.2f} ms)")
-    t.add_row("cost eq. 6", f"{s.modeled_cost_s:.3f} s modeled · {s.measured_cost_s:.3f} s measured")
+    if s.drafted and not s.draft_calls:  # a model-free draft source (prompt lookup): eq. 1 and 6 need a T_draft
+        t.add_row("c", f"—  (T_target {s.t_target * 1000:.2f} ms; no draft model)")
+        t.add_row("cost eq. 6", f"— modeled · {s.measured_cost_s:.3f} s measured")
+    else:
+        t.add_row("c", f"{s.c:.1f}  (T_target {s.t_target * 1000:.2f} ms / T_draft {s.t_draft * 1000:.2f} ms)")
+        t.add_row("cost eq. 6", f"{s.modeled_cost_s:.3f} s modeled · {s.measured_cost_s:.3f} s measured")
     reg = s.regime
     t.add_row("regime", Text.assemble((reg, "bold"), f"  {REGIME_HELP.get(reg, '')}"))
     if s.hindsight is not None:

@@ -1,0 +1,261 @@
+"""The trace simulator for prompt lookup: what every greedy policy will see, recorded once per prompt.
+
+Under greedy decoding the accepted text is a prefix of the target's own greedy
+continuation, and prompt lookup's proposal is a deterministic function of the
+accepted text (engine/prompt_lookup.py). So a trace holds the continuation and,
+at every position n, the source's raw proposal for prompt + continuation[:n]
+(up to the longest window a policy that reads the stand-in probabilities can
+plan, with them) and where it copies from; a step from position n drafts a
+prefix of that list, cut by the window, a drafted EOS and the policy's early
+stop exactly as the live source cuts it (the same `cut_window`). A window
+longer than the recorded depth (hf-heuristic's grows without bound) is
+continued by the same copy, for a policy that never reads the stand-ins. Replays are therefore exact, as for a draft model's trace
+(`simulate.Trace`), and `play_trace` plays either kind.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ..engine.drafting import cut_window
+from ..engine.policies import Policy
+from ..engine.prompt_lookup import PromptLookupSource
+from .cost_model import CostModel
+from .results import RunRecord
+from .simulate import FRAGILE_GAP, SimStep, Trace, TraceTooShallow
+
+KIND = "prompt-lookup"
+
+
+@dataclass
+class LookupTrace:
+    """One prompt as prompt lookup and the target decode it greedily."""
+
+    prompt_id: str
+    prompt_ids: list[int]
+    tokens: list[int]  # the target's greedy continuation (ends with EOS when it stopped there)
+    proposals: list[list[int]]  # position n → the source's proposal after prompt + tokens[:n] ([] = no match)
+    tops: list[list[float]]  # their stand-in top-1 probabilities
+    chosen: list[list[float]]  # and chosen probabilities
+    depth: int  # the longest proposal recorded (a match fills it; the copy runs on into itself)
+    sources: list[int]  # position n → where the matched n-gram last ended (the copy starts after it); -1: none
+    ngram_min: int
+    ngram_max: int
+    eos_ids: list[int]
+    max_new_tokens: int
+    session_s: float = 0.0  # per-session cost outside the steps (header, the target's prefill)
+    plain_s: float = 0.0  # target-only decoding of the continuation, prefill included
+    target_flips: list[int] = field(default_factory=list)
+    fragile: int = 0
+    kind: str = KIND
+
+    @property
+    def ended_eos(self) -> bool:
+        return bool(self.tokens) and self.tokens[-1] in self.eos_ids
+
+    @property
+    def off_depth(self) -> int:
+        """As `Trace.off_depth`: the longest window every policy can replay here, minus one (the tuner reads it)."""
+        return self.depth - 1
+
+    @property
+    def draft_ids(self) -> list[int]:
+        """The first proposed token at each position (-1 where nothing was proposed), as `Trace.draft_ids`."""
+        return [p[0] if p else -1 for p in self.proposals]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "LookupTrace":
+        return cls(**d)
+
+    def play(self, policy: Policy, max_new_tokens: int | None = None, cost: CostModel | None = None,
+             steps_out: list[SimStep] | None = None,
+             timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
+        """`simulate.play_trace` for this kind of trace (same arguments, same record)."""
+        return play_lookup(self, policy, max_new_tokens, cost, steps_out, timings)
+
+
+def window_outcome(trace: LookupTrace, n: int, window: int, policy: Policy) -> tuple[int, int, bool]:
+    """(drafted, accepted, early stop) of a step from position n with this window, as the live source drafts it."""
+    props, tops, chosen = trace.proposals[n], trace.tops[n], trace.chosen[n]
+    if window > len(props) and props:
+        if type(policy).keep_drafting is not Policy.keep_drafting:
+            raise TraceTooShallow(f"window {window} needs {window} proposals with their probabilities; "
+                                  f"the trace holds {trace.depth}")
+        props = _copied(trace, n, window)
+        tops = chosen = [0.0] * window  # never read: this policy's keep_drafting is the base one
+    d, early = cut_window(props, tops, chosen, window, policy, frozenset(trace.eos_ids))
+    toks, L = trace.tokens, len(trace.tokens)
+    a = 0
+    while a < d and n + a < L and props[a] == toks[n + a]:
+        a += 1
+    return d, a, early
+
+
+def _copied(trace: LookupTrace, n: int, window: int) -> list[int]:
+    """The proposal from position n continued to `window` tokens: the same copy, running on into itself."""
+    seq = list(trace.prompt_ids) + trace.tokens[:n]
+    L, src = len(seq), trace.sources[n]
+    out: list[int] = []
+    for k in range(window):
+        s = src + 1 + k
+        out.append(seq[s] if s < L else out[s - L])
+    return out
+
+
+def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None = None, cost: CostModel | None = None,
+                steps_out: list[SimStep] | None = None,
+                timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
+    """One session of `policy` over a prompt-lookup trace, with the decoder's rules; timed by `cost`.
+
+    As the decoder: window = min(γ, remaining − 1); a step whose source found
+    nothing to propose is a plain target step and leaves the policy (and its
+    cost observations) alone.
+    """
+    max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
+    if max_new > trace.max_new_tokens and not trace.ended_eos:
+        raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
+    toks, L = trace.tokens, len(trace.tokens)
+    eos = set(trace.eos_ids)
+    observe = policy.observe_costs if type(policy).observe_costs is not Policy.observe_costs else None
+    if observe is not None and timings is None and cost is None:
+        observe = None
+    n = 0
+    tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
+    windows: dict[int, int] = {}
+    stop_reason = "max_new_tokens"
+    while True:
+        gamma = policy.gamma
+        window = min(gamma, max_new - n - 1)
+        d = a = 0
+        early = False
+        if window > 0:
+            d, a, early = window_outcome(trace, n, window, policy)
+        new = min(a + 1, L - n)
+        n += new
+        if d or window <= 0:
+            if observe is not None:
+                if timings is not None and tally.steps < len(timings):
+                    observe(timings[tally.steps][0], d, timings[tally.steps][1], d + 1)
+                elif cost is not None:
+                    observe(d * cost.draft_token_s, d, cost.verify(d + 1), d + 1)
+            policy.update(accepted=a, drafted=d)
+        tally.add_step(d, a, 0, 0.0, 0.0)
+        windows[d] = windows.get(d, 0) + 1
+        if steps_out is not None:
+            steps_out.append(SimStep(gamma, d, a, new, early))
+        if toks[n - 1] in eos:
+            stop_reason = "eos"
+            break
+        if n >= max_new:
+            break
+        if n >= L:
+            raise ValueError("trace ended before the session did")
+    tally.tokens, tally.stop_reason = n, stop_reason
+    if cost is not None:
+        tally.draft_s = tally.drafted * cost.draft_token_s
+        tally.verify_s = sum(c * cost.verify(d + 1) for d, c in sorted(windows.items()))
+        tally.wall_s = (trace.session_s + cost.session_s + tally.draft_s + tally.verify_s
+                        + tally.steps * cost.step_s + n * cost.emit_token_s)
+    return tally
+
+
+def record_lookup_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,
+                        eos_ids: Iterable[int], ngram_min: int, ngram_max: int, header_s: float = 0.0) -> LookupTrace:
+    """Decodes the prompt with the target alone once, then asks prompt lookup for a proposal at every position."""
+    import torch
+    from transformers import DynamicCache
+
+    target = pair.target
+    device = torch.device(getattr(pair, "device", None) or target.device)
+    vocab = int(target.config.vocab_size)
+    eos = set(int(i) for i in eos_ids)
+    ids = list(prompt_ids)
+    P = len(ids)
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        cache = DynamicCache()
+        if P > 1:
+            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=cache, use_cache=True,
+                   logits_to_keep=1)
+        t_prefill = time.perf_counter() - t0
+        toks: list[int] = []
+        last = ids[-1]
+        while len(toks) < max_new_tokens:
+            logits = target(input_ids=torch.tensor([[last]], device=device), past_key_values=cache, use_cache=True,
+                            logits_to_keep=1).logits[0, -1, :vocab]
+            last = int(logits.argmax())
+            toks.append(last)
+            if last in eos:
+                break
+        plain_s = time.perf_counter() - t0
+        del cache
+        # a teacher-forced pass: where one pass over the text disagrees with cached decoding (float near-ties)
+        n = len(toks)
+        tl = target(input_ids=torch.tensor([ids + toks], device=device), use_cache=False).logits[0, P - 1:P - 1 + n, :vocab].float()
+        flips = [i for i, t in enumerate(tl.argmax(-1).tolist()) if t != toks[i]]
+        top2 = torch.topk(tl, 2, dim=-1).values
+        fragile = int(((top2[:, 0] - top2[:, 1]) < FRAGILE_GAP).sum())
+    bare = LookupTrace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, proposals=[], tops=[],
+                       chosen=[], depth=depth, sources=[], ngram_min=ngram_min, ngram_max=ngram_max, eos_ids=sorted(eos),
+                       max_new_tokens=max_new_tokens, session_s=header_s + t_prefill, plain_s=plain_s,
+                       target_flips=flips, fragile=fragile)
+    return repropose(bare, ngram_min, ngram_max)
+
+
+def repropose(trace: LookupTrace, ngram_min: int, ngram_max: int, depth: int | None = None) -> LookupTrace:
+    """The same continuation with the proposals of other n-gram sizes (the target is not run again)."""
+    import dataclasses
+
+    depth = trace.depth if depth is None else depth
+    source = PromptLookupSource(ngram_min, ngram_max)
+    source.start(trace.prompt_ids)
+    seq = list(trace.prompt_ids)
+    proposals, tops, chosen, sources = [], [], [], []
+    for t in trace.tokens:
+        xs, tp, ch = source.propose(seq, depth)
+        proposals.append(xs)
+        tops.append(tp)
+        chosen.append(ch)
+        sources.append(source.index.match(seq)[1])
+        seq.append(t)
+    return dataclasses.replace(trace, proposals=proposals, tops=tops, chosen=chosen, depth=depth, sources=sources,
+                               ngram_min=ngram_min, ngram_max=ngram_max)
+
+
+def window_options(trace: LookupTrace, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
+    """(window, drafted, accepted, emitted) for every window 0 … wmax from position n (the oracle's choices).
+
+    Drafting stops only at the window and a drafted EOS here (the oracle never
+    stops early); where nothing is proposed only the plain step (window 0) exists.
+    """
+    toks, L = trace.tokens, len(trace.tokens)
+    out = [(0, 0, 0, 1)]
+    props = trace.proposals[n]
+    if not props or wmax <= 0:
+        return out
+    full = props[:wmax] if wmax <= len(props) else _copied(trace, n, wmax)
+    eos = set(trace.eos_ids)
+    e = next((i for i, x in enumerate(full) if x in eos), None)
+    run = 0
+    while run < len(full) and n + run < L and full[run] == toks[n + run]:
+        run += 1
+    for w in range(1, wmax + 1):
+        d = w if e is None else min(w, e + 1)  # cut after a drafted EOS, as `cut_window` cuts
+        a = min(run, d)
+        out.append((w, d, a, min(a + 1, L - n)))
+    return out
+
+
+def trace_from_json(d: dict[str, Any]) -> Any:
+    """A saved trace of either kind."""
+    if d.get("kind") == KIND:
+        return LookupTrace.from_json(d)
+    return Trace.from_json(d)
+
+
+__all__ = ["LookupTrace", "play_lookup", "record_lookup_trace", "repropose", "window_options", "window_outcome", "trace_from_json"]

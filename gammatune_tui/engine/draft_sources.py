@@ -1,0 +1,151 @@
+"""The draft-source seam: who proposes the tokens a step verifies (a draft model, or prompt lookup).
+
+The decoder's loop — draft, verify, accept, rewind, report — does not know
+which source it drives. Each step it asks the session's source for up to
+`window` tokens and gets a `Draft` back (drafting.py): the token ids, for
+each one the two numbers the γ policy reads (top-1 and chosen probability),
+whether the policy ended the window early, how many forward passes it took,
+and what the exact accept test needs as the proposal law q: the served rows
+of a draft model, or `point_mass` for a source that proposes
+deterministically (q = δ_x, so the target accepts x with probability p(x)
+and a rejection draws from norm(max(0, p − δ_x)); verification.py).
+
+A source that keeps a KV cache exposes its `runner`, which the decoder
+prefills and rewinds with the target's (kv_cache.py); a model-free source has
+none. `DrafterSettings` is what a user picks (`--drafter`, `load_pair(drafter=)`,
+`SpeculativeDecoder(drafter=)`); `make_source` builds the source for one session.
+Adding a source: a `DraftSource` subclass here or beside it (prompt_lookup.py is
+one), a name in `DRAFTERS`, a branch in `make_source`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..errors import InvalidParameter
+from .drafting import Draft, DraftSource, draft_window
+from .policies import Policy
+from .prompt_lookup import PromptLookupSource
+from .runners import Runner
+from .sampling import Served
+
+MODEL = "model"
+PROMPT_LOOKUP = "prompt-lookup"
+DRAFTERS: tuple[str, ...] = (MODEL, PROMPT_LOOKUP)
+
+# n-gram sizes of prompt lookup. transformers matches n = max_matching_ngram_size (default 2) down
+# to 1; these defaults were picked with the simulator on the demo pair (docs/benchmarks.md,
+# "Prompt lookup"): a 1-token match is worth proposing when a wrong window costs one wider verify.
+DEFAULT_NGRAM_MIN = 1
+DEFAULT_NGRAM_MAX = 3
+NGRAM_LIMIT = 32
+
+
+def _whole(v: Any, flag: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise InvalidParameter(f"{flag} must be a whole number >= 1, got {v!r}")
+    if v > NGRAM_LIMIT:
+        raise InvalidParameter(f"{flag} must be at most {NGRAM_LIMIT}, got {v}")
+    return v
+
+
+@dataclass(frozen=True)
+class DrafterSettings:
+    """Which source drafts (`model` or `prompt-lookup`) and, for prompt lookup, the n-gram sizes it matches."""
+
+    name: str = MODEL
+    ngram_min: int = DEFAULT_NGRAM_MIN
+    ngram_max: int = DEFAULT_NGRAM_MAX
+
+    def __post_init__(self) -> None:
+        if self.name not in DRAFTERS:
+            raise InvalidParameter(f"unknown drafter {self.name!r}; expected one of {', '.join(DRAFTERS)}")
+        lo, hi = _whole(self.ngram_min, "--ngram-min"), _whole(self.ngram_max, "--ngram-max")
+        if lo > hi:
+            raise InvalidParameter(f"--ngram-min ({lo}) must not exceed --ngram-max ({hi})")
+
+    @property
+    def model_free(self) -> bool:
+        return self.name != MODEL
+
+    @property
+    def short(self) -> str:
+        """A label for compare's contestants: `model` or `lookup`."""
+        return "lookup" if self.name == PROMPT_LOOKUP else self.name
+
+    def params(self) -> dict[str, Any]:
+        """What a header records beside the name (nothing for the model)."""
+        return {"ngram_min": self.ngram_min, "ngram_max": self.ngram_max} if self.model_free else {}
+
+    @classmethod
+    def of(cls, value: "DrafterSettings | str | None", *, ngram_min: int | None = None,
+           ngram_max: int | None = None) -> "DrafterSettings":
+        """A settings object from a name (or settings), with n-gram sizes where given."""
+        if isinstance(value, DrafterSettings):
+            base = value
+        elif value is None or isinstance(value, str):
+            base = cls(value or MODEL)
+        else:
+            raise InvalidParameter(f"drafter must be a name or DrafterSettings, got {type(value).__name__}")
+        lo = base.ngram_min if ngram_min is None else ngram_min
+        hi = base.ngram_max if ngram_max is None else ngram_max
+        return base if (lo, hi) == (base.ngram_min, base.ngram_max) else cls(base.name, lo, hi)
+
+
+def parse_drafters(text: str) -> list[str]:
+    """'model,prompt-lookup' → ['model', 'prompt-lookup']; known names, no duplicates."""
+    names = [p.strip() for p in str(text).split(",") if p.strip()]
+    if not names:
+        raise InvalidParameter(f"--drafters must name at least one of {', '.join(DRAFTERS)}")
+    for n in names:
+        if n not in DRAFTERS:
+            raise InvalidParameter(f"unknown drafter {n!r} in --drafters; expected {', '.join(DRAFTERS)}")
+    if len(set(names)) != len(names):
+        raise InvalidParameter(f"--drafters names a drafter twice: {text!r}")
+    return names
+
+
+def pair_drafter(pair: Any) -> DrafterSettings:
+    """The drafter a pair's sessions use unless told otherwise: what it was loaded for, else the model."""
+    d = getattr(pair, "drafter", None)
+    if isinstance(d, DrafterSettings):
+        return d
+    if getattr(pair, "draft", None) is None:
+        return DrafterSettings(PROMPT_LOOKUP)
+    return DrafterSettings(MODEL)
+
+
+class ModelDraftSource(DraftSource):
+    """The draft model through its runner: one forward per drafted token (drafting.py)."""
+
+    name = MODEL
+
+    def __init__(self, runner: Runner, vocab_cut: int | None):
+        self.runner = runner
+        self.vocab_cut = vocab_cut
+
+    def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
+              eos: frozenset[int], device: torch.device) -> Draft:
+        runner = self.runner
+        assert runner is not None
+        return draft_window(runner, ids[runner.length:], window, policy=policy, served=served, gen=gen,
+                            vocab_cut=self.vocab_cut, eos=eos, device=device)
+
+
+def make_source(settings: DrafterSettings, draft_runner: Runner | None, vocab_cut: int | None) -> DraftSource:
+    """The source for one session: the draft model's (needs its runner) or prompt lookup's."""
+    if settings.name == MODEL:
+        if draft_runner is None:
+            raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
+                                   "use drafter 'prompt-lookup' or load a draft model")
+        return ModelDraftSource(draft_runner, vocab_cut)
+    return PromptLookupSource(settings.ngram_min, settings.ngram_max)
+
+
+__all__ = [
+    "MODEL", "PROMPT_LOOKUP", "DRAFTERS", "DEFAULT_NGRAM_MIN", "DEFAULT_NGRAM_MAX", "DrafterSettings",
+    "parse_drafters", "pair_drafter", "DraftSource", "ModelDraftSource", "make_source",
+]
