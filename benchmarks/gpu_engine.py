@@ -44,6 +44,7 @@ import transformers  # noqa: E402
 
 from gammatune_tui.bench import latency as lat  # noqa: E402
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent  # noqa: E402
+from gammatune_tui.engine.devices import resolve_device  # noqa: E402
 from gammatune_tui.engine.models import ModelPair  # noqa: E402
 from gammatune_tui.engine.warmup import warm_up  # noqa: E402
 from gammatune_tui.errors import EngineUnavailable  # noqa: E402
@@ -230,7 +231,7 @@ def main() -> None:  # noqa: C901 - one linear script
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
-    device = torch.device(lat.resolve_device(args.device))
+    device = resolve_device(args.device)
     cuda = device.type == "cuda"
     name = torch.cuda.get_device_name(device) if cuda else f"{platform.machine()} CPU, {os.cpu_count()} cores"
     res: dict = {"device": name, "dtype": args.dtype, "small": args.small, "load_average": os.getloadavg(),

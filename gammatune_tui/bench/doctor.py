@@ -29,6 +29,7 @@ from ..engine.text_pieces import prompt_pieces
 from ..errors import ModelLoadError, TokenizerMismatch
 from . import protocol
 from . import simulate as sim
+from . import trace_record
 from .cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from .oracle import oracle_run, summarize
 
@@ -209,9 +210,9 @@ def record(pair: Any, cfg: DoctorConfig, progress: Progress,
         header_s = time.perf_counter() - t0
         key = (tuple(p.ids), vocab, cfg.max_new_tokens)
         if key not in plain:
-            plain[key] = sim.target_run(pair, p.ids, cfg.max_new_tokens, pair.eos_ids)
-        traces.append(sim.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1, pair.eos_ids,
-                                       header_s, plain[key]))
+            plain[key] = trace_record.target_run(pair, p.ids, cfg.max_new_tokens, pair.eos_ids)
+        traces.append(trace_record.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
+                                                pair.eos_ids, header_s, plain[key]))
         progress(f"trace {p.id}", 1)
     progress("timing the decoder", 0)
     cost, per_token = timing_pass(pair, pid[0], min(cfg.max_new_tokens, TIMING_TOKENS), cfg.max_window)
@@ -266,9 +267,9 @@ def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int) -> tuple[C
     gammas = [g for g in CALIBRATION_GAMMAS if g <= max_window]
     for r in range(TIMING_ROUNDS):  # rounds in alternating order: a busy spell does not own one window size
         for g in (gammas if r % 2 == 0 else gammas[::-1]):
-            sim.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
+            trace_record.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
             protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, tokens, keep_events=events)
-    sim.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
+    trace_record.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
     cost, plain = robust_costs(events), fastest(per_token)
     # a one-token target pass is what target-only decoding does per token: the oracle's plain step pays that too
     cost.verify_s = {1: plain, **{k: v for k, v in cost.verify_s.items() if k != 1}}

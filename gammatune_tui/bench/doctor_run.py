@@ -22,7 +22,7 @@ from ..engine.policies import PolicySettings
 from ..errors import GammatuneError, InvalidParameter
 from . import doctor as dr
 from . import protocol, report
-from . import simulate as sim
+from . import trace_record
 from .doctor_report import (
     Recommendation, VerifyResult, VerifyRow, costs_table, methods_table, payload, ranking_table, recommend,
     verdict_lines, verify_table,
@@ -150,7 +150,7 @@ def verify_live(cfg: dr.DoctorConfig, cand: dr.Candidate, top: dr.DraftReport, p
         plain_pred_s = pred_s = plain_s = spec_s = 0.0
         plain_tok = spec_tok = 0
         for p in pid:
-            toks, _, t_plain = sim.target_run(pair, p.ids, cfg.max_new_tokens, pair.eos_ids)
+            toks, _, t_plain = trace_record.target_run(pair, p.ids, cfg.max_new_tokens, pair.eos_ids)
             progress(f"verify {p.id}: target alone", 1)
             rec = protocol.run_policy(pair, settings, p, cfg.max_new_tokens)
             progress(f"verify {p.id}: {top.best_method}", 1)

@@ -24,7 +24,8 @@ from ..engine.policies import Policy
 from ..engine.prompt_lookup import PromptLookupSource
 from .cost_model import CostModel
 from .results import RunRecord
-from .simulate import FRAGILE_GAP, SimStep, Trace, TraceTooShallow
+from .simulate import SimStep, Trace, TraceTooShallow
+from .trace_record import FRAGILE_GAP
 
 KIND = "prompt-lookup"
 

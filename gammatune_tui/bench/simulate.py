@@ -4,7 +4,7 @@ Under greedy decoding the accepted text is always a prefix of the target's own
 greedy continuation, so everything a live run can observe is fixed in advance:
 
 * the continuation itself (computed with the KV-cached, one-token-at-a-time
-  path the target uses when decoding on its own);
+  path the target uses when decoding on its own; recorded by trace_record.py);
 * at every position, the draft's argmax and top-1 probability given that
   prefix (one teacher-forced draft pass; greedy ⇒ chosen = top-1);
 * after each position where the draft disagrees, what the draft would go on
@@ -25,16 +25,12 @@ positions whose top-2 logit gap is small enough for that to happen, and
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ..engine.policies import Policy, PolicySettings
 from .cost_model import CostModel
 from .results import RunRecord
-
-FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
-
 
 @dataclass
 class Trace:
@@ -53,7 +49,7 @@ class Trace:
     session_s: float = 0.0  # per-session cost outside the steps (header, both prefills)
     plain_s: float = 0.0  # target-only decoding of the continuation, prefill included
     target_flips: list[int] = field(default_factory=list)  # positions where teacher forcing disagrees with the cached path
-    fragile: int = 0  # positions whose target or draft top-2 gap < FRAGILE_GAP
+    fragile: int = 0  # positions whose target or draft top-2 gap < trace_record.FRAGILE_GAP
 
     @property
     def ended_eos(self) -> bool:
@@ -245,134 +241,6 @@ def plain_records(traces: Sequence[Trace], kind: str = "sim") -> list[RunRecord]
     return [RunRecord(method=PLAIN, gamma0=None, prompt_id=t.prompt_id, kind=kind, tokens=len(t.tokens),
                       steps=len(t.tokens), wall_s=t.plain_s,
                       stop_reason="eos" if t.ended_eos else "max_new_tokens") for t in traces]
-
-
-# -- building traces from a model pair -----------------------------------------------------------
-
-
-def _margin_small(logits: Any) -> Any:
-    import torch
-
-    top2 = torch.topk(logits.float(), 2, dim=-1).values
-    return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
-
-
-def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
-               token_s: list[float] | None = None) -> tuple[list[int], float, float]:
-    """Target-only greedy decoding, the decoder's cached path at k = 1: (tokens, prefill seconds, total seconds).
-
-    The plain baseline every simulated table divides by; it depends on the
-    target alone, so several drafts' traces of one prompt can share it.
-    `token_s`, if given, gets each token's seconds.
-    """
-    import torch
-    from transformers import DynamicCache
-
-    target = pair.target
-    device = torch.device(getattr(pair, "device", None) or target.device)
-    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
-    eos = set(int(i) for i in eos_ids)
-    ids = list(prompt_ids)
-    with torch.no_grad():
-        t0 = time.perf_counter()
-        tcache = DynamicCache()
-        if len(ids) > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=tcache, use_cache=True,
-                   logits_to_keep=1)
-        t_prefill = time.perf_counter() - t0
-        toks: list[int] = []
-        last = ids[-1]
-        while len(toks) < max_new_tokens:
-            t1 = time.perf_counter()
-            logits = target(input_ids=torch.tensor([[last]], device=device), past_key_values=tcache,
-                            use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
-            last = int(logits.argmax())
-            toks.append(last)
-            if token_s is not None:
-                token_s.append(time.perf_counter() - t1)
-            if last in eos:
-                break
-        return toks, t_prefill, time.perf_counter() - t0
-
-
-def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
-                 eos_ids: Iterable[int], header_s: float = 0.0,
-                 plain: tuple[list[int], float, float] | None = None) -> Trace:
-    """Runs the models once over a prompt and keeps what every greedy policy will see.
-
-    `off_depth` should be the longest window any `play_trace` will use, minus
-    one. `plain`: this prompt's `target_run`, when it is already known.
-    """
-    import torch
-    from transformers import DynamicCache
-
-    target, draft = pair.target, pair.draft
-    device = torch.device(getattr(pair, "device", None) or target.device)
-    vocab = int(min(target.config.vocab_size, draft.config.vocab_size))
-    eos = set(int(i) for i in eos_ids)
-    ids = list(prompt_ids)
-    P = len(ids)
-    # 1. target-only greedy decoding (timed: the plain baseline)
-    toks, t_prefill, plain_s = plain if plain is not None else target_run(pair, ids, max_new_tokens, eos)
-    with torch.no_grad():
-        full = torch.tensor([ids + toks], device=device)
-        n = len(toks)
-        # 2. teacher-forced target: where does the one-pass argmax disagree with the cached path?
-        tl = target(input_ids=full, use_cache=False).logits[0, P - 1:P - 1 + n, :vocab].float()
-        t_arg = tl.argmax(-1).tolist()
-        flips = [i for i in range(n) if t_arg[i] != toks[i]]
-        fragile_t = _margin_small(tl)
-        del tl
-
-        # 3. teacher-forced draft, keeping its cache for the off-path continuations
-        t1 = time.perf_counter()
-        dcache = DynamicCache()
-        if P > 1:
-            draft(input_ids=full[:, :P - 1], past_key_values=dcache, use_cache=True, logits_to_keep=1)
-        d_prefill = time.perf_counter() - t1
-        dl = draft(input_ids=full[:, P - 1:], past_key_values=dcache, use_cache=True).logits[0, :n, :vocab].float()
-        dp = torch.softmax(dl, -1)
-        top, arg = dp.max(-1)
-        d_ids = arg.tolist()
-        d_prob = top.tolist()
-        fragile = int((fragile_t | _margin_small(dl)).sum())
-        del dl, dp
-
-        # 4. off-path: after the draft's own wrong token at j, what it proposes next (descending j,
-        #    so the one cache is only ever cropped back)
-        off_ids: dict[int, list[int]] = {}
-        off_prob: dict[int, list[float]] = {}
-        misses = [j for j in range(n) if d_ids[j] != toks[j] and d_ids[j] not in eos]
-        for j in reversed(misses):
-            cur = dcache.get_seq_length()
-            keep = P + j  # cache holds prompt + toks[:j]; the next input is the draft's token at j
-            if cur > keep:
-                dcache.crop(-(cur - keep))
-            xs: list[int] = []
-            ps: list[float] = []
-            x = d_ids[j]
-            for _ in range(off_depth):
-                lg = draft(input_ids=torch.tensor([[x]], device=device), past_key_values=dcache,
-                           use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
-                pr = torch.softmax(lg, -1)
-                p, xx = pr.max(-1)
-                x = int(xx)
-                xs.append(x)
-                ps.append(float(p))
-                if x in eos:
-                    break
-            off_ids[j] = xs
-            off_prob[j] = ps
-        for j in range(n):  # a disagreement whose own token is EOS stops drafting there: nothing follows
-            if j not in off_ids and d_ids[j] != toks[j]:
-                off_ids[j], off_prob[j] = [], []
-    return Trace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, draft_ids=d_ids, draft_prob=d_prob,
-                 off_ids=off_ids, off_prob=off_prob, off_depth=off_depth, eos_ids=sorted(eos),
-                 max_new_tokens=max_new_tokens, session_s=header_s + t_prefill + d_prefill, plain_s=plain_s,
-                 target_flips=flips, fragile=fragile)
-
-
-# -- validation against the live decoder ---------------------------------------------------------------
 
 
 @dataclass

@@ -22,7 +22,7 @@ from ..bench.doctor import DEFAULT_GAMMAS, Candidate, DoctorConfig
 from ..bench.doctor_candidates import built_demo_candidates, demo_target
 from ..bench.doctor_run import VERIFY_PROMPTS, run_doctor
 from ..bench.modes.common import quiet_transformers
-from ..engine.models import resolve_device, resolve_dtype
+from ..engine.devices import resolve_device, resolve_dtype
 from ..errors import InvalidParameter
 from ..prompts import load_prompt_set
 from ..render.printer import make_console

@@ -92,7 +92,7 @@ class CommonOptions:
         if engine is not None:
             check_engine(engine, internal=False)
             if engine == "graphs" and self.values.get("device_map") is None:
-                from ..engine.models import resolve_device
+                from ..engine.devices import resolve_device
 
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
         if "drafter" in self.values:  # --drafter and the n-gram sizes, refused before anything loads

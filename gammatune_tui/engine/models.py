@@ -24,6 +24,7 @@ import torch
 from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
 from .context import window_of
+from .devices import resolve_device, resolve_dtype
 from .model_files import ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config
 from .draft_sources import DrafterSettings
 from .runners import RunnerPool, check_engine, check_engine_device
@@ -162,51 +163,6 @@ def collect_eos_ids(tokenizer: Any, model: Any) -> frozenset[int]:
     elif isinstance(gen_eos, (list, tuple)):
         found.update(int(i) for i in gen_eos)
     return frozenset(found)
-
-
-# -- devices and dtypes ---------------------------------------------------------------
-
-_DTYPES = {
-    "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
-    "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
-    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-}
-
-
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    if device is None or str(device) == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        mps = getattr(torch.backends, "mps", None)
-        if mps is not None and mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    try:
-        dev = torch.device(str(device))
-    except (RuntimeError, ValueError):
-        raise InvalidParameter(f"unknown device {device!r}; expected auto, cpu, cuda, cuda:N or mps") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidParameter(f"device {device!r} asked for, but this torch has no CUDA device")
-    if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise InvalidParameter(f"device {device!r} asked for, but MPS is not available")
-    if dev.type not in ("cpu", "cuda", "mps"):
-        raise InvalidParameter(f"unsupported device {device!r}; expected auto, cpu, cuda, cuda:N or mps")
-    return dev
-
-
-def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if dtype is None or dtype == "auto":
-        if device.type == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        if device.type == "mps":
-            return torch.float16
-        return torch.float32
-    try:
-        return _DTYPES[str(dtype).lower()]
-    except KeyError:
-        raise InvalidParameter(f"unknown dtype {dtype!r}; expected auto, float32, float16 or bfloat16") from None
 
 
 # -- finding and loading models ---------------------------------------------------------
@@ -427,7 +383,7 @@ def load_pair(
 
 
 __all__ = [
-    "ModelPair", "Preset", "PRESETS", "load_pair", "check_tokenizers", "resolve_device", "resolve_dtype",
+    "ModelPair", "Preset", "PRESETS", "load_pair", "check_tokenizers",
     "vicuna_format", "collect_eos_ids", "in_local_cache", "VICUNA_SYSTEM", "check_pair", "PairRefs",
     "download_command",
 ]

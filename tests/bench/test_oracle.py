@@ -12,7 +12,8 @@ from gammatune_tui.bench.oracle import (
     ORACLE, WindowScript, oracle_records, oracle_run, regret, step_options, summarize,
 )
 from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.simulate import Trace, TraceTooShallow, play_trace, record_trace
+from gammatune_tui.bench.simulate import Trace, TraceTooShallow, play_trace
+from gammatune_tui.bench.trace_record import record_trace
 from gammatune_tui.engine.policies import METHODS, Policy, PolicySettings
 
 EOS = 1

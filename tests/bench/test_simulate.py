@@ -8,8 +8,9 @@ import pytest
 
 from gammatune_tui.bench.cost_model import CostModel
 from gammatune_tui.bench.simulate import (
-    Trace, TraceTooShallow, check_against_live, live_steps, play_trace, record_trace,
+    Trace, TraceTooShallow, check_against_live, live_steps, play_trace,
 )
+from gammatune_tui.bench.trace_record import record_trace
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder
 
 PROMPTS = {"p0": [5, 9, 13, 22, 7], "p1": [3, 4, 5, 6, 7, 8, 30, 31], "p2": [40]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.simulate import record_trace
+from gammatune_tui.bench.trace_record import record_trace
 from gammatune_tui.bench.tune import TUNED, TUNED_ADAPTIVE_K, current_defaults, tune
 
 GRID = {"eta": [0.3, 0.7], "delta": [0, 2], "tau": [0.2, 0.6], "gamma_min": [1, 4], "gamma_max": [6, 12],

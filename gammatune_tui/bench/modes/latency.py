@@ -13,7 +13,7 @@ import torch
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.models import resolve_device, resolve_dtype
+from ...engine.devices import resolve_device, resolve_dtype
 from ...errors import EngineUnavailable
 from .. import latency as lat
 from ..report import write_json

@@ -36,7 +36,7 @@ from ...engine.step_events import versions
 from ...engine.text_pieces import prompt_pieces
 from ...errors import InvalidParameter
 from .. import protocol
-from .. import simulate as sim
+from .. import trace_record
 from ..cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from ..lookup_trace import record_lookup_trace, trace_from_json
 from .common import progress_bar
@@ -136,8 +136,8 @@ def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: 
                 traces.append(record_lookup_trace(pair, p.id, p.ids, max_new_tokens, max_window, pair.eos_ids,
                                                   drafter.ngram_min, drafter.ngram_max, header_s))
             else:
-                traces.append(sim.record_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1, pair.eos_ids,
-                                               header_s))
+                traces.append(trace_record.record_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1,
+                                                        pair.eos_ids, header_s))
             prog.update(task, advance=1, description=f"trace {p.id}")
         prog.update(task, description="timing the decoder")
         events: list = []

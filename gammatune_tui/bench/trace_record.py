@@ -1,0 +1,147 @@
+"""Recording a greedy trace from a model pair: the target's continuation, the draft along it, and its detours.
+
+What `play_trace` (simulate.py) needs to replay any policy exactly is fixed by
+the models alone: the target's greedy continuation (decoded on the cached,
+one-token-per-pass path plain decoding uses, which also times the plain
+baseline), one teacher-forced draft pass over prompt + continuation, and what
+the draft goes on proposing after each of its own wrong tokens. Recording is
+the slow part of `bench --simulate` (hence the trace cache) and needs torch;
+the replay is pure Python.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable
+
+from .simulate import Trace
+
+FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
+
+
+def _margin_small(logits: Any) -> Any:
+    import torch
+
+    top2 = torch.topk(logits.float(), 2, dim=-1).values
+    return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
+
+
+def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
+               token_s: list[float] | None = None) -> tuple[list[int], float, float]:
+    """Target-only greedy decoding, the decoder's cached path at k = 1: (tokens, prefill seconds, total seconds).
+
+    The plain baseline every simulated table divides by; it depends on the
+    target alone, so several drafts' traces of one prompt can share it.
+    `token_s`, if given, gets each token's seconds.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    target = pair.target
+    device = torch.device(getattr(pair, "device", None) or target.device)
+    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
+    eos = set(int(i) for i in eos_ids)
+    ids = list(prompt_ids)
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        tcache = DynamicCache()
+        if len(ids) > 1:
+            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=tcache, use_cache=True,
+                   logits_to_keep=1)
+        t_prefill = time.perf_counter() - t0
+        toks: list[int] = []
+        last = ids[-1]
+        while len(toks) < max_new_tokens:
+            t1 = time.perf_counter()
+            logits = target(input_ids=torch.tensor([[last]], device=device), past_key_values=tcache,
+                            use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
+            last = int(logits.argmax())
+            toks.append(last)
+            if token_s is not None:
+                token_s.append(time.perf_counter() - t1)
+            if last in eos:
+                break
+        return toks, t_prefill, time.perf_counter() - t0
+
+
+def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
+                 eos_ids: Iterable[int], header_s: float = 0.0,
+                 plain: tuple[list[int], float, float] | None = None) -> Trace:
+    """Runs the models once over a prompt and keeps what every greedy policy will see.
+
+    `off_depth` should be the longest window any `play_trace` will use, minus
+    one. `plain`: this prompt's `target_run`, when it is already known.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    target, draft = pair.target, pair.draft
+    device = torch.device(getattr(pair, "device", None) or target.device)
+    vocab = int(min(target.config.vocab_size, draft.config.vocab_size))
+    eos = set(int(i) for i in eos_ids)
+    ids = list(prompt_ids)
+    P = len(ids)
+    # 1. target-only greedy decoding (timed: the plain baseline)
+    toks, t_prefill, plain_s = plain if plain is not None else target_run(pair, ids, max_new_tokens, eos)
+    with torch.no_grad():
+        full = torch.tensor([ids + toks], device=device)
+        n = len(toks)
+        # 2. teacher-forced target: where does the one-pass argmax disagree with the cached path?
+        tl = target(input_ids=full, use_cache=False).logits[0, P - 1:P - 1 + n, :vocab].float()
+        t_arg = tl.argmax(-1).tolist()
+        flips = [i for i in range(n) if t_arg[i] != toks[i]]
+        fragile_t = _margin_small(tl)
+        del tl
+
+        # 3. teacher-forced draft, keeping its cache for the off-path continuations
+        t1 = time.perf_counter()
+        dcache = DynamicCache()
+        if P > 1:
+            draft(input_ids=full[:, :P - 1], past_key_values=dcache, use_cache=True, logits_to_keep=1)
+        d_prefill = time.perf_counter() - t1
+        dl = draft(input_ids=full[:, P - 1:], past_key_values=dcache, use_cache=True).logits[0, :n, :vocab].float()
+        dp = torch.softmax(dl, -1)
+        top, arg = dp.max(-1)
+        d_ids = arg.tolist()
+        d_prob = top.tolist()
+        fragile = int((fragile_t | _margin_small(dl)).sum())
+        del dl, dp
+
+        # 4. off-path: after the draft's own wrong token at j, what it proposes next (descending j,
+        #    so the one cache is only ever cropped back)
+        off_ids: dict[int, list[int]] = {}
+        off_prob: dict[int, list[float]] = {}
+        misses = [j for j in range(n) if d_ids[j] != toks[j] and d_ids[j] not in eos]
+        for j in reversed(misses):
+            cur = dcache.get_seq_length()
+            keep = P + j  # cache holds prompt + toks[:j]; the next input is the draft's token at j
+            if cur > keep:
+                dcache.crop(-(cur - keep))
+            xs: list[int] = []
+            ps: list[float] = []
+            x = d_ids[j]
+            for _ in range(off_depth):
+                lg = draft(input_ids=torch.tensor([[x]], device=device), past_key_values=dcache,
+                           use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
+                pr = torch.softmax(lg, -1)
+                p, xx = pr.max(-1)
+                x = int(xx)
+                xs.append(x)
+                ps.append(float(p))
+                if x in eos:
+                    break
+            off_ids[j] = xs
+            off_prob[j] = ps
+        for j in range(n):  # a disagreement whose own token is EOS stops drafting there: nothing follows
+            if j not in off_ids and d_ids[j] != toks[j]:
+                off_ids[j], off_prob[j] = [], []
+    return Trace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, draft_ids=d_ids, draft_prob=d_prob,
+                 off_ids=off_ids, off_prob=off_prob, off_depth=off_depth, eos_ids=sorted(eos),
+                 max_new_tokens=max_new_tokens, session_s=header_s + t_prefill + d_prefill, plain_s=plain_s,
+                 target_flips=flips, fragile=fragile)
+
+
+# -- validation against the live decoder ---------------------------------------------------------------
+
+
+__all__ = ["FRAGILE_GAP", "target_run", "record_trace"]

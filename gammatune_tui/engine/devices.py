@@ -1,0 +1,58 @@
+"""Which device and dtype a pair runs on: `--device` and `--dtype`, resolved once for every command.
+
+`auto` means the fastest sensible choice on this machine (CUDA, else MPS,
+else the CPU; bf16 on a GPU that has it, else fp16; fp32 on a CPU, where half
+precision is slower and not exact). A device that was asked for but is not
+there is a one-line InvalidParameter, never a silent fallback to the CPU.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..errors import InvalidParameter
+
+_DTYPES = {
+    "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
+    "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
+    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+}
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    if device is None or str(device) == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        dev = torch.device(str(device))
+    except (RuntimeError, ValueError):
+        raise InvalidParameter(f"unknown device {device!r}; expected auto, cpu, cuda, cuda:N or mps") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidParameter(f"device {device!r} asked for, but this torch has no CUDA device")
+    if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise InvalidParameter(f"device {device!r} asked for, but MPS is not available")
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise InvalidParameter(f"unsupported device {device!r}; expected auto, cpu, cuda, cuda:N or mps")
+    return dev
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype is None or dtype == "auto":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        if device.type == "mps":
+            return torch.float16
+        return torch.float32
+    try:
+        return _DTYPES[str(dtype).lower()]
+    except KeyError:
+        raise InvalidParameter(f"unknown dtype {dtype!r}; expected auto, float32, float16 or bfloat16") from None
+
+
+__all__ = ["resolve_device", "resolve_dtype"]
