@@ -50,7 +50,8 @@ def compare(
     Plain target-only decoding is measured beside them as a reference row.
     """
     if given_on_command_line(ctx, "method"):
-        raise InvalidParameter(f"compare runs several methods: use --methods (e.g. --methods specdecode,{opts.method}), "
+        other = "gammatune+" if opts.method == "specdecode" else "specdecode"
+        raise InvalidParameter(f"compare runs several methods: use --methods (e.g. --methods {other},{opts.method}), "
                                "not --method")
     if repeats < 1:
         raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")

@@ -88,7 +88,8 @@ def test_compare_cli_print_records_and_replays(tiny_pair_dirs, tmp_path, capsys)
     (["compare", "x", "--methods", "specdecode"], "2 to 6"),
     (["compare", "x", "--methods", "specdecode,bogus"], "unknown method"),
     (["compare", "x", "--eta", "2"], "eta"),
-    (["compare", "x", "--method", "specdecode"], "use --methods"),
+    (["compare", "x", "--method", "specdecode"], "use --methods (e.g. --methods gammatune+,specdecode)"),
+    (["compare", "x", "--method", "adaptive-k"], "--methods specdecode,adaptive-k"),
     (["compare", "x", "--repeats", "0"], "--repeats"),
     (["compare", "x", "-n", "0"], "--max-new-tokens"),
 ])
