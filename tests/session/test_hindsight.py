@@ -98,3 +98,13 @@ def test_run_prints_the_oracle_line_for_greedy_sessions(tiny_pair_dirs, capsys):
     assert "oracle: this session reached" in out and "of the hindsight-optimal γ" in out
     out = _run(capsys, *common, "-t", "0.7")
     assert "oracle: applies to greedy decoding only (this session sampled at T=0.7)" in out
+
+
+def test_run_prints_the_oracle_line_for_prompt_lookup_sessions_too(tiny_pair_dirs, capsys):
+    # no draft model is loaded: the trace is prompt lookup's proposals, recomputed from the session's own text
+    t, _ = tiny_pair_dirs
+    out = _run(capsys, "abcabcabcabc", "--target", str(t), "--drafter", "prompt-lookup", "--device", "cpu", "-n", "16",
+               "--raw", "-t", "0")
+    assert "oracle: this session reached" in out and "check failed" not in out
+    share = float(out.split("oracle: this session reached ")[1].split()[0])
+    assert 0 < share <= 1.0
