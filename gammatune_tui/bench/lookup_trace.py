@@ -24,7 +24,7 @@ from ..engine.policies import Policy
 from ..engine.prompt_lookup import PromptLookupSource
 from .cost_model import CostModel
 from .results import RunRecord
-from .simulate import SimStep, Trace, TraceTooShallow
+from .simulate import SimStep, Trace, TraceTooShallow, cost_observer, observe_step, price_session
 from .trace_record import FRAGILE_GAP
 
 KIND = "prompt-lookup"
@@ -122,9 +122,7 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
         raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
     toks, L = trace.tokens, len(trace.tokens)
     eos = set(trace.eos_ids)
-    observe = policy.observe_costs if type(policy).observe_costs is not Policy.observe_costs else None
-    if observe is not None and timings is None and cost is None:
-        observe = None
+    observe = cost_observer(policy, timings, cost)
     n = 0
     tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
     windows: dict[int, int] = {}
@@ -139,11 +137,7 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
         new = min(a + 1, L - n)
         n += new
         if d or window <= 0:
-            if observe is not None:
-                if timings is not None and tally.steps < len(timings):
-                    observe(timings[tally.steps][0], d, timings[tally.steps][1], d + 1)
-                elif cost is not None:
-                    observe(d * cost.draft_token_s, d, cost.verify(d + 1), d + 1)
+            observe_step(observe, timings, cost, tally.steps, d)
             policy.update(accepted=a, drafted=d)
         tally.add_step(d, a, 0, 0.0, 0.0)
         windows[d] = windows.get(d, 0) + 1
@@ -157,11 +151,7 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
         if n >= L:
             raise ValueError("trace ended before the session did")
     tally.tokens, tally.stop_reason = n, stop_reason
-    if cost is not None:
-        tally.draft_s = tally.drafted * cost.draft_token_s
-        tally.verify_s = sum(c * cost.verify(d + 1) for d, c in sorted(windows.items()))
-        tally.wall_s = (trace.session_s + cost.session_s + tally.draft_s + tally.verify_s
-                        + tally.steps * cost.step_s + n * cost.emit_token_s)
+    price_session(tally, windows, cost, trace.session_s)
     return tally
 
 

@@ -128,9 +128,7 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     fast = type(policy).keep_drafting is Policy.keep_drafting
     keep_drafting = policy.keep_drafting
     update = policy.update
-    observe = policy.observe_costs if type(policy).observe_costs is not Policy.observe_costs else None
-    if observe is not None and timings is None and cost is None:
-        observe = None
+    observe = cost_observer(policy, timings, cost)
     n = 0
     tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
     windows: dict[int, int] = {}  # drafted d → steps (each verified d + 1 tokens), for the cost model
@@ -195,11 +193,7 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
         # budget never cuts (a + 1 <= remaining), so the emitted run ends at the trace's end at the latest
         new = min(a + 1, L - n)
         n += new
-        if observe is not None:
-            if timings is not None and tally.steps < len(timings):
-                observe(timings[tally.steps][0], d, timings[tally.steps][1], d + 1)
-            elif cost is not None:
-                observe(d * cost.draft_token_s, d, cost.verify(d + 1), d + 1)
+        observe_step(observe, timings, cost, tally.steps, d)
         update(accepted=a, drafted=d)
         tally.add_step(d, a, d, 0.0, 0.0)
         windows[d] = windows.get(d, 0) + 1
@@ -213,12 +207,37 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
         if n >= L:  # only when the trace is shorter than asked (cannot happen for valid traces)
             raise ValueError("trace ended before the session did")
     tally.tokens, tally.stop_reason = n, stop_reason
-    if cost is not None:
-        tally.draft_s = tally.drafted * cost.draft_token_s
-        tally.verify_s = sum(c * cost.verify(d + 1) for d, c in sorted(windows.items()))
-        tally.wall_s = (trace.session_s + cost.session_s + tally.draft_s + tally.verify_s
-                        + tally.steps * cost.step_s + n * cost.emit_token_s)
+    price_session(tally, windows, cost, trace.session_s)
     return tally
+
+
+def cost_observer(policy: Policy, timings: Sequence[tuple[float, float]] | None,
+                  cost: CostModel | None) -> Any:
+    """The policy's `observe_costs` when it plans by cost and there is something to tell it, else None."""
+    if type(policy).observe_costs is Policy.observe_costs or (timings is None and cost is None):
+        return None
+    return policy.observe_costs
+
+
+def observe_step(observe: Any, timings: Sequence[tuple[float, float]] | None, cost: CostModel | None, step: int,
+                 drafted: int) -> None:
+    """What a cost-planning policy (adaptive-k) is told a step cost: a live run's own timings, else the model's."""
+    if observe is None:
+        return
+    if timings is not None and step < len(timings):
+        observe(timings[step][0], drafted, timings[step][1], drafted + 1)
+    elif cost is not None:
+        observe(drafted * cost.draft_token_s, drafted, cost.verify(drafted + 1), drafted + 1)
+
+
+def price_session(tally: RunRecord, windows: dict[int, int], cost: CostModel | None, session_s: float) -> None:
+    """A played session's times from the cost model: drafts, one verify per step by its window, the rest."""
+    if cost is None:
+        return
+    tally.draft_s = tally.drafted * cost.draft_token_s
+    tally.verify_s = sum(c * cost.verify(d + 1) for d, c in sorted(windows.items()))
+    tally.wall_s = (session_s + cost.session_s + tally.draft_s + tally.verify_s
+                    + tally.steps * cost.step_s + tally.tokens * cost.emit_token_s)
 
 
 def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iterable[int], cost: CostModel,
