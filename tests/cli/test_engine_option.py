@@ -7,19 +7,7 @@ import json
 import pytest
 
 from gammatune_tui import cli
-
-
-def invoke(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return info.value.code, out, err
-
-
-@pytest.fixture()
-def pair_args(tiny_pair_dirs):
-    t, d = tiny_pair_dirs
-    return ["--target", str(t), "--draft", str(d), "--device", "cpu", "--threads", "1"]
+from clihelpers import invoke
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -6,15 +6,8 @@ import json
 
 import pytest
 
-from gammatune_tui import cli
 from gammatune_tui.engine.events import event_from_json
-
-
-def invoke(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return info.value.code, out, err
+from clihelpers import invoke
 
 
 @pytest.fixture()

@@ -10,25 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from gammatune_tui import cli
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent, event_from_json
 from gammatune_tui.render.safe_text import printable
 from gammatune_tui.session.recording import read_recording
+from clihelpers import invoke
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def invoke(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return info.value.code, out, err
-
-
-@pytest.fixture()
-def pair_args(tiny_pair_dirs):
-    t, d = tiny_pair_dirs
-    return ["--target", str(t), "--draft", str(d), "--device", "cpu", "--threads", "1"]
 
 
 def test_run_piped_puts_only_the_text_on_stdout(capsys, pair_args):
