@@ -4,8 +4,12 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The oldest transformers that pyproject allows (GPU images ship it): the engine's
+# tests run against it too, with it shadowing the venv's own copy on PYTHONPATH.
+OLDEST_TRANSFORMERS := 5.17.0
+OLDEST := $(VENV)/oldest-transformers/.installed
 
-.PHONY: install test chat recordings clean
+.PHONY: install test test-oldest chat recordings clean
 
 install: $(STAMP)
 
@@ -16,8 +20,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[test]"
 	touch $(STAMP)
 
-test: $(STAMP)
+# The engine against the oldest supported transformers first, then the whole suite.
+test: $(STAMP) test-oldest
 	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest
+
+$(OLDEST): $(STAMP)
+	$(BIN)/pip install -q --target $(VENV)/oldest-transformers transformers==$(OLDEST_TRANSFORMERS)
+	touch $(OLDEST)
+
+test-oldest: $(OLDEST)
+	@echo "engine tests against transformers $(OLDEST_TRANSFORMERS):"
+	PYTHONPATH=$(VENV)/oldest-transformers:$(CURDIR) HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE \
+		$(BIN)/python -m pytest -p no:cacheprovider tests/engine -q
 
 chat: $(STAMP)
 	$(BIN)/gammatune chat

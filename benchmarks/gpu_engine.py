@@ -48,6 +48,7 @@ from gammatune_tui.engine.devices import resolve_device  # noqa: E402
 from gammatune_tui.engine.models import ModelPair  # noqa: E402
 from gammatune_tui.engine.warmup import warm_up  # noqa: E402
 from gammatune_tui.errors import EngineUnavailable  # noqa: E402
+from gammatune_tui.engine.hf_compat import cache_kw
 
 SMALL_TARGET = {**lat.SHAPES["Llama-3.1-8B"], "hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 8,
                 "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 4096}
@@ -150,8 +151,8 @@ def decode_ms(model, runner: str, ids: torch.Tensor, context: int, n: int) -> fl
             from transformers import DynamicCache
 
             cache = DynamicCache(config=model.config)
-            model(input_ids=ids[:, :context], past_key_values=cache, use_cache=True)
-            step = lambda x: model(input_ids=x, past_key_values=cache, use_cache=True).logits[0, -1:]  # noqa: E731
+            model(input_ids=ids[:, :context], **cache_kw(model, cache), use_cache=True)
+            step = lambda x: model(input_ids=x, **cache_kw(model, cache), use_cache=True).logits[0, -1:]  # noqa: E731
             rewind = lambda: cache.crop(context - cache.get_seq_length()) if cache.get_seq_length() > context else None  # noqa: E731
         else:
             r = build_runner(choose_kind(runner, model, device), model)

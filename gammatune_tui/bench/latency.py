@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InvalidParameter
+from ..engine.hf_compat import cache_kw
 
 _LLAMA = dict(model_type="llama", hidden_act="silu", attention_bias=False, mlp_bias=False)
 _QWEN2 = dict(model_type="qwen2", hidden_act="silu")
@@ -226,11 +227,11 @@ def _timers(model: Any, runner: str, ids: Any, context: int, config: Any) -> Cal
 
     if runner == "transformers":
         cache = DynamicCache(config=config)
-        model(input_ids=ids[:, :context], past_key_values=cache, use_cache=True)
+        model(input_ids=ids[:, :context], **cache_kw(model, cache), use_cache=True)
 
         def run(k: int) -> Callable[[], None]:
             def f() -> None:
-                model(input_ids=ids[:, context:context + k], past_key_values=cache, use_cache=True)
+                model(input_ids=ids[:, context:context + k], **cache_kw(model, cache), use_cache=True)
                 cache.crop(-k)
             return f
         return run

@@ -26,6 +26,7 @@ from .cost_model import CostModel
 from .results import RunRecord
 from .simulate import SimStep, Trace, TraceTooShallow, cost_observer, observe_step, price_session
 from .trace_record import FRAGILE_GAP
+from ..engine.hf_compat import cache_kw
 
 KIND = "prompt-lookup"
 
@@ -171,13 +172,13 @@ def record_lookup_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_ne
         t0 = time.perf_counter()
         cache = DynamicCache()
         if P > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=cache, use_cache=True,
+            target(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(target, cache), use_cache=True,
                    logits_to_keep=1)
         t_prefill = time.perf_counter() - t0
         toks: list[int] = []
         last = ids[-1]
         while len(toks) < max_new_tokens:
-            logits = target(input_ids=torch.tensor([[last]], device=device), past_key_values=cache, use_cache=True,
+            logits = target(input_ids=torch.tensor([[last]], device=device), **cache_kw(target, cache), use_cache=True,
                             logits_to_keep=1).logits[0, -1, :vocab]
             last = int(logits.argmax())
             toks.append(last)

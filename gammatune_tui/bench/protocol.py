@@ -23,6 +23,7 @@ from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..session.stats import RunningStats
 from .results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
+from ..engine.hf_compat import cache_kw
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
 LOOKUP_BASELINES = (PLAIN, HF_LOOKUP)  # a prompt-lookup sweep: transformers' prompt lookup is the peer
@@ -136,11 +137,11 @@ def greedy_target(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int, eos
     with torch.no_grad():
         cache = DynamicCache()
         if len(ids) > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=cache, use_cache=True,
+            target(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(target, cache), use_cache=True,
                    logits_to_keep=1)
         last = ids[-1]
         while len(out) < max_new_tokens:
-            lg = target(input_ids=torch.tensor([[last]], device=device), past_key_values=cache, use_cache=True,
+            lg = target(input_ids=torch.tensor([[last]], device=device), **cache_kw(target, cache), use_cache=True,
                         logits_to_keep=1).logits[0, -1, :vocab]
             last = int(lg.argmax())
             out.append(last)

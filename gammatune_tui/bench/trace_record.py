@@ -15,6 +15,7 @@ import time
 from typing import Any, Iterable
 
 from .simulate import Trace
+from ..engine.hf_compat import cache_kw
 
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
 
@@ -46,14 +47,14 @@ def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: I
         t0 = time.perf_counter()
         tcache = DynamicCache()
         if len(ids) > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), past_key_values=tcache, use_cache=True,
+            target(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(target, tcache), use_cache=True,
                    logits_to_keep=1)
         t_prefill = time.perf_counter() - t0
         toks: list[int] = []
         last = ids[-1]
         while len(toks) < max_new_tokens:
             t1 = time.perf_counter()
-            logits = target(input_ids=torch.tensor([[last]], device=device), past_key_values=tcache,
+            logits = target(input_ids=torch.tensor([[last]], device=device), **cache_kw(target, tcache),
                             use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
             last = int(logits.argmax())
             toks.append(last)
@@ -97,9 +98,9 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
         t1 = time.perf_counter()
         dcache = DynamicCache()
         if P > 1:
-            draft(input_ids=full[:, :P - 1], past_key_values=dcache, use_cache=True, logits_to_keep=1)
+            draft(input_ids=full[:, :P - 1], **cache_kw(draft, dcache), use_cache=True, logits_to_keep=1)
         d_prefill = time.perf_counter() - t1
-        dl = draft(input_ids=full[:, P - 1:], past_key_values=dcache, use_cache=True).logits[0, :n, :vocab].float()
+        dl = draft(input_ids=full[:, P - 1:], **cache_kw(draft, dcache), use_cache=True).logits[0, :n, :vocab].float()
         dp = torch.softmax(dl, -1)
         top, arg = dp.max(-1)
         d_ids = arg.tolist()
@@ -121,7 +122,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
             ps: list[float] = []
             x = d_ids[j]
             for _ in range(off_depth):
-                lg = draft(input_ids=torch.tensor([[x]], device=device), past_key_values=dcache,
+                lg = draft(input_ids=torch.tensor([[x]], device=device), **cache_kw(draft, dcache),
                            use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
                 pr = torch.softmax(lg, -1)
                 p, xx = pr.max(-1)

@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from . import PAIR_DIR
+from ..engine.hf_compat import cache_kw, output_cache
 
 REGIMES = (("0", 0, 0), ("1-3", 1, 3), ("4-7", 4, 7), ("8+", 8, 10**9))
 
@@ -31,12 +32,12 @@ def target_greedy(model, prompt_ids: list[int], max_new: int, eos_ids) -> list[i
     """Plain KV-cached greedy decoding: the baseline speculative decoding must beat (and match)."""
     dev = next(model.parameters()).device
     out = model(input_ids=torch.tensor([prompt_ids], device=dev), use_cache=True)
-    past = out.past_key_values
+    past = output_cache(out)
     nxt = int(out.logits[0, -1].argmax())
     path = [nxt]
     while len(path) < max_new and nxt not in eos_ids:
-        out = model(input_ids=torch.tensor([[nxt]], device=dev), past_key_values=past, use_cache=True)
-        past = out.past_key_values
+        out = model(input_ids=torch.tensor([[nxt]], device=dev), **cache_kw(model, past), use_cache=True)
+        past = output_cache(out)
         nxt = int(out.logits[0, -1].argmax())
         path.append(nxt)
     return path

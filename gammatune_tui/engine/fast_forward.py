@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 from transformers import DynamicCache
+from .hf_compat import cache_kw
 
 _FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 _FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -25,7 +26,7 @@ _FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 def _standard_forward(model: Any):
     def fwd(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
-        return model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=keep).logits[0]
+        return model(input_ids=ids, **cache_kw(model, cache), use_cache=True, logits_to_keep=keep).logits[0]
 
     return fwd
 
@@ -52,7 +53,7 @@ def _direct_forward(model: Any):
                 mask = torch.zeros(mask.shape, dtype=h.dtype, device=device).masked_fill(~mask, torch.finfo(h.dtype).min)
         for layer in layers:
             h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos,
-                      past_key_values=cache, use_cache=True)
+                      **cache_kw(layer, cache), use_cache=True)
         return head(norm(h[:, -keep:]))[0]
 
     return fwd

@@ -14,6 +14,7 @@ from gammatune_tui.engine import (
 from gammatune_tui.engine.text_pieces import TextPieces
 from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.errors import InvalidParameter
+from gammatune_tui.engine.hf_compat import cache_kw
 
 PROMPT = "def fib(n):\n    return"
 # every runner the CPU can run: "graph-body" is the graphs runner's step, uncaptured
@@ -125,7 +126,7 @@ def test_caches_hold_exactly_the_accepted_prefix(tiny_pair, sampling, engine):
 
             fresh = DynamicCache()
             with torch.no_grad():
-                model(input_ids=torch.tensor([ids[:n]]), past_key_values=fresh, use_cache=True)
+                model(input_ids=torch.tensor([ids[:n]]), **cache_kw(model, fresh), use_cache=True)
             for layer in range(len(fresh.layers)):
                 keys, values = runner.kv(layer)
                 torch.testing.assert_close(keys, fresh.layers[layer].keys, rtol=1e-4, atol=1e-4)

@@ -14,6 +14,7 @@ from transformers import DynamicCache
 from gammatune_tui.engine.runners import (
     MAX_Q, EagerRunner, GraphRunner, StaticRunner, build_runner,
 )
+from gammatune_tui.engine.hf_compat import cache_kw
 
 KINDS = ["eager", "static", "graph-body"]
 VOCAB = 259
@@ -39,7 +40,7 @@ def full_logits(model, ids):
 def fresh_kv(model, ids):
     cache = DynamicCache()
     with torch.no_grad():
-        model(input_ids=ids, past_key_values=cache, use_cache=True)
+        model(input_ids=ids, **cache_kw(model, cache), use_cache=True)
     return cache
 
 

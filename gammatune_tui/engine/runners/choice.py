@@ -33,6 +33,7 @@ from .base import Runner
 from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
+from ..hf_compat import cache_kw
 
 ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
 # GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
@@ -122,7 +123,7 @@ def self_check(kind: str, model: Any) -> bool:
     try:
         with runner.mode():
             cache = DynamicCache()
-            want = [model(input_ids=ids[:, a:b], past_key_values=cache, use_cache=True).logits[0]
+            want = [model(input_ids=ids[:, a:b], **cache_kw(model, cache), use_cache=True).logits[0]
                     for a, b in ((0, 4), (4, 6), (6, 7))]
         runner.start(16)
         runner.prefill(ids[:, :4])

@@ -9,8 +9,8 @@ tensors whose addresses never change.
 
 The model's own modules do the work (embeddings, rotary table, decoder
 layers, final norm, LM head): `StaticKV` is handed to each layer as its
-`past_key_values`, and transformers' Llama/Qwen2 attention calls
-`past_key_values.update(k, v, layer_idx)` and attends over what it returns.
+`past_key_values` (or `cache`, as the installed transformers names it), and transformers' Llama/Qwen2 attention calls
+`.update(k, v, layer_idx)` and attends over what it returns.
 Two ways to answer that call:
 
 * prefix mode (this runner): write at positions start…end−1 by slicing and
@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from .base import Runner, grad_mode
+from ..hf_compat import cache_kw
 
 GRANULE = 256  # capacities are rounded up to this many tokens (fewer re-allocations and re-captures)
 DEFAULT_CAPACITY = 1024  # what warm-up allocates: most sessions fit without growing
@@ -173,7 +174,7 @@ class StaticRunner(Runner):
         pe = self.rotary(h, pos)
         for layer in self.layers:
             h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos,
-                      past_key_values=self.cache, use_cache=True)
+                      **cache_kw(layer, self.cache), use_cache=True)
         return h
 
     def _attention_mask(self, visible: torch.Tensor) -> torch.Tensor:
