@@ -4,6 +4,11 @@
 else the CPU; bf16 on a GPU that has it, else fp16; fp32 on a CPU, where half
 precision is slower and not exact). A device that was asked for but is not
 there is a one-line InvalidParameter, never a silent fallback to the CPU.
+
+A CUDA device is always indexed (`cuda:N`; plain `cuda` means the current
+device): torch compares devices by type *and* index, so `cuda` and `cuda:0`
+are unequal, and a generator made for one refuses tensors on the other.
+Anything that asks "are these on the same device?" uses `same_device`.
 """
 
 from __future__ import annotations
@@ -19,10 +24,32 @@ _DTYPES = {
 }
 
 
+def _current_cuda_index() -> int:
+    return int(torch.cuda.current_device())
+
+
+def indexed(device: str | torch.device) -> torch.device:
+    """The same device with its index spelled out for CUDA (`cuda` -> `cuda:{current}`); others as they are."""
+    dev = torch.device(device)
+    if dev.type == "cuda" and dev.index is None:
+        return torch.device("cuda", _current_cuda_index())
+    return dev
+
+
+def same_device(a: str | torch.device, b: str | torch.device) -> bool:
+    """Same type and same index (an unindexed CUDA device is the current one; the CPU has one)."""
+    a, b = torch.device(a), torch.device(b)
+    if a.type != b.type:
+        return False
+    if a.type == "cpu":
+        return True
+    return indexed(a).index == indexed(b).index if a.type == "cuda" else (a.index or 0) == (b.index or 0)
+
+
 def resolve_device(device: str | torch.device | None) -> torch.device:
     if device is None or str(device) == "auto":
         if torch.cuda.is_available():
-            return torch.device("cuda")
+            return indexed("cuda")
         mps = getattr(torch.backends, "mps", None)
         if mps is not None and mps.is_available():
             return torch.device("mps")
@@ -33,6 +60,12 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         raise InvalidParameter(f"unknown device {device!r}; expected auto, cpu, cuda, cuda:N or mps") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise InvalidParameter(f"device {device!r} asked for, but this torch has no CUDA device")
+    if dev.type == "cuda":
+        dev = indexed(dev)
+        count = int(torch.cuda.device_count())
+        if dev.index >= count:
+            raise InvalidParameter(f"device {device!r} asked for, but this machine has {count} CUDA device(s) "
+                                   f"(cuda:0 … cuda:{count - 1})")
     if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise InvalidParameter(f"device {device!r} asked for, but MPS is not available")
     if dev.type not in ("cpu", "cuda", "mps"):
@@ -55,4 +88,4 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
         raise InvalidParameter(f"unknown dtype {dtype!r}; expected auto, float32, float16 or bfloat16") from None
 
 
-__all__ = ["resolve_device", "resolve_dtype"]
+__all__ = ["resolve_device", "resolve_dtype", "indexed", "same_device"]

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import InvalidParameter
+from .devices import indexed, same_device
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,10 @@ class Served:
 
 
 def make_generator(seed: int | None, device: torch.device | str) -> torch.Generator:
-    """One generator per session: the same seed gives the same run on the same machine."""
-    dev = torch.device(device)
+    """One generator per session, on the session's (indexed) device: draws never cross to the CPU.
+
+    The same seed gives the same run on the same machine."""
+    dev = indexed(device)
     try:
         gen = torch.Generator(device=dev)
     except RuntimeError:  # a backend without device generators: draw on the CPU
@@ -99,9 +102,12 @@ def sample(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     On CUDA torch.multinomial waits for the device (it checks the distribution
     on the host), which would cost a sync per drafted token; there the draw is
     the exponential race instead (`sample_without_sync`), which has the same law.
+    A generator on another device than `probs` (a backend without device
+    generators draws on the CPU) gets the draw made on its own device.
     """
-    if generator.device != probs.device:
-        return torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(-1).to(probs.device)
+    if not same_device(generator.device, probs.device):
+        here = probs.device
+        return sample(probs.to(generator.device), generator).to(here)
     if probs.device.type == "cuda":
         return sample_without_sync(probs, generator)
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
@@ -120,7 +126,9 @@ def sample_without_sync(probs: torch.Tensor, generator: torch.Generator) -> torc
 
 
 def uniforms(n: int, generator: torch.Generator, device: torch.device) -> torch.Tensor:
-    return torch.rand(n, generator=generator, device=generator.device).to(device)
+    """n uniforms drawn on the generator's device, returned on `device` (no copy when they are the same)."""
+    u = torch.rand(n, generator=generator, device=generator.device)
+    return u if same_device(u.device, device) else u.to(device)
 
 
 def greedy_accept(draft_ids: list[int], target_argmax: list[int]) -> int:

@@ -56,7 +56,7 @@ def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX) -> float:
     finally:
         pool.release(runners)
     prompt = ids[0, :PROMPT_LEN].tolist()
-    for sampling in (SamplingConfig(temperature=0.0), SamplingConfig(temperature=1.0, seed=0)):
+    for sampling in (SamplingConfig(temperature=0.0), SamplingConfig(temperature=0.7, seed=0)):  # 0.7: the demo default
         for method in ("specdecode", "gammatune+"):  # the whole-window and the token-by-token draft loops
             dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4), sampling)
             for _ in dec.generate(prompt, max_new_tokens=8):

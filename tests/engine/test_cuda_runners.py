@@ -65,3 +65,72 @@ def test_bf16_graphs_emit_the_targets_own_argmax(tiny_pair, monkeypatch):
     assert len(windows) == len(steps)
     for step, logits in zip(steps, windows):
         assert [t.id for t in step.emitted] == logits.float().argmax(-1)[: len(step.emitted)].tolist()
+
+
+# -- sampled sessions on CUDA through the public entry points (issue 18, B1) ---------------------------
+
+def _pair_kwargs(tiny_pair_dirs, **kw):
+    t, d = tiny_pair_dirs
+    return {"target": str(t), "draft": str(d), "device": "cuda", "dtype": "float32", **kw}
+
+
+@pytest.mark.parametrize("engine", ["auto", "static", "graphs"])
+def test_load_pair_warms_up_and_samples_on_cuda(tiny_pair_dirs, engine):
+    """load_pair's warm-up runs sampled sessions; then sampled sessions of every loop kind run and emit tokens."""
+    from gammatune_tui.engine.models import load_pair
+
+    pair = load_pair(**_pair_kwargs(tiny_pair_dirs, engine=engine))
+    assert pair.device == torch.device("cuda", torch.cuda.current_device()) and pair.warmup_s > 0
+    for method in ("specdecode", "gammatune+", "hf-heuristic"):
+        dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4),
+                                 SamplingConfig(temperature=0.7, top_p=0.9, seed=3))
+        evs = [e for e in dec.generate(PROMPT, max_new_tokens=32) if isinstance(e, StepEvent)]
+        assert sum(len(e.emitted) for e in evs) >= 1
+        assert dec._gen.device.type == "cuda" and dec._gen.device.index is not None
+
+
+def test_warm_up_at_the_default_temperature_on_cuda(tiny_pair_dirs):
+    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.engine.warmup import warm_up
+
+    pair = load_pair(**_pair_kwargs(tiny_pair_dirs, warmup=False))
+    assert warm_up(pair) > 0
+
+
+def test_prompt_lookup_samples_on_cuda(tiny_pair_dirs):
+    from gammatune_tui.engine.models import load_pair
+
+    t, _ = tiny_pair_dirs
+    pair = load_pair(str(t), device="cuda:0", dtype="float32", drafter="prompt-lookup")
+    dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), SamplingConfig(temperature=0.7, seed=1))
+    assert any(isinstance(e, StepEvent) for e in dec.generate("abcabcabcabc", max_new_tokens=16))
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:0"])
+def test_cli_run_and_compare_sample_on_cuda(tiny_pair_dirs, capsys, device):
+    from gammatune_tui import cli
+
+    def invoke(argv, capsys):
+        with pytest.raises(SystemExit) as info:
+            cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return info.value.code, out, err
+
+    t, d = tiny_pair_dirs
+    args = ["--target", str(t), "--draft", str(d), "--device", device]
+    code, out, err = invoke(["run", "def f(x):", *args, "-n", "16", "--raw", "-t", "0.7"], capsys)
+    assert code == 0, err
+    code, out, err = invoke(["compare", "--print", *args, "-n", "12", "-t", "0.7", "def f(x):"], capsys)
+    assert code == 0, err
+
+
+def test_chat_first_turns_sample_on_cuda(tiny_pair_dirs):
+    from gammatune_tui.session.live import LiveSource
+
+    src = LiveSource(PolicySettings.build("gammatune+", 4), SamplingConfig(temperature=0.7, top_p=0.9, seed=1),
+                     load_kwargs=_pair_kwargs(tiny_pair_dirs), max_new_tokens=20, process=False)
+    src.prepare(lambda stage, frac: None)
+    for prompt in ("def ", "again"):
+        items = list(src.events(prompt))
+        assert any(isinstance(e, StepEvent) for e in items)
+    assert len(src.messages) == 4
