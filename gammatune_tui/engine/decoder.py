@@ -214,10 +214,12 @@ class SpeculativeDecoder:
 
         ids = list(prompt_ids)
         self.ids = ids
-        # everything a session caches fits in prompt + max_new tokens (drafts never pass the budget)
+        # everything a session caches fits in prompt + max_new tokens (drafts never pass the budget);
+        # γ_max tells a graphs runner which windows to capture now, before the answer streams
+        gamma_max = getattr(getattr(self.policy, "params", None), "gamma_max", None)
         for runner in (trun, drun):
             if runner is not None:
-                runner.start(len(ids) + max_new)
+                runner.start(len(ids) + max_new, gamma_max)
         self.runners = runners
         self.source = source
         pieces = TextPieces(tok)

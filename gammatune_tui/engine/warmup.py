@@ -1,16 +1,19 @@
 """Warm-up after loading, so the first session a user sees runs at steady speed.
 
 A fresh process pays for many things once: kernel and library
-initialisation, allocator growth, lazy imports, the runners' self-checks,
-and (graphs runner) one CUDA graph capture per window length. On an H100
-the first generation ran 13× slower than the next (DESIGN.md). This runs all
-of it inside the loading phase, untimed: the runners' buffers are allocated
-at `DEFAULT_CAPACITY`, every window length a session will use by default is
-run once through the very runners the first session gets (the draft's 1 and
-2, the target's 1 … γ_max + 1: this captures the graphs), then a short greedy
-and a short sampled session exercise the decoder's own kernels (with the
-draft source the pair's sessions use: the draft model, or prompt lookup for
-a pair loaded without one).
+initialisation, allocator growth, lazy imports, compilation and (graphs
+runner) one CUDA graph capture per (window, length bucket). On an H100 the
+first generation ran 13× slower than the next (DESIGN.md). This runs all of it
+inside the loading phase, untimed: the runners' buffers are allocated at
+`DEFAULT_CAPACITY` and started with the policy bound γ_max, which makes a
+graphs runner compile its step and capture every graph its sessions can use
+(runners/plan.py); every window length is run once through the very runners
+the first session gets (on a device without graphs only the shortest and the
+longest: there is nothing to capture); then short greedy and sampled sessions
+exercise the decoder's own kernels (with the draft source the pair's
+sessions use: the draft model, or prompt lookup for a pair loaded without
+one). Its parts are timed into the pool's `timings` (`compile_s`,
+`capture_s`, `warmup_s`) and, given `progress`, reported as loading stages.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import torch
 
 from .decoder import SpeculativeDecoder
 from .policies import DEFAULT_GAMMA_MAX, PolicySettings
-from .runners import DEFAULT_CAPACITY, runner_pool
+from .runners import DEFAULT_CAPACITY, GraphRunner, runner_pool
+from .runners.plan import windows_for
 from .sampling import SamplingConfig
 
 PROMPT_LEN = 8
@@ -33,9 +37,12 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX) -> float:
-    """Warm the pair's runners and decoder; returns the seconds it took (also stored as `pair.warmup_s`)."""
+def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None) -> float:
+    """Warm the pair's runners and decoder; returns the seconds it took (also stored as `pair.warmup_s`).
+
+    `progress(stage, fraction)`, if given, hears "compile", "capture" and "warm-up" as they start."""
     t0 = time.perf_counter()
+    report = progress or (lambda stage, frac: None)
     device = torch.device(getattr(pair, "device", None) or pair.target.device)
     pool = runner_pool(pair)
     draft = getattr(pair, "draft", None)
@@ -44,25 +51,38 @@ def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX) -> float:
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(0, vocab, (1, PROMPT_LEN + gamma_max + 2), generator=gen).to(device)
     runners = pool.acquire()
+    graphs = [r for r in runners if isinstance(r, GraphRunner) and r.capture]
     try:
-        for runner, windows in ((runners.target, range(1, gamma_max + 2)), (runners.draft, (1, 2))):
+        if graphs:
+            report("compile" if any(r._fixed is not None and r._fixed.compiled for r in graphs) else "capture", 0.9)
+        for runner, role in ((runners.target, "target"), (runners.draft, "draft")):
             if runner is None:
                 continue
-            runner.start(DEFAULT_CAPACITY)
+            runner.start(DEFAULT_CAPACITY, gamma_max)  # a graphs runner compiles and captures here
+            windows = windows_for(role, gamma_max)
+            if runner not in graphs:
+                windows = tuple(sorted({windows[0], windows[-1]}))
             runner.prefill(ids[:, :PROMPT_LEN])
             for q in windows:
                 runner.forward(ids[:, PROMPT_LEN:PROMPT_LEN + q], q)
                 runner.rewind(PROMPT_LEN)
     finally:
         pool.release(runners)
+    for r in graphs:
+        pool.timings["compile_s"] = pool.timings.get("compile_s", 0.0) + r.compile_s
+        pool.timings["capture_s"] = pool.timings.get("capture_s", 0.0) + r.capture_s
+    report("warm-up", 0.95)
     prompt = ids[0, :PROMPT_LEN].tolist()
-    for sampling in (SamplingConfig(temperature=0.0), SamplingConfig(temperature=0.7, seed=0)):  # 0.7: the demo default
-        for method in ("specdecode", "gammatune+"):  # the whole-window and the token-by-token draft loops
+    methods = ("specdecode", "gammatune+")  # the whole-window and the token-by-token draft loops
+    samplings = (SamplingConfig(temperature=0.0), SamplingConfig(temperature=0.7, seed=0))  # 0.7: the demo default
+    for sampling in samplings:
+        for method in methods if device.type != "cpu" or sampling.greedy else methods[1:]:
             dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4), sampling)
-            for _ in dec.generate(prompt, max_new_tokens=8):
+            for _ in dec.generate(prompt, max_new_tokens=8 if device.type != "cpu" else 4):
                 pass
     _sync(device)
     seconds = time.perf_counter() - t0
+    pool.timings["warmup_s"] = seconds
     try:
         pair.warmup_s = seconds
     except AttributeError:  # pragma: no cover - a frozen pair-like object

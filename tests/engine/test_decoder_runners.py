@@ -60,7 +60,7 @@ def test_caches_that_outgrow_their_buffers_mid_session_stay_exact(tiny_pair, mon
     """Buffers of 8 tokens (the prompt alone is longer): they grow during prefill and decoding."""
     monkeypatch.setattr(static, "round_capacity", lambda n: max(8, int(n)))
     real_start = static.StaticRunner.start
-    monkeypatch.setattr(static.StaticRunner, "start", lambda self, capacity: real_start(self, 8))
+    monkeypatch.setattr(static.StaticRunner, "start", lambda self, capacity, gamma_max=None: real_start(self, 8))
     pair = dataclasses.replace(tiny_pair, engine=engine)
     ids = tiny_pair.encode_prompt(PROMPT, raw=True)
     dec, evs = session(pair, "hf-heuristic", 3, n=60)
@@ -87,11 +87,13 @@ def test_decoder_over_replayed_graphs_is_exact(tiny_pair, monkeypatch):
     """The graphs runner's capture path with a stand-in for torch.cuda.graph (what a replay does)."""
     from test_runners import fake_capture
 
-    captured: dict[str, list[int]] = {"target": [], "draft": []}
+    captured: dict[str, list[tuple[int, int]]] = {"target": [], "draft": []}
     real_build = choice.build_runner
+    runners = []
 
-    def build(kind, model, graph_pool=None):
-        runner = real_build(kind, model, graph_pool)
+    def build(kind, model, graph_pool=None, **kw):
+        runner = real_build(kind, model, graph_pool, **kw)
+        runners.append(runner)
         return fake_capture(runner, captured["target" if model is tiny_pair.target else "draft"])
 
     monkeypatch.setattr(choice, "build_runner", build)
@@ -99,9 +101,10 @@ def test_decoder_over_replayed_graphs_is_exact(tiny_pair, monkeypatch):
     ids = tiny_pair.encode_prompt(PROMPT, raw=True)
     _, evs = session(pair, "gammatune+", 4, n=48)
     assert emitted(evs) == greedy_ref(tiny_pair, ids, 48)
-    # one capture per window length used; the prompt's prefill is never captured
-    assert set(captured["draft"]) <= {1, 2} and 1 in captured["draft"]
-    assert len(captured["target"]) >= 3 and max(captured["target"]) <= 16 + 1  # γ_max + 1
+    # everything captured when the session started, for every window its policy allows; nothing mid-answer
+    assert sorted({q for q, _ in captured["draft"]}) == [1, 2]
+    assert sorted({q for q, _ in captured["target"]}) == list(range(1, 16 + 2))  # 1 … γ_max + 1
+    assert all(r.uncaptured_steps == 0 for r in runners)
     for log in captured.values():
         assert len(log) == len(set(log))
 

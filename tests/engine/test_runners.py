@@ -144,38 +144,110 @@ class _FakeGraph:
         self.fn()
 
 
-def fake_capture(runner, log):
-    def capture(q, ids_buf, pos_buf, out_buf):
-        log.append(q)
-        graph = _FakeGraph(lambda: out_buf.copy_(runner.fixed_step(ids_buf, pos_buf)))
-        runner.graphs[q] = graph
-        return graph
+def fake_capture(runner, log, wrong=False):
+    """Stand in for torch.cuda.graph: `log` gets every (window, span) captured; `wrong` records a bad graph."""
+    def capture(q, span, ids_buf, pos_buf, out_buf):
+        log.append((q, span))
+        step = (lambda: runner.fixed_step(ids_buf, pos_buf, span).flip(-1)) if wrong else (
+            lambda: runner.fixed_step(ids_buf, pos_buf, span))
+        return _FakeGraph(lambda: out_buf.copy_(step()))
 
     runner.capture = True
+    runner.kind = "graphs"
     runner._capture = capture
     return runner
 
 
-def test_one_graph_per_window_length_recaptured_after_growth(model, tokens):
-    log: list[int] = []
+def test_every_planned_graph_is_captured_at_start_and_none_mid_answer(model, tokens):
+    log: list[tuple[int, int]] = []
     runner = fake_capture(GraphRunner(model, capture=False), log)
-    runner.start(16)
-    cap = runner.capacity
-    runner.forward(tokens[:, :MAX_Q + 1], 1)  # a prefill longer than MAX_Q runs uncaptured
+    runner.start(300, gamma_max=3)  # capacity 512: two length buckets; windows 1 … γ_max + 1
+    assert runner.capacity == 512
+    assert sorted(log) == [(q, s) for q in (1, 2, 3, 4) for s in (256, 512)]
+    del log[:]
+    runner.forward(tokens[:, :MAX_Q + 1], 1)  # a prompt: runs uncaptured
     pos = MAX_Q + 1
-    assert log == []
-    for q in (1, 2, 1, 3, 2, 1):
+    for q in (1, 2, 1, 4, 2, 1):
         got = runner.forward(tokens[:, pos:pos + q], q)
         torch.testing.assert_close(got, full_logits(model, tokens[:, :pos + q])[-q:], rtol=1e-4, atol=1e-4)
         pos += q
-    assert log == [1, 2, 3]  # captured on first use, replayed afterwards
-    assert runner.graphs[1].replays == 3
-    runner.forward(tokens[:, pos:cap + 2], 1)  # outgrow the buffers: the graphs pointed at the old ones
-    pos = cap + 2
-    assert runner.graphs == {}
-    got = runner.forward(tokens[:, pos:pos + 2], 2)
-    assert log == [1, 2, 3, 2]
-    torch.testing.assert_close(got, full_logits(model, tokens[:, :pos + 2])[-2:], rtol=1e-4, atol=1e-4)
+    assert log == [] and runner.uncaptured_steps == 0 and runner.graphs[(1, 256)].replays == 1 + 3
+    # γ_max raised mid-answer: a window of 6 runs uncaptured (exact), and is captured at the next start
+    got = runner.forward(tokens[:, pos:pos + 6], 6)
+    torch.testing.assert_close(got, full_logits(model, tokens[:, :pos + 6])[-6:], rtol=1e-4, atol=1e-4)
+    assert log == [] and runner.uncaptured_steps == 1 and runner.missed == {6}
+    runner.start(300, gamma_max=3)
+    assert sorted(log) == [(6, 256), (6, 512)] and not runner.missed
+
+
+def test_a_step_attends_over_its_length_bucket_only(model, tokens):
+    log: list[tuple[int, int]] = []
+    runner = fake_capture(GraphRunner(model, capture=False), log)
+    runner.start(400, gamma_max=1)
+    assert all(g.replays == 1 for g in runner.graphs.values())  # each checked against the eager step once
+    for g in runner.graphs.values():
+        g.replays = 0
+    runner.forward(tokens[:, :250], 1)
+    runner.forward(tokens[:, 250:252], 2)  # ends at 252: bucket 256
+    assert runner.graphs[(2, 256)].replays == 1 and runner.graphs[(2, 512)].replays == 0
+    runner.forward(tokens[:, 252:254], 2)
+    runner.forward(tokens[:, 254:256], 2)
+    got = runner.forward(tokens[:, 256:258], 2)  # ends at 258: bucket 512
+    assert runner.graphs[(2, 512)].replays == 1
+    torch.testing.assert_close(got, full_logits(model, tokens[:, :258])[-2:], rtol=1e-4, atol=1e-4)
+
+
+def test_growth_mid_answer_runs_uncaptured_and_recaptures_at_the_next_start(model, tokens):
+    log: list[tuple[int, int]] = []
+    runner = fake_capture(GraphRunner(model, capture=False), log)
+    runner.start(16, gamma_max=1)
+    cap = runner.capacity
+    runner.forward(tokens[:, :cap - 1], 1)
+    del log[:]
+    got = runner.forward(tokens[:, cap - 1:cap + 1], 2)  # outgrows the buffers: the graphs pointed at the old ones
+    torch.testing.assert_close(got, full_logits(model, tokens[:, :cap + 1])[-2:], rtol=1e-4, atol=1e-4)
+    assert runner.capacity > cap and runner.graphs == {} and log == [] and runner.uncaptured_steps == 1
+    runner.start(16, gamma_max=1)  # the next session (a chat's next turn): the grown buffers, captured again
+    assert sorted(log) == [(q, s) for q in (1, 2) for s in (256, 512)]
+
+
+@pytest.mark.parametrize("failure", ["raises", "wrong"])
+def test_a_failed_capture_turns_static_under_auto_and_refuses_when_asked_for(model, tokens, failure):
+    from gammatune_tui.errors import EngineUnavailable
+
+    def broken(runner):
+        if failure == "wrong":  # a graph that replays something else than the step: the replay check catches it
+            return fake_capture(runner, [], wrong=True)
+        fake_capture(runner, [])
+
+        def boom(*a):
+            raise RuntimeError("operation not permitted when stream is capturing")
+
+        runner._capture = boom
+        return runner
+
+    notes: list[str] = []
+    runner = broken(GraphRunner(model, capture=False, on_fallback=notes.append))
+    runner.start(32)
+    assert runner.kind == "static" and runner.graphs == {} and len(notes) == 1 and "graphs → static" in notes[0]
+    got = runner.forward(tokens[:, :9], 3)
+    torch.testing.assert_close(got, full_logits(model, tokens[:, :9])[-3:], rtol=1e-4, atol=1e-4)
+    strict = broken(GraphRunner(model, capture=False, strict=True))
+    with pytest.raises(EngineUnavailable, match="--engine graphs: capturing the step failed"):
+        strict.start(32)
+
+
+def test_capture_plan_covers_every_window_and_bucket():
+    from gammatune_tui.engine.runners.plan import plan_captures, span_for, windows_for
+
+    plan = plan_captures("target", 16, 1024)
+    assert plan.windows == tuple(range(1, 18)) and plan.spans == (256, 512, 768, 1024) and plan.uncaptured == ()
+    assert len(plan.graphs()) == 17 * 4
+    assert plan_captures("draft", 16, 256).graphs() == [(1, 256), (2, 256)]
+    assert plan_captures("target", 2, 256, extra_windows=(9, 70)).windows == (1, 2, 3, 9)
+    assert plan_captures("target", 70, 256).uncaptured == (65, 66, 67, 68, 69, 70, 71)
+    assert windows_for("target", 4) == (1, 2, 3, 4, 5)
+    assert [span_for(e, 600) for e in (1, 256, 257, 512, 513, 600)] == [256, 256, 512, 512, 600, 600]
 
 
 def test_graphs_runner_refuses_a_cpu_capture(model):

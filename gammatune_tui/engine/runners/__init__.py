@@ -7,7 +7,8 @@ from .choice import (
     graphs_unsupported, runner_pool, self_check, static_unsupported,
 )
 from .eager import EagerRunner
-from .graphs import MAX_Q, GraphRunner
+from .graphs import GraphRunner
+from .plan import BUCKET, MAX_Q, CapturePlan, plan_captures, span_for
 from .static import DEFAULT_CAPACITY, StaticKV, StaticRunner, round_capacity
 
 __all__ = [
@@ -15,4 +16,5 @@ __all__ = [
     "ENGINES", "GRAPH_BODY", "AUTO_WITHOUT_GRAPHS", "MAX_Q", "DEFAULT_CAPACITY", "check_engine",
     "check_engine_device", "choose_kind",
     "build_runner", "self_check", "static_unsupported", "graphs_unsupported", "round_capacity",
+    "BUCKET", "CapturePlan", "plan_captures", "span_for",
 ]

@@ -7,8 +7,11 @@ a cache object and cannot tell an eager DynamicCache from preallocated
 static buffers replayed through CUDA graphs.
 
 Contract, for every runner:
-  start(capacity)      a new session: the cache is empty; room for `capacity` tokens
-                       (more is allowed: a runner grows if a session outgrows it)
+  start(capacity, gamma_max=None)
+                       a new session: the cache is empty; room for `capacity` tokens
+                       (more is allowed: a runner grows if a session outgrows it);
+                       `gamma_max` bounds the session's windows (the graphs runner
+                       captures every window up to it here, never mid-answer)
   prefill(ids)         cache a prompt (1, n); nothing is returned
   forward(ids, keep)   append ids (1, q) at positions length … length+q−1 and return
                        the logits of the last `keep` of them, (keep, vocab); the
@@ -44,7 +47,7 @@ class Runner:
         """Tokens the cache holds without growing; None where it has no fixed size."""
         return None
 
-    def start(self, capacity: int) -> None:  # pragma: no cover - abstract
+    def start(self, capacity: int, gamma_max: int | None = None) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def prefill(self, ids: torch.Tensor) -> None:

@@ -21,6 +21,7 @@ one pair get separate runners.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -61,12 +62,25 @@ def _quantized(model: Any) -> bool:
     return any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
 
 
+# rope variants whose table is fixed at load time; the others (dynamic, longrope) recompute it from the
+# positions seen, on the host, which the static runners' steps do not do (issue 18, m3)
+STATIC_ROPE = ("default", "linear", "llama3", "yarn")
+
+
+def rope_type(model: Any) -> str:
+    return str(getattr(getattr(getattr(model, "model", None), "rotary_emb", None), "rope_type", "default"))
+
+
 def static_unsupported(model: Any) -> str | None:
     """Why the static runners cannot run this model, or None."""
     if not _direct_eligible(model):
         arch = type(model).__name__
         return (f"{arch} is not supported by the static runners (Llama and Qwen2 stacks with sdpa or eager "
                 "attention, no sliding window, on one device)")
+    rope = rope_type(model)
+    if rope not in STATIC_ROPE:
+        return (f"rope scaling {rope!r} recomputes its table from the positions seen, which the static runners "
+                f"do not (they run {', '.join(STATIC_ROPE)})")
     return None
 
 
@@ -75,9 +89,6 @@ def graphs_unsupported(model: Any, device: torch.device) -> str | None:
         return f"CUDA graphs need a CUDA device; this pair is on {device.type}"  # as check_engine_device says
     if _quantized(model):
         return "quantized weights are not captured in CUDA graphs; use --engine static"
-    rope = getattr(getattr(getattr(model, "model", None), "rotary_emb", None), "rope_type", "default")
-    if "dynamic" in str(rope):
-        return f"rope type {rope!r} recomputes its table from the host each step; use --engine static"
     return None
 
 
@@ -102,36 +113,42 @@ def choose_kind(engine: str, model: Any, device: torch.device) -> str:
     return AUTO_WITHOUT_GRAPHS.get(device.type, "eager")
 
 
-def build_runner(kind: str, model: Any, graph_pool: Any = None) -> Runner:
+def build_runner(kind: str, model: Any, graph_pool: Any = None, *, role: str = "target", strict: bool = False,
+                 on_fallback: Any = None) -> Runner:
     if kind == "eager":
         return EagerRunner(model)
     if kind == "static":
         return StaticRunner(model)
     if kind == "graphs":
-        return GraphRunner(model, capture=True, pool=graph_pool)
+        return GraphRunner(model, capture=True, pool=graph_pool, role=role, strict=strict, on_fallback=on_fallback)
     if kind == GRAPH_BODY:
-        return GraphRunner(model, capture=False)
+        return GraphRunner(model, capture=False, role=role)
     raise ValueError(f"unknown runner kind {kind!r}")
 
 
 def self_check(kind: str, model: Any) -> bool:
-    """The runner's step (uncaptured) gives the model's own logits: in chunks of 4, 2, 1 and after a rewind."""
+    """The runner's step (uncaptured) gives the model's own logits.
+
+    Kept cheap (it runs at every load): one forward of the model over 7 random
+    tokens, and four runner passes that cover each window class — a prompt of
+    4, a window of 2, a rewind by one and a window of 2 over it, a single token.
+    Captured graphs are checked against this step when they are captured (graphs.py).
+    """
     runner = GraphRunner(model, capture=False) if kind in ("graphs", GRAPH_BODY) else StaticRunner(model)
     device = runner.device
     vocab = int(model.config.vocab_size)
     ids = torch.randint(0, vocab, (1, 7), generator=torch.Generator().manual_seed(0)).to(device)
     try:
         with runner.mode():
-            cache = DynamicCache()
-            want = [model(input_ids=ids[:, a:b], **cache_kw(model, cache), use_cache=True).logits[0]
-                    for a, b in ((0, 4), (4, 6), (6, 7))]
-        runner.start(16)
-        runner.prefill(ids[:, :4])
-        runner.rewind(0)
-        got = [runner.forward(ids[:, a:b], b - a) for a, b in ((0, 4), (4, 6), (6, 7))]
-        runner.rewind(4)
-        got.append(runner.forward(ids[:, 4:6], 2))
-        want.append(want[1])
+            full = model(input_ids=ids, use_cache=False).logits[0]
+            want = [full[3:4], full[4:6], full[5:7], full[6:7]]
+            runner.start(16)
+            got = [runner.forward(ids[:, :4], 1)]  # a prompt
+            got.append(runner.forward(ids[:, 4:6], 2))  # a window
+            runner.rewind(5)  # its last token rejected
+            got.append(runner.forward(ids[:, 5:7], 2))  # written again, and one more
+            runner.rewind(6)
+            got.append(runner.forward(ids[:, 6:7], 1))  # a single token
     except Exception:  # any surprise: this runner is not for this model
         return False
     # In half precision a step of other shapes rounds differently from the model's own (an ulp at the
@@ -165,7 +182,13 @@ class RunnerSet:
 
 
 class RunnerPool:
-    """Lends each session a RunnerSet; the first call resolves `engine` for both models (`draft` may be None)."""
+    """Lends each session a RunnerSet; the first call resolves `engine` for both models (`draft` may be None).
+
+    `timings` holds what resolving and preparing the runners cost, in seconds
+    (`self_check_s`; warm-up adds `compile_s`, `capture_s`, `warmup_s`), for
+    the loader's stages. `fallback_note` is the one line saying why a graphs
+    runner became static under `auto` (None when none did).
+    """
 
     def __init__(self, target: Any, draft: Any, engine: str = "auto"):
         self.target, self.draft = target, draft
@@ -174,12 +197,15 @@ class RunnerPool:
         self._free: list[RunnerSet] = []
         self._lock = threading.Lock()
         self._graph_pool: Any = None
+        self.timings: dict[str, float] = {}
+        self.fallback_note: str | None = None
 
     def kinds(self) -> tuple[str, str]:
         """(target kind, draft kind); raises EngineUnavailable for a runner that cannot run here.
 
         Without a draft model the draft's kind reads as the target's."""
         if self._kinds is None:
+            t0 = time.perf_counter()
             out = []
             for model in (self.target,) if self.draft is None else (self.target, self.draft):
                 device = next(model.parameters()).device
@@ -189,15 +215,23 @@ class RunnerPool:
                         raise EngineUnavailable(
                             f"--engine {self.engine}: its step does not reproduce {type(model).__name__}'s own "
                             "logits on this model; use --engine eager")
-                    kind = "eager"
+                    kind = "static" if kind == "graphs" and self_check("static", model) else "eager"
                 out.append(kind)
             self._kinds = (out[0], out[-1])
+            self.timings["self_check_s"] = time.perf_counter() - t0
         return self._kinds
 
     @property
     def label(self) -> str:
         t, d = self.kinds()
         return t if t == d else f"{t}/{d}"
+
+    def _fell_back(self, role: str, note: str) -> None:
+        """A graphs runner turned static (auto): later sessions get static runners for that model."""
+        with self._lock:
+            t, d = self.kinds()
+            self._kinds = ("static", d) if role == "target" else (t, "static")
+            self.fallback_note = note
 
     def acquire(self) -> RunnerSet:
         with self._lock:
@@ -206,8 +240,14 @@ class RunnerPool:
         t, d = self.kinds()
         if "graphs" in (t, d) and self._graph_pool is None:
             self._graph_pool = torch.cuda.graph_pool_handle()  # one pool for every graph of this pair
-        draft = build_runner(d, self.draft, self._graph_pool) if self.draft is not None else None
-        return RunnerSet(build_runner(t, self.target, self._graph_pool), draft)
+        strict = self.engine == "graphs"
+
+        def build(kind: str, model: Any, role: str) -> Runner:
+            return build_runner(kind, model, self._graph_pool, role=role, strict=strict,
+                                on_fallback=lambda note: self._fell_back(role, note))
+
+        draft = build(d, self.draft, "draft") if self.draft is not None else None
+        return RunnerSet(build(t, self.target, "target"), draft)
 
     def release(self, runners: RunnerSet) -> None:
         with self._lock:

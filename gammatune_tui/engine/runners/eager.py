@@ -28,7 +28,7 @@ class EagerRunner(Runner):
     def length(self) -> int:
         return self.cache.get_seq_length()
 
-    def start(self, capacity: int) -> None:
+    def start(self, capacity: int, gamma_max: int | None = None) -> None:
         self.cache = DynamicCache()
 
     def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:

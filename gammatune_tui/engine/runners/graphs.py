@@ -1,49 +1,74 @@
-"""The `graphs` runner: the static cache's fixed-shape step, captured once per window length in a CUDA graph.
+"""The `graphs` runner: the fixed-shape step captured in CUDA graphs, one per (window, length bucket).
 
 On a GPU an eager decode step is host-bound: hundreds of small kernel
 launches cost more than the weights take to read. A CUDA graph replays the
-whole step with one launch. What makes that possible is `fixed_step`
-(static.py): fixed shapes for a window of q tokens (attention over all
-`capacity` keys behind a position mask), static input/output buffers, and no
-value read back to the host inside it.
+whole step with one launch. What makes that possible is the fixed step
+(fixed_step.py): fixed shapes for a window of q tokens over a span of key
+positions, static input/output buffers, and no value read back to the host.
 
-This runner feeds every window through that one function and the same static
-buffers. With `capture=True` (CUDA) it records one graph per window length q
-the first time q is used (warm-up uses 1, 2 for the draft and 1 … γ_max+1 for
-the target) and replays it from then on; all graphs of a pair share one memory
-pool. With `capture=False` it calls the function directly: the same code path
-on any device, which is how the CPU tests prove everything here except
-`torch.cuda.graph` itself. Growing the buffers (a chat longer than the
-captured capacity) drops the graphs; each is captured again on next use.
+Which graphs exist is planned, not discovered (plan.py): at `start` — the
+warm-up's, and every session's, which in chat is between turns — the runner
+captures every (window, span) its role can use under the policy's γ_max, for
+every length bucket of its buffers, then replays each new graph against the
+uncaptured (eager) step on the same inputs. Nothing is captured mid-answer: a
+window the plan did not foresee (γ_max raised during an answer) or a step
+after the buffers had to grow runs uncaptured, and is captured at the next
+start. All graphs of a pair share one memory pool.
 
-Prefills (one prompt length, run once) and windows longer than `MAX_Q` run
-the same function uncaptured.
+A capture or replay check that fails makes the runner refuse (`strict`, an
+explicit `--engine graphs`: EngineUnavailable, one line, exit 2) or turn
+itself into a static runner (`auto`) and say why once (`fallback_note`).
+
+With `capture=False` (`graph-body`) the same step runs uncaptured: the code
+path the CPU tests use to prove everything here except `torch.cuda.graph`.
+Prefills and windows longer than MAX_Q run the step uncaptured.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+import time
+from typing import Any, Callable
 
 import torch
 
+from ...errors import EngineUnavailable
+from ..policy_params import DEFAULT_GAMMA_MAX
+from .fixed_step import FixedStep, compile_wanted
+from .plan import MAX_Q, plan_captures, span_for
 from .static import StaticRunner
 
-MAX_Q = 64  # windows up to this many tokens get a graph; longer ones (rare) run uncaptured
 GRAPH_BODY = "graph-body"  # the runner's kind when it runs its step uncaptured
+log = logging.getLogger("gammatune.engine")
 
 
 class GraphRunner(StaticRunner):
     kind = "graphs"
 
-    def __init__(self, model: Any, *, capture: bool, pool: Any = None):
+    def __init__(self, model: Any, *, capture: bool, pool: Any = None, role: str = "target", strict: bool = False,
+                 on_fallback: Callable[[str], None] | None = None):
         super().__init__(model)
         if capture and self.device.type != "cuda":
             raise ValueError("CUDA graphs need a CUDA device")
         self.capture = capture
         self.kind = "graphs" if capture else GRAPH_BODY
         self.pool = pool
-        self.graphs: dict[int, Any] = {}
+        self.role = role
+        self.strict = strict
+        self.on_fallback = on_fallback
+        self.gamma_max = DEFAULT_GAMMA_MAX
+        self.graphs: dict[tuple[int, int], Any] = {}  # (window, span) -> graph
+        self.missed: set[int] = set()  # windows that ran uncaptured since the last start
+        self.uncaptured_steps = 0  # steps that found no graph (tests; the inspector)
+        self.captures = 0
+        self.capture_s = 0.0  # seconds spent capturing and checking graphs, in all
+        self.fallback_note: str | None = None
+        self._static = False  # turned into a static runner after a failed capture (auto)
         self._uncaptured = False  # set while prefilling
+        self.compile_s = 0.0  # seconds the first compiled call took (compile; later shapes add a little)
+        if capture and compile_wanted(self.device):
+            self._fixed = FixedStep(self)
+            self._fixed.enable_compile()
         vocab = int(self.head.weight.shape[0])
         with torch.inference_mode(False), torch.no_grad():
             self._ids = torch.zeros((1, MAX_Q), dtype=torch.long, device=self.device)
@@ -53,6 +78,80 @@ class GraphRunner(StaticRunner):
     def _on_allocate(self) -> None:
         self.graphs.clear()  # they point at the old buffers
 
+    # -- sessions: capture everything planned, before the user waits --------------------------------
+    def start(self, capacity: int, gamma_max: int | None = None) -> None:
+        super().start(capacity)
+        if gamma_max is not None:
+            self.gamma_max = int(gamma_max)
+        if self.capture and not self._static:
+            try:
+                with self.mode():
+                    self.prepare()
+            except Exception as exc:  # a driver, shape or numerics problem: costs speed, not the session
+                self._give_up(str(exc) or type(exc).__name__)
+
+    def prepare(self) -> int:
+        """Capture the planned graphs not yet held (cache empty: the warm-up runs write only garbage)."""
+        assert self.cache is not None and self._length == 0
+        plan = plan_captures(self.role, self.gamma_max, self.cache.capacity, tuple(self.missed))
+        todo = [g for g in plan.graphs() if g not in self.graphs]
+        if todo and self._fixed is not None and self._fixed.compiled and not self.compile_s:
+            t0 = time.perf_counter()  # compile before capturing: its own stage, off the capture's clock
+            self.fixed_step(self._ids[:, :1], self._pos[:1].zero_(), todo[0][1])
+            torch.cuda.synchronize(self.device)
+            self.compile_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for q, span in todo:
+            self._ids[:, :q].zero_()
+            self._pos[:q].copy_(self.cache.key_pos[:q])
+            self.graphs[(q, span)] = self._capture(q, span, self._ids[:, :q], self._pos[:q], self._out[:q])
+            self.captures += 1
+        if todo:
+            self.check_graphs(todo)
+        self.missed.clear()
+        self.capture_s += time.perf_counter() - t0
+        return len(todo)
+
+    def check_graphs(self, keys: list[tuple[int, int]]) -> None:
+        """Replay each graph against the uncaptured step on the same inputs; raise on a mismatch."""
+        assert self.cache is not None
+        gen = torch.Generator().manual_seed(1)
+        vocab = int(self.model.config.vocab_size)
+        fp32 = self._out.dtype == torch.float32
+        worst = torch.zeros((), device=self.device)
+        for q, span in keys:
+            ids = torch.randint(0, vocab, (1, q), generator=gen).to(self.device)
+            pos = self.cache.key_pos[span - q:span]  # the far end of the bucket: every key attended
+            self._ids[:, :q].copy_(ids)
+            self._pos[:q].copy_(pos)
+            self.graphs[(q, span)].replay()
+            got = self._out[:q].float()
+            want = self.eager_step(ids, pos, span).float()
+            scale = 1.0 if fp32 else want.abs().max().clamp(min=1.0)
+            worst = torch.maximum(worst, ((got - want).abs().max() / scale))
+        err = float(worst)  # one read for the whole check
+        if not err <= (1e-3 if fp32 else 2e-2):
+            raise RuntimeError(f"a replayed graph differs from the uncaptured step (max error {err:.3g})")
+
+    def eager_step(self, ids: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
+        """The step uncaptured and uncompiled: the reference a graph is checked against."""
+        if self._fixed is None:
+            self._fixed = FixedStep(self)
+        return self._fixed._body(ids, pos, self.cache.key_pos[:span])
+
+    def _give_up(self, why: str) -> None:
+        self.graphs.clear()
+        if self.strict:
+            raise EngineUnavailable(f"--engine graphs: capturing the step failed on this GPU ({why}); "
+                                    "use --engine static")
+        self._static = True
+        self.kind = "static"
+        self.fallback_note = f"graphs → static: capturing the step failed ({why})"
+        log.warning("gammatune: %s", self.fallback_note)
+        if self.on_fallback is not None:
+            self.on_fallback(self.fallback_note)
+
+    # -- forward passes ----------------------------------------------------------------------------
     def prefill(self, ids: torch.Tensor) -> None:
         self._uncaptured = True
         try:
@@ -62,39 +161,41 @@ class GraphRunner(StaticRunner):
 
     def _step(self, ids: torch.Tensor, start: int, q: int, keep: int) -> torch.Tensor:
         assert self.cache is not None
+        if self._static:
+            return self.prefix_step(ids, start, q, keep)
         pos = self.cache.key_pos[start:start + q]
+        span = span_for(start + q, self.cache.capacity)
         if q > MAX_Q or self._uncaptured:
-            return self.fixed_step(ids, pos)[q - keep:]
+            return self.fixed_step(ids, pos, span)[q - keep:]
         ids_buf, pos_buf, out_buf = self._ids[:, :q], self._pos[:q], self._out[:q]
         ids_buf.copy_(ids)
         pos_buf.copy_(pos)
-        if not self.capture:
-            out_buf.copy_(self.fixed_step(ids_buf, pos_buf))
-        else:
-            graph = self.graphs.get(q)
-            if graph is None:
-                graph = self._capture(q, ids_buf, pos_buf, out_buf)
+        graph = self.graphs.get((q, span)) if self.capture else None
+        if graph is not None:
             graph.replay()
+        else:
+            if self.capture:  # never capture mid-answer: this window is captured at the next start
+                self.missed.add(q)
+                self.uncaptured_steps += 1
+            out_buf.copy_(self.fixed_step(ids_buf, pos_buf, span))
         return out_buf[q - keep:].clone()
 
-    def _capture(self, q: int, ids_buf: torch.Tensor, pos_buf: torch.Tensor, out_buf: torch.Tensor) -> Any:
-        """Record the step for windows of q tokens (CUDA only).
+    def _capture(self, q: int, span: int, ids_buf: torch.Tensor, pos_buf: torch.Tensor,
+                 out_buf: torch.Tensor) -> Any:
+        """Record the step for windows of q tokens over `span` keys (CUDA only).
 
         The warm-up runs on a side stream, as torch's docs ask (lazy kernel and
-        library initialisation must not happen during capture). It computes the
-        real window: the keys and values it writes are the ones the replay
-        writes again, so running it changes nothing.
+        library initialisation, and compilation, must not happen during capture).
         """
         side = torch.cuda.Stream(device=self.device)
         side.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(side):
             for _ in range(2):
-                out_buf.copy_(self.fixed_step(ids_buf, pos_buf))
+                out_buf.copy_(self.fixed_step(ids_buf, pos_buf, span))
         torch.cuda.current_stream(self.device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
-            out_buf.copy_(self.fixed_step(ids_buf, pos_buf))
-        self.graphs[q] = graph
+            out_buf.copy_(self.fixed_step(ids_buf, pos_buf, span))
         return graph
 
 

@@ -15,11 +15,12 @@ Two ways to answer that call:
 
 * prefix mode (this runner): write at positions start…end−1 by slicing and
   return the filled prefix [0, end); the mask is an explicit causal one over it.
-* fixed mode (the graphs runner's step, `fixed_step`): write at the positions
-  held in a tensor (`index_copy_`) and return the whole buffers; a position mask
-  (key j visible to query i iff j <= pos[i]) hides everything not yet written
-  or rewound away. Every shape is fixed by (q, capacity), nothing reads a value
-  back to the host, so the step can be captured in a CUDA graph.
+* fixed mode (the graphs runner's step, `fixed_step.py`): the layers written
+  out over the same modules, writing at the positions held in a tensor
+  (`index_copy_`) and attending over a length bucket of the buffers behind a
+  position mask (key j visible to query i iff j <= pos[i]). Every shape is
+  fixed by (q, bucket), nothing reads a value back to the host, so the step
+  can be captured in a CUDA graph.
 
 Stale keys beyond the length (rejected drafts) stay in the buffers but are
 never visible: prefix mode never returns them and fixed mode masks them.
@@ -34,6 +35,7 @@ import torch
 from torch import nn
 
 from .base import Runner, grad_mode
+from .fixed_step import FixedStep
 from ..hf_compat import cache_kw
 
 GRANULE = 256  # capacities are rounded up to this many tokens (fewer re-allocations and re-captures)
@@ -67,27 +69,18 @@ class StaticKV(nn.Module):
         self._vs = [lay.v for lay in self.kv_layers]
         self._start = 0
         self._end = 0
-        self._pos: torch.Tensor | None = None
 
     def write_prefix(self, start: int, end: int) -> None:
         """Next calls write positions start…end−1 and return the prefix [0, end)."""
-        self._pos, self._start, self._end = None, start, end
-
-    def write_at(self, pos: torch.Tensor) -> None:
-        """Next calls write at the positions in `pos` (q,) and return the whole buffers."""
-        self._pos = pos
+        self._start, self._end = start, end
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args: Any,
                **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        k, v, pos = self._ks[layer_idx], self._vs[layer_idx], self._pos
-        if pos is None:
-            start, end = self._start, self._end
-            k[:, :, start:end] = key_states
-            v[:, :, start:end] = value_states
-            return k[:, :, :end], v[:, :, :end]
-        k.index_copy_(2, pos, key_states)
-        v.index_copy_(2, pos, value_states)
-        return k, v
+        k, v = self._ks[layer_idx], self._vs[layer_idx]
+        start, end = self._start, self._end
+        k[:, :, start:end] = key_states
+        v[:, :, start:end] = value_states
+        return k[:, :, :end], v[:, :, :end]
 
     def copy_prefix_from(self, other: "StaticKV", n: int) -> None:
         for mine, theirs in zip(self.kv_layers, other.kv_layers):
@@ -113,6 +106,7 @@ class StaticRunner(Runner):
         self.mode = grad_mode(model)
         self.cache: StaticKV | None = None
         self._length = 0
+        self._fixed: FixedStep | None = None
         self.allocations = 0  # how many times buffers were (re)allocated: tests and the inspector read it
 
     # -- the cache ---------------------------------------------------------------------
@@ -124,7 +118,7 @@ class StaticRunner(Runner):
     def capacity(self) -> int | None:
         return self.cache.capacity if self.cache is not None else 0
 
-    def start(self, capacity: int) -> None:
+    def start(self, capacity: int, gamma_max: int | None = None) -> None:
         if self.cache is None or self.cache.capacity < capacity:
             self._allocate(round_capacity(capacity), keep=0)
         self._length = 0
@@ -197,19 +191,17 @@ class StaticRunner(Runner):
         h = self._run_layers(self.embed(ids), pos, mask)
         return self.head(self.norm(h[:, -keep:]))[0]
 
-    def fixed_step(self, ids: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        """The graphs runner's step: ids (1, q) at positions pos (q,), attention over all `capacity` keys.
+    def fixed_step(self, ids: torch.Tensor, pos: torch.Tensor, span: int | None = None) -> torch.Tensor:
+        """The graphs runner's step (fixed_step.py): ids (1, q) at positions pos (q,), attention over `span` keys.
 
-        All logits (q, vocab) are returned. Only device work, fixed shapes, no
-        value read back to the host: this is the function a CUDA graph captures.
+        `span` (a length bucket, default: the whole capacity) must cover every
+        position in `pos`. All logits (q, vocab) are returned. Only device work,
+        fixed shapes, no value read back to the host: what a CUDA graph captures.
         """
         assert self.cache is not None
-        q = ids.shape[1]
-        keys = self.cache.key_pos
-        mask = self._attention_mask((keys.view(1, -1) <= pos.view(-1, 1)).view(1, 1, q, keys.shape[0]))
-        self.cache.write_at(pos)
-        h = self._run_layers(self.embed(ids), pos.view(1, q), mask)
-        return self.head(self.norm(h))[0]
+        if self._fixed is None:
+            self._fixed = FixedStep(self)
+        return self._fixed(ids, pos, self.cache.capacity if span is None else span)
 
 
 __all__ = ["StaticKV", "StaticRunner", "round_capacity", "DEFAULT_CAPACITY", "GRANULE"]
