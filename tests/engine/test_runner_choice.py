@@ -100,3 +100,40 @@ def test_sequential_sessions_reuse_the_same_runners(tiny_pair):
             if isinstance(ev, StepEvent):
                 seen.append(dec.runners.target)
     assert all(r is seen[0] for r in seen)
+
+
+@pytest.mark.parametrize("kind", ["static", "graph-body"])
+def test_the_self_check_runs_the_model_once(tiny_pair, kind):
+    """Loading pays for one model forward and a few runner passes per model (issue 19 row 4), not a replay."""
+    calls = []
+    hook = tiny_pair.target.register_forward_hook(lambda mod, args, out: calls.append(1))
+    try:
+        assert choice.self_check(kind, tiny_pair.target)
+    finally:
+        hook.remove()
+    assert len(calls) == 1
+
+
+def test_the_pool_times_its_self_checks(tiny_pair):
+    pool = RunnerPool(tiny_pair.target, tiny_pair.draft, "auto")
+    pool.kinds()
+    assert pool.timings["self_check_s"] > 0
+
+
+@pytest.mark.parametrize("rope", ["longrope", "dynamic"])
+def test_rope_variants_the_static_step_does_not_run_are_refused(tiny_pair, monkeypatch, rope):
+    """Their table is recomputed from the positions seen: auto runs eager, a named runner is one line (exit 2)."""
+    monkeypatch.setattr(tiny_pair.target.model.rotary_emb, "rope_type", rope)
+    assert choose_kind("auto", tiny_pair.target, CPU) == "eager"
+    for engine in ("static", "graph-body"):
+        with pytest.raises(EngineUnavailable, match=f"rope scaling '{rope}'"):
+            choose_kind(engine, tiny_pair.target, CPU)
+    assert RunnerPool(tiny_pair.target, tiny_pair.draft, "auto").kinds() == ("eager", "static")
+
+
+def test_a_graphs_runner_that_fell_back_makes_the_pool_lend_static(tiny_pair):
+    pool = RunnerPool(tiny_pair.target, tiny_pair.draft, "static")
+    pool.kinds()
+    pool._kinds = ("graph-body", "graph-body")
+    pool._fell_back("target", "graphs → static: capturing the step failed (test)")
+    assert pool.kinds() == ("static", "graph-body") and pool.fallback_note.startswith("graphs → static")

@@ -262,3 +262,35 @@ def test_build_runner_kinds(model):
     assert isinstance(body, GraphRunner) and not body.capture and body.kind == "graph-body"
     with pytest.raises(ValueError):
         build_runner("turbo", model)
+
+
+class _ShapeLog(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.shapes = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor):
+            self.shapes.append(tuple(out.shape))
+        return out
+
+
+@pytest.mark.parametrize("path", ["sdpa", "grouped"])
+def test_grouped_query_attention_never_repeats_the_keys(model, tokens, monkeypatch, path):
+    """4 query heads share 2 KV heads: the step is exact and (grouped path) no (heads, span, dim) K/V copy exists."""
+    monkeypatch.setenv("GAMMATUNE_ATTENTION", path)
+    runner = GraphRunner(model, capture=False)
+    runner.start(32)
+    runner.forward(tokens[:, :20], 1)
+    heads, kv_heads, dim = 4, 2, runner.head_dim
+    assert runner.kv_heads == kv_heads
+    log = _ShapeLog()
+    with torch.inference_mode(), log:
+        got = runner.forward(tokens[:, 20:23], 3)
+    torch.testing.assert_close(got, full_logits(model, tokens[:, :23])[-3:], rtol=1e-4, atol=1e-4)
+    assert runner._fixed.attention == path
+    span = 256
+    assert (1, kv_heads, span, dim) in log.shapes  # the bucket's keys, as they are
+    if path == "grouped":
+        assert (1, heads, span, dim) not in log.shapes
