@@ -15,7 +15,9 @@ How often the host waits for the device depends on the policy:
   and are rewound with the rest), and the policy's `keep_drafting` still sees
   every kept token, in order, for any bookkeeping it does.
 
-Every device→host read goes through `host_read`, so tests can count them.
+Every device→host read goes through `host_read`, so tests can count them
+(verification.py reads once per window through it too: at most 2 reads per
+step for whole-window policies, drafted + 1 for token-by-token ones).
 In sampled mode each distribution q is kept for the target's accept test.
 """
 
@@ -28,6 +30,7 @@ import torch
 from .policies import Policy
 from .runners import Runner
 from .sampling import Served, sample
+from .staging import to_device
 
 
 @dataclass
@@ -116,7 +119,7 @@ def draft_window(
     out = Draft()
     if window <= 0:
         return out
-    inp = torch.tensor([feed], device=device)
+    inp = to_device(feed, device)
     if not policy.may_stop_early:
         return _whole_window(runner, inp, window, out, policy=policy, served=served, gen=gen,
                              vocab_cut=vocab_cut, eos=eos)

@@ -162,16 +162,25 @@ def sampled_accept(
     return a
 
 
+def accepted_count(p_chosen: torch.Tensor, q_chosen: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """`sampled_accept` left on the device: a 0-dim long tensor (no read back). Draws the same uniforms."""
+    n = p_chosen.shape[0]
+    if n == 0:
+        return torch.zeros((), dtype=torch.long, device=p_chosen.device)
+    u = uniforms(n, generator, p_chosen.device)
+    return torch.cumprod((u * q_chosen < p_chosen).long(), dim=0).sum()
+
+
 def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """norm(max(0, p − q)): the correction law after a rejection (falls back to p if p ≤ q everywhere)."""
+    """norm(max(0, p − q)): the correction law after a rejection (p itself where p ≤ q everywhere).
+
+    Device work only: the fallback is chosen with `where`, not by reading the sum back."""
     r = torch.clamp(p - q, min=0.0)
     s = r.sum()
-    if float(s) <= 0.0:
-        return p
-    return r / s
+    return torch.where(s > 0, r / torch.where(s > 0, s, torch.ones_like(s)), p)
 
 
 __all__ = [
     "SamplingConfig", "Served", "make_generator", "sample", "sample_without_sync", "greedy_accept", "sampled_accept",
-    "residual",
+    "accepted_count", "residual",
 ]

@@ -134,3 +134,12 @@ def test_chat_first_turns_sample_on_cuda(tiny_pair_dirs):
         items = list(src.events(prompt))
         assert any(isinstance(e, StepEvent) for e in items)
     assert len(src.messages) == 4
+
+
+def test_staged_ids_arrive_intact_through_the_pinned_ring():
+    from gammatune_tui.engine.staging import RING, to_device
+
+    dev = torch.device("cuda", torch.cuda.current_device())
+    outs = [(list(range(i, i + 1 + i % 70)), to_device(list(range(i, i + 1 + i % 70)), dev)) for i in range(3 * RING)]
+    for want, got in outs:
+        assert got.device == dev and got.shape == (1, len(want)) and got[0].tolist() == want

@@ -41,16 +41,29 @@ def session(pair, method, gamma0, prompt=PROMPT, n=40, sampling=None):
                          ids=["greedy", "sampled"])
 @pytest.mark.parametrize("method", ["specdecode", "hf-heuristic", "gammatune", "gammatune+", "assistant-threshold"])
 def test_one_read_per_window_unless_the_policy_may_stop_early(tiny_pair, monkeypatch, method, sampling):
+    """Device→host reads per step: the draft's window (or each drafted token) and the verdict, one each.
+
+    Every read goes through `host_read`; no scalar is read any other way (item/int/float)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class NoScalarReads(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            assert "_local_scalar_dense" not in str(func), "a scalar read outside host_read"
+            return func(*args, **(kwargs or {}))
+
     reads = []
     real = drafting.host_read
     monkeypatch.setattr(drafting, "host_read", lambda t: reads.append(t.numel()) or real(t))
-    dec, evs = session(dataclasses.replace(tiny_pair, engine="static"), method, 4, sampling=sampling)
-    steps = [e for e in evs if isinstance(e, StepEvent)]
+    pair = dataclasses.replace(tiny_pair, engine="static")
+    dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4), sampling)
+    gen = dec.generate(PROMPT, max_new_tokens=40)
+    with NoScalarReads():
+        steps = [e for e in gen if isinstance(e, StepEvent)]
+    verify_reads = len(steps)
     if dec.policy.may_stop_early:
-        assert len(reads) == sum(len(e.drafted) for e in steps)  # one small read per drafted token
-        assert set(reads) == {3}
+        assert len(reads) == sum(len(e.drafted) for e in steps) + verify_reads  # one small read per drafted token
     else:
-        assert len(reads) == sum(1 for e in steps if e.drafted)  # one read per window
+        assert len(reads) == sum(1 for e in steps if e.drafted) + verify_reads  # one read per window
         assert any(n > 3 for n in reads)
     assert (method in ("gammatune+", "assistant-threshold")) == dec.policy.may_stop_early
 
