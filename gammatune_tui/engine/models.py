@@ -374,10 +374,11 @@ def load_pair(
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
         drafter=drafter_settings,
     )
+    report("self-checks", 0.85)
     runner = pair.runner  # resolves the engine: EngineUnavailable here, before any warm-up
     if warmup:
         report(f"warm-up ({runner})", 0.9)
-        warm_up(pair)
+        warm_up(pair, progress=report)  # reports "compile" / "capture" as their own stages; timings in runner_pool.timings
     report("ready", 1.0)
     return pair
 

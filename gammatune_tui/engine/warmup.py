@@ -40,7 +40,8 @@ def _sync(device: torch.device) -> None:
 def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None) -> float:
     """Warm the pair's runners and decoder; returns the seconds it took (also stored as `pair.warmup_s`).
 
-    `progress(stage, fraction)`, if given, hears "compile", "capture" and "warm-up" as they start."""
+    `progress(stage, fraction)`, if given, hears "compile" or "capture" (graphs runners only), then
+    "warm-up" again, as they start."""
     t0 = time.perf_counter()
     report = progress or (lambda stage, frac: None)
     device = torch.device(getattr(pair, "device", None) or pair.target.device)
@@ -71,7 +72,8 @@ def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None)
     for r in graphs:
         pool.timings["compile_s"] = pool.timings.get("compile_s", 0.0) + r.compile_s
         pool.timings["capture_s"] = pool.timings.get("capture_s", 0.0) + r.capture_s
-    report("warm-up", 0.95)
+    if graphs:
+        report("warm-up", 0.95)  # back from the compile/capture stages
     prompt = ids[0, :PROMPT_LEN].tolist()
     methods = ("specdecode", "gammatune+")  # the whole-window and the token-by-token draft loops
     samplings = (SamplingConfig(temperature=0.0), SamplingConfig(temperature=0.7, seed=0))  # 0.7: the demo default

@@ -25,6 +25,10 @@ this re-statement of the layer differs falls back.
 the step is compiled with torch.compile (`fullgraph=True`, inductor without
 its own CUDA graphs) and the graphs runner captures the compiled step.
 `auto` keeps it off on the CPU (compiling costs more than it saves there).
+Compiled artifacts are reused across runs through inductor's own caches (FX
+graph and autotuning caches, on by default), kept in `$TORCHINDUCTOR_CACHE_DIR`
+or, where that is unset, in gammatune's cache: `$GAMMATUNE_CACHE_DIR/inductor`,
+else `$XDG_CACHE_HOME/gammatune/inductor`, else `~/.cache/gammatune/inductor`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
+from ...errors import InvalidParameter
 
 ATTENTION_ENV = "GAMMATUNE_ATTENTION"
 COMPILE_ENV = "GAMMATUNE_COMPILE"
@@ -51,7 +57,7 @@ def attention_path() -> str:
     """`sdpa` or `grouped`, from GAMMATUNE_ATTENTION (default: sdpa where torch has enable_gqa)."""
     want = os.environ.get(ATTENTION_ENV, "").strip().lower() or ("sdpa" if _HAS_GQA else "grouped")
     if want not in ("sdpa", "grouped"):
-        raise ValueError(f"{ATTENTION_ENV} must be sdpa or grouped, got {want!r}")
+        raise InvalidParameter(f"{ATTENTION_ENV} must be sdpa or grouped, got {want!r}")
     return "sdpa" if want == "sdpa" and _HAS_GQA else "grouped"
 
 
@@ -63,8 +69,22 @@ def compile_wanted(device: torch.device) -> bool:
     if v in ("0", "false", "no", "off"):
         return False
     if v != "auto":
-        raise ValueError(f"{COMPILE_ENV} must be auto, 1 or 0, got {v!r}")
+        raise InvalidParameter(f"{COMPILE_ENV} must be auto, 1 or 0, got {v!r}")
     return device.type == "cuda"
+
+
+def inductor_cache_dir() -> str:
+    """Where inductor keeps compiled artifacts between runs (see the module docstring); set before compiling."""
+    own = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "").strip()
+    if own:
+        return own
+    root = os.environ.get("GAMMATUNE_CACHE_DIR", "").strip()
+    if not root:
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(xdg, "gammatune")
+    path = os.path.join(os.path.expanduser(root), "inductor")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = path
+    return path
 
 
 def grouped_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, visible: torch.Tensor,
@@ -101,6 +121,7 @@ class FixedStep:
         for name in ("recompile_limit", "cache_size_limit"):  # one entry per (q, span) before dynamic shapes
             if hasattr(cfg, name):
                 setattr(cfg, name, max(int(getattr(cfg, name)), 256))
+        inductor_cache_dir()
         mode = COMPILE_MODE if self.runner.device.type == "cuda" else "default"
         self._fn = torch.compile(self._body, fullgraph=True, mode=mode)
         self.compiled = True
@@ -137,5 +158,5 @@ class FixedStep:
         return r.head(r.norm(h))[0]
 
 
-__all__ = ["FixedStep", "grouped_attention", "attention_path", "compile_wanted", "ATTENTION_ENV", "COMPILE_ENV",
+__all__ = ["FixedStep", "grouped_attention", "inductor_cache_dir", "attention_path", "compile_wanted", "ATTENTION_ENV", "COMPILE_ENV",
            "COMPILE_MODE"]

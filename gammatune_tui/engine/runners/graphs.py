@@ -66,7 +66,7 @@ class GraphRunner(StaticRunner):
         self._static = False  # turned into a static runner after a failed capture (auto)
         self._uncaptured = False  # set while prefilling
         self.compile_s = 0.0  # seconds the first compiled call took (compile; later shapes add a little)
-        if capture and compile_wanted(self.device):
+        if compile_wanted(self.device):  # auto: CUDA only; GAMMATUNE_COMPILE=1 compiles graph-body's step too
             self._fixed = FixedStep(self)
             self._fixed.enable_compile()
         vocab = int(self.head.weight.shape[0])
