@@ -38,7 +38,11 @@ def smollm2_shape() -> ModelPair:
                      dtype=torch.float32, eos_ids=frozenset({1}), drafter=demo.drafter)
 
 
-def measure(name: str, pair: ModelPair) -> None:
+def measure(name: str, pair: ModelPair, engine: str) -> None:
+    from gammatune_tui.engine.runners import RunnerPool
+
+    pair.engine = engine
+    pair.runner_pool = RunnerPool(pair.target, pair.draft, engine)  # fresh: nothing checked yet
     t0 = time.perf_counter()
     label = pair.runner
     checks = time.perf_counter() - t0
@@ -57,12 +61,9 @@ def main() -> None:
     torch.set_num_threads(1)
     print(f"# {platform.machine()} {os.cpu_count()} cores, torch {torch.__version__}, load {os.getloadavg()[0]:.2f}")
     demo = load_pair(demo=True, device="cpu", warmup=False, engine=args.engine)
-    measure("demo pair", demo)
+    measure("demo pair", demo, args.engine)
     if not args.skip_135m:
-        pair = smollm2_shape()
-        pair.engine = args.engine
-        pair.runner_pool = type(pair.runner_pool)(pair.target, None, args.engine)
-        measure("SmolLM2-135M shape (random)", pair)
+        measure("SmolLM2-135M shape (random)", smollm2_shape(), args.engine)
 
 
 if __name__ == "__main__":
