@@ -3,7 +3,8 @@
 For the demo pair and for a random-weight Llama of SmolLM2-135M's shape (hidden 576, 30 layers,
 9 heads, 3 KV heads, intermediate 1536, vocabulary 49152, tied embeddings; built from a config, so
 nothing is downloaded), this times, once each on a fresh pair: resolving the runners (`pair.runner`:
-the self-checks of every static/graphs runner the engine picks) and `warm_up(pair)`. One torch thread.
+the self-checks of every static/graphs runner the engine picks) and `warm_up(pair)`. One torch thread;
+wall time and process CPU time (the steadier figure on a shared machine).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/self_check_cost.py [--engine auto] [--skip-135m]
 """
@@ -43,14 +44,14 @@ def measure(name: str, pair: ModelPair, engine: str) -> None:
 
     pair.engine = engine
     pair.runner_pool = RunnerPool(pair.target, pair.draft, engine)  # fresh: nothing checked yet
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     label = pair.runner
-    checks = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    checks, checks_cpu = time.perf_counter() - t0, time.process_time() - c0
+    t1, c1 = time.perf_counter(), time.process_time()
     warm_up(pair)
-    warm = time.perf_counter() - t1
-    stages = getattr(pair.runner_pool, "timings", {})
-    print(f"{name:<28} runner {label:<12} self-checks {checks:6.2f} s   warm-up {warm:6.2f} s   {stages}")
+    warm, warm_cpu = time.perf_counter() - t1, time.process_time() - c1
+    print(f"{name:<28} runner {label:<8} self-checks {checks:6.2f} s (CPU {checks_cpu:5.2f} s)   "
+          f"warm-up {warm:6.2f} s (CPU {warm_cpu:5.2f} s)")
 
 
 def main() -> None:
