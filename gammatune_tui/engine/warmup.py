@@ -55,7 +55,11 @@ def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None)
     graphs = [r for r in runners if isinstance(r, GraphRunner) and r.capture]
     try:
         if graphs:
-            report("compile" if any(r._fixed is not None and r._fixed.compiled for r in graphs) else "capture", 0.9)
+            stage = "compile" if any(r._fixed is not None and r._fixed.compiled for r in graphs) else "capture"
+            report(stage, 0.9)
+            for r in graphs:  # the bar moves with every graph captured
+                r.on_progress = lambda done, total, r=r: report(
+                    "capture", 0.9 + 0.05 * (done / max(1, total) + (r is runners.draft)) / 2)
         for runner, role in ((runners.target, "target"), (runners.draft, "draft")):
             if runner is None:
                 continue
@@ -68,6 +72,8 @@ def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None)
                 runner.forward(ids[:, PROMPT_LEN:PROMPT_LEN + q], q)
                 runner.rewind(PROMPT_LEN)
     finally:
+        for r in graphs:
+            r.on_progress = None
         pool.release(runners)
     for r in graphs:
         pool.timings["compile_s"] = pool.timings.get("compile_s", 0.0) + r.compile_s

@@ -294,3 +294,22 @@ def test_grouped_query_attention_never_repeats_the_keys(model, tokens, monkeypat
     assert (1, kv_heads, span, dim) in log.shapes  # the bucket's keys, as they are
     if path == "grouped":
         assert (1, heads, span, dim) not in log.shapes
+
+
+def test_nothing_compiled_runs_mid_answer_outside_a_graph(model, tokens):
+    """Prompts and unplanned windows run the eager body, never the compiled step (which could recompile)."""
+    from gammatune_tui.engine.runners.fixed_step import FixedStep
+
+    runner = fake_capture(GraphRunner(model, capture=False), [])
+    runner._fixed = FixedStep(runner)
+    compiled_calls = []
+    body = runner._fixed._body
+    runner._fixed._fn = lambda *a: compiled_calls.append(a[0].shape[1]) or body(*a)  # the "compiled" step
+    runner.start(64, gamma_max=2)
+    assert compiled_calls  # captures record the compiled step
+    del compiled_calls[:]
+    runner.prefill(tokens[:, :10])
+    got = runner.forward(tokens[:, 10:17], 7)  # γ_max raised mid-answer: a window of 7 was not planned
+    torch.testing.assert_close(got, full_logits(model, tokens[:, :17])[-7:], rtol=1e-4, atol=1e-4)
+    runner.forward(tokens[:, 17:19], 2)  # a planned window: its graph replays the compiled step
+    assert compiled_calls == [2] and runner.missed == {7}

@@ -24,7 +24,8 @@ def test_capture_is_its_own_stage_and_the_first_session_finds_every_graph(tiny_p
     pair = dataclasses.replace(tiny_pair, engine="graph-body")
     stages: list[str] = []
     warm_up(pair, progress=lambda stage, frac: stages.append(stage))
-    assert stages == ["capture", "warm-up"]
+    assert stages[0] == "capture" and stages[-1] == "warm-up" and set(stages[1:-1]) == {"capture"}
+    assert len(stages) == 2 + 17 * 4 + 2 * 4  # the bar moves with every graph captured
     timings = pair.runner_pool.timings
     assert timings["capture_s"] > 0 and timings["warmup_s"] >= timings["capture_s"] and "self_check_s" in timings
     assert len(logs["target"]) == 17 * 4 and len(logs["draft"]) == 2 * 4  # γ_max 16, capacity 1024

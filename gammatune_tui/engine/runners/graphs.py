@@ -21,7 +21,8 @@ itself into a static runner (`auto`) and say why once (`fallback_note`).
 
 With `capture=False` (`graph-body`) the same step runs uncaptured: the code
 path the CPU tests use to prove everything here except `torch.cuda.graph`.
-Prefills and windows longer than MAX_Q run the step uncaptured.
+Prefills, windows longer than MAX_Q and windows no graph was planned for run
+the step uncaptured and uncompiled (`eager_step`), so nothing compiles mid-answer.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class GraphRunner(StaticRunner):
         self.captures = 0
         self.capture_s = 0.0  # seconds spent capturing and checking graphs, in all
         self.fallback_note: str | None = None
+        self.on_progress: Callable[[int, int], None] | None = None  # (captured, to capture): the loading bar
         self._static = False  # turned into a static runner after a failed capture (auto)
         self._uncaptured = False  # set while prefilling
         self.compile_s = 0.0  # seconds the first compiled call took (compile; later shapes add a little)
@@ -101,7 +103,9 @@ class GraphRunner(StaticRunner):
             torch.cuda.synchronize(self.device)
             self.compile_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        for q, span in todo:
+        for n, (q, span) in enumerate(todo):
+            if self.on_progress is not None:
+                self.on_progress(n, len(todo))
             self._ids[:, :q].zero_()
             self._pos[:q].copy_(self.cache.key_pos[:q])
             self.graphs[(q, span)] = self._capture(q, span, self._ids[:, :q], self._pos[:q], self._out[:q])
@@ -166,7 +170,7 @@ class GraphRunner(StaticRunner):
         pos = self.cache.key_pos[start:start + q]
         span = span_for(start + q, self.cache.capacity)
         if q > MAX_Q or self._uncaptured:
-            return self.fixed_step(ids, pos, span)[q - keep:]
+            return self.eager_step(ids, pos, span)[q - keep:]
         ids_buf, pos_buf, out_buf = self._ids[:, :q], self._pos[:q], self._out[:q]
         ids_buf.copy_(ids)
         pos_buf.copy_(pos)
@@ -174,10 +178,12 @@ class GraphRunner(StaticRunner):
         if graph is not None:
             graph.replay()
         else:
-            if self.capture:  # never capture mid-answer: this window is captured at the next start
+            if self.capture:  # never capture (or compile) mid-answer: this window is captured at the next start
                 self.missed.add(q)
                 self.uncaptured_steps += 1
-            out_buf.copy_(self.fixed_step(ids_buf, pos_buf, span))
+                out_buf.copy_(self.eager_step(ids_buf, pos_buf, span))
+            else:
+                out_buf.copy_(self.fixed_step(ids_buf, pos_buf, span))
         return out_buf[q - keep:].clone()
 
     def _capture(self, q: int, span: int, ids_buf: torch.Tensor, pos_buf: torch.Tensor,
