@@ -100,7 +100,8 @@ class GraphRunner(StaticRunner):
         if todo and self._fixed is not None and self._fixed.compiled and not self.compile_s:
             t0 = time.perf_counter()  # compile before capturing: its own stage, off the capture's clock
             self.fixed_step(self._ids[:, :1], self._pos[:1].zero_(), todo[0][1])
-            torch.cuda.synchronize(self.device)
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
             self.compile_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         for n, (q, span) in enumerate(todo):
