@@ -35,6 +35,7 @@ def test_dynamo_sees_the_step_as_one_graph(tiny_pair, which, q):
 def test_compile_is_on_for_cuda_only_unless_asked(monkeypatch):
     monkeypatch.delenv("GAMMATUNE_COMPILE", raising=False)
     assert compile_wanted(CUDA) and not compile_wanted(CPU)
+    assert not compile_wanted(CUDA, captured=False)  # the uncaptured step (graph-body, self-checks) stays eager
     monkeypatch.setenv("GAMMATUNE_COMPILE", "0")
     assert not compile_wanted(CUDA)
     monkeypatch.setenv("GAMMATUNE_COMPILE", "1")

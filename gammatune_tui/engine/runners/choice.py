@@ -134,7 +134,7 @@ def self_check(kind: str, model: Any) -> bool:
     4, a window of 3 over it, a rewind by two and a single token over them.
     Captured graphs are checked against this step when they are captured (graphs.py).
     """
-    runner = GraphRunner(model, capture=False) if kind in ("graphs", GRAPH_BODY) else StaticRunner(model)
+    runner = GraphRunner(model, capture=False, compile=False) if kind in ("graphs", GRAPH_BODY) else StaticRunner(model)
     device = runner.device
     vocab = int(model.config.vocab_size)
     ids = torch.randint(0, vocab, (1, 7), generator=torch.Generator().manual_seed(0)).to(device)

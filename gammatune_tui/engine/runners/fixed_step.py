@@ -61,8 +61,8 @@ def attention_path() -> str:
     return "sdpa" if want == "sdpa" and _HAS_GQA else "grouped"
 
 
-def compile_wanted(device: torch.device) -> bool:
-    """Whether the step is compiled: GAMMATUNE_COMPILE=1/0, or `auto` (the default): on CUDA only."""
+def compile_wanted(device: torch.device, captured: bool = True) -> bool:
+    """Whether the step is compiled: GAMMATUNE_COMPILE=1/0, or `auto` (the default): a captured step on CUDA."""
     v = os.environ.get(COMPILE_ENV, "auto").strip().lower()
     if v in ("1", "true", "yes", "on"):
         return True
@@ -70,7 +70,7 @@ def compile_wanted(device: torch.device) -> bool:
         return False
     if v != "auto":
         raise InvalidParameter(f"{COMPILE_ENV} must be auto, 1 or 0, got {v!r}")
-    return device.type == "cuda"
+    return device.type == "cuda" and captured
 
 
 def inductor_cache_dir() -> str:

@@ -47,7 +47,7 @@ class GraphRunner(StaticRunner):
     kind = "graphs"
 
     def __init__(self, model: Any, *, capture: bool, pool: Any = None, role: str = "target", strict: bool = False,
-                 on_fallback: Callable[[str], None] | None = None):
+                 on_fallback: Callable[[str], None] | None = None, compile: bool | None = None):
         super().__init__(model)
         if capture and self.device.type != "cuda":
             raise ValueError("CUDA graphs need a CUDA device")
@@ -68,7 +68,8 @@ class GraphRunner(StaticRunner):
         self._static = False  # turned into a static runner after a failed capture (auto)
         self._uncaptured = False  # set while prefilling
         self.compile_s = 0.0  # seconds the first compiled call took (compile; later shapes add a little)
-        if compile_wanted(self.device):  # auto: CUDA only; GAMMATUNE_COMPILE=1 compiles graph-body's step too
+        # auto: a captured step on CUDA; GAMMATUNE_COMPILE=1 compiles graph-body's step too; the self-check never
+        if compile_wanted(self.device, capture) if compile is None else compile:
             self._fixed = FixedStep(self)
             self._fixed.enable_compile()
         vocab = int(self.head.weight.shape[0])
