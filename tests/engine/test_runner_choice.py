@@ -137,3 +137,41 @@ def test_a_graphs_runner_that_fell_back_makes_the_pool_lend_static(tiny_pair):
     pool._kinds = ("graph-body", "graph-body")
     pool._fell_back("target", "graphs → static: capturing the step failed (test)")
     assert pool.kinds() == ("static", "graph-body") and pool.fallback_note.startswith("graphs → static")
+
+
+@pytest.mark.parametrize("engine", ["auto", "graphs"])
+def test_a_capture_that_fails_in_a_session(tiny_pair, monkeypatch, engine):
+    """auto: the session runs on, exact, on static runners, and says why once; --engine graphs: one clear line."""
+    from test_runners import fake_capture
+
+    real_build = choice.build_runner
+
+    def build(kind, model, graph_pool=None, **kw):
+        runner = fake_capture(real_build("graph-body", model, None, **kw), [])
+        runner.strict, runner.on_fallback = kw.get("strict", False), kw.get("on_fallback")
+
+        def boom(*a):
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+        runner._capture = boom
+        return runner
+
+    monkeypatch.setattr(choice, "build_runner", build)
+    monkeypatch.setattr(choice, "choose_kind", lambda e, model, device: "graphs")
+    monkeypatch.setattr(choice, "self_check", lambda kind, model: True)
+    monkeypatch.setattr(torch.cuda, "graph_pool_handle", lambda: None)
+    pair = dataclasses.replace(tiny_pair, engine=engine)
+    dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 3), SamplingConfig())
+    ids = tiny_pair.encode_prompt("def f(x):", raw=True)
+    if engine == "graphs":
+        with pytest.raises(EngineUnavailable, match="^--engine graphs: capturing the step failed on this GPU"):
+            list(dec.generate(ids, max_new_tokens=16))
+        return
+    evs = list(dec.generate(ids, max_new_tokens=16))
+    x = torch.tensor([ids])
+    ref = tiny_pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=16,
+                                    eos_token_id=list(tiny_pair.eos_ids))[0, len(ids):].tolist()
+    assert [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted] == ref
+    pool = pair.runner_pool
+    assert pool.kinds() == ("static", "static") and pool.label == "static"
+    assert pool.fallback_note.startswith("graphs → static: capturing the step failed (CUDA error")
