@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from textual import events
 from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -69,6 +70,8 @@ class GammaTuneApp(App):
             raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(self.gamma_themes))}")
         super().__init__()
         self.main_screen = screen
+        # printable keys typed before the prompt has the focus (the screen still mounting): kept for the prompt
+        self._early_keys: list[str] | None = [] if getattr(screen, "takes_early_keys", False) else None
         self.export_dir = Path(export_dir).expanduser().resolve() if export_dir else default_export_dir()
         for gt in self.gamma_themes.values():
             self.register_theme(gt.textual)
@@ -102,6 +105,25 @@ class GammaTuneApp(App):
         self.push_screen(self.main_screen)
         for w in self.theme_warnings:
             self.notify(w, title="Theme skipped", severity="warning", timeout=8)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Until the chat's prompt has the focus, printable keys are kept for it (`take_early_keys`).
+
+        A user who starts typing as soon as `gammatune chat` opens types while
+        the screen is still mounting: without this, `?` opened the help and
+        the rest of the text went nowhere.
+        """
+        if (self._early_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
+                and event.is_printable and event.character):
+            self._early_keys.append(event.character)
+            event.stop()
+            return
+        await super().on_event(event)
+
+    def take_early_keys(self) -> str:
+        """The text typed before the prompt had the focus; from now on keys go where the focus is."""
+        keys, self._early_keys = self._early_keys or [], None
+        return "".join(keys)
 
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:

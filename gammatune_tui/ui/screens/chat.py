@@ -95,6 +95,7 @@ class ChatScreen(ChatViews, ChatActions, Screen):
         super().__init__(name=name)
         self.source = source
         self.read_only = bool(getattr(source, "read_only", False))
+        self.takes_early_keys = not self.read_only   # what is typed while the screen mounts goes to the prompt
         self.recorder = recorder
         self.initial_prompt = initial_prompt
         self.ready = False
@@ -155,7 +156,7 @@ class ChatScreen(ChatViews, ChatActions, Screen):
             self.query_one("#prompt").display = False
             self.transcript.focus()
         else:
-            self.query_one("#prompt", Input).focus()
+            self.query_one("#prompt", Input).focus()   # it then takes what was typed meanwhile (PromptInput)
         self.run_worker(self._prepare, thread=True, group="prepare", exit_on_error=False)
 
     def apply_palette(self) -> None:
