@@ -64,7 +64,7 @@ class MethodPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Label(one_line(self.label), classes="pane-title")
         yield TokenStream(classes="pane-transcript")
-        yield AcceptanceChart(window=40, rolling=8, classes="pane-chart")
+        yield AcceptanceChart(window=40, classes="pane-chart")
         yield Static(Text("waiting to be measured…", style="dim italic"), classes="pane-stats")
 
     @property

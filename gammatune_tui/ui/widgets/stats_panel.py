@@ -47,7 +47,7 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
     t.add_column("k", style="dim", no_wrap=True, min_width=12)
     t.add_column("v", overflow="fold")
     t.add_row("tokens/s", f"{s.tokens_per_s:,.1f}  ({s.tokens} tokens, {s.steps} steps)")
-    t.add_row("α", f"{s.acceptance_rate:.2f}  (rolling {s.rolling_acceptance:.2f})")
+    t.add_row("α", f"{s.acceptance_rate:.2f}  (last {s.window} steps {s.rolling_acceptance:.2f})")
     t.add_row("tokens/step", f"{s.tokens_per_step:.2f}  (mean γ {s.mean_gamma:.2f})")
     per = s.per_position[:max_positions]
     if per:
