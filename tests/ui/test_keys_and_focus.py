@@ -6,7 +6,7 @@ from textual import events
 
 from gammatune_tui.ui.screens.help import HelpScreen
 
-from uihelpers import SyntheticSource, make_app, run, wait_until
+from uihelpers import SyntheticSource, make_app, plain, run, wait_until
 
 KEY_NAMES = {"?": "question_mark", " ": "space"}
 
@@ -31,4 +31,74 @@ def test_text_typed_while_chat_opens_lands_whole_in_the_prompt():
             assert isinstance(app.screen, HelpScreen)
 
     for size in ((120, 40), (80, 24), (160, 48)):
+        run(scenario(size))
+
+
+# -- 80×24: the transcript gets most of the screen; Tab goes prompt → method → parameters -----------
+async def _settled(pilot, chat):
+    await wait_until(pilot, lambda: chat.stats.summary is not None, what="summary")
+    await pilot.pause(0.2)
+
+
+def test_at_80x24_the_transcript_gets_most_of_the_screen_and_f7_still_shows_the_whole_step():
+    async def scenario():
+        app = make_app(SyntheticSource(steps=30), prompt="x")
+        async with app.run_test(size=(80, 24)) as pilot:
+            chat = app.main_screen
+            await _settled(pilot, chat)
+            assert chat.transcript.region.height >= 14, chat.transcript.region    # of 24 rows
+            insp = chat.inspector
+            assert insp.region.height >= 1 and "γ planned" in plain(insp, width=78).splitlines()[0]   # its first row
+            await pilot.press("f7")                                  # the whole table
+            await pilot.pause(0.2)
+            assert insp.region.height >= 8
+            await pilot.press("f7")                                  # hidden
+            await pilot.pause(0.2)
+            assert not insp.display
+            await pilot.press("f7")                                  # the step line again
+            await pilot.pause(0.2)
+            assert insp.display and insp.region.height < 8
+
+    run(scenario())
+
+
+def test_replay_at_80x24_leaves_most_rows_to_the_transcript(tmp_path):
+    from gammatune_tui.session.recording import RecordingWriter, read_recording
+    from gammatune_tui.session.synthetic import synthetic_session
+    from gammatune_tui.ui.app import make_replay_app
+
+    path = tmp_path / "rec.jsonl"
+    with RecordingWriter(path) as w:
+        w.write_all(synthetic_session("gammatune", seed=1))
+
+    async def scenario():
+        app = make_replay_app(read_recording(path), speed=0)
+        async with app.run_test(size=(80, 24)) as pilot:
+            chat = app.main_screen
+            await _settled(pilot, chat)
+            assert chat.transcript.region.height >= 10, chat.transcript.region
+
+    run(scenario())
+
+
+def test_tab_goes_prompt_method_parameters_at_80x24_and_160x48():
+    async def scenario(size):
+        app = make_app(SyntheticSource(steps=5), prompt="x")
+        async with app.run_test(size=size) as pilot:
+            chat = app.main_screen
+            await _settled(pilot, chat)
+            prompt = chat.query_one("#prompt")
+            assert app.focused is prompt
+            await pilot.press("tab")
+            await pilot.pause(0.2)
+            assert app.focused is chat.query_one("#ctl-method")
+            assert chat.query_one("#side").display                   # at 80 columns the panels come into view
+            await pilot.press("tab")
+            await pilot.pause(0.2)
+            assert app.focused is chat.query_one("#ctl-gamma0")
+            await pilot.press("shift+tab", "shift+tab")
+            await pilot.pause(0.2)
+            assert app.focused is prompt and prompt.region.height > 0    # back, and visible again
+
+    for size in ((80, 24), (160, 48)):
         run(scenario(size))

@@ -15,7 +15,11 @@ Below `NARROW_BELOW` columns (a laptop's 80×24) the transcript and the
 panels (chart, statistics, controls) do not fit side by side: the screen
 shows one at a time and F8 switches (`-narrow` / `-panels` classes, set by
 Textual's breakpoints), and the footer keeps only the keys that matter most
-(every key stays in F1 and the command palette).
+(every key stays in F1 and the command palette). Below `SHORT_BELOW` rows
+the step inspector keeps to its step line, so the transcript gets most of
+the screen (`-short`; F7 shows the whole table). Tab goes prompt → method →
+parameters → transcript on any width, showing the panels on the way when
+they take turns with the transcript (`ChatActions.tab_chain`).
 
 A read-only source (a recording) plays automatically, one session after the
 other: the prompt box is hidden and the controls are disabled. The replay
@@ -54,6 +58,8 @@ from .help import help_bindings, welcome_text
 
 NARROW_BELOW = 100
 """Below this many columns the transcript and the panels take turns (F8)."""
+SHORT_BELOW = 34
+"""Below this many rows the step inspector shows only its step line until F7 asks for the table."""
 
 
 class SidePanel(VerticalScroll, can_focus=False):
@@ -73,6 +79,7 @@ class ChatScreen(ChatViews, ChatActions, Screen):
     """
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]
 
     BINDINGS = [
         Binding("escape", "stop", "Stop"),

@@ -106,6 +106,48 @@ class ChatActions:
         # after the refresh that shows the panels, so the focus can scroll the method into view
         self.call_after_refresh(self.query_one("#ctl-method").focus)
 
+    # -- Tab: prompt → method → parameters → transcript, on any width -------------------------
+    def tab_chain(self) -> list:
+        """The widgets Tab visits, in order: the prompt, the controls (method first), then the rest.
+
+        Below `NARROW_BELOW` the controls and the prompt take turns on screen:
+        the hidden side stands in by its first stop (the method, or the prompt),
+        and Tab shows it on the way (`_tab`).
+        """
+        chain = list(self.focus_chain)
+        side = self.query_one("#side")
+        prompt = self.query_one("#prompt")
+        in_side = [w for w in chain if side in w.ancestors]
+        rest = [w for w in chain if w is not prompt and side not in w.ancestors]
+        has_prompt = not self.read_only and bool(prompt.display)
+        if self.has_class("-narrow") and not self.read_only:
+            if not self.has_class("-panels"):
+                in_side = [self.query_one("#ctl-method")]
+            else:
+                rest = [self.transcript]
+        return ([prompt] if has_prompt else []) + in_side + rest
+
+    def _tab(self, direction: int):
+        chain = self.tab_chain()
+        if not chain:
+            return None
+        cur = self.app.focused
+        i = chain.index(cur) if cur in chain else (-1 if direction > 0 else 0)
+        target = chain[(i + direction) % len(chain)]
+        to_side = self.query_one("#side") in target.ancestors
+        if self.has_class("-narrow") and to_side != self.has_class("-panels"):
+            self.set_class(to_side, "-panels")
+            self.call_after_refresh(target.focus)   # once it is displayed again
+        else:
+            target.focus()
+        return target
+
+    def focus_next(self, selector="*"):
+        return self._tab(1) if selector == "*" else super().focus_next(selector)
+
+    def focus_previous(self, selector="*"):
+        return self._tab(-1) if selector == "*" else super().focus_previous(selector)
+
     def _focus_main(self) -> None:
         prompt = self.query_one("#prompt")
         (self.transcript if self.read_only or not prompt.display else prompt).focus()
@@ -142,7 +184,15 @@ class ChatActions:
         self.chart.full_history = not self.chart.full_history
 
     def action_toggle_inspector(self) -> None:
-        self.inspector.display = not self.inspector.display
+        """Tall screens: shown / hidden. Short ones: step line → whole table → hidden → step line."""
+        insp = self.inspector
+        if self.has_class("-short") and insp.display and not insp.has_class("-full"):
+            insp.add_class("-full")
+        elif insp.display:
+            insp.display = False
+            insp.remove_class("-full")
+        else:
+            insp.display = True
 
     # -- export -------------------------------------------------------------------------
     def export_parts(self) -> tuple[list, list]:
