@@ -102,3 +102,36 @@ def test_tab_goes_prompt_method_parameters_at_80x24_and_160x48():
 
     for size in ((80, 24), (160, 48)):
         run(scenario(size))
+
+
+# -- copy: the last answer and the whole transcript, plain --------------------------------------
+def test_copy_keys_put_plain_answers_on_the_clipboard_without_the_end_of_turn_token():
+    async def scenario(size):
+        app = make_app(SyntheticSource(text="one [two] </s>"))     # a session is the text once, ended by eos
+        async with app.run_test(size=size) as pilot:
+            chat = app.main_screen
+            await wait_until(pilot, lambda: chat.ready, what="ready")
+            await pilot.press("ctrl+y")
+            assert app.clipboard == ""                                 # nothing yet: a notice, no copy
+            for prompt in ("first ", "second "):
+                await pilot.press(*prompt, "enter")
+                await wait_until(pilot, lambda: chat.stats.summary is not None and not chat.generating,
+                                 what="the answer")
+            assert chat.stats.summary.stop_reason == "eos"
+            await pilot.press("ctrl+y")
+            assert app.clipboard == "one [two] "                     # Rich markup stays text; </s> is gone
+            await pilot.press("ctrl+t")
+            assert app.clipboard == "first one [two] \n\nsecond one [two] \n"
+            assert "──" not in app.clipboard and "turn" not in app.clipboard   # …the copy does not
+            titles = [c.title for c in app.main_screen.system_commands()]
+            assert "Copy last answer" in titles and "Copy whole transcript" in titles
+
+    for size in ((80, 24), (160, 48)):
+        run(scenario(size))
+
+
+def test_the_help_lists_the_copy_keys():
+    from gammatune_tui.ui.screens.help import KEYS
+
+    keys = dict(KEYS)
+    assert "last answer" in keys["Ctrl+Y"] and "whole transcript" in keys["Ctrl+T"]

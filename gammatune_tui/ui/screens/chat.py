@@ -85,6 +85,8 @@ class ChatScreen(ChatViews, ChatActions, Screen):
         Binding("escape", "stop", "Stop"),
         *help_bindings(),
         Binding("f3", "export_html", "HTML"),
+        Binding("ctrl+y", "copy_answer", "Copy answer", show=False),
+        Binding("ctrl+t", "copy_transcript", "Copy all", show=False),
         Binding("f4", "toggle_shade", "Shade"),
         Binding("f5", "toggle_history", "History"),
         Binding("f6", "app.next_theme", "Theme"),

@@ -24,6 +24,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from ...engine.policies import METHODS
+from ...render.plain_text import answer_text, conversation_text
 from ...render.session_info import settings_line
 from ...render.safe_text import one_line
 from ...session.pace import PACES, next_pace, pace_label
@@ -82,7 +83,7 @@ class ChatFooter(Footer):
 
 
 class ChatActions:
-    """F3 export, F4 shading, F5 chart history, F7 inspector, F8 panels, F9 pace; the palette's chat entries."""
+    """F3 export, copy keys, F4 shading, F5 chart history, F7 inspector, F8 panels, F9 pace, Tab; the palette's chat entries."""
 
     # -- narrow screens: one of transcript / panels ---------------------------------------
     def action_toggle_panels(self) -> None:
@@ -223,12 +224,44 @@ class ChatActions:
         self.notify(f"Transcript saved to {path}", title="Export", timeout=8)
         return path
 
+    # -- copy (Textual's clipboard: OSC 52, which most terminals pass to the system clipboard) -------
+    def session_turns(self) -> list[tuple]:
+        """(header, steps, summary) of every session shown, in order."""
+        bounds = [*self.session_starts, len(self.steps)]
+        return [(st.header, self.steps[bounds[k]:bounds[k + 1]], st.summary)
+                for k, st in enumerate(self.sessions) if k + 1 < len(bounds)]
+
+    def action_copy_answer(self) -> str:
+        turns = self.session_turns()
+        if not turns:
+            self.notify("Nothing to copy yet: no answer has started.", severity="warning", timeout=3)
+            return ""
+        text = answer_text(turns[-1][1], turns[-1][2])
+        return self._copy(text, "the last answer")
+
+    def action_copy_transcript(self) -> str:
+        turns = self.session_turns()
+        if not turns:
+            self.notify("Nothing to copy yet: the transcript is empty.", severity="warning", timeout=3)
+            return ""
+        return self._copy(conversation_text(turns), f"the whole transcript ({len(turns)} turn{'s' * (len(turns) != 1)})")
+
+    def _copy(self, text: str, what: str) -> str:
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} as plain text: {len(text):,} characters "
+                    "(through the terminal; if nothing arrives, it does not pass OSC 52 on)", title="Copy", timeout=5)
+        return text
+
     # -- the command palette ---------------------------------------------------------------
     def system_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette (the app adds help, themes and quit)."""
         yield SystemCommand("Stop generation", "End the running generation at the next step (Esc)", self.action_stop)
         yield SystemCommand("Export transcript to HTML", "Transcript, legend, settings and statistics as .html (F3)",
                             self.action_export_html)
+        yield SystemCommand("Copy last answer", "The last answer as plain text to the clipboard (Ctrl+Y)",
+                            self.action_copy_answer)
+        yield SystemCommand("Copy whole transcript", "Every turn as plain text to the clipboard (Ctrl+T)",
+                            self.action_copy_transcript)
         yield SystemCommand("Toggle confidence shading", "Shade draft tokens by the draft's confidence (F4)",
                             self.action_toggle_shade)
         yield SystemCommand("Toggle chart history", "Last steps or the whole session in the chart (F5)",

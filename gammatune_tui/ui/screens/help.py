@@ -27,6 +27,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("F1", "this help (also ? from the empty prompt or outside a text field)"),
     ("F2", "save an SVG screenshot (the path is shown)"),
     ("F3", "export the transcript as HTML, with the legend, statistics and settings"),
+    ("Ctrl+Y", "copy the last answer to the clipboard as plain text (no colours, no end-of-turn token)"),
+    ("Ctrl+T", "copy the whole transcript (every turn: your text, then the answer) as plain text"),
     ("F4", "shade draft tokens by the draft's confidence"),
     ("F5", "chart: last steps / whole history"),
     ("F6", "next theme"),
