@@ -32,7 +32,7 @@ from ..session.replay import ReplaySource
 from ..session.source import EventSource
 from .screens.chat import ChatScreen
 from .screens.compare import CompareScreen
-from .screens.help import HelpScreen, typing_in_field
+from .screens.help import CHAT_KEYS, HelpScreen, typing_in_field
 from .screens.replay import ReplayChatScreen
 from .themes import DEFAULT_THEME, GammaTheme, ThemeError, load_themes
 
@@ -130,7 +130,9 @@ class GammaTuneApp(App):
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
         else:
-            self.push_screen(HelpScreen(self.gamma_theme.roles))
+            screen = self.screen
+            self.push_screen(HelpScreen(self.gamma_theme.roles, getattr(screen, "HELP_KEYS", CHAT_KEYS),
+                                        getattr(screen, "HELP_TITLE", "chat")))
 
     def action_help_key(self) -> None:
         if typing_in_field(self):

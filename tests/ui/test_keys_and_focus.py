@@ -131,7 +131,7 @@ def test_copy_keys_put_plain_answers_on_the_clipboard_without_the_end_of_turn_to
 
 
 def test_the_help_lists_the_copy_keys():
-    from gammatune_tui.ui.screens.help import KEYS
+    from gammatune_tui.ui.screens.help import CHAT_KEYS as KEYS
 
     keys = dict(KEYS)
     assert "last answer" in keys["Ctrl+Y"] and "whole transcript" in keys["Ctrl+T"]

@@ -54,7 +54,7 @@ from ..widgets.token_stream import TokenStream
 from .chat_actions import ChatActions, ChatFooter
 from .chat_views import ChatViews
 from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone
-from .help import help_bindings, welcome_text
+from .help import CHAT_KEYS, help_bindings, welcome_text
 
 NARROW_BELOW = 100
 """Below this many columns the transcript and the panels take turns (F8)."""
@@ -78,6 +78,8 @@ class ChatScreen(ChatViews, ChatActions, Screen):
     and the source, when it goes.
     """
 
+    HELP_KEYS = CHAT_KEYS
+    HELP_TITLE = "chat"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]
 

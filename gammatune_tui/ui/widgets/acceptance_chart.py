@@ -163,12 +163,22 @@ class AcceptanceChart(PlotextPlot):
         return out
 
     def _legend(self) -> None:
-        legend = Text()
-        for i, (name, colour) in enumerate(self.series()):
-            if i:
-                legend.append("  ")
-            legend.append(f"━ {name}", style=f"bold {_hex(colour)}")
+        """The series names in the top border; shortened ("γ", "α 10") where the full ones would be cut."""
+        width = self.size.width if self.is_mounted else 0
+        for short in (False, True):
+            legend = Text()
+            for i, (name, colour) in enumerate(self.series()):
+                if i:
+                    legend.append(" " if short else "  ")
+                if short:
+                    name = {"γ planned": "γ", f"α last {self.rolling}": f"α {self.rolling}"}.get(name, name)
+                legend.append(f"━ {name}", style=f"bold {_hex(colour)}")
+            if not width or legend.cell_len + 2 <= width:
+                break
         self.border_title = legend
+
+    def on_resize(self) -> None:
+        self._legend()
 
     def rolling_acceptance(self) -> list[float]:
         return rolling_acceptance_series(self.accepted, self.drafted, self.rolling)

@@ -43,8 +43,7 @@ class MethodPane(Vertical):
 
     DEFAULT_CSS = """
     MethodPane { width: 1fr; min-width: 16; border-right: vkey $panel; }
-    MethodPane .pane-title { width: 1fr; height: 1; padding: 0 1; background: $panel; text-style: bold;
-                             text-wrap: nowrap; text-overflow: ellipsis; }
+    MethodPane .pane-title { width: 1fr; height: auto; padding: 0 1; background: $panel; text-style: bold; }
     MethodPane.-winner .pane-title { background: $success 40%; }
     MethodPane TokenStream { height: 1fr; }
     MethodPane AcceptanceChart { height: 13; min-height: 7; }
