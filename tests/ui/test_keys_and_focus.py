@@ -135,3 +135,44 @@ def test_the_help_lists_the_copy_keys():
 
     keys = dict(KEYS)
     assert "last answer" in keys["Ctrl+Y"] and "whole transcript" in keys["Ctrl+T"]
+
+
+# -- a prompt that is not UTF-8 text: a clear notice, never a raw TypeError ------------------------
+def test_undecodable_bytes_in_the_terminal_input_become_replacement_characters():
+    """Textual decodes stdin strictly: a binary paste ended the app with a UnicodeDecodeError traceback."""
+    from textual.drivers import linux_driver
+
+    make_app(SyntheticSource(steps=1))   # building the app makes the terminal input tolerant
+    decode = linux_driver.getincrementaldecoder("utf-8")().decode
+    assert decode(b"ab\xffcd") == "ab\ufffdcd"
+    assert decode(b"caf\xc3") == "caf" and decode(b"\xa9!") == "\u00e9!"   # split characters still join
+
+
+def test_a_prompt_with_undecodable_bytes_is_sent_cleaned_with_a_notice():
+    class Recording(SyntheticSource):
+        def events(self, prompt=None):
+            self.sent = prompt
+            return super().events(prompt)
+
+    async def scenario(size):
+        src = Recording(steps=3)
+        app = make_app(src, prompt="from the command line: \udcff\udcfe end")   # surrogateescape'd bytes
+        notices = []
+        app.notify = lambda message, **kw: notices.append((message, kw))   # type: ignore[method-assign]
+        async with app.run_test(size=size) as pilot:
+            chat = app.main_screen
+            await wait_until(pilot, lambda: chat.stats.summary is not None, what="the answer")
+            assert "\ufffd\ufffd end" in src.sent and not any("\ud800" <= ch <= "\udfff" for ch in src.sent)
+            assert any("not UTF-8" in m and "U+FFFD" in m for m, _ in notices), notices
+            assert not any("TypeError" in m for m, _ in notices)
+            # the same pasted into the prompt (the terminal input now gives U+FFFD for the bytes)
+            notices.clear()
+            prompt = chat.query_one("#prompt")
+            prompt.post_message(events.Paste("pasted ab\ufffdcd"))
+            await wait_until(pilot, lambda: prompt.value == "pasted ab\ufffdcd", what="the paste")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: len(chat.sessions) == 2 and chat.stats.summary is not None)
+            assert src.sent == "pasted ab\ufffdcd" and any("not UTF-8" in m for m, _ in notices), notices
+
+    for size in ((80, 24), (160, 48)):
+        run(scenario(size))

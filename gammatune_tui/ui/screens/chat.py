@@ -48,7 +48,7 @@ from ...session.stats import RunningStats
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
 from ..widgets.stats_panel import STOP_WORDS, StatsPanel
-from ..widgets.prompt import PromptInput
+from ..widgets.prompt import UNDECODABLE_NOTICE, PromptInput, clean_prompt
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
 from .chat_actions import ChatActions, ChatFooter
@@ -255,6 +255,10 @@ class ChatScreen(ChatViews, ChatActions, Screen):
 
     def start_turn(self, prompt: str | None) -> None:
         """Run one session of the source in a worker (prompt None: a recording's next session)."""
+        if prompt is not None:
+            prompt, undecodable = clean_prompt(prompt)
+            if undecodable:
+                self.notify(UNDECODABLE_NOTICE, title="Prompt", severity="warning", timeout=10)
         self.turn_id += 1
         self.generating = True
         self.stop_requested = False

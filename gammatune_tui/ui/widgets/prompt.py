@@ -10,11 +10,31 @@ has mounted and before this box has the focus: the app keeps those keys
 (`GammaTuneApp.take_early_keys`) and the box types them in when it first
 gets the focus, so "Is this a question? yes" arrives whole and no `?` opens
 the help on the way.
+
+`clean_prompt` is what the screen sends: undecodable bytes as U+FFFD.
 """
 
 from __future__ import annotations
 
+import re
+
 from textual.widgets import Input
+
+UNDECODABLE_NOTICE = ("Part of the prompt was not UTF-8 text (a binary paste?): each undecodable byte was "
+                      "sent as � (U+FFFD).")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_prompt(text: str) -> tuple[str, bool]:
+    """The prompt with every undecodable byte as U+FFFD, and whether it held any.
+
+    Bytes that are not UTF-8 reach the app as U+FFFD from the terminal (see
+    `decode_stdin_tolerantly`) or as lone surrogates from the command line
+    (Python's surrogateescape); a tokenizer refuses the latter with a raw
+    TypeError, so both become U+FFFD here, and the screen says so.
+    """
+    text = _SURROGATE.sub("\ufffd", text)
+    return text, "\ufffd" in text
 
 
 class PromptInput(Input):
