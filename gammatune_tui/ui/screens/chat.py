@@ -40,6 +40,7 @@ from textual.widgets import Header, Input, Label, ProgressBar, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ...errors import GammatuneError
+from ...render.change_marks import change_mark
 from ...render.safe_text import one_line
 from ...session.pace import pace_label
 from ...session.recording import RecordingWriter
@@ -338,6 +339,9 @@ class ChatScreen(ChatViews, ChatActions, Screen):
 
     def _on_step(self, ev: StepEvent) -> None:
         idx = len(self.steps)
+        if ev.settings_changed:   # a mark where the new settings begin (kept by the HTML export too)
+            prev = self.steps[idx - 1] if idx > self._session_step_start else None
+            self.transcript.append(f" {change_mark(prev, ev)} ", "info", step=idx)
         self.steps.append(ev)
         self.stats.add(ev)
         self.transcript.push_step(ev, idx)

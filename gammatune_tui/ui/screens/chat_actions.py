@@ -24,6 +24,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from ...engine.policies import METHODS
+from ...render.change_marks import change_list
 from ...render.plain_text import answer_text, conversation_text
 from ...render.session_info import settings_line
 from ...render.safe_text import one_line
@@ -203,12 +204,15 @@ class ChatActions:
         legend = colour_key(Text("Colours: "), roles, "prompt", "draft tokens the target accepted",
                             "tokens from the target (corrections and bonus)")
         after: list = []
-        for k, stats in enumerate(self.sessions):
+        for k, (stats, (_h, steps, _s)) in enumerate(zip(self.sessions, self.session_turns())):
             h = stats.header
             name = (one_line(h.label) if h.label else f"turn {h.turn + 1}") if h is not None else f"session {k + 1}"
             after += [Text(""), Text(f"{name}: statistics", style="bold")]
             if h is not None:
                 after.append(Text(f"settings: {settings_line(h)}", style="dim"))
+            changes = change_list(steps)
+            if changes:   # where the user changed the method or a parameter mid-answer (marked ⟦…⟧ above)
+                after.append(Text("changed at " + " · ".join(changes), style="dim"))
             after.append(render_stats(stats))
         return [title, legend, Text("")], after
 
