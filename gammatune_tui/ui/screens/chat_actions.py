@@ -1,16 +1,19 @@
-"""The chat screen's view keys (shading, chart history, inspector, panels, pace, HTML export), its footer and palette entries.
+"""The chat screen's view keys (shading, chart history, inspector, panels, pace, HTML export, copy, Tab), its footer and palette entries.
 
 A mixin so the screen module keeps to events and turns; it needs `transcript`,
-`chart`, `inspector`, `controls`, `read_only`, `source`, `sessions`,
-`select_step()`, `set_method()`, `show_pace()`, `action_stop()` and
-`notify()` from the screen, and the app's `export_path()`.
+`chart`, `inspector`, `controls`, `read_only`, `source`, `sessions`, `steps`,
+`session_starts`, `select_step()`, `set_method()`, `show_pace()`,
+`action_stop()` and `notify()` from the screen, and the app's `export_path()`.
 
 F8 is how every panel stays reachable on a laptop's 80 columns: below
 `NARROW_BELOW` the screen shows the transcript or the panels, and F8
 switches; wider, both are shown and F8 moves the focus to the controls and
-back. The footer shows every key it has room for, leaving out the least
-needed first (the theme, the exports, shading, history); all of them are in
-F1's list and the command palette.
+back. Tab goes prompt → method → parameters → transcript on every width
+(`tab_chain`), showing the panels on the way when they take turns. The
+footer shows every key it has room for, leaving out the least needed first
+(the theme, the exports, shading, history); all of them are in F1's list and
+the command palette. Ctrl+Y / Ctrl+T copy the last answer / the whole
+transcript as plain text (`render.plain_text`) through Textual's clipboard.
 """
 
 from __future__ import annotations
