@@ -139,3 +139,22 @@ def test_one_rolling_window_for_the_chart_the_stats_panel_and_the_compare_panes(
     assert chat_chart.rolling_acceptance()[-1] == pane_chart.rolling_acceptance()[-1] == stats.rolling_acceptance
     text = plain(render_stats(stats))
     assert f"last {ROLLING_STEPS} steps {stats.rolling_acceptance:.2f}" in text
+
+
+def test_the_legend_shortens_rather_than_being_cut_on_a_narrow_chart():
+    from rich.text import Text
+
+    async def scenario(width: int) -> tuple[str, int]:
+        app = ChartApp(12)
+        async with app.run_test(size=(width, 16)) as pilot:
+            chart = app.query_one(AcceptanceChart)
+            await pilot.pause()
+            return Text.from_markup(str(chart.border_title)).plain, chart.size.width
+
+    wide, _ = run(scenario(70))
+    assert "γ planned" in wide and f"α last {ROLLING_STEPS}" in wide
+    for width in (34, 40):                       # a compare pane at 80 columns, or at 160
+        legend, chart_width = run(scenario(width))
+        assert len(legend) + 2 <= chart_width, (width, legend)
+        for name in ("drafted", "γ", "accepted", f"α {ROLLING_STEPS}"):
+            assert name in legend
