@@ -89,16 +89,16 @@ def test_tab_goes_prompt_method_parameters_at_80x24_and_160x48():
             await _settled(pilot, chat)
             prompt = chat.query_one("#prompt")
             assert app.focused is prompt
+            method, gamma0 = chat.query_one("#ctl-method"), chat.query_one("#ctl-gamma0")
             await pilot.press("tab")
-            await pilot.pause(0.2)
-            assert app.focused is chat.query_one("#ctl-method")
+            await wait_until(pilot, lambda: app.focused is method, what="the method")
             assert chat.query_one("#side").display                   # at 80 columns the panels come into view
             await pilot.press("tab")
-            await pilot.pause(0.2)
-            assert app.focused is chat.query_one("#ctl-gamma0")
+            await wait_until(pilot, lambda: app.focused is gamma0, what="γ0")
             await pilot.press("shift+tab", "shift+tab")
-            await pilot.pause(0.2)
-            assert app.focused is prompt and prompt.region.height > 0    # back, and visible again
+            await wait_until(pilot, lambda: app.focused is prompt, what="the prompt")
+            await pilot.pause(0.1)
+            assert prompt.region.height > 0                           # back, and visible again
 
     for size in ((80, 24), (160, 48)):
         run(scenario(size))
@@ -122,7 +122,7 @@ def test_copy_keys_put_plain_answers_on_the_clipboard_without_the_end_of_turn_to
             assert app.clipboard == "one [two] "                     # Rich markup stays text; </s> is gone
             await pilot.press("ctrl+t")
             assert app.clipboard == "first one [two] \n\nsecond one [two] \n"
-            assert "──" not in app.clipboard and "turn" not in app.clipboard   # …the copy does not
+            assert "──" not in app.clipboard and "turn" not in app.clipboard   # no separators, unlike the transcript
             titles = [c.title for c in app.main_screen.system_commands()]
             assert "Copy last answer" in titles and "Copy whole transcript" in titles
 
