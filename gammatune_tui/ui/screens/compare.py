@@ -134,9 +134,6 @@ class CompareScreen(Screen):
         width = self.size.width or self.app.size.width
         return max(1, min(len(self.labels), width // PANE_MIN_WIDTH))
 
-    def shown_labels(self) -> list[str]:
-        return [p.label for p in self.panes if p.display]
-
     def show_panes(self) -> None:
         n, per = len(self.labels), self.per_page
         self.first_shown = max(0, min(self.first_shown, n - per))
@@ -146,7 +143,7 @@ class CompareScreen(Screen):
         self.set_class(per < n, "-paged")
         if per < n:
             names = " · ".join(one_line(label) for label in self.labels[self.first_shown:last])
-            more = "←/→ or 1–9 for the others" if n <= 9 else "←/→ for the others"
+            more = "←/→ or 1–9: the others" if n <= 9 else "←/→: the others"
             self.query_one("#pages", Label).update(Text.assemble(
                 (f"methods {self.first_shown + 1}–{min(last, n)} of {n}: ", "bold"), names, (f"   {more}", "dim")))
 
