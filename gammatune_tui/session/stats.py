@@ -5,16 +5,40 @@ printout and the benchmark, so the same stream always gives the same numbers.
 The counts are the engine's one tally (`engine.tally.SessionTally`, which
 also makes the decoder's summary); this adds what only a stream shows:
 emitted tokens, elapsed time, mean γ and the recent acceptance.
+
+"Recent" is one window everywhere, `ROLLING_STEPS`: the stats panel's rolling
+α and regime, the chart's rolling-α line and the compare panes read it, so
+the numbers beside each other always cover the same steps.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.tally import SessionTally
 from .hindsight import Hindsight
+
+
+ROLLING_STEPS = 10
+"""The steps that "recent" / "rolling" acceptance covers, wherever it is shown (long enough to steady the
+ratio on a few drafted tokens a step, short enough to follow a change of regime within a sentence)."""
+
+
+def rolling_acceptance_series(accepted: Sequence[int], drafted: Sequence[int],
+                              window: int = ROLLING_STEPS) -> list[float]:
+    """α over the last `window` steps, at every step (accepted / drafted over those steps; 0 when none drafted)."""
+    out: list[float] = []
+    acc = dra = 0
+    for i, (a, d) in enumerate(zip(accepted, drafted)):
+        acc += a
+        dra += d
+        if i >= window:
+            acc -= accepted[i - window]
+            dra -= drafted[i - window]
+        out.append(acc / dra if dra else 0.0)
+    return out
 
 
 def modeled_cost(n_tokens: float, alpha: float, gamma: float, c: float, t_draft: float) -> float:
@@ -40,7 +64,7 @@ def _from_tally(name: str) -> property:
 class RunningStats:
     """Accumulates one session; feed it every event with `add`."""
 
-    window: int = 20
+    window: int = ROLLING_STEPS
     header: SessionHeader | None = None
     summary: SessionSummary | None = None
     tally: SessionTally = field(default_factory=SessionTally)

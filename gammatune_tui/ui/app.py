@@ -14,11 +14,13 @@ through the same factories with a synthetic or recorded source (no models).
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from textual import events
 from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -31,7 +33,7 @@ from ..session.replay import ReplaySource
 from ..session.source import EventSource
 from .screens.chat import ChatScreen
 from .screens.compare import CompareScreen
-from .screens.help import HelpScreen, typing_in_field
+from .screens.help import CHAT_KEYS, HelpScreen, typing_in_field
 from .screens.replay import ReplayChatScreen
 from .themes import DEFAULT_THEME, GammaTheme, ThemeError, load_themes
 
@@ -47,6 +49,31 @@ def default_export_dir() -> Path:
     data = os.environ.get("XDG_DATA_HOME", "").strip()
     base = Path(data).expanduser() if data else Path.home() / ".local" / "share"
     return (base / "gammatune" / "exports").resolve()
+
+
+def decode_stdin_tolerantly() -> None:
+    """Make Textual's terminal input decode undecodable bytes as U+FFFD instead of failing.
+
+    Textual (8.x) reads stdin in a thread with a strict UTF-8 decoder: one
+    byte that is not UTF-8 — a binary file pasted into the prompt — raised
+    UnicodeDecodeError there and ended the app with a traceback. The driver
+    takes its decoder from the module's `getincrementaldecoder` name at
+    input-thread start; this wraps it to decode with errors="replace", so the
+    byte arrives as "�" and the chat screen says what happened when it is sent.
+    """
+    try:
+        from textual.drivers import linux_driver
+    except ImportError:   # no POSIX driver on this platform
+        return
+    strict = linux_driver.getincrementaldecoder
+    if getattr(strict, "tolerant", False):
+        return
+
+    def tolerant(encoding: str):
+        return functools.partial(strict(encoding), errors="replace")
+
+    tolerant.tolerant = True   # type: ignore[attr-defined]
+    linux_driver.getincrementaldecoder = tolerant
 
 
 class GammaTuneApp(App):
@@ -68,7 +95,10 @@ class GammaTuneApp(App):
         if name not in self.gamma_themes:
             raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(self.gamma_themes))}")
         super().__init__()
+        decode_stdin_tolerantly()
         self.main_screen = screen
+        # printable keys typed before the prompt has the focus (the screen still mounting): kept for the prompt
+        self._early_keys: list[str] | None = [] if getattr(screen, "takes_early_keys", False) else None
         self.export_dir = Path(export_dir).expanduser().resolve() if export_dir else default_export_dir()
         for gt in self.gamma_themes.values():
             self.register_theme(gt.textual)
@@ -103,12 +133,33 @@ class GammaTuneApp(App):
         for w in self.theme_warnings:
             self.notify(w, title="Theme skipped", severity="warning", timeout=8)
 
+    async def on_event(self, event: events.Event) -> None:
+        """Until the chat's prompt has the focus, printable keys are kept for it (`take_early_keys`).
+
+        A user who starts typing as soon as `gammatune chat` opens types while
+        the screen is still mounting: without this, `?` opened the help and
+        the rest of the text went nowhere.
+        """
+        if (self._early_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
+                and event.is_printable and event.character):
+            self._early_keys.append(event.character)
+            event.stop()
+            return
+        await super().on_event(event)
+
+    def take_early_keys(self) -> str:
+        """The text typed before the prompt had the focus; from now on keys go where the focus is."""
+        keys, self._early_keys = self._early_keys or [], None
+        return "".join(keys)
+
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
         else:
-            self.push_screen(HelpScreen(self.gamma_theme.roles))
+            screen = self.screen
+            self.push_screen(HelpScreen(self.gamma_theme.roles, getattr(screen, "HELP_KEYS", CHAT_KEYS),
+                                        getattr(screen, "HELP_TITLE", "chat")))
 
     def action_help_key(self) -> None:
         if typing_in_field(self):

@@ -67,3 +67,12 @@ def test_confidence_shading_dims_unsure_draft_tokens():
             assert dist(shaded_unsure) < dist(shaded_sure)     # the unsure token is closer to the background
 
     run(scenario())
+
+
+def test_stats_tell_planned_from_drafted_when_a_threshold_stops_windows_early():
+    s = RunningStats()
+    for i in range(10):   # γ holds at 4; every other window stops after 1 token
+        ev = _step(i, 4 if i % 2 else 1, 1, 0.004, 0.010)
+        s.add(StepEvent(**{**ev.__dict__, "gamma": 4}))
+    text = " ".join(plain(render_stats(s)).split())
+    assert "mean γ 4.00 planned, 2.50 drafted" in text

@@ -160,7 +160,7 @@ def test_inspector_draws_accepted_prefix_mismatch_and_discarded():
                             EmittedToken(9, "()", "target")], gamma_next=3, draft_s=0.004, verify_s=0.011,
                    early_stop=True)
     text = plain(render_step(ev, index=5, total=9))
-    assert "step 6/9" in text and "γ 5, drafted 4 (stopped early), accepted 2 + correction" in text
+    assert "step 6/9" in text and "γ planned 5 · drafted 4 (stopped early) · accepted 2 + correction" in text
     assert "γ next 3" in text
     lines = text.splitlines()
     draft_line = next(ln for ln in lines if ln.startswith("draft"))

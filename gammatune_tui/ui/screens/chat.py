@@ -15,7 +15,11 @@ Below `NARROW_BELOW` columns (a laptop's 80×24) the transcript and the
 panels (chart, statistics, controls) do not fit side by side: the screen
 shows one at a time and F8 switches (`-narrow` / `-panels` classes, set by
 Textual's breakpoints), and the footer keeps only the keys that matter most
-(every key stays in F1 and the command palette).
+(every key stays in F1 and the command palette). Below `SHORT_BELOW` rows
+the step inspector keeps to its step line, so the transcript gets most of
+the screen (`-short`; F7 shows the whole table). Tab goes prompt → method →
+parameters → transcript on any width, showing the panels on the way when
+they take turns with the transcript (`ChatActions.tab_chain`).
 
 A read-only source (a recording) plays automatically, one session after the
 other: the prompt box is hidden and the controls are disabled. The replay
@@ -36,6 +40,7 @@ from textual.widgets import Header, Input, Label, ProgressBar, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ...errors import GammatuneError
+from ...render.change_marks import change_mark
 from ...render.safe_text import one_line
 from ...session.pace import pace_label
 from ...session.recording import RecordingWriter
@@ -44,16 +49,18 @@ from ...session.stats import RunningStats
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
 from ..widgets.stats_panel import STOP_WORDS, StatsPanel
-from ..widgets.prompt import PromptInput
+from ..widgets.prompt import UNDECODABLE_NOTICE, PromptInput, clean_prompt
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
 from .chat_actions import ChatActions, ChatFooter
 from .chat_views import ChatViews
 from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone
-from .help import help_bindings, welcome_text
+from .help import CHAT_KEYS, help_bindings, welcome_text
 
 NARROW_BELOW = 100
 """Below this many columns the transcript and the panels take turns (F8)."""
+SHORT_BELOW = 34
+"""Below this many rows the step inspector shows only its step line until F7 asks for the table."""
 
 
 class SidePanel(VerticalScroll, can_focus=False):
@@ -72,12 +79,17 @@ class ChatScreen(ChatViews, ChatActions, Screen):
     and the source, when it goes.
     """
 
+    HELP_KEYS = CHAT_KEYS
+    HELP_TITLE = "chat"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]
 
     BINDINGS = [
         Binding("escape", "stop", "Stop"),
         *help_bindings(),
         Binding("f3", "export_html", "HTML"),
+        Binding("ctrl+y", "copy_answer", "Copy answer", show=False),
+        Binding("ctrl+t", "copy_transcript", "Copy all", show=False),
         Binding("f4", "toggle_shade", "Shade"),
         Binding("f5", "toggle_history", "History"),
         Binding("f6", "app.next_theme", "Theme"),
@@ -95,6 +107,7 @@ class ChatScreen(ChatViews, ChatActions, Screen):
         super().__init__(name=name)
         self.source = source
         self.read_only = bool(getattr(source, "read_only", False))
+        self.takes_early_keys = not self.read_only   # what is typed while the screen mounts goes to the prompt
         self.recorder = recorder
         self.initial_prompt = initial_prompt
         self.ready = False
@@ -155,7 +168,7 @@ class ChatScreen(ChatViews, ChatActions, Screen):
             self.query_one("#prompt").display = False
             self.transcript.focus()
         else:
-            self.query_one("#prompt", Input).focus()
+            self.query_one("#prompt", Input).focus()   # it then takes what was typed meanwhile (PromptInput)
         self.run_worker(self._prepare, thread=True, group="prepare", exit_on_error=False)
 
     def apply_palette(self) -> None:
@@ -243,6 +256,10 @@ class ChatScreen(ChatViews, ChatActions, Screen):
 
     def start_turn(self, prompt: str | None) -> None:
         """Run one session of the source in a worker (prompt None: a recording's next session)."""
+        if prompt is not None:
+            prompt, undecodable = clean_prompt(prompt)
+            if undecodable:
+                self.notify(UNDECODABLE_NOTICE, title="Prompt", severity="warning", timeout=10)
         self.turn_id += 1
         self.generating = True
         self.stop_requested = False
@@ -322,6 +339,9 @@ class ChatScreen(ChatViews, ChatActions, Screen):
 
     def _on_step(self, ev: StepEvent) -> None:
         idx = len(self.steps)
+        if ev.settings_changed:   # a mark where the new settings begin (kept by the HTML export too)
+            prev = self.steps[idx - 1] if idx > self._session_step_start else None
+            self.transcript.append(f" {change_mark(prev, ev)} ", "info", step=idx)
         self.steps.append(ev)
         self.stats.add(ev)
         self.transcript.push_step(ev, idx)

@@ -1,16 +1,19 @@
-"""The chat screen's view keys (shading, chart history, inspector, panels, pace, HTML export), its footer and palette entries.
+"""The chat screen's view keys (shading, chart history, inspector, panels, pace, HTML export, copy, Tab), its footer and palette entries.
 
 A mixin so the screen module keeps to events and turns; it needs `transcript`,
-`chart`, `inspector`, `controls`, `read_only`, `source`, `sessions`,
-`select_step()`, `set_method()`, `show_pace()`, `action_stop()` and
-`notify()` from the screen, and the app's `export_path()`.
+`chart`, `inspector`, `controls`, `read_only`, `source`, `sessions`, `steps`,
+`session_starts`, `select_step()`, `set_method()`, `show_pace()`,
+`action_stop()` and `notify()` from the screen, and the app's `export_path()`.
 
 F8 is how every panel stays reachable on a laptop's 80 columns: below
 `NARROW_BELOW` the screen shows the transcript or the panels, and F8
 switches; wider, both are shown and F8 moves the focus to the controls and
-back. The footer shows every key it has room for, leaving out the least
-needed first (the theme, the exports, shading, history); all of them are in
-F1's list and the command palette.
+back. Tab goes prompt → method → parameters → transcript on every width
+(`tab_chain`), showing the panels on the way when they take turns. The
+footer shows every key it has room for, leaving out the least needed first
+(the theme, the exports, shading, history); all of them are in F1's list and
+the command palette. Ctrl+Y / Ctrl+T copy the last answer / the whole
+transcript as plain text (`render.plain_text`) through Textual's clipboard.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from ...engine.policies import METHODS
+from ...render.change_marks import change_list
+from ...render.plain_text import answer_text, conversation_text
 from ...render.session_info import settings_line
 from ...render.safe_text import one_line
 from ...session.pace import PACES, next_pace, pace_label
@@ -82,7 +87,7 @@ class ChatFooter(Footer):
 
 
 class ChatActions:
-    """F3 export, F4 shading, F5 chart history, F7 inspector, F8 panels, F9 pace; the palette's chat entries."""
+    """F3 export, copy keys, F4 shading, F5 chart history, F7 inspector, F8 panels, F9 pace, Tab; the palette's chat entries."""
 
     # -- narrow screens: one of transcript / panels ---------------------------------------
     def action_toggle_panels(self) -> None:
@@ -105,6 +110,48 @@ class ChatActions:
             self.add_class("-panels")
         # after the refresh that shows the panels, so the focus can scroll the method into view
         self.call_after_refresh(self.query_one("#ctl-method").focus)
+
+    # -- Tab: prompt → method → parameters → transcript, on any width -------------------------
+    def tab_chain(self) -> list:
+        """The widgets Tab visits, in order: the prompt, the controls (method first), then the rest.
+
+        Below `NARROW_BELOW` the controls and the prompt take turns on screen:
+        the hidden side stands in by its first stop (the method, or the prompt),
+        and Tab shows it on the way (`_tab`).
+        """
+        chain = list(self.focus_chain)
+        side = self.query_one("#side")
+        prompt = self.query_one("#prompt")
+        in_side = [w for w in chain if side in w.ancestors]
+        rest = [w for w in chain if w is not prompt and side not in w.ancestors]
+        has_prompt = not self.read_only and bool(prompt.display)
+        if self.has_class("-narrow") and not self.read_only:
+            if not self.has_class("-panels"):
+                in_side = [self.query_one("#ctl-method")]
+            else:
+                rest = [self.transcript]
+        return ([prompt] if has_prompt else []) + in_side + rest
+
+    def _tab(self, direction: int):
+        chain = self.tab_chain()
+        if not chain:
+            return None
+        cur = self.app.focused
+        i = chain.index(cur) if cur in chain else (-1 if direction > 0 else 0)
+        target = chain[(i + direction) % len(chain)]
+        to_side = self.query_one("#side") in target.ancestors
+        if self.has_class("-narrow") and to_side != self.has_class("-panels"):
+            self.set_class(to_side, "-panels")
+            self.call_after_refresh(target.focus)   # once it is displayed again
+        else:
+            target.focus()
+        return target
+
+    def focus_next(self, selector="*"):
+        return self._tab(1) if selector == "*" else super().focus_next(selector)
+
+    def focus_previous(self, selector="*"):
+        return self._tab(-1) if selector == "*" else super().focus_previous(selector)
 
     def _focus_main(self) -> None:
         prompt = self.query_one("#prompt")
@@ -142,7 +189,15 @@ class ChatActions:
         self.chart.full_history = not self.chart.full_history
 
     def action_toggle_inspector(self) -> None:
-        self.inspector.display = not self.inspector.display
+        """Tall screens: shown / hidden. Short ones: step line → whole table → hidden → step line."""
+        insp = self.inspector
+        if self.has_class("-short") and insp.display and not insp.has_class("-full"):
+            insp.add_class("-full")
+        elif insp.display:
+            insp.display = False
+            insp.remove_class("-full")
+        else:
+            insp.display = True
 
     # -- export -------------------------------------------------------------------------
     def export_parts(self) -> tuple[list, list]:
@@ -152,12 +207,15 @@ class ChatActions:
         legend = colour_key(Text("Colours: "), roles, "prompt", "draft tokens the target accepted",
                             "tokens from the target (corrections and bonus)")
         after: list = []
-        for k, stats in enumerate(self.sessions):
+        for k, (stats, (_h, steps, _s)) in enumerate(zip(self.sessions, self.session_turns())):
             h = stats.header
             name = (one_line(h.label) if h.label else f"turn {h.turn + 1}") if h is not None else f"session {k + 1}"
             after += [Text(""), Text(f"{name}: statistics", style="bold")]
             if h is not None:
                 after.append(Text(f"settings: {settings_line(h)}", style="dim"))
+            changes = change_list(steps)
+            if changes:   # where the user changed the method or a parameter mid-answer (marked ⟦…⟧ above)
+                after.append(Text("changed at " + " · ".join(changes), style="dim"))
             after.append(render_stats(stats))
         return [title, legend, Text("")], after
 
@@ -173,12 +231,44 @@ class ChatActions:
         self.notify(f"Transcript saved to {path}", title="Export", timeout=8)
         return path
 
+    # -- copy (Textual's clipboard: OSC 52, which most terminals pass to the system clipboard) -------
+    def session_turns(self) -> list[tuple]:
+        """(header, steps, summary) of every session shown, in order."""
+        bounds = [*self.session_starts, len(self.steps)]
+        return [(st.header, self.steps[bounds[k]:bounds[k + 1]], st.summary)
+                for k, st in enumerate(self.sessions) if k + 1 < len(bounds)]
+
+    def action_copy_answer(self) -> str:
+        turns = self.session_turns()
+        if not turns:
+            self.notify("Nothing to copy yet: no answer has started.", severity="warning", timeout=3)
+            return ""
+        text = answer_text(turns[-1][1], turns[-1][2])
+        return self._copy(text, "the last answer")
+
+    def action_copy_transcript(self) -> str:
+        turns = self.session_turns()
+        if not turns:
+            self.notify("Nothing to copy yet: the transcript is empty.", severity="warning", timeout=3)
+            return ""
+        return self._copy(conversation_text(turns), f"the whole transcript ({len(turns)} turn{'s' * (len(turns) != 1)})")
+
+    def _copy(self, text: str, what: str) -> str:
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} as plain text: {len(text):,} characters "
+                    "(through the terminal; if nothing arrives, it does not pass OSC 52 on)", title="Copy", timeout=5)
+        return text
+
     # -- the command palette ---------------------------------------------------------------
     def system_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette (the app adds help, themes and quit)."""
         yield SystemCommand("Stop generation", "End the running generation at the next step (Esc)", self.action_stop)
         yield SystemCommand("Export transcript to HTML", "Transcript, legend, settings and statistics as .html (F3)",
                             self.action_export_html)
+        yield SystemCommand("Copy last answer", "The last answer as plain text to the clipboard (Ctrl+Y)",
+                            self.action_copy_answer)
+        yield SystemCommand("Copy whole transcript", "Every turn as plain text to the clipboard (Ctrl+T)",
+                            self.action_copy_transcript)
         yield SystemCommand("Toggle confidence shading", "Shade draft tokens by the draft's confidence (F4)",
                             self.action_toggle_shade)
         yield SystemCommand("Toggle chart history", "Last steps or the whole session in the chart (F5)",

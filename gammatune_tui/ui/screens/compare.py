@@ -11,6 +11,14 @@ shows, so the two can never disagree.
 Race time is scaled so a race lasts a few seconds even when the real runs took
 a fraction of one (`session.pacing`; the scale is shown, so it stays honest);
 speed 0 finishes the race at once (tests, screenshots).
+
+Every method stays reachable on any screen: the panes are shown a page at a
+time, as many as fit at `PANE_MIN_WIDTH` columns each (two at 80 or 100
+columns, four at 160), so a pane is wide enough for its method's full name;
+←/→ turn the page and 1–9 bring a method into view, and the line above the
+panes names the ones shown. The ranking fits under the panes on a tall
+screen; on a short one (under `SHORT_BELOW` rows, a laptop's 24) `s` switches
+between the panes and the ranking, as it does everywhere.
 """
 
 from __future__ import annotations
@@ -34,7 +42,12 @@ from ...session.compare_job import CompareJob
 from ...session.pacing import check_speed, next_speed, race_scale
 from ..widgets.compare_pane import MethodPane
 from .compare_messages import CompareProgress, MeasureDone, MethodMeasured
-from .help import help_bindings
+from .help import COMPARE_KEYS, help_bindings
+
+PANE_MIN_WIDTH = 34
+"""Columns a pane needs for its chart, its stats and its method's name (a long title wraps, never cut)."""
+SHORT_BELOW = 34
+"""Below this many rows the panes and the ranking take turns (`s`)."""
 
 
 # -- the screen ---------------------------------------------------------------------------------
@@ -42,21 +55,36 @@ class CompareScreen(Screen):
     """Panes side by side; measuring (live) or straight to the race (recordings)."""
 
     DEFAULT_CSS = """
-    CompareScreen #progress { height: 1; padding: 0 1; background: $panel; }
+    CompareScreen #progress { width: 1fr; height: auto; padding: 0 1; background: $panel; }
+    CompareScreen #pages { height: 1; padding: 0 1; display: none; text-wrap: nowrap; text-overflow: ellipsis; }
+    CompareScreen.-paged #pages { display: block; }
     CompareScreen #panes { height: 1fr; }
-    CompareScreen #summary { height: auto; max-height: 14; padding: 0 1; border-top: hkey $panel; }
+    CompareScreen #summary { height: auto; max-height: 16; padding: 0 1; border-top: hkey $panel; }
+    CompareScreen.-short #summary { display: none; }
+    CompareScreen.-short MethodPane AcceptanceChart { height: 8; }
+    CompareScreen.-ranking #summary { display: block; height: 1fr; max-height: 100%; overflow-y: auto; }
+    CompareScreen.-ranking #panes, CompareScreen.-ranking #pages { display: none; }
     """
+
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]
+    HELP_KEYS = COMPARE_KEYS
+    HELP_TITLE = "compare"
 
     BINDINGS = [
         Binding("r", "restart", "Race again"),
         Binding("space", "toggle_pause", "Pause"),
-        Binding("e", "finish", "To end"),
+        Binding("e", "finish", "To end", show=False),
+        # priority: a pane's transcript (focused by a click) would take them for its own steps
+        Binding("left", "page(-1)", "Methods", show=False, priority=True),
+        Binding("right", "page(1)", "Methods", priority=True),
+        *[Binding(str(k), f"show_method({k - 1})", f"Method {k}", show=False) for k in range(1, 10)],
+        Binding("s", "toggle_ranking", "Ranking"),
         Binding("plus", "faster", "Faster", show=False),
         Binding("minus", "slower", "Slower", show=False),
         Binding("escape", "stop", "Stop", show=False),
         *help_bindings(),
         Binding("f4", "toggle_shade", "Shade", show=False),
-        Binding("f6", "app.next_theme", "Theme"),
+        Binding("f6", "app.next_theme", "Theme", show=False),
     ]
 
     def __init__(self, labels: Sequence[str], *, job: CompareJob | None = None,
@@ -83,10 +111,12 @@ class CompareScreen(Screen):
         self._timer = None
         self.finish_order: list[str] = []
         self.races = 0
+        self.first_shown = 0          # index of the leftmost pane on screen
 
     def compose(self) -> ComposeResult:
         yield Header(icon="γ")
         yield Label("", id="progress")
+        yield Label("", id="pages")
         with Horizontal(id="panes"):
             for i, label in enumerate(self.labels):
                 yield MethodPane(label, id=f"pane-{i}")
@@ -97,7 +127,55 @@ class CompareScreen(Screen):
     def panes(self) -> list[MethodPane]:
         return list(self.query(MethodPane))
 
+    # -- which panes are on screen ----------------------------------------------------------
+    @property
+    def per_page(self) -> int:
+        """How many panes fit side by side at PANE_MIN_WIDTH columns each (at least one)."""
+        width = self.size.width or self.app.size.width
+        return max(1, min(len(self.labels), width // PANE_MIN_WIDTH))
+
+    def show_panes(self) -> None:
+        n, per = len(self.labels), self.per_page
+        self.first_shown = max(0, min(self.first_shown, n - per))
+        last = self.first_shown + per
+        for i, pane in enumerate(self.panes):
+            pane.display = self.first_shown <= i < last
+        self.set_class(per < n, "-paged")
+        if per < n:
+            names = " · ".join(one_line(label) for label in self.labels[self.first_shown:last])
+            more = "←/→ or 1–9: the others" if n <= 9 else "←/→: the others"
+            self.query_one("#pages", Label).update(Text.assemble(
+                (f"methods {self.first_shown + 1}–{min(last, n)} of {n}: ", "bold"), names, (f"   {more}", "dim")))
+
+    def on_resize(self) -> None:
+        self.show_panes()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "page":   # only while some panes are off screen (then the footer shows it)
+            return self.per_page < len(self.labels)
+        return True
+
+    def action_page(self, direction: int) -> None:
+        per = self.per_page
+        if per >= len(self.labels):
+            return
+        self.first_shown = max(0, min(len(self.labels) - per, self.first_shown + direction * per))
+        self.show_panes()
+
+    def action_show_method(self, index: int) -> None:
+        if not 0 <= index < len(self.labels):
+            return
+        if not self.first_shown <= index < self.first_shown + self.per_page:
+            self.first_shown = index
+        self.remove_class("-ranking")
+        self.show_panes()
+
+    def action_toggle_ranking(self) -> None:
+        self.toggle_class("-ranking")
+
     def on_mount(self) -> None:
+        self.show_panes()
         self.title = "gammatune"
         self.sub_title = one_line(self.screen_title)
         self.apply_palette()
@@ -228,7 +306,7 @@ class CompareScreen(Screen):
         state = "paused" if self.race_paused else "racing"
         self._progress(
             f"{state} at ×{self.rate:.3g} of real time · each pane at its measured pace · "
-            f"space pause · e end · r again · +/- speed")
+            f"space pause · e end · r again · +/- speed · s panes ⇄ ranking")
 
     def _race_over(self) -> None:
         self.racing = False
@@ -237,7 +315,7 @@ class CompareScreen(Screen):
         if self.summary is None:
             self.summary = summarize(self.runs)
         s = self.summary
-        self._progress(f"race over: {verdict(s)} · r to race again")
+        self._progress(f"race over: {verdict(s)} · r to race again · s panes ⇄ ranking")
         box = self.query_one("#summary", Static)
         width = (box.content_region.width or self.size.width - 2) or None
         box.update(Group(summary_table(s, width), lossless_text(s)))
@@ -290,3 +368,8 @@ class CompareScreen(Screen):
         yield SystemCommand("Race again", "Replay every method at its measured pace (r)", self.action_restart)
         yield SystemCommand("Pause / resume race", "Space", self.action_toggle_pause)
         yield SystemCommand("Finish race", "Show the end at once (e)", self.action_finish)
+        yield SystemCommand("Panes / ranking", "Switch between the method panes and the ranking (s)",
+                            self.action_toggle_ranking)
+        for i, label in enumerate(self.labels):
+            yield SystemCommand(f"Show method: {one_line(label)}", f"Bring its pane into view ({i + 1})"
+                                if i < 9 else "Bring its pane into view", lambda i=i: self.action_show_method(i))

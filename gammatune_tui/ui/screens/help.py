@@ -1,4 +1,8 @@
-"""The F1 / `?` screen (every key, what the colours mean), the welcome text and the keys every screen shares.
+"""The F1 / `?` screen (the keys of the screen it was opened on, what the colours mean), the welcome text and the keys every screen shares.
+
+Each screen names its list (`HELP_KEYS`, `HELP_TITLE`): the chat's, the
+replay player's and the compare race's keys differ, and F1 shows the one
+the user is looking at.
 
 Keys are chosen to work from where the user is, and the prompt has the
 focus most of the time: F-keys always work; `?` works from the empty prompt
@@ -18,32 +22,80 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from ...session.stats import ROLLING_STEPS
 from ..themes import TokenRole
 
-KEYS: tuple[tuple[str, str], ...] = (
+CHAT_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (with the conversation so far)"),
     ("Esc", "stop the generation at the next step · unpin the inspector"),
     ("Ctrl+P", "command palette: every action, methods, themes, paces"),
     ("F1", "this help (also ? from the empty prompt or outside a text field)"),
     ("F2", "save an SVG screenshot (the path is shown)"),
     ("F3", "export the transcript as HTML, with the legend, statistics and settings"),
+    ("Ctrl+Y", "copy the last answer to the clipboard as plain text (no colours, no end-of-turn token)"),
+    ("Ctrl+T", "copy the whole transcript (every turn: your text, then the answer) as plain text"),
     ("F4", "shade draft tokens by the draft's confidence"),
     ("F5", "chart: last steps / whole history"),
     ("F6", "next theme"),
-    ("F7", "show / hide the step inspector"),
+    ("F7", "step inspector: show / hide (under 34 rows: step line → whole table → hidden)"),
     ("F8", "panels: below 100 columns switch between the transcript and the chart, statistics "
            "and controls; wider, move to the controls and back"),
     ("F9 / Shift+F9", "pace: slower / faster (full speed, 10, 4, 2, 1, 0.5 steps a second); "
                       "the waits are not counted in the timings"),
-    ("Tab / Shift+Tab", "move between prompt, transcript and controls"),
+    ("Tab / Shift+Tab", "prompt → method → its parameters → transcript (and back)"),
     ("Ctrl+← / Ctrl+→", "previous / next step in the inspector, unless the focused field holds text "
                         "(there they move by word)"),
     ("← / → (transcript)", "previous / next step; click a token to pick its step"),
     ("↑ / ↓ (a control)", "step the value and apply it"),
     ("Enter (a control)", "apply the typed value (refused in place if invalid)"),
-    ("Space , . + - e", "recordings: pause, step back, step forward, faster, slower, to the end"),
     ("Ctrl+Q", "quit"),
 )
+"""The chat screen's keys (F1 there)."""
+
+REPLAY_KEYS: tuple[tuple[str, str], ...] = (
+    ("Space", "pause / play"),
+    (". / ,", "one recorded step forward / back (pauses)"),
+    ("+ / -", "play faster / slower"),
+    ("e", "play the rest at once"),
+    ("Esc", "stop playing · unpin the inspector"),
+    ("Ctrl+P", "command palette: every action and theme"),
+    ("F1", "this help (also ?)"),
+    ("F2", "save an SVG screenshot (the path is shown)"),
+    ("F3", "export the transcript as HTML, with the legend, statistics and settings"),
+    ("Ctrl+Y", "copy the last answer to the clipboard as plain text"),
+    ("Ctrl+T", "copy the whole transcript as plain text"),
+    ("F4", "shade draft tokens by the draft's confidence"),
+    ("F5", "chart: last steps / whole history"),
+    ("F6", "next theme"),
+    ("F7", "step inspector: show / hide (under 34 rows: step line → whole table → hidden)"),
+    ("F8", "panels: below 100 columns switch between the transcript and the chart, statistics "
+           "and recorded settings"),
+    ("Ctrl+← / Ctrl+→", "previous / next step in the inspector"),
+    ("← / → (transcript)", "previous / next step; click a token to pick its step"),
+    ("Ctrl+Q", "quit"),
+)
+"""The replay screen's keys: the player's, and the chat's views (no prompt, read-only settings)."""
+
+COMPARE_KEYS: tuple[tuple[str, str], ...] = (
+    ("← / →", "the previous / next methods, when not all panes fit side by side (the line above the "
+              "panes names those shown)"),
+    ("1 … 9", "bring method 1 … 9 into view"),
+    ("s", "switch between the panes and the ranking (under 34 rows the ranking has its own view)"),
+    ("r", "race again: every method replayed at its measured pace"),
+    ("Space", "pause / resume the race"),
+    ("e", "finish the race at once"),
+    ("+ / -", "race faster / slower"),
+    ("Esc", "stop measuring after the current step · finish the race"),
+    ("Ctrl+P", "command palette: every action, each method's pane, themes"),
+    ("F1", "this help (also ?)"),
+    ("F2", "save an SVG screenshot (the path is shown)"),
+    ("F4", "shade draft tokens by the draft's confidence"),
+    ("F6", "next theme"),
+    ("Ctrl+Q", "quit"),
+)
+"""The compare screen's keys (compare, and replay of several recordings side by side)."""
+
+KEYS = CHAT_KEYS
 
 
 def help_bindings() -> list[Binding]:
@@ -86,18 +138,21 @@ def welcome_text(roles: dict[str, TokenRole], demo: bool = False) -> Text:
     return t
 
 
-def render_help(roles: dict[str, TokenRole]) -> Group:
+def render_help(roles: dict[str, TokenRole], keys_list: tuple[tuple[str, str], ...] = CHAT_KEYS,
+                screen: str = "chat") -> Group:
+    """Help for one screen: its keys (`keys_list`), the colours and the chart."""
     keys = Table(box=None, show_header=False, padding=(0, 2), pad_edge=False)
     keys.add_column(style="bold", no_wrap=True)
     keys.add_column()
-    for k, v in KEYS:
+    for k, v in keys_list:
         keys.add_row(k, v)
     colours = Text("Colours (the paper's Figure 2b): ")
     colour_key(colours, roles, "prompt", "draft tokens accepted by the target",
                "tokens from the target (corrections and bonus)")
-    chart = Text("Chart (Figure 2a): accepted tokens and γ per step, rolling acceptance α on the right axis; "
-                 "vertical marks where new settings took effect.")
-    return Group(Text("gammatune: keys", style="bold"), Text(""), keys, Text(""), colours, chart,
+    chart = Text("Chart (Figure 2a), per step: γ planned by the policy, tokens drafted (below γ where the "
+                 "draft stopped early) and accepted, flat over the step's number; rolling α over the last "
+                 f"{ROLLING_STEPS} steps on the right axis; vertical marks where new settings took effect.")
+    return Group(Text(f"gammatune {screen}: keys", style="bold"), Text(""), keys, Text(""), colours, chart,
                  Text(""), Text("Press Esc, F1 or ? to close.", style="italic"))
 
 
@@ -115,13 +170,16 @@ class HelpScreen(ModalScreen[None]):
         Binding("question_mark", "dismiss", "Close", show=False),
     ]
 
-    def __init__(self, roles: dict[str, TokenRole]) -> None:
+    def __init__(self, roles: dict[str, TokenRole], keys: tuple[tuple[str, str], ...] = CHAT_KEYS,
+                 screen: str = "chat") -> None:
         super().__init__()
         self.roles = roles
+        self.keys = keys
+        self.screen_name = screen
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(render_help(self.roles), id="help-text")
+            yield Static(render_help(self.roles, self.keys, self.screen_name), id="help-text")
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

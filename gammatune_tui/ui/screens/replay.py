@@ -24,6 +24,7 @@ from ...render.session_info import header_lines
 from ...session.replay import ReplaySource, recorded_settings
 from .chat import ChatScreen
 from .chat_messages import SourceEvent
+from .help import REPLAY_KEYS
 
 
 class ReplayChatScreen(ChatScreen):
@@ -45,6 +46,9 @@ class ReplayChatScreen(ChatScreen):
         background: $panel;
     }
     """
+
+    HELP_KEYS = REPLAY_KEYS
+    HELP_TITLE = "replay"
 
     def __init__(self, source: ReplaySource, **kwargs) -> None:
         super().__init__(source, **kwargs)

@@ -1,4 +1,13 @@
-"""The paper's Figure 2a, live: accepted tokens and γ per step, plus rolling α.
+"""The paper's Figure 2a, live: per step the planned γ, the drafted length and the accepted count, plus rolling α.
+
+Three lines, so what a policy does is visible even while γ holds still: γ
+(what the policy planned), drafted (how many tokens the draft actually
+proposed: below γ where a confidence threshold τ stopped the window early)
+and accepted (how many of those the target kept). Each step's values are
+drawn flat over its own step number — numbered from 1, as the step line
+and the replay player count them — so a change of γ shows at the step
+that planned it. Rolling α (right axis) covers `ROLLING_STEPS` steps, the
+window the stats panel uses too.
 
 Keeps the last `window` steps on screen (press the toggle for the whole
 history) and draws a vertical mark at each step where new settings took
@@ -24,6 +33,7 @@ from textual.color import Color
 from textual.reactive import reactive
 from textual_plotext import PlotextPlot
 
+from ...session.stats import ROLLING_STEPS, rolling_acceptance_series
 from ..themes import FALLBACK, TokenRole
 
 
@@ -75,11 +85,14 @@ class AcceptanceChart(PlotextPlot):
 
     full_history = reactive(False)
 
-    def __init__(self, *, window: int = 60, rolling: int = 10, interval: float = 0.4,
+    DRAFTED_COLOUR = "#9a9aa6"
+    """The drafted-length line: a neutral grey, apart from the three token colours on any theme."""
+
+    def __init__(self, *, window: int = 60, interval: float = 0.4,
                  id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.window = window
-        self.rolling = rolling
+        self.rolling = ROLLING_STEPS
         self.interval = interval
         self.accepted: list[int] = []
         self.gammas: list[int] = []
@@ -128,28 +141,47 @@ class AcceptanceChart(PlotextPlot):
         self.refresh()
 
     def series(self) -> list[tuple[str, str]]:
-        """(name, colour) of each line, in drawing order; the legend and the plot both use it."""
-        return [("γ", self.roles["prompt"].color), ("accepted", self.roles["draft"].color),
-                (f"α rolling {self.rolling}", self.accent)]
+        """(name, colour) of each line, in drawing order; the legend and the plot both use it.
+
+        Drafted is drawn first, so where it equals γ the γ line covers it and
+        it shows only where the draft stopped short of the plan.
+        """
+        return [("drafted", self.DRAFTED_COLOUR), ("γ planned", self.roles["prompt"].color),
+                ("accepted", self.roles["draft"].color), (f"α last {self.rolling}", self.accent)]
+
+    def step_lines(self, lo: int = 0, hi: int | None = None) -> dict[str, tuple[list[float], list[float]]]:
+        """The drafted, γ and accepted lines of steps lo..hi-1 as (xs, ys): flat over each step's number (from 1)."""
+        hi = len(self.accepted) if hi is None else hi
+        out = {}
+        for name, values in (("drafted", self.drafted), ("γ planned", self.gammas), ("accepted", self.accepted)):
+            xs: list[float] = []
+            ys: list[float] = []
+            for i in range(lo, hi):
+                xs += [i + 0.5, i + 1.5]
+                ys += [values[i], values[i]]
+            out[name] = (xs, ys)
+        return out
 
     def _legend(self) -> None:
-        legend = Text()
-        for i, (name, colour) in enumerate(self.series()):
-            if i:
-                legend.append("  ")
-            legend.append(f"━ {name}", style=f"bold {_hex(colour)}")
+        """The series names in the top border; shortened ("γ", "α 10") where the full ones would be cut."""
+        width = self.size.width if self.is_mounted else 0
+        for short in (False, True):
+            legend = Text()
+            for i, (name, colour) in enumerate(self.series()):
+                if i:
+                    legend.append(" " if short else "  ")
+                if short:
+                    name = {"γ planned": "γ", f"α last {self.rolling}": f"α {self.rolling}"}.get(name, name)
+                legend.append(f"━ {name}", style=f"bold {_hex(colour)}")
+            if not width or legend.cell_len + 2 <= width:
+                break
         self.border_title = legend
 
+    def on_resize(self) -> None:
+        self._legend()
+
     def rolling_acceptance(self) -> list[float]:
-        out, acc, dra = [], 0, 0
-        for i, (a, d) in enumerate(zip(self.accepted, self.drafted)):
-            acc += a
-            dra += d
-            if i >= self.rolling:
-                acc -= self.accepted[i - self.rolling]
-                dra -= self.drafted[i - self.rolling]
-            out.append(acc / dra if dra else 0.0)
-        return out
+        return rolling_acceptance_series(self.accepted, self.drafted, self.rolling)
 
     def visible_range(self) -> tuple[int, int]:
         n = len(self.accepted)
@@ -179,39 +211,40 @@ class AcceptanceChart(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         lo, hi = self.visible_range()
-        xs = list(range(lo, hi))
         which = (" (all steps)" if self.full_history else
                  f" (last {self.window})" if len(self.accepted) > self.window else "")
-        title = "Accepted tokens and γ per step" + which
+        title = "Tokens per step" + which   # which line is which: the legend in the border
         if len(title) > self.size.width - 2:  # plotext drops a title that does not fit, leaving a blank row
-            title = ("Tokens per step" + which)[: max(0, self.size.width - 2)]
+            title = title[: max(0, self.size.width - 2)]
         plt.title(title)
         plt.xlabel("step")
         n_ticks = tick_count(self.size.height - PLOT_ROWS_OFF)
-        if not xs:
+        if hi <= lo:
             plt.plot([0], [0], marker=" ")
-            plt.xlim(0, 10)
+            plt.xlim(1, 10)
             ticks = count_ticks(4, n_ticks)
             plt.ylim(0, ticks[-1])
-            plt.xticks([0, 5, 10])
+            plt.xticks([1, 5, 10])
             plt.yticks(ticks)
             return
         # no plotext labels: its legend is drawn inside the plot, over the lines (ours is the border title)
-        (_, gamma_colour), (_, accepted_colour), (_, alpha_colour) = self.series()
-        plt.plot(xs, self.gammas[lo:hi], marker="braille", color=_rgb(gamma_colour))
-        plt.plot(xs, self.accepted[lo:hi], marker="braille", color=_rgb(accepted_colour))
+        colours = dict(self.series())
+        for name, (xs, ys) in self.step_lines(lo, hi).items():
+            plt.plot(xs, ys, marker="braille", color=_rgb(colours[name]))
         roll = self.rolling_acceptance()[lo:hi]
-        plt.plot(xs, roll, marker="braille", yside="right", color=_rgb(alpha_colour))
-        ticks = count_ticks(max(1, max(self.gammas[lo:hi] + self.accepted[lo:hi])), n_ticks)
+        plt.plot([i + 1 for i in range(lo, hi)], roll, marker="braille", yside="right",
+                 color=_rgb(colours[f"α last {self.rolling}"]))
+        ticks = count_ticks(max(1, max(self.gammas[lo:hi] + self.accepted[lo:hi] + self.drafted[lo:hi])), n_ticks)
         plt.ylim(0, ticks[-1] + 0.5, yside="left")
         plt.yticks(ticks, yside="left")
         plt.ylim(0, 1.05, yside="right")
         right = alpha_ticks(n_ticks)
         plt.yticks(list(right), [f"{v:g}".lstrip("0") or "0" for v in right], yside="right")
-        plt.xticks(_int_ticks(lo, hi - 1, 6))
+        plt.xlim(lo + 0.5, hi + 0.5)
+        plt.xticks(_int_ticks(lo + 1, hi, 6))
         for c in self.changes:
             if lo <= c < hi:
-                plt.vline(c, color=_rgb(self.roles["target"].color))
+                plt.vline(c + 0.5, color=_rgb(self.roles["target"].color))   # where the changed step begins
 
     def render(self):
         """Rebuild the plot only when data, colours or size changed (a repaint reuses the last one)."""

@@ -43,8 +43,7 @@ class MethodPane(Vertical):
 
     DEFAULT_CSS = """
     MethodPane { width: 1fr; min-width: 16; border-right: vkey $panel; }
-    MethodPane .pane-title { width: 1fr; height: 1; padding: 0 1; background: $panel; text-style: bold;
-                             text-wrap: nowrap; text-overflow: ellipsis; }
+    MethodPane .pane-title { width: 1fr; height: auto; padding: 0 1; background: $panel; text-style: bold; }
     MethodPane.-winner .pane-title { background: $success 40%; }
     MethodPane TokenStream { height: 1fr; }
     MethodPane AcceptanceChart { height: 13; min-height: 7; }
@@ -64,7 +63,7 @@ class MethodPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Label(one_line(self.label), classes="pane-title")
         yield TokenStream(classes="pane-transcript")
-        yield AcceptanceChart(window=40, rolling=8, classes="pane-chart")
+        yield AcceptanceChart(window=40, classes="pane-chart")
         yield Static(Text("waiting to be measured…", style="dim italic"), classes="pane-stats")
 
     @property

@@ -47,8 +47,10 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
     t.add_column("k", style="dim", no_wrap=True, min_width=12)
     t.add_column("v", overflow="fold")
     t.add_row("tokens/s", f"{s.tokens_per_s:,.1f}  ({s.tokens} tokens, {s.steps} steps)")
-    t.add_row("α", f"{s.acceptance_rate:.2f}  (rolling {s.rolling_acceptance:.2f})")
-    t.add_row("tokens/step", f"{s.tokens_per_step:.2f}  (mean γ {s.mean_gamma:.2f})")
+    t.add_row("α", f"{s.acceptance_rate:.2f}  (last {s.window} steps {s.rolling_acceptance:.2f})")
+    # planned and drafted apart: a threshold that stops windows early shows here even while γ holds still
+    t.add_row("tokens/step", f"{s.tokens_per_step:.2f}  (mean γ {s.mean_gamma:.2f} planned, "
+                             f"{s.drafted / s.steps:.2f} drafted)")
     per = s.per_position[:max_positions]
     if per:
         t.add_row("per position", " ".join(f"{x:.2f}" for x in per) + (" …" if len(s.per_position) > max_positions else ""))

@@ -57,10 +57,11 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
     title = Text()
     where = f"step {index + 1}/{total}" if index is not None and total else f"step {ev.step + 1}"
     title.append(f"{session} · {where}" if session else where, style="bold")
-    title.append(f" · {ev.method} · γ {ev.gamma}, drafted {d}")
+    # the chart's three lines in its words: what the policy planned, what the draft proposed, what was kept
+    title.append(f" · {ev.method} · γ planned {ev.gamma} · drafted {d}")
     if d < ev.gamma:
         title.append(" (stopped early)")
-    title.append(f", accepted {a}")
+    title.append(f" · accepted {a}")
     if tt is not None:
         title.append(f" + {tt.kind}")
     title.append(f" · γ next {ev.gamma_next}")
