@@ -20,7 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import PolicyParams, PolicySettings
-from .. import oracle, protocol, report
+from .. import oracle, protocol, reference, report
+from ..report_shares import print_shares
 from .. import simulate as sim
 from ..results import aggregate, throughputs
 from ..tune import GRID
@@ -79,13 +80,20 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
     regret = oracle.regret(records, orecs, categories)
     records += orecs
     cells = aggregate(records)
-    derived = report.print_report(console, cells, cfg.gammas, label, title="Table 2 (simulated)", regret=regret)
+    derived = report.print_report(console, cells, cfg.gammas, label, title="Table 2 (simulated)" + ("" if cfg.sampling.greedy else f", {_law(cfg)}"),
+                                  regret=regret)
     summary = oracle.summarize(traces, runs)
     console.print(report.render_oracle(summary, sum(w == 0 for r in runs for w in r.windows)))
+    t1 = time.perf_counter()
+    shares = reference.share_rows(traces, cost, found.passes, cfg.methods, cfg.gammas, cfg.params,
+                                  cfg.max_new_tokens)
+    print_shares(console, shares, f"Share of the oracle, with the reference rows ({_law(cfg)})", len(found.passes))
+    sweep_s += time.perf_counter() - t1
     console.print(Text(f"simulated {len(cfg.methods)} methods × {len(cfg.gammas)} γ0 × {len(traces)} prompts "
                        f"in {sweep_s:.2f} s", style="bold"))
     payload["sim"] = {"records": [r.to_json() for r in records], "cells": [c.to_json() for c in cells.values()],
-                      "derived": derived, "sweep_s": sweep_s,
+                      "derived": derived, "sweep_s": sweep_s, "sampling": cfg.sampling.to_json(),
+                      "shares": [r.to_json() for r in shares], "timing_passes": len(found.passes),
                       "oracle": {**summary.to_json(), "windows": {r.prompt_id: r.windows for r in runs}}}
     rows = report.write_csv(report.csv_path_for(out), cells, "sim")
 
@@ -102,8 +110,18 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
         rows = report.write_csv(report.csv_path_for(out), cells, "sim", rows)
         payload["validation"] = _compare_cells(console, cells, live_cells(payload))
     if opts.tune_method is not None:
-        payload["tune"] = run_tune(console, err, traces, cost, cfg, opts.tune_method, opts.std_weight)
+        payload["tune"] = run_tune(console, err, traces, cost, cfg, opts.tune_method, opts.std_weight,
+                                   found.passes)
     return rows
+
+
+def _law(cfg: Any) -> str:
+    """How the traces were decoded, for titles: "greedy" or "sampled, T = 0.7, top-p 0.9"."""
+    s = cfg.sampling
+    if s.greedy:
+        return "greedy"
+    return ", ".join(["sampled", f"T = {s.temperature:g}"] + ([f"top-k {s.top_k}"] if s.top_k else [])
+                     + ([f"top-p {s.top_p:g}"] if s.top_p < 1 else []))
 
 
 def _check_live(console: Console, err: Console, pair: Any, pid: list, traces: list, cfg: Any, cost: Any) -> dict:

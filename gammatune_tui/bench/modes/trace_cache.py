@@ -11,8 +11,9 @@ a second `--simulate`, and `--tune` after it, start from them.
 `--refresh-traces` records them again; `--traces FILE` keeps them in a file
 of the user's choosing instead.
 
-The key names the models by path and by their weights' sizes and
-modification times (a retrained model in the same directory is a new key),
+The key names the models by path and by their weights' sizes and content
+(a digest of each file's first and last MiB: a retrained model in the same
+directory is a new key, another checkout of the same weights is not),
 the prompts by their token ids, and the device, dtype, runner, torch threads
 and versions the timings were taken with.
 """
@@ -57,15 +58,26 @@ def cache_root() -> Path:
 
 
 def _weights_fingerprint(model: Any) -> list[list[Any]]:
-    """Name, size and modification time of each weight file the model was loaded from (empty when unknown)."""
+    """Name, size and a digest of the first and last MiB of each weight file (empty when unknown).
+
+    Content, not modification time: two checkouts of the same weights (a
+    worktree, a fresh clone) share their traces, and a retrained model of the
+    same size is still a new key. Hashing two MiB stays fast for any size.
+    """
     path = getattr(getattr(model, "config", None), "_name_or_path", "") or getattr(model, "name_or_path", "")
     d = Path(str(path)) if path else None
     if d is None or not d.is_dir():
         return []
     out = []
     for f in sorted(list(d.glob("*.safetensors")) + list(d.glob("*.bin"))):
-        st = f.stat()
-        out.append([f.name, st.st_size, st.st_mtime_ns])
+        size = f.stat().st_size
+        h = hashlib.sha256()
+        with f.open("rb") as fh:
+            h.update(fh.read(1 << 20))
+            if size > 2 << 20:
+                fh.seek(size - (1 << 20))
+                h.update(fh.read(1 << 20))
+        out.append([f.name, size, h.hexdigest()[:16]])
     return out
 
 
