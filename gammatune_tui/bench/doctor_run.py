@@ -80,7 +80,7 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
                 # the target's costs at their fastest over every pass so far: every examined draft re-priced
                 for label, mm in zip(measured, dr.pooled(list(measured.values()))):
                     r = next(x for x in reports if x.label == label)
-                    dr.simulate(r, mm.traces, mm.cost, cfg)
+                    dr.simulate(r, mm.traces, mm.cost, cfg, mm.passes, mm.prefill_s)
             prog.update(task, completed=(i + 1) * units)
             save(False)
         if not interrupted and not any(r.examined for r in reports):
