@@ -110,6 +110,7 @@ class DraftReport:
     prompt_seconds: dict[str, list[float]] = field(default_factory=dict)  # prompt → [target-only s, predicted s]
     oracle: float = math.nan             # the hindsight-optimal γ over target-only: the bound for this draft
     oracle_spread: float = 0.0
+    references: list[list[Any]] = field(default_factory=list)  # [name, γ (0: none), × target alone, spread]
     oracle_tokens_per_step: float = math.nan
     fragile: int = 0                     # near-tie positions where a live run may diverge from the trace
     seconds: float = 0.0
@@ -292,6 +293,7 @@ def simulate(report: DraftReport, traces: Sequence[sim.Trace], cost: CostModel, 
     report.per_prompt = {t.prompt_id: t.plain_s / r.wall_s for t, r in zip(traces, best_recs) if r.wall_s > 0}
     report.prompt_seconds = {t.prompt_id: [t.plain_s, r.wall_s] for t, r in zip(traces, best_recs)}
     report.oracle_spread = o_spread
+    report.references = grid_mod.references(grid, spread)
     runs = [oracle_run(t, cost, cfg.max_new_tokens) for t in traces]
     summary = summarize(traces, runs)
     report.oracle, report.oracle_tokens_per_step = summary.speedup_over_plain, summary.tokens_per_step

@@ -14,6 +14,7 @@ import math
 from typing import Any, Sequence
 
 from ..engine.policies import METHODS, PolicyParams, PolicySettings
+from . import reference
 from . import simulate as sim
 from .cost_model import CostModel
 from .oracle import oracle_run
@@ -45,7 +46,12 @@ def settings(method: str, gamma0: int) -> PolicySettings:
 
 def speedup_grid(traces: Sequence[Any], cost: CostModel, plain_s: float, gammas: Sequence[int], max_new: int
                  ) -> tuple[dict[tuple[str, int], float], dict[tuple[str, int], list[RunRecord]], float]:
-    """(method, γ0) → Σ target-only seconds / Σ simulated seconds, the records, and the oracle's speedup."""
+    """(method, γ0) → Σ target-only seconds / Σ simulated seconds, the records, and the oracle's speedup.
+
+    The reference rows (bench/reference.py) are in the grid too, keyed
+    (name, γ): the best fixed γ in hindsight with its γ, the perfect
+    acceptance signal and the oracle without skipping with γ 0.
+    """
     grid: dict[tuple[str, int], float] = {}
     recs: dict[tuple[str, int], list[RunRecord]] = {}
     for m in METHODS:
@@ -54,8 +60,27 @@ def speedup_grid(traces: Sequence[Any], cost: CostModel, plain_s: float, gammas:
             wall = sum(r.wall_s for r in rs)
             grid[(m, g)] = plain_s / wall if wall > 0 else math.nan  # the same tokens: the time ratio
             recs[(m, g)] = rs
+    cap = reference.longest_window(traces)
+    g, rs = reference.best_fixed(traces, cost, max_new, cap)
+    refs = {(reference.BEST_FIXED, g): rs,
+            (reference.SIGNAL, 0): [reference.signal_record(t, cost, max_new, cap) for t in traces],
+            (reference.NO_SKIP, 0): [oracle_run(t, cost, max_new, min_window=1).record for t in traces]}
+    for key, rs in refs.items():
+        wall = sum(r.wall_s for r in rs)
+        grid[key] = plain_s / wall if wall > 0 else math.nan
+        recs[key] = rs
     o_wall = sum(oracle_run(t, cost, max_new).record.wall_s for t in traces)
     return grid, recs, (plain_s / o_wall if o_wall > 0 else math.nan)
+
+
+def references(grid: dict[tuple[str, int], float], spread: dict[tuple[str, int], float]) -> list[list[Any]]:
+    """[name, γ (0: none), speedup, spread] for each reference row of a grid, in the tables' order."""
+    out = []
+    for name in reference.REFERENCES:
+        key = next((k for k in grid if k[0] == name), None)
+        if key is not None:
+            out.append([name, key[1], grid[key], spread.get(key, 0.0)])
+    return out
 
 
 def pass_spreads(traces: Sequence[Any], pooled: dict[tuple[str, int], float], oracle: float,
@@ -68,6 +93,8 @@ def pass_spreads(traces: Sequence[Any], pooled: dict[tuple[str, int], float], or
         plain_s = sum(pre + len(t.tokens) * plain_token_s for t, pre in zip(traces, prefill_s))
         grid, _, o = speedup_grid(traces, cost, plain_s, gammas, max_new)
         for k, v in grid.items():
+            if k[0] == reference.BEST_FIXED:  # the best γ may differ per pass: compare the row, not the γ
+                k = next(j for j in pooled if j[0] == reference.BEST_FIXED)
             if math.isfinite(v) and math.isfinite(pooled[k]):
                 spread[k] = max(spread[k], abs(v - pooled[k]))
         if math.isfinite(o) and math.isfinite(oracle):
@@ -75,4 +102,4 @@ def pass_spreads(traces: Sequence[Any], pooled: dict[tuple[str, int], float], or
     return spread, o_spread
 
 
-__all__ = ["bound_flags", "pass_spreads", "policy_bounds", "settings", "speedup_grid"]
+__all__ = ["bound_flags", "pass_spreads", "policy_bounds", "references", "settings", "speedup_grid"]

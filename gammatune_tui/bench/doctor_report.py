@@ -19,6 +19,10 @@ from ..engine.policies import METHODS
 from .doctor import DEFAULT_GAMMA0, Candidate, DraftReport, rank
 from .doctor_grid import bound_flags
 from .ranks import gap_ranks
+from .reference import BEST_FIXED, NO_SKIP, REFERENCES, SIGNAL
+
+REFERENCE_LABELS = {BEST_FIXED: "best fixed γ (hindsight)", SIGNAL: "perfect signal (bound)",
+                    NO_SKIP: "oracle, no skip (bound)"}
 
 
 def size(n: int) -> str:
@@ -111,6 +115,13 @@ def methods_table(reports: Sequence[DraftReport]) -> Table:
                               f"{_xs(res.at_default, res.at_default_spread)}" if res else "—",
                               style="bold" if res and m == r.best_method else ""))
         t.add_row(Text(m), *cells)
+    for i, name in enumerate(REFERENCES):
+        cells = []
+        for r in done:
+            ref = r.references[i] if i < len(r.references) else None
+            cells.append(Text("—" if ref is None else _xs(ref[2], ref[3]) + (f" γ={ref[1]}" if ref[1] else ""),
+                              style="italic"))
+        t.add_row(Text(REFERENCE_LABELS[name], style="italic"), *cells)
     t.add_row(Text("oracle (bound)"), *(Text(_xs(r.oracle, r.oracle_spread)) for r in done))
     return t
 

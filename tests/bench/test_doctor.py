@@ -88,6 +88,13 @@ def test_with_no_arguments_the_embedded_draft_ranks_above_the_poor_ones(fixed_co
     demo = drafts["demo draft"]
     assert demo["passes"] == 3 and demo["predicted_spread"] > 0 and demo["oracle_spread"] > 0
     assert f"±{demo['predicted_spread']:.2f}" in text
+    # beside the oracle, the reference rows: best fixed γ in hindsight, the perfect signal, no skipping
+    refs = {name: (g, x) for name, g, x, _ in demo["references"]}
+    assert set(refs) == {"best fixed γ", "perfect signal", "oracle, no skip"} and refs["best fixed γ"][0] >= 1
+    assert all(x <= demo["oracle"] + 1e-9 for _, x in refs.values()) and refs["best fixed γ"][1] >= max(
+        m["per_gamma"][str(g)] for m in demo["methods"] if m["method"] == "specdecode" for g in (1, 2, 4)) - 1e-9
+    for label in ("best fixed γ (hindsight)", "perfect signal (bound)", "oracle, no skip (bound)"):
+        assert label in text
     flat = " ".join(text.split())
     assert "Drafts ranked by predicted speedup" in flat and f"recommendation: {rec['command']}" in flat
     assert "the draft's first layer alone" in " ".join(err.split())  # what was built for the check is said
