@@ -83,3 +83,26 @@ def test_share_rows_have_the_references_spreads_and_ranks():
     assert all(len(r.passes) == 3 for r in rows) and by["specdecode"].pass_spread > 0
     assert [r.share for r in rows] == sorted((r.share for r in rows), reverse=True)
     assert rows[0].rank == "1"
+
+
+def test_traces_cached_with_one_timing_pass_get_three_without_recording_again(bench_pair, tmp_path, monkeypatch):
+    import json
+
+    from rich.console import Console
+
+    from gammatune_tui.bench.modes import trace_cache as tc
+    from gammatune_tui.bench.protocol import PromptIds
+
+    pid = [PromptIds("p0", [5, 9, 13, 22, 7]), PromptIds("p1", [40])]
+    path = tmp_path / "traces.json"
+    err = Console(stderr=True)
+    first = tc.load_or_record(err, bench_pair, pid, 12, 4, path)
+    assert first.source == "recorded" and len(first.passes) == tc.TIMING_PASSES
+    data = json.loads(path.read_text())
+    del data["cost_passes"]  # as kept before the decoder was timed more than once
+    path.write_text(json.dumps(data))
+    monkeypatch.setattr(tc, "record", lambda *a, **k: pytest.fail("the traces were recorded again"))
+    again = tc.load_or_record(err, bench_pair, pid, 12, 4, path)
+    assert again.source == "file" and len(again.passes) == tc.TIMING_PASSES
+    assert [t.tokens for t in again.traces] == [t.tokens for t in first.traces]
+    assert len(json.loads(path.read_text())["cost_passes"]) == tc.TIMING_PASSES  # kept for next time
