@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from ..engine.models import load_pair
+from ..engine.sampling import SamplingConfig
 from ..engine.policies import METHODS, PolicyParams, PolicySettings
 from ..engine.text_pieces import prompt_pieces
 from ..errors import ModelLoadError, TokenizerMismatch
@@ -34,6 +35,7 @@ from .cost_model import CostModel
 from . import doctor_grid as grid_mod
 from .doctor_timing import TIMING_TOKENS, timing_pass
 from .oracle import oracle_run, summarize
+from .trace_sampled import record_sampled_trace
 
 DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8, 12, 16)
 DEFAULT_GAMMA0 = 4  # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
@@ -167,6 +169,16 @@ class DoctorConfig:
     gammas: tuple[int, ...] = DEFAULT_GAMMAS
     raw: bool = False
     load_kwargs: dict[str, Any] = field(default_factory=dict)  # device, dtype, threads, trust_remote_code, …
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)  # greedy unless -t/--top-k/--top-p
+
+    @property
+    def law(self) -> str:
+        """How tokens are served, for titles and advice: "greedy" or "sampled, T = 0.7, top-p 0.9"."""
+        s = self.sampling
+        if s.greedy:
+            return "greedy"
+        return ", ".join(["sampled", f"T = {s.temperature:g}"] + ([f"top-k {s.top_k}"] if s.top_k else [])
+                         + ([f"top-p {s.top_p:g}"] if s.top_p < 1 else []))
 
     @property
     def max_window(self) -> int:
@@ -226,11 +238,16 @@ def record(pair: Any, cfg: DoctorConfig, progress: Progress,
         key = (tuple(p.ids), vocab, cfg.max_new_tokens)
         if key not in plain:
             plain[key] = trace_record.target_run(pair, p.ids, cfg.max_new_tokens, pair.eos_ids)
-        traces.append(trace_record.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
-                                                pair.eos_ids, header_s, plain[key]))
+        if cfg.sampling.greedy:
+            traces.append(trace_record.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
+                                                    pair.eos_ids, header_s, plain[key]))
+        else:  # coupled draws (trace_sampled.py); target-only is priced from the timing passes below
+            traces.append(record_sampled_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
+                                               pair.eos_ids, cfg.sampling, header_s))
         progress(f"trace {p.id}", 1)
     progress("timing the decoder", 0)
-    cost, per_token, passes = timing_pass(pair, pid[0], min(cfg.max_new_tokens, TIMING_TOKENS), cfg.max_window)
+    cost, per_token, passes = timing_pass(pair, pid[0], min(cfg.max_new_tokens, TIMING_TOKENS), cfg.max_window,
+                                          sampling=None if cfg.sampling.greedy else cfg.sampling)
     for c in (cost, *(c for c, _ in passes)):
         c.session_s = max(0.0, c.outside_s - traces[0].session_s)  # what a session spends outside its steps
     prefills = [plain[(tuple(p.ids), vocab, cfg.max_new_tokens)][1] for p in pid]

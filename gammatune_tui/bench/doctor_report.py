@@ -51,9 +51,9 @@ def draft_ranks(reports: Sequence[DraftReport]) -> dict[str, str]:
     return gap_ranks({r.label: r.predicted for r in done}, {r.label: r.predicted_spread for r in done})
 
 
-def ranking_table(reports: Sequence[DraftReport]) -> Table:
+def ranking_table(reports: Sequence[DraftReport], law: str = "greedy") -> Table:
     """The ranked table: each draft's numbers, best setting, predicted speedup with its spread, bound, verdict."""
-    t = Table(title=Text("Drafts ranked by predicted speedup over the target alone (greedy, simulated)"),
+    t = Table(title=Text(f"Drafts ranked by predicted speedup over the target alone ({law}, simulated)"),
               title_justify="left", caption=Text("α: the draft agrees with the target · run: tokens accepted per "
                                                  "step when drafting to the first miss · c: T_verify(1) / T_draft · "
                                                  "± : largest change when one timing pass prices it instead of the "
@@ -165,11 +165,13 @@ class Recommendation:
         return d
 
 
-def recommend(reports: Sequence[DraftReport], candidates: Sequence[Candidate], extra: Sequence[str] = ()) -> Recommendation:
+def recommend(reports: Sequence[DraftReport], candidates: Sequence[Candidate], extra: Sequence[str] = (),
+              sampling: Any = None) -> Recommendation:
     """The top "worth it" draft and its setting, with the `gammatune chat` line that runs it.
 
-    Predictions are for greedy decoding, so the command asks for it
-    (`--temperature 0`; the demo pair would otherwise sample). A γ0 outside
+    Predictions are for greedy decoding unless `sampling` (a SamplingConfig)
+    says otherwise, so the command asks for what was simulated
+    (`--temperature 0`: the demo pair would otherwise sample). A γ0 outside
     the policy's default [γ_min, γ_max] comes with the bounds that keep it
     (as it was simulated). A draft whose prediction is within the timing
     spread of the target alone, or built for this check (a temporary folder),
@@ -181,17 +183,28 @@ def recommend(reports: Sequence[DraftReport], candidates: Sequence[Candidate], e
         if not r.examined or cand is None or cand.args is None or r.predicted - r.predicted_spread < 1.0:
             continue
         parts = ["gammatune", "chat", *cand.args, *extra, "--method", r.best_method, "--gamma", str(r.best_gamma),
-                 *bound_flags(r.best_method, r.best_gamma), "--temperature", "0"]
+                 *bound_flags(r.best_method, r.best_gamma), *sampling_flags(sampling)]
         cmd = " ".join(shlex.quote(p) for p in parts)
         return Recommendation(r.label, r.best_method, r.best_gamma, r.predicted, cmd,
                               f"recommendation: {cmd}   (predicted {_xs(r.predicted, r.predicted_spread)} the "
-                              "target alone, greedy)")
+                              f"target alone, {'greedy' if sampling is None or sampling.greedy else 'sampled'})")
     examined = [r for r in reports if r.examined]
     if not examined:
         return Recommendation(text="recommendation: none (no draft was examined)")
-    return Recommendation(text="recommendation: none of these drafts makes greedy decoding faster on this machine "
+    how = "greedy" if sampling is None or sampling.greedy else "sampled"
+    return Recommendation(text=f"recommendation: none of these drafts makes {how} decoding faster on this machine "
                                "beyond the timing spread; decode with the target alone, or try a smaller or "
                                "better-matched draft")
+
+
+def sampling_flags(sampling: Any) -> list[str]:
+    """The chat flags that serve tokens as simulated: `--temperature 0`, or the temperature, top-k, top-p, seed."""
+    if sampling is None or sampling.greedy:
+        return ["--temperature", "0"]
+    out = ["--temperature", f"{sampling.temperature:g}"]
+    if sampling.top_k:
+        out += ["--top-k", str(sampling.top_k)]
+    return out + ["--top-p", f"{sampling.top_p:g}"]  # always: the demo pair's default top-p is 0.9
 
 
 @dataclass
@@ -199,7 +212,7 @@ class VerifyRow:
     prompt_id: str
     predicted: float
     measured: float
-    same_text: bool
+    same_text: bool | None  # None: sampled, where live text is another sample
     plain_tok_s: float
     spec_tok_s: float
 
@@ -226,7 +239,7 @@ def verify_table(v: VerifyResult) -> Table:
         t.add_column(c, justify="left" if c == "prompt" else "right", overflow="fold")
     for r in v.rows:
         t.add_row(Text(r.prompt_id), Text(_x(r.predicted)), Text(_x(r.measured)), Text(f"{r.plain_tok_s:.0f} tok/s"),
-                  Text(f"{r.spec_tok_s:.0f} tok/s"), Text("yes" if r.same_text else "no (float near-tie)"))
+                  Text(f"{r.spec_tok_s:.0f} tok/s"), Text("n/a (sampled)" if r.same_text is None else ("yes" if r.same_text else "no (float near-tie)")))
     t.add_row(Text("all", style="bold"), Text(_x(v.predicted), style="bold"), Text(_x(v.measured), style="bold"),
               Text(""), Text(""), Text(""))
     return t

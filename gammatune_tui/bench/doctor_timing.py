@@ -24,7 +24,7 @@ TIMING_PASSES = 3   # sweeps over the calibration windows; each is priced on its
 PLAIN_TOKENS = 8    # target-only tokens timed before each session of the timing pass and after the last
 
 
-def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int
+def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int, sampling: Any = None
                 ) -> tuple[CostModel, float, list[tuple[CostModel, float]]]:
     """The pooled cost model and target-only seconds per token, and the same for each of the passes.
 
@@ -37,6 +37,9 @@ def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int
     one-token target pass of target-only decoding is also the cost model's
     k = 1 verify pass, so a plain step costs the oracle what it costs the
     baseline (a draft that guesses nothing cannot look faster than no draft).
+    With `sampling` the decoder is timed sampling (its draws and accept tests
+    cost too); target-only decoding is timed greedy either way (a draw per
+    token is noise beside a target pass).
     """
     every_token: list[float] = []
     every_event: list = []
@@ -47,7 +50,8 @@ def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int
         events: list = []
         for g in (gammas if r % 2 == 0 else gammas[::-1]):
             trace_record.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
-            protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, tokens, keep_events=events)
+            protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, tokens, keep_events=events,
+                                sampling=sampling)
         trace_record.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
         passes.append(_priced(events, per_token))
         every_token += per_token

@@ -54,7 +54,7 @@ def mismatched_draft(tmp_path):
 def fixed_costs(monkeypatch):
     """The timing pass replaced by prices that grow with the draft's size: the ranking no longer waits on the clock."""
 
-    def timing(pair, prompt, tokens, max_window):
+    def timing(pair, prompt, tokens, max_window, sampling=None):
         draft_s = 2e-3 * sum(p.numel() for p in pair.draft.parameters()) / DEMO_DRAFT_PARAMS
 
         def model(f):  # three passes a few per cent apart, the pool at the fastest
@@ -163,6 +163,8 @@ def test_ctrl_c_leaves_a_partial_valid_report(tiny_pair_dirs, prompts, tmp_path,
     (["--device", "tpu"], "device"),
     (["--prompts", "/nonexistent/p.jsonl"], "no such prompt file"),
     (["--limit", "0"], "--limit"),
+    (["--temperature", "-1"], "temperature"),
+    (["--top-p", "0.9"], "--temperature above 0"),
     (["--target", "/nonexistent/target", "--draft", "/nonexistent/draft"], "target model"),
 ])
 def test_mistakes_are_one_line_and_exit_2(capsys, tmp_path, argv, needle):
@@ -231,3 +233,25 @@ def test_doctor_never_recommends_a_gamma_the_policy_would_override():
         assert b == {"gamma_max": high}
         p = PolicySettings.build(method, high, **b).make()
         assert p.gamma == high and p.params.gamma_max == high
+
+
+def test_doctor_at_a_temperature_simulates_sampled_decoding_and_recommends_it(fixed_costs, tiny_pair_dirs, prompts,
+                                                                             tmp_path, capsys, monkeypatch):
+    from gammatune_tui.bench import doctor_run
+
+    seen = []
+    real = doctor_run.dr.record_sampled_trace
+    monkeypatch.setattr(dr, "record_sampled_trace", lambda *a, **k: seen.append(a[6]) or real(*a, **k))
+    t, d = tiny_pair_dirs
+    out = tmp_path / "doctor.json"
+    code, text, err = _doctor(capsys, "--target", str(t), "--draft", str(d), "--prompts", str(prompts), "-n", "16",
+                              "--gammas", "1,2", "--device", "cpu", "--raw", "-t", "0.7", "--top-p", "0.9",
+                              "--json", str(out))
+    assert code == 0, err
+    assert len(seen) == 2 and seen[0].temperature == 0.7 and seen[0].top_p == 0.9  # one sampled trace per prompt
+    data = _strict_json(out)
+    assert data["config"]["greedy"] is False and data["config"]["sampling"]["top_p"] == 0.9
+    assert "sampled, T = 0.7, top-p 0.9, simulated" in " ".join(text.split())
+    cmd = data["recommendation"]["command"]
+    if cmd:  # the advice serves tokens as they were simulated
+        assert cmd.endswith("--temperature 0.7 --top-p 0.9")
