@@ -131,3 +131,19 @@ def test_bench_simulate_at_a_temperature(tiny_pair_dirs, tmp_path, capsys, monke
         main([*args[:2], *args[4:], "-o", str(tmp_path / "g.json"), "--check-live", "0"])
     capsys.readouterr()
     assert len(list((tmp_path / "cache" / "traces").glob("*.json"))) == 2
+
+
+def test_tune_runs_on_sampled_traces(tiny_pair_dirs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GAMMATUNE_CACHE_DIR", str(tmp_path / "cache"))
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text('{"id": "a", "turns": ["def add(a, b):"]}\n{"id": "b", "turns": ["class Stack:"]}\n')
+    t, d = tiny_pair_dirs
+    out = tmp_path / "t.json"
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--tune", "-t", "0.7", "--check-live", "0", "--target", str(t), "--draft", str(d),
+              "--device", "cpu", "--prompts", str(prompts), "-n", "12", "--gammas", "2,4", "--raw", "-o", str(out)])
+    cap = capsys.readouterr()
+    assert exc.value.code == 0, cap.err
+    data = json.loads(out.read_text())
+    assert data["config"]["sampling"]["temperature"] == 0.7
+    assert data["tune"]["candidates"] and {r["name"] for r in data["tune"]["shares"]["rows"]} >= {"perfect signal"}
