@@ -85,7 +85,7 @@ def trace_key(pair: Any, pid: list, max_new_tokens: int, sampling: SamplingConfi
     """Everything the traces and the timings depend on (the depth is stored beside it: deeper serves shallower).
 
     Sampled traces add their temperature, top-k, top-p and seed; a greedy key
-    is what it always was, so greedy traces already cached stay valid.
+    has no sampling entry (the same greedy traces, whatever -t was given as 0).
     """
     import torch
 
