@@ -108,6 +108,7 @@ class DraftReport:
     predicted: float = math.nan          # best method at its best γ0, over target-only
     predicted_spread: float = 0.0        # its largest change when one timing pass prices it instead of the pool
     passes: int = 0                      # timing passes
+    predicted_passes: list[float] = field(default_factory=list)  # the prediction as each pass alone prices it
     per_prompt: dict[str, float] = field(default_factory=dict)  # the same, prompt by prompt
     prompt_seconds: dict[str, list[float]] = field(default_factory=dict)  # prompt → [target-only s, predicted s]
     oracle: float = math.nan             # the hindsight-optimal γ over target-only: the bound for this draft
@@ -294,7 +295,9 @@ def simulate(report: DraftReport, traces: Sequence[sim.Trace], cost: CostModel, 
     tokens = sum(len(t.tokens) for t in traces)
     gammas = sorted(set(cfg.gammas) | {DEFAULT_GAMMA0})
     grid, recs, oracle = grid_mod.speedup_grid(traces, cost, plain_s, gammas, cfg.max_new_tokens)
-    spread, o_spread = grid_mod.pass_spreads(traces, grid, oracle, passes, prefill_s, gammas, cfg.max_new_tokens)
+    per_pass: list[dict] = []
+    spread, o_spread = grid_mod.pass_spreads(traces, grid, oracle, passes, prefill_s, gammas, cfg.max_new_tokens,
+                                             per_pass)
     best: tuple[float, str, int] = (-math.inf, "", 0)
     for m in METHODS:
         per_gamma = {g: grid[(m, g)] for g in cfg.gammas}
@@ -305,6 +308,7 @@ def simulate(report: DraftReport, traces: Sequence[sim.Trace], cost: CostModel, 
                                            spread[(m, g_best)], spread[(m, DEFAULT_GAMMA0)]))
     report.predicted, report.best_method, report.best_gamma = best
     report.predicted_spread = spread[(best[1], best[2])]
+    report.predicted_passes = [p[(best[1], best[2])] for p in per_pass]
     report.passes = len(passes)
     best_recs = recs[(best[1], best[2])]
     report.per_prompt = {t.prompt_id: t.plain_s / r.wall_s for t, r in zip(traces, best_recs) if r.wall_s > 0}

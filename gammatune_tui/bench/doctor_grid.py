@@ -85,13 +85,18 @@ def references(grid: dict[tuple[str, int], float], spread: dict[tuple[str, int],
 
 def pass_spreads(traces: Sequence[Any], pooled: dict[tuple[str, int], float], oracle: float,
                  passes: Sequence[tuple[CostModel, float]], prefill_s: Sequence[float], gammas: Sequence[int],
-                 max_new: int) -> tuple[dict[tuple[str, int], float], float]:
-    """Per (method, γ0), and for the oracle: the largest change of the speedup when one pass prices it instead."""
+                 max_new: int, per_pass: list | None = None) -> tuple[dict[tuple[str, int], float], float]:
+    """Per (method, γ0), and for the oracle: the largest change of the speedup when one pass prices it instead.
+
+    `per_pass`, if given, gets each pass's own grid (and the oracle under "oracle").
+    """
     spread = {k: 0.0 for k in pooled}
     o_spread = 0.0
     for cost, plain_token_s in passes:
         plain_s = sum(pre + len(t.tokens) * plain_token_s for t, pre in zip(traces, prefill_s))
         grid, _, o = speedup_grid(traces, cost, plain_s, gammas, max_new)
+        if per_pass is not None:
+            per_pass.append({**grid, ("oracle", 0): o})
         for k, v in grid.items():
             if k[0] == reference.BEST_FIXED:  # the best γ may differ per pass: compare the row, not the γ
                 k = next(j for j in pooled if j[0] == reference.BEST_FIXED)

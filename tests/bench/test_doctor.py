@@ -87,6 +87,8 @@ def test_with_no_arguments_the_embedded_draft_ranks_above_the_poor_ones(fixed_co
     # every speedup comes with its spread over the three timing passes
     demo = drafts["demo draft"]
     assert demo["passes"] == 3 and demo["predicted_spread"] > 0 and demo["oracle_spread"] > 0
+    assert len(demo["predicted_passes"]) == 3 and demo["predicted_spread"] == pytest.approx(
+        max(abs(p - demo["predicted"]) for p in demo["predicted_passes"]))
     assert f"±{demo['predicted_spread']:.2f}" in text
     # beside the oracle, the reference rows: best fixed γ in hindsight, the perfect signal, no skipping
     refs = {name: (g, x) for name, g, x, _ in demo["references"]}
