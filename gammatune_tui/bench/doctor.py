@@ -24,20 +24,21 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from ..engine.models import load_pair
+from ..engine.sampling import SamplingConfig
 from ..engine.policies import METHODS, PolicyParams, PolicySettings
 from ..engine.text_pieces import prompt_pieces
 from ..errors import ModelLoadError, TokenizerMismatch
 from . import protocol
 from . import simulate as sim
 from . import trace_record
-from .cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+from .cost_model import CostModel
+from . import doctor_grid as grid_mod
+from .doctor_timing import TIMING_TOKENS, timing_pass
 from .oracle import oracle_run, summarize
+from .trace_sampled import record_sampled_trace
 
 DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8, 12, 16)
 DEFAULT_GAMMA0 = 4  # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
-TIMING_TOKENS = 24  # tokens per session of the timing pass
-TIMING_ROUNDS = 2   # sweeps over the calibration windows
-PLAIN_TOKENS = 8    # target-only tokens timed before each session of the timing pass and after the last
 WORTH_IT = 1.05     # predicted speedup above which a draft is "worth it"; below 1.0 it loses to the target alone
 
 Progress = Callable[[str, float], None]  # (what is being done, units of work just finished)
@@ -63,13 +64,19 @@ class Candidate:
 
 @dataclass
 class MethodResult:
-    """One method over the prompt set: speedup over target-only at each γ0, its best γ0, and at the defaults."""
+    """One method over the prompt set: speedup over target-only at each γ0, its best γ0, and at the defaults.
+
+    The spreads are the largest change of that speedup when one timing pass
+    prices it instead of the pool (0 when there was one pass).
+    """
 
     method: str
     per_gamma: dict[int, float]
     best_gamma: int
     best: float
     at_default: float
+    best_spread: float = 0.0
+    at_default_spread: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -99,9 +106,14 @@ class DraftReport:
     best_method: str = ""
     best_gamma: int = 0
     predicted: float = math.nan          # best method at its best γ0, over target-only
+    predicted_spread: float = 0.0        # its largest change when one timing pass prices it instead of the pool
+    passes: int = 0                      # timing passes
+    predicted_passes: list[float] = field(default_factory=list)  # the prediction as each pass alone prices it
     per_prompt: dict[str, float] = field(default_factory=dict)  # the same, prompt by prompt
     prompt_seconds: dict[str, list[float]] = field(default_factory=dict)  # prompt → [target-only s, predicted s]
     oracle: float = math.nan             # the hindsight-optimal γ over target-only: the bound for this draft
+    oracle_spread: float = 0.0
+    references: list[list[Any]] = field(default_factory=list)  # [name, γ (0: none), × target alone, spread]
     oracle_tokens_per_step: float = math.nan
     fragile: int = 0                     # near-tie positions where a live run may diverge from the trace
     seconds: float = 0.0
@@ -119,17 +131,21 @@ class DraftReport:
 
     @property
     def verdict(self) -> str:
+        """Said only as far as the spread across timing passes allows: a verdict holds over the whole spread."""
         if self.status == "refused":
             return f"refused: {self.reason}"
         if not self.examined:
             return "not examined (interrupted)"
-        if self.predicted >= WORTH_IT:
+        lo, hi = self.predicted - self.predicted_spread, self.predicted + self.predicted_spread
+        if lo >= WORTH_IT:
             return "worth it"
-        if self.predicted >= 1.0:
-            return "marginal: about as fast as the target alone"
-        if self.oracle < 1.0:
-            return "not worth it: even the oracle is slower than the target alone"
-        return "not worth it: slower than the target alone"
+        if hi < 1.0:
+            if self.oracle + self.oracle_spread < 1.0:
+                return "not worth it: even the oracle is slower than the target alone"
+            return "not worth it: slower than the target alone"
+        if self.predicted_spread > 0 and (hi >= WORTH_IT or lo < 1.0):
+            return "marginal: within the timing spread of the target alone"
+        return "marginal: about as fast as the target alone"
 
     @property
     def short_verdict(self) -> str:
@@ -154,6 +170,16 @@ class DoctorConfig:
     gammas: tuple[int, ...] = DEFAULT_GAMMAS
     raw: bool = False
     load_kwargs: dict[str, Any] = field(default_factory=dict)  # device, dtype, threads, trust_remote_code, …
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)  # greedy unless -t/--top-k/--top-p
+
+    @property
+    def law(self) -> str:
+        """How tokens are served, for titles and advice: "greedy" or "sampled, T = 0.7, top-p 0.9"."""
+        s = self.sampling
+        if s.greedy:
+            return "greedy"
+        return ", ".join(["sampled", f"T = {s.temperature:g}"] + ([f"top-k {s.top_k}"] if s.top_k else [])
+                         + ([f"top-p {s.top_p:g}"] if s.top_p < 1 else []))
 
     @property
     def max_window(self) -> int:
@@ -182,12 +208,14 @@ def load(cfg: DoctorConfig, cand: Candidate) -> Any:
 
 @dataclass
 class Measured:
-    """What one draft's passes measured: its traces, its cost model, target-only seconds per token, prefills."""
+    """What one draft's passes measured: its traces, its cost model, target-only seconds per token, prefills,
+    and each timing pass's own (cost model, target-only seconds per token)."""
 
     traces: list[sim.Trace]
     cost: CostModel
     plain_token_s: float
     prefill_s: list[float]
+    passes: list[tuple[CostModel, float]] = field(default_factory=list)
 
 
 def record(pair: Any, cfg: DoctorConfig, progress: Progress,
@@ -211,15 +239,21 @@ def record(pair: Any, cfg: DoctorConfig, progress: Progress,
         key = (tuple(p.ids), vocab, cfg.max_new_tokens)
         if key not in plain:
             plain[key] = trace_record.target_run(pair, p.ids, cfg.max_new_tokens, pair.eos_ids)
-        traces.append(trace_record.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
-                                                pair.eos_ids, header_s, plain[key]))
+        if cfg.sampling.greedy:
+            traces.append(trace_record.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
+                                                    pair.eos_ids, header_s, plain[key]))
+        else:  # coupled draws (trace_sampled.py); target-only is priced from the timing passes below
+            traces.append(record_sampled_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
+                                               pair.eos_ids, cfg.sampling, header_s))
         progress(f"trace {p.id}", 1)
     progress("timing the decoder", 0)
-    cost, per_token = timing_pass(pair, pid[0], min(cfg.max_new_tokens, TIMING_TOKENS), cfg.max_window)
-    cost.session_s = max(0.0, cost.outside_s - traces[0].session_s)  # what a session spends outside its steps
+    cost, per_token, passes = timing_pass(pair, pid[0], min(cfg.max_new_tokens, TIMING_TOKENS), cfg.max_window,
+                                          sampling=None if cfg.sampling.greedy else cfg.sampling)
+    for c in (cost, *(c for c, _ in passes)):
+        c.session_s = max(0.0, c.outside_s - traces[0].session_s)  # what a session spends outside its steps
     prefills = [plain[(tuple(p.ids), vocab, cfg.max_new_tokens)][1] for p in pid]
     progress("timing the decoder", 1)
-    return with_target_costs(Measured(traces, cost, per_token, prefills), cost.verify_s, per_token)
+    return with_target_costs(Measured(traces, cost, per_token, prefills, list(passes)), cost.verify_s, per_token)
 
 
 def with_target_costs(m: Measured, verify_s: dict[int, float], plain_token_s: float) -> Measured:
@@ -227,7 +261,7 @@ def with_target_costs(m: Measured, verify_s: dict[int, float], plain_token_s: fl
     for t, pre in zip(m.traces, m.prefill_s):
         t.plain_s = pre + len(t.tokens) * plain_token_s
     cost = replace(m.cost, verify_s={**verify_s, 1: plain_token_s})
-    return Measured(m.traces, cost, plain_token_s, m.prefill_s)
+    return Measured(m.traces, cost, plain_token_s, m.prefill_s, m.passes)
 
 
 def pooled(measured: Sequence[Measured]) -> list[Measured]:
@@ -249,78 +283,38 @@ def pooled(measured: Sequence[Measured]) -> list[Measured]:
     return [with_target_costs(m, verify, plain) for m in measured]
 
 
-def timing_pass(pair: Any, prompt: Any, tokens: int, max_window: int) -> tuple[CostModel, float]:
-    """The cost model (the decoder at several windows) and target-only seconds per token, measured together.
+def simulate(report: DraftReport, traces: Sequence[sim.Trace], cost: CostModel, cfg: DoctorConfig,
+             passes: Sequence[tuple[CostModel, float]] = (), prefill_s: Sequence[float] = ()) -> DraftReport:
+    """Every method at every γ0 and the oracle over the traces, as speedups over target-only decoding.
 
-    Target-only decoding is timed before every one of the decoder's sessions
-    and after the last (two rounds, each sweeping the windows, the second in
-    the other order), so both sides are sampled across the same stretch of
-    time; every cost is the fastest of its samples rather than their
-    mean: other jobs on the machine come and go, and a busy spell that hits
-    one side of the ratio would otherwise flatter or condemn the draft. The
-    one-token target pass of target-only decoding is also the cost model's
-    k = 1 verify pass, so a plain step costs the oracle what it costs the
-    baseline (a draft that guesses nothing cannot look faster than no draft).
+    `passes` (each timing pass's cost model and target-only seconds per token)
+    and the prompts' `prefill_s` price everything again per pass: the spreads.
     """
-    per_token: list[float] = []
-    events: list = []
-    gammas = [g for g in CALIBRATION_GAMMAS if g <= max_window]
-    for r in range(TIMING_ROUNDS):  # rounds in alternating order: a busy spell does not own one window size
-        for g in (gammas if r % 2 == 0 else gammas[::-1]):
-            trace_record.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
-            protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, tokens, keep_events=events)
-    trace_record.target_run(pair, prompt.ids, PLAIN_TOKENS, pair.eos_ids, per_token)
-    cost, plain = robust_costs(events), fastest(per_token)
-    # a one-token target pass is what target-only decoding does per token: the oracle's plain step pays that too
-    cost.verify_s = {1: plain, **{k: v for k, v in cost.verify_s.items() if k != 1}}
-    return cost, plain
-
-
-def fastest(values: Sequence[float]) -> float:
-    """The best time seen: other jobs can only make a pass slower, never faster."""
-    return min(values) if values else math.nan
-
-
-def robust_costs(events: Sequence[Any]) -> CostModel:
-    """`calibrate`'s cost model, with the draft and verify costs taken as the fastest of the steps' timings."""
-    cost = calibrate(events)
-    steps = [e for e in events if getattr(e, "type", "") == "step"]
-    per_draft = [s.draft_s / len(s.drafted) for s in steps if s.drafted]
-    if per_draft:
-        cost.draft_token_s = fastest(per_draft)
-    by_k: dict[int, list[float]] = {}
-    for s in steps:
-        by_k.setdefault(len(s.drafted) + 1, []).append(s.verify_s)
-    robust = {k: fastest(by_k[k]) for k in cost.verify_s if k in by_k}
-    # calibrate's one-point case adds k0 + 1 (a flat curve): keep it flat
-    cost.verify_s = {k: robust.get(k, robust.get(k - 1, v)) for k, v in cost.verify_s.items()}
-    return cost
-
-
-def simulate(report: DraftReport, traces: Sequence[sim.Trace], cost: CostModel, cfg: DoctorConfig) -> DraftReport:
-    """Every method at every γ0 and the oracle over the traces, as speedups over target-only decoding."""
     report.methods = []
     plain_s = sum(t.plain_s for t in traces)
     tokens = sum(len(t.tokens) for t in traces)
-    best: tuple[float, str, int, list[Any]] = (-math.inf, "", 0, [])
+    gammas = sorted(set(cfg.gammas) | {DEFAULT_GAMMA0})
+    grid, recs, oracle = grid_mod.speedup_grid(traces, cost, plain_s, gammas, cfg.max_new_tokens)
+    per_pass: list[dict] = []
+    spread, o_spread = grid_mod.pass_spreads(traces, grid, oracle, passes, prefill_s, gammas, cfg.max_new_tokens,
+                                             per_pass)
+    best: tuple[float, str, int] = (-math.inf, "", 0)
     for m in METHODS:
-        per_gamma: dict[int, float] = {}
-        for g in cfg.gammas:
-            recs = [sim.play_trace(t, PolicySettings.build(m, g).make(), cfg.max_new_tokens, cost) for t in traces]
-            wall = sum(r.wall_s for r in recs)
-            per_gamma[g] = plain_s / wall if wall > 0 else math.nan  # the same tokens: the time ratio
-            if per_gamma[g] > best[0]:
-                best = (per_gamma[g], m, g, recs)
+        per_gamma = {g: grid[(m, g)] for g in cfg.gammas}
         g_best = max(per_gamma, key=lambda g: per_gamma[g])
-        at_default = per_gamma.get(DEFAULT_GAMMA0)
-        if at_default is None:
-            recs = [sim.play_trace(t, PolicySettings.build(m, DEFAULT_GAMMA0).make(), cfg.max_new_tokens, cost)
-                    for t in traces]
-            at_default = plain_s / sum(r.wall_s for r in recs)
-        report.methods.append(MethodResult(m, per_gamma, g_best, per_gamma[g_best], at_default))
-    report.predicted, report.best_method, report.best_gamma = best[0], best[1], best[2]
-    report.per_prompt = {t.prompt_id: t.plain_s / r.wall_s for t, r in zip(traces, best[3]) if r.wall_s > 0}
-    report.prompt_seconds = {t.prompt_id: [t.plain_s, r.wall_s] for t, r in zip(traces, best[3])}
+        if per_gamma[g_best] > best[0]:
+            best = (per_gamma[g_best], m, g_best)
+        report.methods.append(MethodResult(m, per_gamma, g_best, per_gamma[g_best], grid[(m, DEFAULT_GAMMA0)],
+                                           spread[(m, g_best)], spread[(m, DEFAULT_GAMMA0)]))
+    report.predicted, report.best_method, report.best_gamma = best
+    report.predicted_spread = spread[(best[1], best[2])]
+    report.predicted_passes = [p[(best[1], best[2])] for p in per_pass]
+    report.passes = len(passes)
+    best_recs = recs[(best[1], best[2])]
+    report.per_prompt = {t.prompt_id: t.plain_s / r.wall_s for t, r in zip(traces, best_recs) if r.wall_s > 0}
+    report.prompt_seconds = {t.prompt_id: [t.plain_s, r.wall_s] for t, r in zip(traces, best_recs)}
+    report.oracle_spread = o_spread
+    report.references = grid_mod.references(grid, spread)
     runs = [oracle_run(t, cost, cfg.max_new_tokens) for t in traces]
     summary = summarize(traces, runs)
     report.oracle, report.oracle_tokens_per_step = summary.speedup_over_plain, summary.tokens_per_step
@@ -365,7 +359,7 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
         report.machine = protocol.environment(pair)
         progress(f"traces of {cand.label}", 1)
         measured = record(pair, cfg, progress, plain)
-        simulate(report, measured.traces, measured.cost, cfg)
+        simulate(report, measured.traces, measured.cost, cfg, measured.passes, measured.prefill_s)
         progress("simulated", 1)
     finally:
         del pair

@@ -17,6 +17,12 @@ from rich.text import Text
 
 from ..engine.policies import METHODS
 from .doctor import DEFAULT_GAMMA0, Candidate, DraftReport, rank
+from .doctor_grid import bound_flags
+from .ranks import gap_ranks
+from .reference import BEST_FIXED, NO_SKIP, REFERENCES, SIGNAL
+
+REFERENCE_LABELS = {BEST_FIXED: "best fixed γ (hindsight)", SIGNAL: "perfect signal (bound)",
+                    NO_SKIP: "oracle, no skip (bound)"}
 
 
 def size(n: int) -> str:
@@ -34,26 +40,41 @@ def _x(v: float, digits: int = 2) -> str:
     return f"{v:.{digits}f}×" if math.isfinite(v) else "—"
 
 
-def ranking_table(reports: Sequence[DraftReport]) -> Table:
+def _xs(v: float, spread: float) -> str:
+    """A speedup with its spread across timing passes: "1.23×±0.04"."""
+    return f"{_x(v)}±{spread:.2f}" if math.isfinite(v) and spread > 0 else _x(v)
+
+
+def draft_ranks(reports: Sequence[DraftReport]) -> dict[str, str]:
+    """Examined drafts ranked by predicted speedup, tied where the gap is within the timing spread."""
+    done = [r for r in reports if r.examined]
+    return gap_ranks({r.label: r.predicted for r in done}, {r.label: r.predicted_spread for r in done})
+
+
+def ranking_table(reports: Sequence[DraftReport], law: str = "greedy") -> Table:
     """The ranked table: each draft's numbers, best setting, predicted speedup with its spread, bound, verdict."""
-    t = Table(title=Text("Drafts ranked by predicted speedup over the target alone (greedy, simulated)"),
+    t = Table(title=Text(f"Drafts ranked by predicted speedup over the target alone ({law}, simulated)"),
               title_justify="left", caption=Text("α: the draft agrees with the target · run: tokens accepted per "
                                                  "step when drafting to the first miss · c: T_verify(1) / T_draft · "
-                                                 "spread: lowest–highest prompt"), caption_justify="left")
+                                                 "± : largest change when one timing pass prices it instead of the "
+                                                 "pool · spread: lowest–highest prompt · #: tied (=) where the gap "
+                                                 "is within ±"), caption_justify="left")
     for col, just in (("#", "right"), ("draft", "left"), ("size", "right"), ("α", "right"), ("run", "right"),
                       ("c", "right"), ("best", "left"), ("predicted", "right"), ("spread", "right"),
                       ("oracle", "right"), ("verdict", "left")):
         t.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
-    for i, r in enumerate(rank(reports), start=1):
+    ranks = draft_ranks(reports)
+    for r in rank(reports):
         style = _style(r)
         if not r.examined:
             t.add_row(Text("–"), Text(r.label), Text(size(r.params)), *(Text("") for _ in range(7)),
                       Text(r.short_verdict, style=style or "dim"))
             continue
         lo, hi = r.spread
-        t.add_row(Text(str(i)), Text(r.label), Text(size(r.params)), Text(f"{r.agreement:.2f}"),
+        t.add_row(Text(ranks[r.label]), Text(r.label), Text(size(r.params)), Text(f"{r.agreement:.2f}"),
                   Text(f"{r.mean_run:.2f}"), Text(f"{r.c:.1f}"), Text(f"{r.best_method} γ0={r.best_gamma}"),
-                  Text(_x(r.predicted)), Text(f"{lo:.2f}–{hi:.2f}"), Text(_x(r.oracle)),
+                  Text(_xs(r.predicted, r.predicted_spread)), Text(f"{lo:.2f}–{hi:.2f}"),
+                  Text(_xs(r.oracle, r.oracle_spread)),
                   Text(r.short_verdict, style=style))
     return t
 
@@ -71,7 +92,8 @@ def verdict_lines(reports: Sequence[DraftReport]) -> Text:
         out.append(": ")
         out.append(Text(r.verdict, style=_style(r)))
         if r.examined:
-            out.append(f" (predicted {_x(r.predicted)} with {r.best_method} γ0={r.best_gamma}; "
+            out.append(f" (predicted {_xs(r.predicted, r.predicted_spread)} with {r.best_method} "
+                       f"γ0={r.best_gamma} over {r.passes} timing passes; "
                        f"no γ policy beats {_x(r.oracle)} with this draft)")
         out.append("\n")
     return out
@@ -89,10 +111,18 @@ def methods_table(reports: Sequence[DraftReport]) -> Table:
         cells = []
         for r in done:
             res = next((x for x in r.methods if x.method == m), None)
-            cells.append(Text(f"{_x(res.best)} γ0={res.best_gamma} / {_x(res.at_default)}" if res else "—",
+            cells.append(Text(f"{_xs(res.best, res.best_spread)} γ0={res.best_gamma} / "
+                              f"{_xs(res.at_default, res.at_default_spread)}" if res else "—",
                               style="bold" if res and m == r.best_method else ""))
         t.add_row(Text(m), *cells)
-    t.add_row(Text("oracle (bound)"), *(Text(_x(r.oracle)) for r in done))
+    for i, name in enumerate(REFERENCES):
+        cells = []
+        for r in done:
+            ref = r.references[i] if i < len(r.references) else None
+            cells.append(Text("—" if ref is None else _xs(ref[2], ref[3]) + (f" γ={ref[1]}" if ref[1] else ""),
+                              style="italic"))
+        t.add_row(Text(REFERENCE_LABELS[name], style="italic"), *cells)
+    t.add_row(Text("oracle (bound)"), *(Text(_xs(r.oracle, r.oracle_spread)) for r in done))
     return t
 
 
@@ -135,28 +165,46 @@ class Recommendation:
         return d
 
 
-def recommend(reports: Sequence[DraftReport], candidates: Sequence[Candidate], extra: Sequence[str] = ()) -> Recommendation:
+def recommend(reports: Sequence[DraftReport], candidates: Sequence[Candidate], extra: Sequence[str] = (),
+              sampling: Any = None) -> Recommendation:
     """The top "worth it" draft and its setting, with the `gammatune chat` line that runs it.
 
-    Predictions are for greedy decoding, so the command asks for it
-    (`--temperature 0`; the demo pair would otherwise sample). A draft built
-    for this check (a temporary folder) is never recommended.
+    Predictions are for greedy decoding unless `sampling` (a SamplingConfig)
+    says otherwise, so the command asks for what was simulated
+    (`--temperature 0`: the demo pair would otherwise sample). A γ0 outside
+    the policy's default [γ_min, γ_max] comes with the bounds that keep it
+    (as it was simulated). A draft whose prediction is within the timing
+    spread of the target alone, or built for this check (a temporary folder),
+    is never recommended.
     """
     by_label = {c.label: c for c in candidates}
     for r in rank(reports):
         cand = by_label.get(r.label)
-        if not r.examined or cand is None or cand.args is None or r.predicted < 1.0:
+        if not r.examined or cand is None or cand.args is None or r.predicted - r.predicted_spread < 1.0:
             continue
         parts = ["gammatune", "chat", *cand.args, *extra, "--method", r.best_method, "--gamma", str(r.best_gamma),
-                 "--temperature", "0"]
+                 *bound_flags(r.best_method, r.best_gamma), *sampling_flags(sampling)]
         cmd = " ".join(shlex.quote(p) for p in parts)
         return Recommendation(r.label, r.best_method, r.best_gamma, r.predicted, cmd,
-                              f"recommendation: {cmd}   (predicted {_x(r.predicted)} the target alone, greedy)")
+                              f"recommendation: {cmd}   (predicted {_xs(r.predicted, r.predicted_spread)} the "
+                              f"target alone, {'greedy' if sampling is None or sampling.greedy else 'sampled'})")
     examined = [r for r in reports if r.examined]
     if not examined:
         return Recommendation(text="recommendation: none (no draft was examined)")
-    return Recommendation(text="recommendation: none of these drafts makes greedy decoding faster on this machine; "
-                               "decode with the target alone, or try a smaller or better-matched draft")
+    how = "greedy" if sampling is None or sampling.greedy else "sampled"
+    return Recommendation(text=f"recommendation: none of these drafts makes {how} decoding faster on this machine "
+                               "beyond the timing spread; decode with the target alone, or try a smaller or "
+                               "better-matched draft")
+
+
+def sampling_flags(sampling: Any) -> list[str]:
+    """The chat flags that serve tokens as simulated: `--temperature 0`, or the temperature, top-k, top-p, seed."""
+    if sampling is None or sampling.greedy:
+        return ["--temperature", "0"]
+    out = ["--temperature", f"{sampling.temperature:g}"]
+    if sampling.top_k:
+        out += ["--top-k", str(sampling.top_k)]
+    return out + ["--top-p", f"{sampling.top_p:g}"]  # always: the demo pair's default top-p is 0.9
 
 
 @dataclass
@@ -164,7 +212,7 @@ class VerifyRow:
     prompt_id: str
     predicted: float
     measured: float
-    same_text: bool
+    same_text: bool | None  # None: sampled, where live text is another sample
     plain_tok_s: float
     spec_tok_s: float
 
@@ -191,7 +239,7 @@ def verify_table(v: VerifyResult) -> Table:
         t.add_column(c, justify="left" if c == "prompt" else "right", overflow="fold")
     for r in v.rows:
         t.add_row(Text(r.prompt_id), Text(_x(r.predicted)), Text(_x(r.measured)), Text(f"{r.plain_tok_s:.0f} tok/s"),
-                  Text(f"{r.spec_tok_s:.0f} tok/s"), Text("yes" if r.same_text else "no (float near-tie)"))
+                  Text(f"{r.spec_tok_s:.0f} tok/s"), Text("n/a (sampled)" if r.same_text is None else ("yes" if r.same_text else "no (float near-tie)")))
     t.add_row(Text("all", style="bold"), Text(_x(v.predicted), style="bold"), Text(_x(v.measured), style="bold"),
               Text(""), Text(""), Text(""))
     return t

@@ -18,7 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ..engine.policies import PolicySettings
+from .doctor_grid import settings as grid_settings
+from .doctor_timing import TIMING_PASSES
 from ..errors import GammatuneError, InvalidParameter
 from . import doctor as dr
 from . import protocol, report
@@ -42,7 +43,8 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     quiet_transformers()
     created = time.time()
     config = {"target": cfg.target, "drafts": [c.label for c in candidates], "prompts": [p.id for p in cfg.prompts],
-              "max_new_tokens": cfg.max_new_tokens, "gammas": list(cfg.gammas), "greedy": True,
+              "max_new_tokens": cfg.max_new_tokens, "gammas": list(cfg.gammas), "greedy": cfg.sampling.greedy,
+              "sampling": cfg.sampling.to_json(), "timing_passes": TIMING_PASSES,
               "default_gamma0": dr.DEFAULT_GAMMA0, "worth_it_above": dr.WORTH_IT}
     reports: list[dr.DraftReport] = []
     rec: Recommendation | None = None
@@ -80,14 +82,14 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
                 # the target's costs at their fastest over every pass so far: every examined draft re-priced
                 for label, mm in zip(measured, dr.pooled(list(measured.values()))):
                     r = next(x for x in reports if x.label == label)
-                    dr.simulate(r, mm.traces, mm.cost, cfg)
+                    dr.simulate(r, mm.traces, mm.cost, cfg, mm.passes, mm.prefill_s)
             prog.update(task, completed=(i + 1) * units)
             save(False)
         if not interrupted and not any(r.examined for r in reports):
             save(True)
             raise NothingExamined("no candidate draft can be used with this target: " +
                                   "; ".join(f"{r.label}: {r.reason}" for r in reports))
-        rec = recommend(reports, candidates, extra_args)
+        rec = recommend(reports, candidates, extra_args, cfg.sampling)
         if verify and not interrupted and rec.command:
             cand = next(c for c in candidates if c.label == rec.label)
             top = next(r for r in reports if r.label == rec.label)
@@ -96,7 +98,7 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
                                       lambda desc, n: prog.update(task, advance=n, description=_label(desc[:48])))
             except KeyboardInterrupt:
                 interrupted = True
-    _print(console, reports, rec, checked)
+    _print(console, reports, rec, checked, cfg.law)
     if verify and not (rec and rec.command):
         err.print(Text("--verify: nothing to run live (no draft is recommended)", style="yellow"))
     save(not interrupted)
@@ -116,8 +118,8 @@ def _label(text: str) -> str:
 
 
 def _print(console: Console, reports: Sequence[dr.DraftReport], rec: Recommendation | None,
-           checked: VerifyResult | None) -> None:
-    console.print(ranking_table(reports))
+           checked: VerifyResult | None, law: str = "greedy") -> None:
+    console.print(ranking_table(reports, law))
     console.print(verdict_lines(reports), end="")
     if any(r.examined for r in reports):
         console.print(methods_table(reports))
@@ -142,7 +144,8 @@ def verify_live(cfg: dr.DoctorConfig, cand: dr.Candidate, top: dr.DraftReport, p
     device = str(pair.device)
     out = VerifyResult(top.label, top.best_method, top.best_gamma)
     try:
-        settings = PolicySettings.build(top.best_method, top.best_gamma)
+        settings = grid_settings(top.best_method, top.best_gamma)  # with the bounds that keep γ0, as recommended
+        sampled = not cfg.sampling.greedy
         pid = [protocol.PromptIds(p.id, pair.encode_prompt(p.text, raw=cfg.raw)) for p in cfg.prompts[:VERIFY_PROMPTS]]
         protocol.warm_up(pair, pid[0], protocol.SweepConfig(methods=[top.best_method], gammas=[top.best_gamma],
                                                             max_new_tokens=16, baselines=(protocol.PLAIN,)))
@@ -152,11 +155,12 @@ def verify_live(cfg: dr.DoctorConfig, cand: dr.Candidate, top: dr.DraftReport, p
         for p in pid:
             toks, _, t_plain = trace_record.target_run(pair, p.ids, cfg.max_new_tokens, pair.eos_ids)
             progress(f"verify {p.id}: target alone", 1)
-            rec = protocol.run_policy(pair, settings, p, cfg.max_new_tokens)
+            rec = protocol.run_policy(pair, settings, p, cfg.max_new_tokens,
+                                      sampling=cfg.sampling if sampled else None)
             progress(f"verify {p.id}: {top.best_method}", 1)
             plain_tok_s, spec_tok_s = len(toks) / t_plain, rec.tokens / rec.wall_s
             out.rows.append(VerifyRow(p.id, top.per_prompt.get(p.id, float("nan")), spec_tok_s / plain_tok_s,
-                                      rec.output_ids == toks, plain_tok_s, spec_tok_s))
+                                      None if sampled else rec.output_ids == toks, plain_tok_s, spec_tok_s))
             pl, pr = top.prompt_seconds.get(p.id, [float("nan"), float("nan")])
             plain_pred_s, pred_s = plain_pred_s + pl, pred_s + pr
             plain_s, spec_s = plain_s + t_plain, spec_s + rec.wall_s

@@ -31,6 +31,7 @@ from rich.text import Text
 from ..engine.policies import METHODS
 from .oracle import ORACLE, OracleSummary, Regret
 from .results import BASELINES, HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, Cell
+from .table_fit import Column, print_fitted
 
 PAPER_TABLE2 = {  # the paper's "Average" column, for side-by-side printing
     "specdecode": (1.00, 0.23),
@@ -241,20 +242,23 @@ def render_bars(thr: dict[str, dict[int | None, float]], width: int = 40, title:
     return out
 
 
-def render_regret(regret: dict[str, Regret]) -> Table:
-    """Share of the oracle's throughput per method, overall and per prompt category (mean ± std across γ0)."""
+def regret_columns(regret: dict[str, Regret]) -> list[Column]:
+    """Share of the oracle's throughput per method, overall and per prompt category (mean ± std across γ0).
+
+    As `table_fit` columns, so at 80 columns the categories wrap or split into
+    parts (each repeating the method) instead of cutting every share to "0.…".
+    """
     cats = sorted({c for r in regret.values() for c in r.per_category})
-    table = Table(title=Text("Share of the oracle's throughput (1.00 = as fast as the hindsight-optimal γ)"),
-                  title_justify="left")
-    table.add_column("method", no_wrap=True)
-    table.add_column("all prompts", justify="right")
+    names = method_order(regret)
+    cols = [Column("method", [Text(m) for m in names], justify="left", key=True),
+            Column("all prompts", [Text(str(regret[m])) for m in names])]
     for c in cats:
-        table.add_column(Text(c), justify="right")
-    for m in method_order(regret):
-        r = regret[m]
-        table.add_row(Text(m), Text(str(r)), *(Text(f"{r.per_category[c]:.2f}" if c in r.per_category else "—")
-                                               for c in cats))
-    return table
+        cols.append(Column(c, [Text(f"{regret[m].per_category[c]:.2f}" if c in regret[m].per_category else "—")
+                               for m in names]))
+    return cols
+
+
+REGRET_TITLE = "Share of the oracle's throughput (1.00 = as fast as the hindsight-optimal γ)"
 
 
 def render_oracle(summary: OracleSummary, plain_steps: int) -> Table:
@@ -290,7 +294,7 @@ def print_report(console: Console, cells: dict[tuple[str, int | None], Cell], ga
         if ORACLE in t2:
             derived["share_of_oracle"] = {m: s.to_json() for m, s in share_of_oracle(t2).items()}
     if regret:
-        console.print(render_regret(regret))
+        print_fitted(console, REGRET_TITLE, regret_columns(regret))
         derived["regret"] = {m: r.to_json() for m, r in regret.items()}
     vs = engine_vs_hf(thr)
     if vs:

@@ -50,11 +50,16 @@ def doctor(
     raw: bool = typer.Option(False, "--raw", help="Send the prompts as raw text, without the chat template."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default)."),
     allow_pickle: bool = typer.Option(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load."),
+    temperature: float = typer.Option(0.0, "--temperature", "-t", help="Simulate sampled decoding at this temperature (0 = greedy, the default): sampled traces with coupled draws."),
+    top_k: int = typer.Option(0, "--top-k", help="With --temperature: sample from the k most likely tokens (0 = off)."),
+    top_p: float = typer.Option(1.0, "--top-p", help="With --temperature: nucleus sampling (1 = off)."),
+    seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws."),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
 
-    Greedy decoding: one trace pass per prompt per draft, a short timing pass of
-    the decoder, then every method and the oracle played exactly over the traces.
+    Greedy decoding (or sampled with --temperature): one trace pass per prompt per
+    draft, three short timing passes of the decoder, then every method, the oracle
+    and the reference rows played exactly over the traces, each with its spread.
     """
     if drafts and not target:
         raise InvalidParameter("--draft needs --target (the model the drafts would speed up)")
@@ -64,6 +69,11 @@ def doctor(
     if dupes:
         raise InvalidParameter(f"--draft {dupes[0]} is given twice")
     gamma_list = tuple(parse_gammas(gammas))
+    from ..engine.sampling import SamplingConfig  # (here: importing it loads torch, which --help does not need)
+
+    sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)  # InvalidParameter
+    if sampling.greedy and (top_k or top_p != 1.0):
+        raise InvalidParameter("--top-k and --top-p shape sampled decoding: give --temperature above 0 with them")
     dev = resolve_device(device)          # InvalidParameter before any model loads
     resolve_dtype(dtype, dev)
     demo = target is None
@@ -80,7 +90,7 @@ def doctor(
     err = Console(stderr=True)
     quiet_transformers()
     with _candidates(demo, target, drafts, err) as (target_ref, candidates):
-        cfg = DoctorConfig(target_ref, prompt_list, max_new_tokens, gamma_list, raw, load_kwargs)
+        cfg = DoctorConfig(target_ref, prompt_list, max_new_tokens, gamma_list, raw, load_kwargs, sampling)
         code = run_doctor(make_console(), err, cfg, candidates, json_path=json_out, verify=verify, extra_args=extra)
     if code:
         raise typer.Exit(code)

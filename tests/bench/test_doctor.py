@@ -8,6 +8,9 @@ import pytest
 
 from gammatune_tui.bench import doctor as dr
 from gammatune_tui.bench.cost_model import CostModel
+from gammatune_tui.bench.doctor_grid import bound_flags, policy_bounds
+from gammatune_tui.bench.doctor_report import draft_ranks, recommend
+from gammatune_tui.engine.policies import PolicyParams, PolicySettings
 from gammatune_tui.cli import main
 
 from tiny_models import make_llama, make_word_tokenizer
@@ -51,9 +54,14 @@ def mismatched_draft(tmp_path):
 def fixed_costs(monkeypatch):
     """The timing pass replaced by prices that grow with the draft's size: the ranking no longer waits on the clock."""
 
-    def timing(pair, prompt, tokens, max_window):
+    def timing(pair, prompt, tokens, max_window, sampling=None):
         draft_s = 2e-3 * sum(p.numel() for p in pair.draft.parameters()) / DEMO_DRAFT_PARAMS
-        return CostModel(draft_token_s=draft_s, verify_s={1: 8e-3, 2: 9e-3, 5: 10e-3, 17: 14e-3}, step_s=3e-4), 8e-3
+
+        def model(f):  # three passes a few per cent apart, the pool at the fastest
+            return CostModel(draft_token_s=draft_s * f, verify_s={1: 8e-3 * f, 2: 9e-3 * f, 5: 10e-3 * f,
+                                                                    17: 14e-3 * f}, step_s=3e-4), 8e-3 * f
+
+        return (*model(1.0), [model(1.0), model(1.03), model(1.06)])
 
     monkeypatch.setattr(dr, "timing_pass", timing)
 
@@ -73,7 +81,22 @@ def test_with_no_arguments_the_embedded_draft_ranks_above_the_poor_ones(fixed_co
         assert all(m["best"] <= d["oracle"] + 1e-9 for m in d["methods"]) and len(d["methods"]) == 6
     rec = data["recommendation"]
     assert rec["label"] == "demo draft"
-    assert rec["command"] == f"gammatune chat --method {rec['method']} --gamma {rec['gamma0']} --temperature 0"
+    bounds = " ".join(bound_flags(rec["method"], rec["gamma0"]))
+    assert rec["command"] == " ".join(x for x in ("gammatune chat --method", rec["method"], "--gamma",
+                                                  str(rec["gamma0"]), bounds, "--temperature 0") if x)
+    # every speedup comes with its spread over the three timing passes
+    demo = drafts["demo draft"]
+    assert demo["passes"] == 3 and demo["predicted_spread"] > 0 and demo["oracle_spread"] > 0
+    assert len(demo["predicted_passes"]) == 3 and demo["predicted_spread"] == pytest.approx(
+        max(abs(p - demo["predicted"]) for p in demo["predicted_passes"]))
+    assert f"±{demo['predicted_spread']:.2f}" in text
+    # beside the oracle, the reference rows: best fixed γ in hindsight, the perfect signal, no skipping
+    refs = {name: (g, x) for name, g, x, _ in demo["references"]}
+    assert set(refs) == {"best fixed γ", "perfect signal", "oracle, no skip"} and refs["best fixed γ"][0] >= 1
+    assert all(x <= demo["oracle"] + 1e-9 for _, x in refs.values()) and refs["best fixed γ"][1] >= max(
+        m["per_gamma"][str(g)] for m in demo["methods"] if m["method"] == "specdecode" for g in (1, 2, 4)) - 1e-9
+    for label in ("best fixed γ (hindsight)", "perfect signal (bound)", "oracle, no skip (bound)"):
+        assert label in text
     flat = " ".join(text.split())
     assert "Drafts ranked by predicted speedup" in flat and f"recommendation: {rec['command']}" in flat
     assert "the draft's first layer alone" in " ".join(err.split())  # what was built for the check is said
@@ -142,6 +165,8 @@ def test_ctrl_c_leaves_a_partial_valid_report(tiny_pair_dirs, prompts, tmp_path,
     (["--device", "tpu"], "device"),
     (["--prompts", "/nonexistent/p.jsonl"], "no such prompt file"),
     (["--limit", "0"], "--limit"),
+    (["--temperature", "-1"], "temperature"),
+    (["--top-p", "0.9"], "--temperature above 0"),
     (["--target", "/nonexistent/target", "--draft", "/nonexistent/draft"], "target model"),
 ])
 def test_mistakes_are_one_line_and_exit_2(capsys, tmp_path, argv, needle):
@@ -165,3 +190,70 @@ def test_an_unwritable_json_path_is_one_line_before_any_draft_is_examined(tiny_p
     code, out, err = _doctor(capsys, "--target", str(t), "--draft", str(d), "--prompts", str(prompts),
                              "--device", "cpu", "--json", str(blocker / "doctor.json"))
     assert code == 2 and "cannot write" in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def _report(label, predicted, spread, method="specdecode", gamma=2):
+    return dr.DraftReport(label, label, predicted=predicted, predicted_spread=spread, best_method=method,
+                          best_gamma=gamma, oracle=predicted + 0.2)
+
+
+def test_drafts_rank_apart_only_where_the_gap_exceeds_the_timing_spread():
+    reports = [_report("a", 1.40, 0.05), _report("b", 1.37, 0.05), _report("c", 1.10, 0.01)]
+    assert draft_ranks(reports) == {"a": "1", "b": "1=", "c": "3"}
+    assert draft_ranks([_report("a", 1.40, 0.0), _report("b", 1.37, 0.0)]) == {"a": "1", "b": "2"}
+
+
+def test_a_verdict_holds_over_the_whole_spread():
+    assert _report("a", 1.30, 0.05).verdict == "worth it"
+    assert _report("a", 1.08, 0.05).verdict.startswith("marginal: within the timing spread")
+    assert _report("a", 0.98, 0.05).verdict.startswith("marginal")
+    assert _report("a", 0.90, 0.05).verdict.startswith("not worth it")
+    # and a prediction within the spread of the target alone is not recommended
+    cand = [dr.Candidate("a", "a", ())]
+    assert recommend([_report("a", 1.02, 0.05)], cand).command == ""
+    assert recommend([_report("a", 1.30, 0.05)], cand).command
+
+
+def test_doctor_never_recommends_a_gamma_the_policy_would_override():
+    """γ0 below γ_min: the bounds come with it, and the policy then keeps it (as the doctor simulated it)."""
+    d = PolicyParams()
+    low, high = d.gamma_min - 1, d.gamma_max + 2
+    assert policy_bounds("specdecode", 1) == {}  # no bounds to override a fixed window
+    for method in ("gammatune", "gammatune+", "adaptive-k"):
+        assert policy_bounds(method, d.gamma_min) == {}
+        if low >= 1:
+            cmd = recommend([_report("a", 1.3, 0.0, method, low)], [dr.Candidate("a", "a", ())]).command
+            assert f"--gamma {low} --gamma-min {low}" in cmd
+            kept = PolicySettings.build(method, low, **policy_bounds(method, low)).make()
+            kept.update(accepted=0, drafted=low)
+            assert kept.params.gamma_min == low
+            if method != "adaptive-k":  # (adaptive-k plans its window from costs; its floor is what matters)
+                overridden = PolicySettings.build(method, low).make()
+                overridden.update(accepted=0, drafted=low)
+                assert overridden.gamma == d.gamma_min and kept.gamma == low  # the override, and without it
+        b = policy_bounds(method, high)
+        assert b == {"gamma_max": high}
+        p = PolicySettings.build(method, high, **b).make()
+        assert p.gamma == high and p.params.gamma_max == high
+
+
+def test_doctor_at_a_temperature_simulates_sampled_decoding_and_recommends_it(fixed_costs, tiny_pair_dirs, prompts,
+                                                                             tmp_path, capsys, monkeypatch):
+    from gammatune_tui.bench import doctor_run
+
+    seen = []
+    real = doctor_run.dr.record_sampled_trace
+    monkeypatch.setattr(dr, "record_sampled_trace", lambda *a, **k: seen.append(a[6]) or real(*a, **k))
+    t, d = tiny_pair_dirs
+    out = tmp_path / "doctor.json"
+    code, text, err = _doctor(capsys, "--target", str(t), "--draft", str(d), "--prompts", str(prompts), "-n", "16",
+                              "--gammas", "1,2", "--device", "cpu", "--raw", "-t", "0.7", "--top-p", "0.9",
+                              "--json", str(out))
+    assert code == 0, err
+    assert len(seen) == 2 and seen[0].temperature == 0.7 and seen[0].top_p == 0.9  # one sampled trace per prompt
+    data = _strict_json(out)
+    assert data["config"]["greedy"] is False and data["config"]["sampling"]["top_p"] == 0.9
+    assert "sampled, T = 0.7, top-p 0.9, simulated" in " ".join(text.split())
+    cmd = data["recommendation"]["command"]
+    if cmd:  # the advice serves tokens as they were simulated
+        assert cmd.endswith("--temperature 0.7 --top-p 0.9")

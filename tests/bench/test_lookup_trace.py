@@ -79,3 +79,16 @@ def test_windows_beyond_the_recorded_depth_continue_the_copy(pair, trace):
     with pytest.raises(TraceTooShallow):  # a policy that reads the stand-ins needs them recorded
         play_trace(shallow, PolicySettings.build("gammatune+", 4).make())
     assert oracle_run(shallow, COST).record.wall_s == pytest.approx(oracle_run(trace, COST).record.wall_s)
+
+
+def test_reference_rows_on_a_lookup_trace(trace):
+    """Best fixed γ, the perfect signal and the oracle without skipping play prompt lookup's traces too."""
+    from gammatune_tui.bench.reference import NO_SKIP, SIGNAL, share_rows, signal_record
+
+    rec = signal_record(trace, COST, 48, 16)
+    assert rec.tokens == 48 and rec.accepted == rec.drafted  # it never drafts a token that will be rejected
+    rows = {r.name: r for r in share_rows([trace], COST, [COST], ["specdecode"], [1, 4])}
+    assert all(0 < r.share <= 1 + 1e-9 for r in rows.values())
+    no_skip = oracle_run(trace, COST, min_window=1, name=NO_SKIP)
+    # a position with nothing to propose still takes a plain step: the no-skip oracle is not forced past it
+    assert no_skip.record.tokens == 48 and rows[SIGNAL].share >= rows["specdecode"].share - 1e-9
