@@ -28,12 +28,12 @@ from ..engine.policies import METHODS, PolicyParams, PolicySettings
 from ..engine.text_pieces import prompt_pieces
 from ..errors import ModelLoadError, TokenizerMismatch
 from . import protocol
+from .args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from . import simulate as sim
 from . import trace_record
 from .cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from .oracle import oracle_run, summarize
 
-DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8, 12, 16)
 DEFAULT_GAMMA0 = 4  # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
 TIMING_TOKENS = 24  # tokens per session of the timing pass
 TIMING_ROUNDS = 2   # sweeps over the calibration windows

@@ -17,10 +17,6 @@ from rich.console import Console
 from rich.text import Text
 
 from ..bench.args import parse_gammas, parse_ints
-from ..bench.modes.latency import run_latency
-from ..bench.modes.simulate import SimulateOptions
-from ..bench.modes.sweep import run_sweep
-from ..bench.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
 from ..engine.policies import ADAPTIVE_K_PARAMS, METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..prompts import load_prompt_set
@@ -69,6 +65,11 @@ def bench(
     *,
     opts: Any,
 ) -> None:
+    from ..bench.modes.latency import run_latency
+    from ..bench.modes.simulate import SimulateOptions
+    from ..bench.modes.sweep import run_sweep
+    from ..bench.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
+
     console = Console()
     err = Console(stderr=True)
     if latency:

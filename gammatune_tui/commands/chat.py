@@ -7,11 +7,7 @@ from typing import Optional
 
 import typer
 
-from ..bench.hindsight import session_hindsight
-from ..engine.models import check_pair
 from ..errors import InvalidParameter
-from ..session.live import LiveSource
-from ..ui.app import make_app
 from .options import common_options
 
 
@@ -31,6 +27,11 @@ def chat(
     (corrections and bonus) red. Change the method or η, δ, τ, γ bounds while it
     generates; Esc stops; F1 lists every key; Ctrl+P opens the command palette.
     """
+    from ..bench.hindsight import session_hindsight
+    from ..engine.models import check_pair
+    from ..session.live import LiveSource
+    from ..ui.app import make_app
+
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
     settings = opts.policy_settings()

@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
-from ..engine.draft_sources import parse_drafters
 from ..engine.policies import METHODS, parse_methods
 from ..errors import InvalidParameter
-from ..render.printer import make_console, print_runs
-from ..session.compare import MAX_METHODS, MIN_METHODS
-from ..session.compare_job import DEFAULT_REPEATS, CompareJob
-from ..ui.app import make_compare_app
+from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 
 
@@ -55,6 +51,9 @@ def compare(
                                "not --method")
     if repeats < 1:
         raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
+    from ..engine.draft_sources import parse_drafters
+    from ..session.compare_job import CompareJob
+
     drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
     several = drafter_list is not None and len(drafter_list) > 1
     if methods is None:
@@ -76,11 +75,15 @@ def compare(
     if print_:
         _measure_and_print(job, record)
     else:
+        from ..ui.app import make_compare_app
+
         make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
 
 
-def _measure_and_print(job: CompareJob, record: Optional[Path]) -> None:
+def _measure_and_print(job: Any, record: Optional[Path]) -> None:
     """Progress on stderr (on a terminal), the transcripts and the ranked summary on stdout."""
+    from ..render.printer import make_console, print_runs
+
     tty = sys.stderr.isatty()
 
     def loading(stage: str, frac: float) -> None:

@@ -17,15 +17,12 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from ..bench.args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
+from ..bench.args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..bench.args import parse_gammas
-from ..bench.doctor import DEFAULT_GAMMAS, Candidate, DoctorConfig
-from ..bench.doctor_candidates import built_demo_candidates, demo_target
-from ..bench.doctor_run import VERIFY_PROMPTS, run_doctor
-from ..bench.modes.common import quiet_transformers
-from ..engine.devices import resolve_device, resolve_dtype
 from ..errors import InvalidParameter
 from ..prompts import load_prompt_set
-from ..render.printer import make_console
+from ..render.console import make_console
 
 DEFAULT_LIMIT = 4
 
@@ -63,6 +60,11 @@ def doctor(
     dupes = sorted({d for d in drafts if drafts.count(d) > 1})
     if dupes:
         raise InvalidParameter(f"--draft {dupes[0]} is given twice")
+    from ..bench.doctor import DoctorConfig
+    from ..bench.doctor_run import run_doctor
+    from ..bench.modes.common import quiet_transformers
+    from ..engine.devices import resolve_device, resolve_dtype
+
     gamma_list = tuple(parse_gammas(gammas))
     dev = resolve_device(device)          # InvalidParameter before any model loads
     resolve_dtype(dtype, dev)
@@ -88,7 +90,11 @@ def doctor(
 
 @contextlib.contextmanager
 def _candidates(demo: bool, target: Optional[str], drafts: List[str],
-                err: Console) -> Iterator[tuple[str, list[Candidate]]]:
+                err: Console) -> Iterator[tuple[str, list]]:
+    """The target and the Candidates to examine: the user's, or the demo pair's draft beside two poor ones."""
+    from ..bench.doctor import Candidate
+    from ..bench.doctor_candidates import built_demo_candidates, demo_target
+
     if not demo:
         yield str(target), [Candidate(d, d, ("--target", str(target), "--draft", d)) for d in drafts]
         return

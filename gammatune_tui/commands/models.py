@@ -7,15 +7,18 @@ command is instant and works offline.
 from __future__ import annotations
 
 import json
+import math
+import struct
 from pathlib import Path
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.models import PRESETS, download_command, in_local_cache
+from ..engine.model_files import download_command, in_local_cache
+from ..engine.presets import PRESETS
 from ..resources import demo_pair_dir, demo_pair_installed
-from ..render.printer import make_console
+from ..render.console import make_console
 from ..render.safe_text import printable
 
 
@@ -27,22 +30,20 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
+def _safetensors_params(path: Path) -> int:
+    """Parameters in a .safetensors file, from its JSON header alone (no torch, no weights read)."""
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+    return sum(math.prod(t["shape"]) for k, t in header.items() if k != "__metadata__")
+
+
 def _demo_params(root: Path) -> tuple[str, str]:
     out = []
     for sub in ("target", "draft"):
         try:
-            from safetensors import safe_open
-
-            with safe_open(str(root / sub / "model.safetensors"), "pt") as f:
-                n = 0
-                for k in f.keys():
-                    shape = f.get_slice(k).get_shape()
-                    size = 1
-                    for s in shape:
-                        size *= s
-                    n += size
-            out.append(f"{n / 1e6:.2f}M")
-        except Exception:
+            out.append(f"{_safetensors_params(root / sub / 'model.safetensors') / 1e6:.2f}M")
+        except (OSError, ValueError, KeyError, TypeError, struct.error):
             out.append("?")
     return out[0], out[1]
 

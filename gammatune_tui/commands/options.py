@@ -2,7 +2,9 @@
 
 Declared once and added to a command's signature by `@common_options`, so every
 command spells and validates them the same way and hands the body one
-`CommonOptions` object.
+`CommonOptions` object. Declaring them imports no torch (engine.names,
+engine.policies): the engine's heavy modules load inside the methods that
+use them, so `--help` and a mistyped flag answer at once.
 """
 
 from __future__ import annotations
@@ -16,15 +18,12 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from ..engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, DrafterSettings
+from ..engine.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES
 from ..engine.policies import (
     DEFAULT_ALPHA_PRIOR, DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX,
     DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
 from ..engine.context import check_budget
-from ..engine.models import check_pair
-from ..engine.runners import ENGINES, check_engine, check_engine_device
-from ..engine.sampling import SamplingConfig
 from ..errors import InvalidParameter
 from ..prompts import seeded_demo_prompt
 from ..render.safe_text import printable
@@ -90,6 +89,8 @@ class CommonOptions:
         # --engine is refused as the command starts, before a TUI opens or a model loads
         engine = self.values.get("engine")
         if engine is not None:
+            from ..engine.runners import check_engine, check_engine_device
+
             check_engine(engine, internal=False)
             if engine == "graphs" and self.values.get("device_map") is None:
                 from ..engine.devices import resolve_device
@@ -107,8 +108,10 @@ class CommonOptions:
         except KeyError:
             raise AttributeError(name) from None
 
-    def drafter_settings(self, name: str | None = None) -> DrafterSettings:
-        """--drafter (or `name`) with --ngram-min/--ngram-max."""
+    def drafter_settings(self, name: str | None = None) -> Any:
+        """--drafter (or `name`) with --ngram-min/--ngram-max, as a DrafterSettings."""
+        from ..engine.draft_sources import DrafterSettings
+
         v = self.values
         return DrafterSettings.of(name or v.get("drafter") or "model", ngram_min=v.get("ngram_min"),
                                   ngram_max=v.get("ngram_max"))
@@ -126,8 +129,10 @@ class CommonOptions:
             ema_alpha=v["ema_alpha"], alpha_prior=v["alpha_prior"], cooldown=v["cooldown"],
         )
 
-    def sampling(self, demo_defaults: bool = False) -> SamplingConfig:
-        """The demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
+    def sampling(self, demo_defaults: bool = False) -> Any:
+        """The SamplingConfig; the demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
+        from ..engine.sampling import SamplingConfig
+
         v = self.values
         t = v["temperature"]
         p = v["top_p"]
@@ -212,6 +217,8 @@ def check_models(opts: CommonOptions, load_kwargs: dict[str, Any] | None = None)
     starts an app can fail with one line and exit 2 first. The full check of
     prompt + max_new_tokens happens once the prompt is tokenized.
     """
+    from ..engine.models import check_pair
+
     refs = check_pair(**(load_kwargs if load_kwargs is not None else opts.load_kwargs()))
     if refs.window is not None:
         check_budget(refs.window, opts.max_new_tokens)

@@ -12,11 +12,6 @@ from typing import List, Optional
 
 import typer
 
-from ..render.printer import print_playlist
-from ..session.pacing import check_speed
-from ..session.replay import open_playlist
-from ..ui.app import make_compare_replay_app, make_replay_app
-
 
 def replay(
     files: List[str] = typer.Argument(..., metavar="FILE...", help="Recording(s) (.jsonl), or a shipped demo's name (e.g. all-methods). Several files open side by side."),
@@ -30,6 +25,10 @@ def replay(
     In the TUI: space pauses/resumes, . / , step forward/back, + / - change speed, e jumps to the end;
     side by side, the sessions race at their recorded pace (r races again).
     """
+    from ..render.printer import print_playlist
+    from ..session.pacing import check_speed
+    from ..session.replay import open_playlist
+
     speed = check_speed(speed)
     playlist = open_playlist(files)
     for warning in playlist.warnings:
@@ -37,9 +36,13 @@ def replay(
     if print_:
         print_playlist(playlist, speed)
     elif playlist.compare:
+        from ..ui.app import make_compare_replay_app
+
         make_compare_replay_app(playlist.runs, speed=speed, paused=paused, theme=theme, title=playlist.title,
                                 warnings=playlist.warnings).run()
     else:
+        from ..ui.app import make_replay_app
+
         make_replay_app(playlist.recordings[0], speed=speed, paused=paused, theme=theme).run()
 
 

@@ -15,20 +15,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import typer
-from rich.text import Text
 
-from ..bench.hindsight import session_hindsight
-from ..engine.decoder import SpeculativeDecoder
-from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ..engine.models import load_pair
 from ..errors import InvalidParameter
-from ..render.printer import has_colour, header_text, legend, make_console, transcript_text
-from ..render.tables import hindsight_text, run_summary_table
-from ..session.hindsight import run_hook
-from ..session.recording import RecordingWriter, event_line
 from .options import check_models, common_options, prompt_or_demo
 
 
@@ -49,6 +40,13 @@ def run(
 
     When stdout is not a terminal it gets the generated text only; the header and summary go to stderr.
     """
+    from ..bench.hindsight import session_hindsight
+    from ..engine.decoder import SpeculativeDecoder
+    from ..engine.models import load_pair
+    from ..render.tables import hindsight_text
+    from ..session.hindsight import run_hook
+    from ..session.recording import RecordingWriter, event_line
+
     settings = opts.policy_settings()
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     max_new = opts.max_new_tokens
@@ -78,12 +76,15 @@ def run(
             writer.close()
 
 
-def _print_session(events: Iterable[Event], writer: RecordingWriter | None,
-                   hindsight: Callable[[list[Event]], Text]) -> None:
+def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list[Any]], Any]) -> None:
     """A terminal gets everything on stdout; a pipe gets the text on stdout and the rest on stderr.
 
     `hindsight` turns the whole session into its vs-oracle line, after the summary (never inside the loop).
     """
+    from ..engine.events import SessionHeader, SessionSummary, StepEvent
+    from ..render.printer import has_colour, header_text, legend, make_console, transcript_text
+    from ..render.tables import run_summary_table
+
     console = make_console()
     piped = not console.is_terminal
     meta = make_console(sys.stderr) if piped else console

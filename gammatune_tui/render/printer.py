@@ -9,8 +9,7 @@ only when stdout is a terminal; a pipe gets plain text.
 
 from __future__ import annotations
 
-import sys
-from typing import IO, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -19,6 +18,7 @@ from ..engine.events import Event, SessionHeader, StepEvent
 from ..session.compare import CompareSummary, MethodRun, summarize
 from ..session.replay import Playlist, ReplaySource
 from ..session.stats import RunningStats, stats_of
+from .console import has_colour, make_console  # noqa: F401  (re-exported)
 from .safe_text import printable
 from .session_info import runner_note
 from .tables import lossless_text, shown_params, summary_table
@@ -27,32 +27,6 @@ PROMPT_STYLE = "bold blue"
 DRAFT_STYLE = "green"
 TARGET_STYLE = "bold red"
 DIM = "dim"
-
-
-def make_console(file: IO[str] | None = None, color: bool | None = None, width: int | None = None) -> Console:
-    """Colour when the stream is a terminal (or when asked); never markup, emoji or highlighting.
-
-    A pipe gets a 120-column layout so the summary table is not squeezed to 80.
-    """
-    file = file or sys.stdout
-    if width is None and not _isatty(file):
-        width = 120
-    return Console(
-        file=file, force_terminal=color, no_color=(color is False) or None,
-        highlight=False, markup=False, emoji=False, soft_wrap=True, width=width,
-    )
-
-
-def has_colour(console: Console) -> bool:
-    """Whether this console draws colours (a terminal without NO_COLOR, or forced): the legend is for those."""
-    return console.color_system is not None and not console.no_color
-
-
-def _isatty(file: IO[str]) -> bool:
-    try:
-        return file.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def header_text(h: SessionHeader) -> Text:

@@ -28,6 +28,8 @@ from .recording import RecordedSession, Recording
 from .stats import RunningStats
 
 MIN_METHODS = 2
+DEFAULT_REPEATS = 3
+"""Runs per method in CompareJob: the fewest that give a spread and a median that one slow run cannot move."""
 MAX_METHODS = 6
 BASELINE = "specdecode"
 
