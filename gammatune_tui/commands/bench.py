@@ -19,8 +19,9 @@ from rich.text import Text
 from ..bench.args import parse_gammas, parse_ints
 from ..engine.policies import ADAPTIVE_K_PARAMS, METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
-from ..prompts import load_prompt_set
 from .options import common_options
+from .prompt_input import prompt_file_option
+from .prompt_sets import bench_prompts
 
 DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
 TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k")
@@ -43,7 +44,8 @@ def register(app: typer.Typer) -> None:
 @common_options()
 def bench(
     ctx: typer.Context,
-    prompts: Optional[str] = typer.Option(None, "--prompts", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
+    prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, a .jsonl file, or - (JSON Lines on stdin) (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
+    prompt_file: Optional[Path] = prompt_file_option(BENCH),
     methods: Optional[str] = typer.Option(None, "--methods", help=f"Comma-separated methods (default all: {', '.join(METHODS)}).", rich_help_panel=BENCH),
     gammas: Optional[str] = typer.Option(None, "--gammas", help="Comma-separated initial γ0 values (default: the paper's 1–8, 12, 16, 20, 24).", rich_help_panel=BENCH),
     repeats: int = typer.Option(1, "--repeats", min=1, help="Times each (prompt, method, γ0) is run live.", rich_help_panel=BENCH),
@@ -93,8 +95,8 @@ def bench(
     if gamma_list and "specdecode" not in method_list:
         err.print(Text("note: specdecode is not in --methods, so Table 2 (speedup over specdecode) is skipped",
                        style="yellow"))
-    prompt_set = prompts or ("code" if opts.uses_demo else "specbench")
-    prompt_list = load_prompt_set(prompt_set)  # PromptFileError → one line, before any model loads
+    # PromptFileError → one line, before any model loads
+    prompt_set, prompt_list = bench_prompts(prompts, prompt_file, "code" if opts.uses_demo else "specbench")
     if limit:
         prompt_list = prompt_list[:limit]
     if out.exists() and out.is_dir():

@@ -18,15 +18,17 @@ from typing import Any, Optional
 import typer
 
 from ..engine.policies import METHODS, parse_methods
-from ..errors import InvalidParameter
+from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
+from .prompt_input import given_prompt, prompt_file_option
 
 
 @common_options(hidden=("method",))
 def compare(
     ctx: typer.Context,
-    prompt: Optional[str] = typer.Argument(None, help="The prompt (default: the demo prompt --seed picks, named on stderr)."),
+    prompt: Optional[str] = typer.Argument(None, metavar="[PROMPT]", help="The prompt; - or a piped stdin reads it (default: the demo prompt --seed picks, named on stderr)."),
+    prompt_file: Optional[Path] = prompt_file_option(),
     methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False,
                                           help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all; "
                                                "specdecode,gammatune+ with --drafters)."),
@@ -63,6 +65,7 @@ def compare(
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
+    prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: before anything loads
     load_kwargs = opts.load_kwargs()
     if drafter_list is not None:  # the draft model is loaded when one contestant drafts with it
         load_kwargs["drafter"] = next((d for d in drafter_list if not d.model_free), drafter_list[0])
@@ -85,23 +88,30 @@ def _measure_and_print(job: Any, record: Optional[Path]) -> None:
     from ..render.printer import make_console, print_runs
 
     tty = sys.stderr.isatty()
+    done = [0, 0]   # runs finished, runs in all: what a Ctrl+C reports
 
     def loading(stage: str, frac: float) -> None:
         if tty:
             print(f"\rloading models: {stage} {frac:4.0%}   ", end="", file=sys.stderr, flush=True)
 
     def progress(i: int, n: int, label: str, tokens: int) -> None:
+        done[:] = [i, n]
         if tty and i < n:
             print(f"\rmeasuring {i + 1}/{n}: {label} · {tokens} tokens   ", end="", file=sys.stderr, flush=True)
 
-    job.prepare(loading)
-    if tty:
-        print(file=sys.stderr)
     try:
-        summary = job.run(progress)
-    finally:
+        job.prepare(loading)
         if tty:
             print(file=sys.stderr)
+        try:
+            summary = job.run(progress)
+        finally:
+            if tty:
+                print(file=sys.stderr)
+    except KeyboardInterrupt:
+        measured = f"{done[0]} of {done[1]} runs measured" if done[1] else "while loading the models, nothing measured"
+        kept = f"; {record} keeps the finished runs" if record and done[0] else ""
+        raise Interrupted(measured + kept) from None
     print_runs(make_console(), job.runs, compare=True, summary=summary)
     if record:
         print(f"recorded to {record}", file=sys.stderr)
