@@ -16,12 +16,12 @@ from .prompt_input import given_prompt, prompt_file_option, stdin_is_piped
 
 @common_options()
 def chat(
-    prompt: Optional[str] = typer.Argument(None, metavar="[PROMPT]", help="A first prompt, sent as soon as the models are loaded; - or a piped stdin reads it."),
+    prompt: Optional[str] = typer.Argument(None, metavar="PROMPT", help="A first prompt, sent as soon as the models are loaded; - or a piped stdin reads it."),
     prompt_file: Optional[Path] = prompt_file_option(),
-    theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme: paper (default), okabe-ito, high-contrast, light, or one from $GAMMATUNE_THEMES / ~/.config/gammatune/themes."),
-    record: Optional[Path] = typer.Option(None, "--record", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", dir_okay=False),
+    theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme: paper (default), okabe-ito, high-contrast, light, or one from $GAMMATUNE_THEMES / ~/.config/gammatune/themes."),
+    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", dir_okay=False),
     pace: float = typer.Option(0.0, "--pace", help="At most this many steps per second, to watch each step and tune while it runs (0 = full speed; F9 changes it in the app). Never counted in the timings.", min=0.0),
-    export_dir: Optional[Path] = typer.Option(None, "--export-dir", help="Where F2 screenshots and F3 HTML exports go (default: $GAMMATUNE_EXPORT_DIR, else ~/.local/share/gammatune/exports).", file_okay=False),
+    export_dir: Optional[Path] = typer.Option(None, "--export-dir", metavar="DIR", help="Where F2 screenshots and F3 HTML exports go (default: $GAMMATUNE_EXPORT_DIR, else ~/.local/share/gammatune/exports).", file_okay=False),
     *,
     opts,
 ) -> None:

@@ -27,18 +27,18 @@ from .prompt_input import given_prompt, prompt_file_option
 @common_options(hidden=("method",))
 def compare(
     ctx: typer.Context,
-    prompt: Optional[str] = typer.Argument(None, metavar="[PROMPT]", help="The prompt; - or a piped stdin reads it (default: the demo prompt --seed picks, named on stderr)."),
+    prompt: Optional[str] = typer.Argument(None, metavar="PROMPT", help="The prompt; - or a piped stdin reads it (default: the demo prompt --seed picks, named on stderr)."),
     prompt_file: Optional[Path] = prompt_file_option(),
-    methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False,
+    methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False, metavar="LIST",
                                           help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all; "
                                                "specdecode,gammatune+ with --drafters)."),
-    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", help="Race draft sources too: model,prompt-lookup runs every method once per source (at most 6 contestants)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help="Race draft sources too: model,prompt-lookup runs every method once per source (at most 6 contestants)."),
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
-    record: Optional[Path] = typer.Option(None, "--record", help="Write every run's event stream to one JSONL recording."),
+    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", dir_okay=False, help="Write every run's event stream to one JSONL recording."),
     print_: bool = typer.Option(False, "--print", "--no-tui", help="Measure, then print transcripts and the ranked summary (no TUI)."),
-    theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme of the TUI."),
+    theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme of the TUI."),
     *,
     opts: CommonOptions,
 ) -> None:

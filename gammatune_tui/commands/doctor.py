@@ -33,16 +33,16 @@ def register(app: typer.Typer) -> None:
 
 
 def doctor(
-    target: Optional[str] = typer.Option(None, "--target", help="Target model: local directory or hub id (default: the demo pair's)."),
-    drafts: List[str] = typer.Option([], "--draft", help="A candidate draft (repeatable); each must share the target's tokenizer."),
-    prompts: Optional[str] = typer.Option(None, "--prompts", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
+    target: Optional[str] = typer.Option(None, "--target", metavar="MODEL", help="Target model: local directory or hub id (default: the demo pair's)."),
+    drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer."),
+    prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
     limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="Use the first N prompts of the set."),
     max_new_tokens: int = typer.Option(96, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
-    gammas: str = typer.Option(",".join(map(str, DEFAULT_GAMMAS)), "--gammas", help="The γ0 values each method is simulated at."),
-    device: str = typer.Option("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16, bfloat16."),
+    gammas: str = typer.Option(",".join(map(str, DEFAULT_GAMMAS)), "--gammas", metavar="LIST", help="The γ0 values each method is simulated at."),
+    device: str = typer.Option("auto", "--device", metavar="DEVICE", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
+    dtype: str = typer.Option("auto", "--dtype", metavar="DTYPE", help="auto, float32, float16, bfloat16."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: 1 for models under 100M parameters, else the core count)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", dir_okay=False),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", dir_okay=False),
     verify: bool = typer.Option(False, "--verify", help=f"Run the recommendation live on {VERIFY_PROMPTS} prompts beside the target alone: predicted vs measured."),
     raw: bool = typer.Option(False, "--raw", help="Send the prompts as raw text, without the chat template."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default)."),

@@ -9,12 +9,14 @@ use them, so `--help` and a mistyped flag answer at once.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
+import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import typer
 
@@ -38,25 +40,25 @@ def _opt(default: Any, *names: str, help: str, panel: str, **kw: Any) -> Any:
 
 
 _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
-    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local Hugging Face cache; see --download).", panel=MODEL)),
-    ("draft", Optional[str], _opt(None, "--draft", help="Draft model: local directory or hub id; must share the target's vocabulary.", panel=MODEL)),
-    ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", panel=MODEL)),
-    ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", panel=MODEL)),
-    ("dtype", str, _opt("auto", "--dtype", help="auto (float16/bfloat16 on GPU, float32 on CPU), float32, float16, bfloat16.", panel=MODEL)),
-    ("quantize", Optional[str], _opt(None, "--quantize", help="Quantize the target's weights with optimum-quanto: int8 or int4.", panel=MODEL)),
-    ("device_map", Optional[str], _opt(None, "--device-map", help="'auto': spread a target too large for one GPU with accelerate.", panel=MODEL)),
+    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local Hugging Face cache; see --download).", metavar="MODEL", panel=MODEL)),
+    ("draft", Optional[str], _opt(None, "--draft", help="Draft model: local directory or hub id; must share the target's vocabulary.", metavar="MODEL", panel=MODEL)),
+    ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", metavar="NAME", panel=MODEL)),
+    ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", metavar="DEVICE", panel=MODEL)),
+    ("dtype", str, _opt("auto", "--dtype", help="auto (float16/bfloat16 on GPU, float32 on CPU), float32, float16, bfloat16.", metavar="DTYPE", panel=MODEL)),
+    ("quantize", Optional[str], _opt(None, "--quantize", help="Quantize the target's weights with optimum-quanto: int8 or int4.", metavar="BITS", panel=MODEL)),
+    ("device_map", Optional[str], _opt(None, "--device-map", help="'auto': spread a target too large for one GPU with accelerate.", metavar="MAP", panel=MODEL)),
     ("trust_remote_code", bool, _opt(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default).", panel=MODEL)),
     ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
-    ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", panel=MODEL)),
-    ("drafter", str, _opt("model", "--drafter", help=f"Who drafts: {' or '.join(DRAFTERS)} (copies what followed the text's last words earlier in the prompt or output; no draft model is loaded).", panel=MODEL)),
+    ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", metavar="ENGINE", panel=MODEL)),
+    ("drafter", str, _opt("model", "--drafter", help=f"Who drafts: {' or '.join(DRAFTERS)} (copies what followed the text's last words earlier in the prompt or output; no draft model is loaded).", metavar="NAME", panel=MODEL)),
     ("ngram_min", Optional[int], _opt(None, "--ngram-min", help=f"prompt-lookup: shortest n-gram to match (default {DEFAULT_NGRAM_MIN}).", panel=MODEL)),
     ("ngram_max", Optional[int], _opt(None, "--ngram-max", help=f"prompt-lookup: longest n-gram to match, tried first (default {DEFAULT_NGRAM_MAX}).", panel=MODEL)),
 ]
 
 _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
-    ("method", str, _opt("gammatune+", "--method", "-m", help=f"γ policy: {', '.join(METHODS)}.", panel=POLICY)),
+    ("method", str, _opt("gammatune+", "--method", "-m", help=f"γ policy: {', '.join(METHODS)}.", metavar="METHOD", panel=POLICY)),
     ("gamma", int, _opt(4, "--gamma", "-g", help="Initial speculation length γ0.", panel=POLICY)),
     ("eta", Optional[float], _opt(None, "--eta", help=f"GammaTune EWMA rate η in (0, 1] (default {DEFAULT_ETA}).", panel=POLICY)),
     ("delta", Optional[int], _opt(None, "--delta", help=f"GammaTune expansion offset δ >= 0 (default {DEFAULT_DELTA}).", panel=POLICY)),
@@ -77,6 +79,30 @@ _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
     ("max_new_tokens", int, _opt(256, "--max-new-tokens", "-n", help="Stop after this many new tokens.", panel=SAMPLING)),
     ("raw", bool, _opt(False, "--raw", help="Send the prompt as raw text, without the chat template.", panel=SAMPLING)),
 ]
+
+
+# the engine's names (its Python API) → the flags a command-line user typed
+FLAGS = {
+    "gamma0": "--gamma", "gamma_min": "--gamma-min", "gamma_max": "--gamma-max", "eta": "--eta",
+    "delta": "--delta", "tau": "--tau", "ema_alpha": "--ema-alpha", "alpha_prior": "--alpha-prior",
+    "cooldown": "--cooldown", "temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p",
+    "max_new_tokens": "--max-new-tokens", "dynamic_tau": "--dynamic-tau",
+}
+_FLAG_WORDS = re.compile(r"(?<![-\w])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")\b")
+
+
+def with_flag_names(message: str) -> str:
+    """`gamma0 must be …` → `--gamma must be …`: an engine message in the words of the command line."""
+    return _FLAG_WORDS.sub(lambda m: FLAGS[m.group(1)], message)
+
+
+@contextlib.contextmanager
+def flag_names() -> Iterator[None]:
+    """Re-raises an InvalidParameter from the engine with the flags' names instead of its parameters'."""
+    try:
+        yield
+    except InvalidParameter as exc:
+        raise InvalidParameter(with_flag_names(str(exc))) from None
 
 
 @dataclass(frozen=True)
@@ -122,12 +148,13 @@ class CommonOptions:
 
     def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
         v = self.values
-        return PolicySettings.build(
-            method or v["method"], gamma0 if gamma0 is not None else v["gamma"],
-            eta=v["eta"], delta=v["delta"], tau=v["tau"], gamma_min=v["gamma_min"],
-            gamma_max=v["gamma_max"], dynamic_tau=v["dynamic_tau"] or None,
-            ema_alpha=v["ema_alpha"], alpha_prior=v["alpha_prior"], cooldown=v["cooldown"],
-        )
+        with flag_names():
+            return PolicySettings.build(
+                method or v["method"], gamma0 if gamma0 is not None else v["gamma"],
+                eta=v["eta"], delta=v["delta"], tau=v["tau"], gamma_min=v["gamma_min"],
+                gamma_max=v["gamma_max"], dynamic_tau=v["dynamic_tau"] or None,
+                ema_alpha=v["ema_alpha"], alpha_prior=v["alpha_prior"], cooldown=v["cooldown"],
+            )
 
     def sampling(self, demo_defaults: bool = False) -> Any:
         """The SamplingConfig; the demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
@@ -140,7 +167,8 @@ class CommonOptions:
             t = 0.7 if demo_defaults else 0.0
             if p is None and demo_defaults:
                 p = 0.9
-        return SamplingConfig(temperature=t, top_k=v["top_k"], top_p=1.0 if p is None else p, seed=v["seed"])
+        with flag_names():
+            return SamplingConfig(temperature=t, top_k=v["top_k"], top_p=1.0 if p is None else p, seed=v["seed"])
 
     def load_kwargs(self) -> dict[str, Any]:
         v = self.values

@@ -18,7 +18,7 @@ def replay(
     speed: float = typer.Option(1.0, "--speed", "-s", help="Playback speed: 2 = twice as fast, 0 = no waiting."),
     print_: bool = typer.Option(False, "--print", "-p", help="Print transcripts and summary to stdout instead of opening the TUI (coloured on a terminal, plain in a pipe)."),
     paused: bool = typer.Option(False, "--paused", help="Open the player paused (space plays)."),
-    theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme of the TUI."),
+    theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme of the TUI."),
 ) -> None:
     """Replay a recording from `run --record`, `chat --record` or `compare --record` (no model needed).
 
