@@ -27,7 +27,7 @@ from .prompt_input import given_prompt, prompt_file_option
 @common_options()
 def run(
     prompt: Optional[str] = typer.Argument(
-        None, metavar="[PROMPT]",
+        None, metavar="PROMPT",
         help="The prompt (chat-formatted unless --raw); - or a piped stdin reads it. Omitted: the demo prompt "
              "--seed picks, named on stderr.",
     ),
@@ -126,7 +126,7 @@ def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list
         if writer is not None:
             writer.write(ev)
         if isinstance(ev, SessionHeader):
-            meta.print(header_text(ev))
+            meta.print(header_text(ev), soft_wrap=not meta.is_terminal)   # a terminal wraps prose between words
             if not piped:
                 console.print(transcript_text([ev]), end="")  # the prompt (user_text) in the prompt colour
         elif isinstance(ev, StepEvent):
@@ -135,7 +135,7 @@ def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list
         elif isinstance(ev, SessionSummary):
             console.print()
             meta.print(run_summary_table(ev))
-            meta.print(hindsight(seen))
+            meta.print(hindsight(seen), soft_wrap=not meta.is_terminal)
             if has_colour(meta):
                 meta.print(legend())
 

@@ -11,16 +11,20 @@ from typing import IO
 
 from rich.console import Console
 
+from .table_fit import FittingConsole
+
 
 def make_console(file: IO[str] | None = None, color: bool | None = None, width: int | None = None) -> Console:
     """Colour when the stream is a terminal (or when asked); never markup, emoji or highlighting.
+
+    Tables printed through it are fitted to its width without cutting a value (table_fit.py).
 
     A pipe gets a 120-column layout so the summary table is not squeezed to 80.
     """
     file = file or sys.stdout
     if width is None and not _isatty(file):
         width = 120
-    return Console(
+    return FittingConsole(
         file=file, force_terminal=color, no_color=(color is False) or None,
         highlight=False, markup=False, emoji=False, soft_wrap=True, width=width,
     )

@@ -84,9 +84,9 @@ def print_session(console: Console, events: Sequence[Event], title: str = "") ->
     if title:
         console.rule(Text(printable(title)))
     if stats.header is not None:
-        console.print(header_text(stats.header))
+        console.print(header_text(stats.header), soft_wrap=not console.is_terminal)
     console.print(transcript_text(events))
-    console.print(stats_text(stats))
+    console.print(stats_text(stats), soft_wrap=not console.is_terminal)
     return stats
 
 
@@ -99,7 +99,7 @@ def stream_session(console: Console, events: Iterable[Event], title: str = "") -
     for ev in events:
         stats.add(ev)
         if isinstance(ev, SessionHeader):
-            console.print(header_text(ev))
+            console.print(header_text(ev), soft_wrap=not console.is_terminal)
             console.print(transcript_text([ev]), end="")
         elif isinstance(ev, StepEvent):
             piece = transcript_text([ev])
@@ -108,7 +108,7 @@ def stream_session(console: Console, events: Iterable[Event], title: str = "") -
         console.file.flush()
     if started or stats.header is not None:
         console.print()
-    console.print(stats_text(stats))
+    console.print(stats_text(stats), soft_wrap=not console.is_terminal)
     return stats
 
 
@@ -127,8 +127,8 @@ def print_runs(console: Console, runs: Sequence[MethodRun], *, compare: bool,
         return None
     summary = summary or summarize(runs)
     console.print()
-    console.print(summary_table(summary, console.width))
-    console.print(lossless_text(summary))
+    console.print(summary_table(summary))   # every column; the console splits it if it is too wide
+    console.print(lossless_text(summary), soft_wrap=not console.is_terminal)
     return summary
 
 

@@ -97,7 +97,7 @@ def test_ctrl_c_anywhere_else_is_one_line_and_130(capsys, monkeypatch):
     def interrupt(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(console_mod, "Console", interrupt)
+    monkeypatch.setattr(console_mod, "FittingConsole", interrupt)
     code, out, err = invoke(["models"], capsys)
     assert code == 130
     assert err.strip() == "gammatune: interrupted"
