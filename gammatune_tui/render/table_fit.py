@@ -136,6 +136,7 @@ class FittingConsole(Console):
 
     def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
         if len(objects) == 1 and isinstance(objects[0], Table) and kwargs.get("width") is None:
+            kwargs.setdefault("soft_wrap", not self.is_terminal)   # a title or caption wraps between words here
             for part in fit_table(self, objects[0]):
                 super().print(part, **kwargs)
             return
