@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 import typer
 
 from ..engine.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES
+from ..engine.names import MODEL as MODEL_DRAFTER
 from ..engine.policies import (
     DEFAULT_ALPHA_PRIOR, DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX,
     DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
@@ -113,8 +114,9 @@ class CommonOptions:
 
     def __post_init__(self) -> None:
         # --engine is refused as the command starts, before a TUI opens or a model loads
+        # (the engine's modules import torch: only loaded when there is something to check)
         engine = self.values.get("engine")
-        if engine is not None:
+        if engine is not None and (engine not in ENGINES or engine == "graphs"):
             from ..engine.runners import check_engine, check_engine_device
 
             check_engine(engine, internal=False)
@@ -122,7 +124,9 @@ class CommonOptions:
                 from ..engine.devices import resolve_device
 
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
-        if "drafter" in self.values:  # --drafter and the n-gram sizes, refused before anything loads
+        v = self.values
+        if "drafter" in v and (v["drafter"] != MODEL_DRAFTER or v.get("ngram_min") is not None
+                               or v.get("ngram_max") is not None):   # --drafter and the n-gram sizes, now
             d = self.drafter_settings()
             if d.model_free and self.values.get("draft"):
                 raise InvalidParameter(f"--draft names a draft model, but --drafter {d.name} drafts without one: "

@@ -44,6 +44,12 @@ def run(
 
     When stdout is not a terminal it gets the generated text only; the header and summary go to stderr.
     """
+    settings = opts.policy_settings()   # a bad γ, η, δ, τ: one line before torch is even imported
+    max_new = opts.max_new_tokens
+    if max_new < 1:
+        raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
+    prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: now, not after loading
+
     from ..bench.hindsight import session_hindsight
     from ..engine.decoder import SpeculativeDecoder
     from ..engine.models import load_pair
@@ -51,12 +57,7 @@ def run(
     from ..session.hindsight import run_hook
     from ..session.recording import RecordingWriter, event_line
 
-    settings = opts.policy_settings()
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
-    max_new = opts.max_new_tokens
-    if max_new < 1:
-        raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
-    prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: now, not after loading
     check_models(opts)   # before the prompt is picked and anything loads
     prompt = prompt_or_demo(prompt, opts.seed)
 

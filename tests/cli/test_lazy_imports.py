@@ -65,3 +65,10 @@ def test_a_usage_error_imports_no_torch(argv):
     got = _probe([argv])
     assert list(got["codes"].values()) == [2]
     assert got["heavy"] == []
+
+
+@pytest.mark.parametrize("argv", [["run", "x", "--gamma", "0"], ["run", "x", "--eta", "2"], ["run", "x", "-n", "0"]])
+def test_a_bad_policy_value_is_refused_before_torch_loads(argv):
+    got = _probe([argv])
+    assert list(got["codes"].values()) == [2]
+    assert got["heavy"] == []

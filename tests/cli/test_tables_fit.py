@@ -13,7 +13,8 @@ from gammatune_tui.render.table_fit import FittingConsole, fit_table
 
 
 def _console(width: int) -> FittingConsole:
-    return FittingConsole(file=io.StringIO(), width=width, record=True, highlight=False, markup=False, color_system=None)
+    return FittingConsole(file=io.StringIO(), width=width, record=True, highlight=False, markup=False, color_system=None,
+                          force_terminal=True)   # a terminal of that width (a pipe keeps prose on one line)
 
 
 def _printed(console: FittingConsole) -> str:
