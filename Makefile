@@ -1,6 +1,11 @@
 # The venv is built with torch==2.13.0 first: a bare `torch` requirement on a
 # machine without it pulls several GB of CUDA wheels.
+# TORCH_INDEX: the package index torch comes from. Empty (the default): PyPI,
+# whose Linux torch is the CUDA build that CI and GPU users need. On a laptop
+# without an NVIDIA GPU, `make install TORCH_INDEX=https://download.pytorch.org/whl/cpu`
+# gets the CPU-only build instead (README, "Quick start").
 PY ?= python3
+TORCH_INDEX ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -16,7 +21,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install -q -e ".[test]"
 	touch $(STAMP)
 

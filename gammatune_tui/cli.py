@@ -2,18 +2,23 @@
 
 Every error a user can cause (a bad flag, a missing model, a corrupt recording)
 ends as `gammatune: error: …` on stderr with exit status 2, never a traceback.
+Ctrl+C ends as `gammatune: interrupted …` (what was done and kept) with exit
+status 130; a reader that closes the pipe (`… | head -1`) ends the command
+quietly with status 0, as `cat` and `git` do.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from typing import Any, Callable, NoReturn
 
 import click
 import typer
 
 from .commands import bench, chat, compare, doctor, help_format, models, replay, run
-from .errors import GammatuneError
+from .errors import GammatuneError, Interrupted
 
 try:  # typer >= 0.25 parses with its own copy of click, whose exceptions are other classes
     from typer._click import exceptions as _typer_click
@@ -42,6 +47,21 @@ for _command in (run, models, chat, compare, replay, bench, doctor):
     _command.register(app)
 
 
+def _interruptible(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """Ctrl+C in a command's body becomes `Interrupted` (typer would turn it into a silent exit 130)."""
+    @functools.wraps(callback)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise Interrupted("") from None
+    return wrapper
+
+
+for _info in app.registered_commands:
+    _info.callback = _interruptible(_info.callback)
+
+
 def fail(message: str, code: int = 2) -> "typer.Exit":
     """Prints one line on stderr and returns the Exit to raise."""
     first = str(message).strip().splitlines()[0] if str(message).strip() else "unknown error"
@@ -49,8 +69,51 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
     return typer.Exit(code)
 
 
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether `exc` was raised while handling a `kind` (click and Rich turn a closed pipe or a Ctrl+C into exits)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, kind):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _stdout_closed() -> NoReturn:
+    """The reader went away: point stdout at devnull (so the exit's flush cannot fail) and exit 0, silently."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.exit(0)
+
+
+def _interrupted(message: str = "") -> NoReturn:
+    if sys.stderr.isatty():   # after the terminal's ^C, on a line of its own
+        print(file=sys.stderr)
+    print(f"gammatune: interrupted — {message}" if message else "gammatune: interrupted", file=sys.stderr)
+    sys.exit(130)
+
+
 def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        _main(argv)
+    except SystemExit as exc:
+        # click exits 1 on EPIPE and Rich exits 1 from its broken-pipe hook: both are a closed reader
+        if exc.code not in (0, None) and _caused_by(exc, BrokenPipeError):
+            _stdout_closed()
+        raise
+    except BrokenPipeError:
+        _stdout_closed()
+    except KeyboardInterrupt:
+        _interrupted()
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         rv = app(args=argv, prog_name="gammatune", standalone_mode=False)
     except _NO_ARGS:
@@ -61,20 +124,23 @@ def main(argv: list[str] | None = None) -> None:
         message = " ".join(exc.format_message().split())
         print(f"gammatune: error: {message}{hint}", file=sys.stderr)
         sys.exit(2)
-    except _ABORTS:
+    except _ABORTS as exc:
+        if _caused_by(exc, KeyboardInterrupt):   # click turns Ctrl+C into Abort
+            _interrupted()
         print("gammatune: aborted", file=sys.stderr)
         sys.exit(130)
     except _EXITS as exc:
         sys.exit(exc.exit_code)
     except _CLICK_ERRORS as exc:  # e.g. a file option pointing at an unreadable path
         raise SystemExit(fail(exc.format_message(), 2).exit_code) from None
+    except Interrupted as exc:
+        _interrupted(str(exc))
     except GammatuneError as exc:
         raise SystemExit(fail(str(exc), exc.exit_code).exit_code) from None
-    except KeyboardInterrupt:
-        print("gammatune: interrupted", file=sys.stderr)
-        sys.exit(130)
     except BrokenPipeError:
-        sys.exit(0)
+        _stdout_closed()
+    if rv == 130:   # typer's answer to a Ctrl+C while it parsed (the body's own are `Interrupted`)
+        _interrupted()
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

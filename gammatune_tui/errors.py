@@ -45,3 +45,9 @@ class RecordingError(GammatuneError):
 
 class PromptFileError(GammatuneError):
     """A prompt set that is missing or malformed."""
+
+
+class Interrupted(GammatuneError):
+    """Ctrl+C: the message says what was done and what was kept; exit 130, as for any program stopped by SIGINT."""
+
+    exit_code = 130

@@ -1,7 +1,8 @@
 """Prompt sets: JSON Lines of {"id", "category", "turns": [str, ...]}.
 
 Shipped sets live in demo_prompts/ (`code` for the demo pair, `specbench`
-for real chat pairs); users pass their own file with --prompts.
+for real chat pairs); users pass their own file with --prompts (or `-`,
+stdin, which the command reads and hands to `parse_prompt_set`).
 """
 
 from __future__ import annotations
@@ -47,14 +48,19 @@ def load_prompt_set(name_or_path: str) -> list[Prompt]:
         raise PromptFileError(f"{path}: is a directory, not a prompt file") from None
     except OSError as exc:
         raise PromptFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return parse_prompt_set(data, str(path), path.stem)
+
+
+def parse_prompt_set(data: bytes, where: str, stem: str = "prompt") -> list[Prompt]:
+    """A prompt set's bytes (a file, or stdin for `bench --prompts -`) → prompts; errors name `where` and the line."""
     try:
         raw = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise PromptFileError(f"{path}: not a text file (line {line} is not UTF-8); a prompt set is JSON Lines "
+        raise PromptFileError(f"{where}: not a text file (line {line} is not UTF-8); a prompt set is JSON Lines "
                               '({"id", "category", "turns": [...]} per line)') from None
     if "\0" in raw:
-        raise PromptFileError(f"{path}: not a text file (it holds NUL bytes); a prompt set is JSON Lines") from None
+        raise PromptFileError(f"{where}: not a text file (it holds NUL bytes); a prompt set is JSON Lines") from None
     prompts: list[Prompt] = []
     for n, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
@@ -62,17 +68,18 @@ def load_prompt_set(name_or_path: str) -> list[Prompt]:
         try:
             obj = json.loads(line)
         except ValueError:
-            raise PromptFileError(f"{path}: line {n}: not valid JSON") from None
+            raise PromptFileError(f"{where}: line {n}: not valid JSON (a prompt set is JSON Lines; for one plain-text "
+                                  "prompt use --prompt-file)") from None
         turns = obj.get("turns") if isinstance(obj, dict) else None
         if not (isinstance(turns, list) and turns and all(isinstance(t, str) and t for t in turns)):
-            raise PromptFileError(f"{path}: line {n}: 'turns' must be a non-empty list of strings")
-        pid = obj.get("id", f"{path.stem}-{n}")
+            raise PromptFileError(f"{where}: line {n}: 'turns' must be a non-empty list of strings")
+        pid = obj.get("id", f"{stem}-{n}")
         cat = obj.get("category", "")
         if not isinstance(cat, str):
-            raise PromptFileError(f"{path}: line {n}: 'category' must be a string")
+            raise PromptFileError(f"{where}: line {n}: 'category' must be a string")
         prompts.append(Prompt(str(pid), cat, tuple(turns)))
     if not prompts:
-        raise PromptFileError(f"{path}: no prompts in this file")
+        raise PromptFileError(f"{where}: no prompts in this file")
     return prompts
 
 

@@ -1,8 +1,15 @@
-"""Parsing the bench's list-valued flags, before any model loads (a typo costs nothing)."""
+"""Parsing the bench's list-valued flags, before any model loads (a typo costs nothing).
+
+Also the defaults that `bench --help` and `doctor --help` show: this module
+imports no torch, so declaring those commands costs nothing either.
+"""
 
 from __future__ import annotations
 
 from ..errors import InvalidParameter
+
+DOCTOR_GAMMAS = (1, 2, 3, 4, 6, 8, 12, 16)   # the γ0 values doctor simulates each method at
+DOCTOR_VERIFY_PROMPTS = 3                     # prompts `doctor --verify` runs live
 
 
 def parse_gammas(text: str) -> list[int]:

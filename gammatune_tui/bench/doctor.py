@@ -29,6 +29,7 @@ from ..engine.policies import METHODS, PolicyParams, PolicySettings
 from ..engine.text_pieces import prompt_pieces
 from ..errors import ModelLoadError, TokenizerMismatch
 from . import protocol
+from .args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from . import simulate as sim
 from . import trace_record
 from .cost_model import CostModel
@@ -37,7 +38,6 @@ from .doctor_timing import TIMING_TOKENS, timing_pass
 from .oracle import oracle_run, summarize
 from .trace_sampled import record_sampled_trace
 
-DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8, 12, 16)
 DEFAULT_GAMMA0 = 4  # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
 WORTH_IT = 1.05     # predicted speedup above which a draft is "worth it"; below 1.0 it loses to the target alone
 

@@ -23,6 +23,7 @@ from .doctor_timing import TIMING_PASSES
 from ..errors import GammatuneError, InvalidParameter
 from . import doctor as dr
 from . import protocol, report
+from .args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from . import trace_record
 from .doctor_report import (
     Recommendation, VerifyResult, VerifyRow, costs_table, methods_table, payload, ranking_table, recommend,
@@ -30,7 +31,6 @@ from .doctor_report import (
 )
 from .modes.common import progress_bar, quiet_transformers
 
-VERIFY_PROMPTS = 3
 
 
 class NothingExamined(GammatuneError):

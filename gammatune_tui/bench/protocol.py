@@ -256,9 +256,23 @@ def hf_threshold(cfg: SweepConfig) -> float:
 
 def live_sweep(pair: Any, prompts: Sequence[PromptIds], cfg: SweepConfig,
                progress: ProgressFn | None = None) -> tuple[list[RunRecord], dict[str, Any]]:
-    """Runs the whole protocol; returns the records and a few checks (greedy outputs equal target-only)."""
+    """Runs the whole protocol; returns the records and a few checks (greedy outputs equal target-only).
+
+    Ctrl+C ends the sweep between two runs' worth of work: the records finished so far are returned, and
+    `checks["interrupted"]` is True (the run in progress is dropped), so the caller can still report them.
+    """
     records: list[RunRecord] = []
-    checks = {"runs": 0, "outputs_differing_from_target_only": [], "hf_outputs_differing": []}
+    checks = {"runs": 0, "outputs_differing_from_target_only": [], "hf_outputs_differing": [], "interrupted": False}
+    try:
+        _sweep(pair, prompts, cfg, progress, records, checks)
+    except KeyboardInterrupt:
+        checks["interrupted"] = True
+    checks["runs"] = len(records)
+    return records, checks
+
+
+def _sweep(pair: Any, prompts: Sequence[PromptIds], cfg: SweepConfig, progress: ProgressFn | None,
+           records: list[RunRecord], checks: dict[str, Any]) -> None:
     if prompts:
         warm_up(pair, prompts[0], cfg)
     tau = hf_threshold(cfg)
@@ -297,8 +311,6 @@ def live_sweep(pair: Any, prompts: Sequence[PromptIds], cfg: SweepConfig,
                     records.append(_strip(r))
                     if progress:
                         progress(f"{p.id} {HF_LOOKUP} γ0={g}", 1)
-    checks["runs"] = len(records)
-    return records, checks
 
 
 def _strip(r: RunRecord) -> RunRecord:

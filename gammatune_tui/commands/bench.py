@@ -17,14 +17,12 @@ from rich.console import Console
 from rich.text import Text
 
 from ..bench.args import parse_gammas, parse_ints
-from ..bench.modes.latency import run_latency
-from ..bench.modes.simulate import SimulateOptions
-from ..bench.modes.sweep import run_sweep
-from ..bench.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
 from ..engine.policies import ADAPTIVE_K_PARAMS, METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
-from ..prompts import load_prompt_set
-from .options import common_options
+from ..render.table_fit import FittingConsole
+from .options import common_options, flag_names
+from .prompt_input import prompt_file_option
+from .prompt_sets import bench_prompts
 
 DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
 TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k")
@@ -47,29 +45,35 @@ def register(app: typer.Typer) -> None:
 @common_options()
 def bench(
     ctx: typer.Context,
-    prompts: Optional[str] = typer.Option(None, "--prompts", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
-    methods: Optional[str] = typer.Option(None, "--methods", help=f"Comma-separated methods (default all: {', '.join(METHODS)}).", rich_help_panel=BENCH),
-    gammas: Optional[str] = typer.Option(None, "--gammas", help="Comma-separated initial γ0 values (default: the paper's 1–8, 12, 16, 20, 24).", rich_help_panel=BENCH),
+    prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, a .jsonl file, or - (JSON Lines on stdin) (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
+    prompt_file: Optional[Path] = prompt_file_option(BENCH),
+    methods: Optional[str] = typer.Option(None, "--methods", metavar="LIST", help=f"Comma-separated methods (default all: {', '.join(METHODS)}).", rich_help_panel=BENCH),
+    gammas: Optional[str] = typer.Option(None, "--gammas", metavar="LIST", help="Comma-separated initial γ0 values (default: the paper's 1–8, 12, 16, 20, 24).", rich_help_panel=BENCH),
     repeats: int = typer.Option(1, "--repeats", min=1, help="Times each (prompt, method, γ0) is run live.", rich_help_panel=BENCH),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N prompts of the set.", rich_help_panel=BENCH),
-    out: Path = typer.Option(Path("gammatune-bench.json"), "--out", "-o", help="JSON file with every raw number and the environment; a CSV goes beside it.", rich_help_panel=BENCH),
+    out: Path = typer.Option(Path("gammatune-bench.json"), "--out", "-o", metavar="FILE", help="JSON file with every raw number and the environment; a CSV goes beside it.", rich_help_panel=BENCH),
     simulate: bool = typer.Option(False, "--simulate", help="Record one trace per prompt and play every policy exactly over it (greedy, or sampled with -t/--top-k/--top-p: coupled draws).", rich_help_panel=BENCH),
     validate: bool = typer.Option(False, "--validate", help="With --simulate: also run the live sweep and compare it with the simulation cell by cell.", rich_help_panel=BENCH),
     check_live: Optional[int] = typer.Option(None, "--check-live", min=0, help="With --simulate: prompts on which every method at a few γ0 is also run live and compared step by step (sampled: tokens per step, 4 live seeds each; default 1 when the traces are recorded, 0 when they come from the cache).", rich_help_panel=BENCH),
-    traces_path: Optional[Path] = typer.Option(None, "--traces", help="With --simulate/--tune: keep the traces and cost model in this file instead of the cache.", rich_help_panel=BENCH),
+    traces_path: Optional[Path] = typer.Option(None, "--traces", metavar="FILE", help="With --simulate/--tune: keep the traces and cost model in this file instead of the cache.", rich_help_panel=BENCH),
     refresh_traces: bool = typer.Option(False, "--refresh-traces", help="With --simulate/--tune: record the traces and time the decoder again, even when they are cached (in $GAMMATUNE_CACHE_DIR, else ~/.cache/gammatune).", rich_help_panel=BENCH),
     tune_: bool = typer.Option(False, "--tune", help="Search the policy's parameters on the traces (η, δ, τ and the γ bounds; adaptive-k: its EMA weight, prior, cooldown and the γ bounds). Implies --simulate.", rich_help_panel=BENCH),
-    tune_method: str = typer.Option("gammatune+", "--tune-method", help="The policy whose parameters --tune optimises.", rich_help_panel=BENCH),
+    tune_method: str = typer.Option("gammatune+", "--tune-method", metavar="METHOD", help="The policy whose parameters --tune optimises.", rich_help_panel=BENCH),
     std_weight: float = typer.Option(1.0, "--std-weight", min=0.0, help="--tune score: mean speedup − this × its std across γ0.", rich_help_panel=BENCH),
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Live sweep: skip target-only decoding and transformers' assisted generation, or its prompt lookup with --drafter prompt-lookup (measured by default).", rich_help_panel=BENCH),
     latency: bool = typer.Option(False, "--latency", help="The paper's Table 1 instead: ms per token and per verify pass for model shapes, random weights.", rich_help_panel=BENCH),
-    shape: list[str] = typer.Option([], "--shape", help="--latency: a built-in shape (repeatable) or a path to a config.json; default: every built-in shape that fits.", rich_help_panel=BENCH),
+    shape: list[str] = typer.Option([], "--shape", metavar="SHAPE", help="--latency: a built-in shape (repeatable) or a path to a config.json; default: every built-in shape that fits.", rich_help_panel=BENCH),
     latency_context: int = typer.Option(128, "--latency-context", min=1, help="--latency: tokens already in the KV cache.", rich_help_panel=BENCH),
-    verify_ks: str = typer.Option("1,2,4,8,16", "--verify-k", help="--latency: verify window sizes to time.", rich_help_panel=BENCH),
+    verify_ks: str = typer.Option("1,2,4,8,16", "--verify-k", metavar="LIST", help="--latency: verify window sizes to time.", rich_help_panel=BENCH),
     *,
     opts: Any,
 ) -> None:
-    console = Console()
+    from ..bench.modes.latency import run_latency
+    from ..bench.modes.simulate import SimulateOptions
+    from ..bench.modes.sweep import run_sweep
+    from ..bench.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
+
+    console = FittingConsole()   # a Console whose tables fit the width, never cut (render/table_fit.py)
     err = Console(stderr=True)
     if latency:
         run_latency(console, err, device=opts.device, dtype=opts.dtype, threads=opts.threads, shapes=shape,
@@ -97,8 +101,8 @@ def bench(
     if gamma_list and "specdecode" not in method_list:
         err.print(Text("note: specdecode is not in --methods, so Table 2 (speedup over specdecode) is skipped",
                        style="yellow"))
-    prompt_set = prompts or ("code" if opts.uses_demo else "specbench")
-    prompt_list = load_prompt_set(prompt_set)  # PromptFileError → one line, before any model loads
+    # PromptFileError → one line, before any model loads
+    prompt_set, prompt_list = bench_prompts(prompts, prompt_file, "code" if opts.uses_demo else "specbench")
     if limit:
         prompt_list = prompt_list[:limit]
     if out.exists() and out.is_dir():
@@ -126,5 +130,6 @@ def _policy_params(opts: Any) -> dict[str, Any]:
              if opts.values.get(k) is not None}
     if opts.values.get("dynamic_tau"):
         given["dynamic_tau"] = True
-    PolicyParams.build(**given)
+    with flag_names():
+        PolicyParams.build(**given)
     return given

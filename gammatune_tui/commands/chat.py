@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ..bench.hindsight import session_hindsight
-from ..engine.models import check_pair
 from ..errors import InvalidParameter
-from ..session.live import LiveSource
-from ..ui.app import make_app
 from .options import common_options
+from .prompt_input import given_prompt, prompt_file_option, stdin_is_piped
 
 
 @common_options()
 def chat(
-    prompt: Optional[str] = typer.Argument(None, help="A first prompt, sent as soon as the models are loaded."),
-    theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme: paper (default), okabe-ito, high-contrast, light, or one from $GAMMATUNE_THEMES / ~/.config/gammatune/themes."),
-    record: Optional[Path] = typer.Option(None, "--record", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", dir_okay=False),
+    prompt: Optional[str] = typer.Argument(None, metavar="PROMPT", help="A first prompt, sent as soon as the models are loaded; - or a piped stdin reads it."),
+    prompt_file: Optional[Path] = prompt_file_option(),
+    theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme: paper (default), okabe-ito, high-contrast, light, or one from $GAMMATUNE_THEMES / ~/.config/gammatune/themes."),
+    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", dir_okay=False),
     pace: float = typer.Option(0.0, "--pace", help="At most this many steps per second, to watch each step and tune while it runs (0 = full speed; F9 changes it in the app). Never counted in the timings.", min=0.0),
-    export_dir: Optional[Path] = typer.Option(None, "--export-dir", help="Where F2 screenshots and F3 HTML exports go (default: $GAMMATUNE_EXPORT_DIR, else ~/.local/share/gammatune/exports).", file_okay=False),
+    export_dir: Optional[Path] = typer.Option(None, "--export-dir", metavar="DIR", help="Where F2 screenshots and F3 HTML exports go (default: $GAMMATUNE_EXPORT_DIR, else ~/.local/share/gammatune/exports).", file_okay=False),
     *,
     opts,
 ) -> None:
@@ -31,8 +31,17 @@ def chat(
     (corrections and bonus) red. Change the method or η, δ, τ, γ bounds while it
     generates; Esc stops; F1 lists every key; Ctrl+P opens the command palette.
     """
+    from ..bench.hindsight import session_hindsight
+    from ..engine.models import check_pair
+    from ..session.live import LiveSource
+    from ..ui.app import make_app
+
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
+    piped = stdin_is_piped()
+    prompt = given_prompt(prompt, prompt_file)
+    if piped:
+        _keyboard_from_terminal()   # the prompt came down the pipe; the app's keys come from the terminal
     settings = opts.policy_settings()
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
@@ -40,6 +49,19 @@ def chat(
     # here, not in the app: the models load in another process, and a typo must not open the app
     check_pair(**opts.load_kwargs())
     make_app(source, theme=theme, record=record, prompt=prompt, export_dir=export_dir).run()
+
+
+def _keyboard_from_terminal() -> None:
+    """After reading a piped stdin, give the app the controlling terminal as its stdin (as `less` does)."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        raise InvalidParameter("chat needs a terminal for its keys, and stdin is a pipe with no terminal behind it: "
+                               "use `gammatune run` to generate from a pipe") from None
+    try:
+        os.dup2(fd, sys.stdin.fileno())
+    finally:
+        os.close(fd)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,34 +13,32 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
-from ..engine.draft_sources import parse_drafters
 from ..engine.policies import METHODS, parse_methods
-from ..errors import InvalidParameter
-from ..render.printer import make_console, print_runs
-from ..session.compare import MAX_METHODS, MIN_METHODS
-from ..session.compare_job import DEFAULT_REPEATS, CompareJob
-from ..ui.app import make_compare_app
+from ..errors import Interrupted, InvalidParameter
+from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
+from .prompt_input import given_prompt, prompt_file_option
 
 
 @common_options(hidden=("method",))
 def compare(
     ctx: typer.Context,
-    prompt: Optional[str] = typer.Argument(None, help="The prompt (default: the demo prompt --seed picks, named on stderr)."),
-    methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False,
+    prompt: Optional[str] = typer.Argument(None, metavar="PROMPT", help="The prompt; - or a piped stdin reads it (default: the demo prompt --seed picks, named on stderr)."),
+    prompt_file: Optional[Path] = prompt_file_option(),
+    methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False, metavar="LIST",
                                           help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all; "
                                                "specdecode,gammatune+ with --drafters)."),
-    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", help="Race draft sources too: model,prompt-lookup runs every method once per source (at most 6 contestants)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help="Race draft sources too: model,prompt-lookup runs every method once per source (at most 6 contestants)."),
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
-    record: Optional[Path] = typer.Option(None, "--record", help="Write every run's event stream to one JSONL recording."),
+    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", dir_okay=False, help="Write every run's event stream to one JSONL recording."),
     print_: bool = typer.Option(False, "--print", "--no-tui", help="Measure, then print transcripts and the ranked summary (no TUI)."),
-    theme: Optional[str] = typer.Option(None, "--theme", help="Colour theme of the TUI."),
+    theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme of the TUI."),
     *,
     opts: CommonOptions,
 ) -> None:
@@ -55,6 +53,9 @@ def compare(
                                "not --method")
     if repeats < 1:
         raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
+    from ..engine.draft_sources import parse_drafters
+    from ..session.compare_job import CompareJob
+
     drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
     several = drafter_list is not None and len(drafter_list) > 1
     if methods is None:
@@ -64,6 +65,7 @@ def compare(
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
+    prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: before anything loads
     load_kwargs = opts.load_kwargs()
     if drafter_list is not None:  # the draft model is loaded when one contestant drafts with it
         load_kwargs["drafter"] = next((d for d in drafter_list if not d.model_free), drafter_list[0])
@@ -76,29 +78,40 @@ def compare(
     if print_:
         _measure_and_print(job, record)
     else:
+        from ..ui.app import make_compare_app
+
         make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
 
 
-def _measure_and_print(job: CompareJob, record: Optional[Path]) -> None:
+def _measure_and_print(job: Any, record: Optional[Path]) -> None:
     """Progress on stderr (on a terminal), the transcripts and the ranked summary on stdout."""
+    from ..render.printer import make_console, print_runs
+
     tty = sys.stderr.isatty()
+    done = [0, 0]   # runs finished, runs in all: what a Ctrl+C reports
 
     def loading(stage: str, frac: float) -> None:
         if tty:
             print(f"\rloading models: {stage} {frac:4.0%}   ", end="", file=sys.stderr, flush=True)
 
     def progress(i: int, n: int, label: str, tokens: int) -> None:
+        done[:] = [i, n]
         if tty and i < n:
             print(f"\rmeasuring {i + 1}/{n}: {label} · {tokens} tokens   ", end="", file=sys.stderr, flush=True)
 
-    job.prepare(loading)
-    if tty:
-        print(file=sys.stderr)
     try:
-        summary = job.run(progress)
-    finally:
+        job.prepare(loading)
         if tty:
             print(file=sys.stderr)
+        try:
+            summary = job.run(progress)
+        finally:
+            if tty:
+                print(file=sys.stderr)
+    except KeyboardInterrupt:
+        measured = f"{done[0]} of {done[1]} runs measured" if done[1] else "while loading the models, nothing measured"
+        kept = f"; {record} keeps the finished runs" if record and done[0] else ""
+        raise Interrupted(measured + kept) from None
     print_runs(make_console(), job.runs, compare=True, summary=summary)
     if record:
         print(f"recorded to {record}", file=sys.stderr)

@@ -17,15 +17,12 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from ..bench.args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
+from ..bench.args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..bench.args import parse_gammas
-from ..bench.doctor import DEFAULT_GAMMAS, Candidate, DoctorConfig
-from ..bench.doctor_candidates import built_demo_candidates, demo_target
-from ..bench.doctor_run import VERIFY_PROMPTS, run_doctor
-from ..bench.modes.common import quiet_transformers
-from ..engine.devices import resolve_device, resolve_dtype
 from ..errors import InvalidParameter
 from ..prompts import load_prompt_set
-from ..render.printer import make_console
+from ..render.console import make_console
 
 DEFAULT_LIMIT = 4
 
@@ -36,16 +33,16 @@ def register(app: typer.Typer) -> None:
 
 
 def doctor(
-    target: Optional[str] = typer.Option(None, "--target", help="Target model: local directory or hub id (default: the demo pair's)."),
-    drafts: List[str] = typer.Option([], "--draft", help="A candidate draft (repeatable); each must share the target's tokenizer."),
-    prompts: Optional[str] = typer.Option(None, "--prompts", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
+    target: Optional[str] = typer.Option(None, "--target", metavar="MODEL", help="Target model: local directory or hub id (default: the demo pair's)."),
+    drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer."),
+    prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
     limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="Use the first N prompts of the set."),
     max_new_tokens: int = typer.Option(96, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
-    gammas: str = typer.Option(",".join(map(str, DEFAULT_GAMMAS)), "--gammas", help="The γ0 values each method is simulated at."),
-    device: str = typer.Option("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16, bfloat16."),
+    gammas: str = typer.Option(",".join(map(str, DEFAULT_GAMMAS)), "--gammas", metavar="LIST", help="The γ0 values each method is simulated at."),
+    device: str = typer.Option("auto", "--device", metavar="DEVICE", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
+    dtype: str = typer.Option("auto", "--dtype", metavar="DTYPE", help="auto, float32, float16, bfloat16."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: 1 for models under 100M parameters, else the core count)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", dir_okay=False),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", dir_okay=False),
     verify: bool = typer.Option(False, "--verify", help=f"Run the recommendation live on {VERIFY_PROMPTS} prompts beside the target alone: predicted vs measured."),
     raw: bool = typer.Option(False, "--raw", help="Send the prompts as raw text, without the chat template."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default)."),
@@ -68,6 +65,11 @@ def doctor(
     dupes = sorted({d for d in drafts if drafts.count(d) > 1})
     if dupes:
         raise InvalidParameter(f"--draft {dupes[0]} is given twice")
+    from ..bench.doctor import DoctorConfig
+    from ..bench.doctor_run import run_doctor
+    from ..bench.modes.common import quiet_transformers
+    from ..engine.devices import resolve_device, resolve_dtype
+
     gamma_list = tuple(parse_gammas(gammas))
     from ..engine.sampling import SamplingConfig  # (here: importing it loads torch, which --help does not need)
 
@@ -98,7 +100,11 @@ def doctor(
 
 @contextlib.contextmanager
 def _candidates(demo: bool, target: Optional[str], drafts: List[str],
-                err: Console) -> Iterator[tuple[str, list[Candidate]]]:
+                err: Console) -> Iterator[tuple[str, list]]:
+    """The target and the Candidates to examine: the user's, or the demo pair's draft beside two poor ones."""
+    from ..bench.doctor import Candidate
+    from ..bench.doctor_candidates import built_demo_candidates, demo_target
+
     if not demo:
         yield str(target), [Candidate(d, d, ("--target", str(target), "--draft", d)) for d in drafts]
         return

@@ -2,7 +2,8 @@
 
 Typer (0.29) prints a type after every option, flags included: `--raw
 <bool>` reads as if `--raw true` were the way to write it, and the parser
-then refuses `true` as an extra argument. It also prints a range in a
+then refuses `true` as an extra argument. A named placeholder (`metavar`)
+is shown in the same `<…>` style as the types (`--record <file>`). It also prints a range in a
 column of its own (`<int range> [x>=1]`), which eats the width a help text
 needs at 80 columns. `install()` changes those two renderings, once, for
 every command: a flag shows no type, a ranged number shows `<int ≥1>`.
@@ -37,7 +38,7 @@ def install() -> None:
     if _INSTALLED:
         return
     try:
-        from typer.core import TyperOption
+        from typer.core import TyperArgument, TyperOption
     except ImportError:  # pragma: no cover - another typer layout: leave its help as it is
         return
     original = getattr(TyperOption, "display_type_rich", None)
@@ -47,6 +48,8 @@ def install() -> None:
     def display_type_rich(self: Any, ctx: Any) -> str | None:
         if getattr(self, "is_flag", False):
             return None   # a flag takes no value
+        if self.metavar:   # one style for every placeholder: <file>, <model>, <list>, like <int> and <str>
+            return f"<{self.metavar.strip('<>').lower()}>"
         desc = getattr(self, "type_descriptor", None)
         if self.metavar is None and desc is not None and getattr(desc, "is_ranged", False):
             return range_label(getattr(desc, "ranged_type_name", "number"), self.min, self.max)
@@ -55,6 +58,15 @@ def install() -> None:
     def no_range_column(self: Any) -> None:
         return None   # the range is in the type label
 
+    def argument_type_rich(self: Any, ctx: Any) -> str | None:
+        if self.metavar:   # FILE... → <file>...; PROMPT → <prompt>
+            name = self.metavar.strip("[]<>")
+            dots = "..." if name.endswith("...") else ""
+            return f"<{name.rstrip('.').lower()}>{dots}"
+        return original_argument(self, ctx)
+
+    original_argument = TyperArgument.display_type_rich
+    TyperArgument.display_type_rich = argument_type_rich
     TyperOption.display_type_rich = display_type_rich
     TyperOption._get_number_range_help_str = no_range_column
     _INSTALLED = True

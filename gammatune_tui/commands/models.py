@@ -7,15 +7,19 @@ command is instant and works offline.
 from __future__ import annotations
 
 import json
+import math
+import struct
 from pathlib import Path
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.models import PRESETS, download_command, in_local_cache
+from ..engine.model_files import download_command, in_local_cache
+from ..engine.presets import PRESETS
 from ..resources import demo_pair_dir, demo_pair_installed
-from ..render.printer import make_console
+from ..render.console import make_console
+from ..render.table_fit import set_keys
 from ..render.safe_text import printable
 
 
@@ -27,22 +31,20 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
+def _safetensors_params(path: Path) -> int:
+    """Parameters in a .safetensors file, from its JSON header alone (no torch, no weights read)."""
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+    return sum(math.prod(t["shape"]) for k, t in header.items() if k != "__metadata__")
+
+
 def _demo_params(root: Path) -> tuple[str, str]:
     out = []
     for sub in ("target", "draft"):
         try:
-            from safetensors import safe_open
-
-            with safe_open(str(root / sub / "model.safetensors"), "pt") as f:
-                n = 0
-                for k in f.keys():
-                    shape = f.get_slice(k).get_shape()
-                    size = 1
-                    for s in shape:
-                        size *= s
-                    n += size
-            out.append(f"{n / 1e6:.2f}M")
-        except Exception:
+            out.append(f"{_safetensors_params(root / sub / 'model.safetensors') / 1e6:.2f}M")
+        except (OSError, ValueError, KeyError, TypeError, struct.error):
             out.append("?")
     return out[0], out[1]
 
@@ -74,7 +76,7 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
     table = Table(title="model pairs (gammatune … --pair NAME)", title_justify="left", show_edge=False,
                   pad_edge=False, show_lines=True)
     for col in ("pair", "role", "model", "params", "weights", "cached", "prompts"):
-        table.add_column(col, justify="left", no_wrap=True)
+        table.add_column(col, justify="left", no_wrap=True)   # never cut: the console splits a table too wide
 
     def mark(flag: bool) -> Text:
         return Text("yes", style="green") if flag else Text("no", style="dim")
@@ -99,14 +101,14 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
     else:
         table.add_row(Text("demo", style="bold"), "", Text(printable(str(root))), "–", "–",
                       Text("not installed", style="red"), "raw")
-    console.print(table)
+    console.print(set_keys(table, 2))   # split at 80 columns: every part keeps the pair and the role
     console.print(Text("cached: found in the local Hugging Face cache (checked without network). Fetch a pair "
                        "with `hf download TARGET && hf download DRAFT` while online, or add --download to the "
-                       "command that uses it.", style="dim"))
+                       "command that uses it.", style="dim"), soft_wrap=not console.is_terminal)
     missing = [r for p in rows for r, ok in ((p["target"], p["target_cached"]), (p["draft"], p["draft_cached"]))
                if not ok]
     if missing and len(missing) < 2 * len(rows):
-        console.print(Text(f"not cached: {download_command(missing)}", style="dim"))
+        console.print(Text(f"not cached: {download_command(missing)}", style="dim"), soft_wrap=not console.is_terminal)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,29 +2,31 @@
 
 Declared once and added to a command's signature by `@common_options`, so every
 command spells and validates them the same way and hands the body one
-`CommonOptions` object.
+`CommonOptions` object. Declaring them imports no torch (engine.names,
+engine.policies): the engine's heavy modules load inside the methods that
+use them, so `--help` and a mistyped flag answer at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
+import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import typer
 
-from ..engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, DrafterSettings
+from ..engine.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES
+from ..engine.names import MODEL as MODEL_DRAFTER
 from ..engine.policies import (
     DEFAULT_ALPHA_PRIOR, DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX,
     DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
 from ..engine.context import check_budget
-from ..engine.models import check_pair
-from ..engine.runners import ENGINES, check_engine, check_engine_device
-from ..engine.sampling import SamplingConfig
 from ..errors import InvalidParameter
 from ..prompts import seeded_demo_prompt
 from ..render.safe_text import printable
@@ -39,25 +41,25 @@ def _opt(default: Any, *names: str, help: str, panel: str, **kw: Any) -> Any:
 
 
 _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
-    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local Hugging Face cache; see --download).", panel=MODEL)),
-    ("draft", Optional[str], _opt(None, "--draft", help="Draft model: local directory or hub id; must share the target's vocabulary.", panel=MODEL)),
-    ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", panel=MODEL)),
-    ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", panel=MODEL)),
-    ("dtype", str, _opt("auto", "--dtype", help="auto (float16/bfloat16 on GPU, float32 on CPU), float32, float16, bfloat16.", panel=MODEL)),
-    ("quantize", Optional[str], _opt(None, "--quantize", help="Quantize the target's weights with optimum-quanto: int8 or int4.", panel=MODEL)),
-    ("device_map", Optional[str], _opt(None, "--device-map", help="'auto': spread a target too large for one GPU with accelerate.", panel=MODEL)),
+    ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local Hugging Face cache; see --download).", metavar="MODEL", panel=MODEL)),
+    ("draft", Optional[str], _opt(None, "--draft", help="Draft model: local directory or hub id; must share the target's vocabulary.", metavar="MODEL", panel=MODEL)),
+    ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", metavar="NAME", panel=MODEL)),
+    ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", metavar="DEVICE", panel=MODEL)),
+    ("dtype", str, _opt("auto", "--dtype", help="auto (float16/bfloat16 on GPU, float32 on CPU), float32, float16, bfloat16.", metavar="DTYPE", panel=MODEL)),
+    ("quantize", Optional[str], _opt(None, "--quantize", help="Quantize the target's weights with optimum-quanto: int8 or int4.", metavar="BITS", panel=MODEL)),
+    ("device_map", Optional[str], _opt(None, "--device-map", help="'auto': spread a target too large for one GPU with accelerate.", metavar="MAP", panel=MODEL)),
     ("trust_remote_code", bool, _opt(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default).", panel=MODEL)),
     ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
-    ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", panel=MODEL)),
-    ("drafter", str, _opt("model", "--drafter", help=f"Who drafts: {' or '.join(DRAFTERS)} (copies what followed the text's last words earlier in the prompt or output; no draft model is loaded).", panel=MODEL)),
+    ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", metavar="ENGINE", panel=MODEL)),
+    ("drafter", str, _opt("model", "--drafter", help=f"Who drafts: {' or '.join(DRAFTERS)} (copies what followed the text's last words earlier in the prompt or output; no draft model is loaded).", metavar="NAME", panel=MODEL)),
     ("ngram_min", Optional[int], _opt(None, "--ngram-min", help=f"prompt-lookup: shortest n-gram to match (default {DEFAULT_NGRAM_MIN}).", panel=MODEL)),
     ("ngram_max", Optional[int], _opt(None, "--ngram-max", help=f"prompt-lookup: longest n-gram to match, tried first (default {DEFAULT_NGRAM_MAX}).", panel=MODEL)),
 ]
 
 _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
-    ("method", str, _opt("gammatune+", "--method", "-m", help=f"γ policy: {', '.join(METHODS)}.", panel=POLICY)),
+    ("method", str, _opt("gammatune+", "--method", "-m", help=f"γ policy: {', '.join(METHODS)}.", metavar="METHOD", panel=POLICY)),
     ("gamma", int, _opt(4, "--gamma", "-g", help="Initial speculation length γ0.", panel=POLICY)),
     ("eta", Optional[float], _opt(None, "--eta", help=f"GammaTune EWMA rate η in (0, 1] (default {DEFAULT_ETA}).", panel=POLICY)),
     ("delta", Optional[int], _opt(None, "--delta", help=f"GammaTune expansion offset δ >= 0 (default {DEFAULT_DELTA}).", panel=POLICY)),
@@ -80,6 +82,30 @@ _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
 ]
 
 
+# the engine's names (its Python API) → the flags a command-line user typed
+FLAGS = {
+    "gamma0": "--gamma", "gamma_min": "--gamma-min", "gamma_max": "--gamma-max", "eta": "--eta",
+    "delta": "--delta", "tau": "--tau", "ema_alpha": "--ema-alpha", "alpha_prior": "--alpha-prior",
+    "cooldown": "--cooldown", "temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p",
+    "max_new_tokens": "--max-new-tokens", "dynamic_tau": "--dynamic-tau",
+}
+_FLAG_WORDS = re.compile(r"(?<![-\w])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")\b")
+
+
+def with_flag_names(message: str) -> str:
+    """`gamma0 must be …` → `--gamma must be …`: an engine message in the words of the command line."""
+    return _FLAG_WORDS.sub(lambda m: FLAGS[m.group(1)], message)
+
+
+@contextlib.contextmanager
+def flag_names() -> Iterator[None]:
+    """Re-raises an InvalidParameter from the engine with the flags' names instead of its parameters'."""
+    try:
+        yield
+    except InvalidParameter as exc:
+        raise InvalidParameter(with_flag_names(str(exc))) from None
+
+
 @dataclass(frozen=True)
 class CommonOptions:
     """Everything the shared options say, validated into engine objects on demand."""
@@ -88,14 +114,19 @@ class CommonOptions:
 
     def __post_init__(self) -> None:
         # --engine is refused as the command starts, before a TUI opens or a model loads
+        # (the engine's modules import torch: only loaded when there is something to check)
         engine = self.values.get("engine")
-        if engine is not None:
+        if engine is not None and (engine not in ENGINES or engine == "graphs"):
+            from ..engine.runners import check_engine, check_engine_device
+
             check_engine(engine, internal=False)
             if engine == "graphs" and self.values.get("device_map") is None:
                 from ..engine.devices import resolve_device
 
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
-        if "drafter" in self.values:  # --drafter and the n-gram sizes, refused before anything loads
+        v = self.values
+        if "drafter" in v and (v["drafter"] != MODEL_DRAFTER or v.get("ngram_min") is not None
+                               or v.get("ngram_max") is not None):   # --drafter and the n-gram sizes, now
             d = self.drafter_settings()
             if d.model_free and self.values.get("draft"):
                 raise InvalidParameter(f"--draft names a draft model, but --drafter {d.name} drafts without one: "
@@ -107,8 +138,10 @@ class CommonOptions:
         except KeyError:
             raise AttributeError(name) from None
 
-    def drafter_settings(self, name: str | None = None) -> DrafterSettings:
-        """--drafter (or `name`) with --ngram-min/--ngram-max."""
+    def drafter_settings(self, name: str | None = None) -> Any:
+        """--drafter (or `name`) with --ngram-min/--ngram-max, as a DrafterSettings."""
+        from ..engine.draft_sources import DrafterSettings
+
         v = self.values
         return DrafterSettings.of(name or v.get("drafter") or "model", ngram_min=v.get("ngram_min"),
                                   ngram_max=v.get("ngram_max"))
@@ -119,15 +152,18 @@ class CommonOptions:
 
     def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
         v = self.values
-        return PolicySettings.build(
-            method or v["method"], gamma0 if gamma0 is not None else v["gamma"],
-            eta=v["eta"], delta=v["delta"], tau=v["tau"], gamma_min=v["gamma_min"],
-            gamma_max=v["gamma_max"], dynamic_tau=v["dynamic_tau"] or None,
-            ema_alpha=v["ema_alpha"], alpha_prior=v["alpha_prior"], cooldown=v["cooldown"],
-        )
+        with flag_names():
+            return PolicySettings.build(
+                method or v["method"], gamma0 if gamma0 is not None else v["gamma"],
+                eta=v["eta"], delta=v["delta"], tau=v["tau"], gamma_min=v["gamma_min"],
+                gamma_max=v["gamma_max"], dynamic_tau=v["dynamic_tau"] or None,
+                ema_alpha=v["ema_alpha"], alpha_prior=v["alpha_prior"], cooldown=v["cooldown"],
+            )
 
-    def sampling(self, demo_defaults: bool = False) -> SamplingConfig:
-        """The demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
+    def sampling(self, demo_defaults: bool = False) -> Any:
+        """The SamplingConfig; the demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
+        from ..engine.sampling import SamplingConfig
+
         v = self.values
         t = v["temperature"]
         p = v["top_p"]
@@ -135,7 +171,8 @@ class CommonOptions:
             t = 0.7 if demo_defaults else 0.0
             if p is None and demo_defaults:
                 p = 0.9
-        return SamplingConfig(temperature=t, top_k=v["top_k"], top_p=1.0 if p is None else p, seed=v["seed"])
+        with flag_names():
+            return SamplingConfig(temperature=t, top_k=v["top_k"], top_p=1.0 if p is None else p, seed=v["seed"])
 
     def load_kwargs(self) -> dict[str, Any]:
         v = self.values
@@ -212,6 +249,8 @@ def check_models(opts: CommonOptions, load_kwargs: dict[str, Any] | None = None)
     starts an app can fail with one line and exit 2 first. The full check of
     prompt + max_new_tokens happens once the prompt is tokenized.
     """
+    from ..engine.models import check_pair
+
     refs = check_pair(**(load_kwargs if load_kwargs is not None else opts.load_kwargs()))
     if refs.window is not None:
         check_budget(refs.window, opts.max_new_tokens)

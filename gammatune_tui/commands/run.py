@@ -15,28 +15,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import typer
-from rich.text import Text
 
-from ..bench.hindsight import session_hindsight
-from ..engine.decoder import SpeculativeDecoder
-from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ..engine.models import load_pair
-from ..errors import InvalidParameter
-from ..render.printer import has_colour, header_text, legend, make_console, transcript_text
-from ..render.tables import hindsight_text, run_summary_table
-from ..session.hindsight import run_hook
-from ..session.recording import RecordingWriter, event_line
+from ..errors import Interrupted, InvalidParameter
 from .options import check_models, common_options, prompt_or_demo
+from .prompt_input import given_prompt, prompt_file_option
 
 
 @common_options()
 def run(
     prompt: Optional[str] = typer.Argument(
-        None, help="The prompt (chat-formatted unless --raw). Omitted: the demo prompt --seed picks, named on stderr.",
+        None, metavar="PROMPT",
+        help="The prompt (chat-formatted unless --raw); - or a piped stdin reads it. Omitted: the demo prompt "
+             "--seed picks, named on stderr.",
     ),
+    prompt_file: Optional[Path] = prompt_file_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the event stream as JSON Lines on stdout, nothing else."),
     record: Optional[Path] = typer.Option(
         None, "--record", help="Also write the event stream to FILE (JSON Lines, flushed every step).",
@@ -49,21 +44,31 @@ def run(
 
     When stdout is not a terminal it gets the generated text only; the header and summary go to stderr.
     """
-    settings = opts.policy_settings()
-    sampling = opts.sampling(demo_defaults=opts.uses_demo)
+    settings = opts.policy_settings()   # a bad γ, η, δ, τ: one line before torch is even imported
     max_new = opts.max_new_tokens
     if max_new < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
+    prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: now, not after loading
+
+    from ..bench.hindsight import session_hindsight
+    from ..engine.decoder import SpeculativeDecoder
+    from ..engine.models import load_pair
+    from ..render.tables import hindsight_text
+    from ..session.hindsight import run_hook
+    from ..session.recording import RecordingWriter, event_line
+
+    sampling = opts.sampling(demo_defaults=opts.uses_demo)
     check_models(opts)   # before the prompt is picked and anything loads
     prompt = prompt_or_demo(prompt, opts.seed)
 
     # Fail on an unwritable --record before spending time on loading models.
     writer = RecordingWriter(record) if record is not None else None
+    count = _Count()
     try:
         pair = load_pair(**opts.load_kwargs())
         ids = pair.encode_prompt(prompt, raw=opts.raw)
         decoder = SpeculativeDecoder(pair, settings, sampling)
-        events = decoder.generate(ids, max_new_tokens=max_new, user_text=prompt)   # ContextTooLong: before any step
+        events = count.watch(decoder.generate(ids, max_new_tokens=max_new, user_text=prompt))  # ContextTooLong first
         if json_out:
             out = sys.stdout
             for ev in events:
@@ -73,27 +78,56 @@ def run(
                 out.flush()
             return
         _print_session(events, writer, lambda seen: hindsight_text(run_hook(session_hindsight, pair, seen)))
+    except KeyboardInterrupt:
+        raise Interrupted(count.said(record if writer is not None else None)) from None
     finally:
         if writer is not None:
             writer.close()
 
 
-def _print_session(events: Iterable[Event], writer: RecordingWriter | None,
-                   hindsight: Callable[[list[Event]], Text]) -> None:
+class _Count:
+    """Steps and tokens seen so far, for the one line a Ctrl+C prints."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.tokens = 0
+
+    def watch(self, events: Iterable[Any]) -> Iterable[Any]:
+        for ev in events:
+            if getattr(ev, "type", None) == "step":
+                self.steps += 1
+                self.tokens += len(ev.emitted)
+            yield ev
+
+    def said(self, record: Optional[Path]) -> str:
+        done = f"{self.tokens} token{'s' * (self.tokens != 1)} generated"
+        if record is None:
+            return done
+        if self.steps == 0:
+            return f"{done}; {record} holds no step"
+        return (f"{done}; {record} keeps the {self.steps} step{'s' * (self.steps != 1)} before it "
+                "(no summary line; `gammatune replay` plays it)")
+
+
+def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list[Any]], Any]) -> None:
     """A terminal gets everything on stdout; a pipe gets the text on stdout and the rest on stderr.
 
     `hindsight` turns the whole session into its vs-oracle line, after the summary (never inside the loop).
     """
+    from ..engine.events import SessionHeader, SessionSummary, StepEvent
+    from ..render.printer import has_colour, header_text, legend, make_console, transcript_text
+    from ..render.tables import run_summary_table
+
     console = make_console()
     piped = not console.is_terminal
     meta = make_console(sys.stderr) if piped else console
-    seen: list[Event] = []
+    seen: list[Any] = []
     for ev in events:
         seen.append(ev)
         if writer is not None:
             writer.write(ev)
         if isinstance(ev, SessionHeader):
-            meta.print(header_text(ev))
+            meta.print(header_text(ev), soft_wrap=not meta.is_terminal)   # a terminal wraps prose between words
             if not piped:
                 console.print(transcript_text([ev]), end="")  # the prompt (user_text) in the prompt colour
         elif isinstance(ev, StepEvent):
@@ -102,7 +136,7 @@ def _print_session(events: Iterable[Event], writer: RecordingWriter | None,
         elif isinstance(ev, SessionSummary):
             console.print()
             meta.print(run_summary_table(ev))
-            meta.print(hindsight(seen))
+            meta.print(hindsight(seen), soft_wrap=not meta.is_terminal)
             if has_colour(meta):
                 meta.print(legend())
 

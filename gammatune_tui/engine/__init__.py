@@ -1,14 +1,45 @@
-"""The engine: no Textual, no Rich, importable in a notebook."""
+"""The engine: no Textual, no Rich, importable in a notebook.
 
-from .decoder import SpeculativeDecoder
-from .draft_sources import DRAFTERS, DrafterSettings
-from .events import DraftedToken, EmittedToken, SessionHeader, SessionSummary, StepEvent, TargetToken
-from .models import ModelPair, load_pair
-from .policies import METHODS, Policy, PolicySettings, make_policy
-from .sampling import SamplingConfig
+The public names load on first use (PEP 562), so importing one light module
+of the engine (policies, names, presets) does not import torch: the command
+line parses, prints `--help` and refuses a bad flag before torch loads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = [
     "METHODS", "Policy", "PolicySettings", "make_policy", "SamplingConfig",
     "SessionHeader", "StepEvent", "SessionSummary", "DraftedToken", "EmittedToken", "TargetToken",
     "SpeculativeDecoder", "ModelPair", "load_pair", "DRAFTERS", "DrafterSettings",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SpeculativeDecoder":
+        from .decoder import SpeculativeDecoder
+        return SpeculativeDecoder
+    if name in ("ModelPair", "load_pair"):
+        from . import models
+        return getattr(models, name)
+    if name == "DrafterSettings":
+        from .draft_sources import DrafterSettings
+        return DrafterSettings
+    if name == "DRAFTERS":
+        from .names import DRAFTERS
+        return DRAFTERS
+    if name in ("METHODS", "Policy", "PolicySettings", "make_policy"):
+        from . import policies
+        return getattr(policies, name)
+    if name == "SamplingConfig":
+        from .sampling import SamplingConfig
+        return SamplingConfig
+    if name in ("SessionHeader", "StepEvent", "SessionSummary", "DraftedToken", "EmittedToken", "TargetToken"):
+        from . import events
+        return getattr(events, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -27,20 +27,13 @@ import torch
 
 from ..errors import InvalidParameter
 from .drafting import Draft, DraftSource, draft_window
+# the names and n-gram defaults live in names.py, which the command line reads without torch
+from .names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, MODEL, PROMPT_LOOKUP  # noqa: F401
 from .policies import Policy
 from .prompt_lookup import PromptLookupSource
 from .runners import Runner
 from .sampling import Served
 
-MODEL = "model"
-PROMPT_LOOKUP = "prompt-lookup"
-DRAFTERS: tuple[str, ...] = (MODEL, PROMPT_LOOKUP)
-
-# n-gram sizes of prompt lookup. transformers matches n = max_matching_ngram_size (default 2) down
-# to 1; these defaults were picked with the simulator on the demo pair (docs/benchmarks.md,
-# "Prompt lookup"): a 1-token match is worth proposing when a wrong window costs one wider verify.
-DEFAULT_NGRAM_MIN = 1
-DEFAULT_NGRAM_MAX = 3
 NGRAM_LIMIT = 32
 
 

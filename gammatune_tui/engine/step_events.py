@@ -51,7 +51,9 @@ def session_header(
     return SessionHeader(
         target=str(getattr(pair, "name_target", "") or getattr(target.config, "_name_or_path", "")),
         draft=draft_name,
-        tokenizer=str(getattr(tok, "name_or_path", "")),
+        # the pair's tokenizer is the target's: named as the target is (`demo/target`, a hub id, the path as
+        # typed), not by the absolute path it was read from, which says nothing on another machine
+        tokenizer=str(getattr(pair, "name_target", "") or getattr(tok, "name_or_path", "")),
         device=str(device),
         dtype=str(getattr(pair, "dtype", target.dtype)).replace("torch.", ""),
         method=policy.name,

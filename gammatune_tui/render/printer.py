@@ -9,8 +9,7 @@ only when stdout is a terminal; a pipe gets plain text.
 
 from __future__ import annotations
 
-import sys
-from typing import IO, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -19,6 +18,7 @@ from ..engine.events import Event, SessionHeader, StepEvent
 from ..session.compare import CompareSummary, MethodRun, summarize
 from ..session.replay import Playlist, ReplaySource
 from ..session.stats import RunningStats, stats_of
+from .console import has_colour, make_console  # noqa: F401  (re-exported)
 from .safe_text import printable
 from .session_info import runner_note
 from .tables import lossless_text, shown_params, summary_table
@@ -27,32 +27,6 @@ PROMPT_STYLE = "bold blue"
 DRAFT_STYLE = "green"
 TARGET_STYLE = "bold red"
 DIM = "dim"
-
-
-def make_console(file: IO[str] | None = None, color: bool | None = None, width: int | None = None) -> Console:
-    """Colour when the stream is a terminal (or when asked); never markup, emoji or highlighting.
-
-    A pipe gets a 120-column layout so the summary table is not squeezed to 80.
-    """
-    file = file or sys.stdout
-    if width is None and not _isatty(file):
-        width = 120
-    return Console(
-        file=file, force_terminal=color, no_color=(color is False) or None,
-        highlight=False, markup=False, emoji=False, soft_wrap=True, width=width,
-    )
-
-
-def has_colour(console: Console) -> bool:
-    """Whether this console draws colours (a terminal without NO_COLOR, or forced): the legend is for those."""
-    return console.color_system is not None and not console.no_color
-
-
-def _isatty(file: IO[str]) -> bool:
-    try:
-        return file.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def header_text(h: SessionHeader) -> Text:
@@ -110,9 +84,9 @@ def print_session(console: Console, events: Sequence[Event], title: str = "") ->
     if title:
         console.rule(Text(printable(title)))
     if stats.header is not None:
-        console.print(header_text(stats.header))
+        console.print(header_text(stats.header), soft_wrap=not console.is_terminal)
     console.print(transcript_text(events))
-    console.print(stats_text(stats))
+    console.print(stats_text(stats), soft_wrap=not console.is_terminal)
     return stats
 
 
@@ -125,7 +99,7 @@ def stream_session(console: Console, events: Iterable[Event], title: str = "") -
     for ev in events:
         stats.add(ev)
         if isinstance(ev, SessionHeader):
-            console.print(header_text(ev))
+            console.print(header_text(ev), soft_wrap=not console.is_terminal)
             console.print(transcript_text([ev]), end="")
         elif isinstance(ev, StepEvent):
             piece = transcript_text([ev])
@@ -134,7 +108,7 @@ def stream_session(console: Console, events: Iterable[Event], title: str = "") -
         console.file.flush()
     if started or stats.header is not None:
         console.print()
-    console.print(stats_text(stats))
+    console.print(stats_text(stats), soft_wrap=not console.is_terminal)
     return stats
 
 
@@ -153,8 +127,8 @@ def print_runs(console: Console, runs: Sequence[MethodRun], *, compare: bool,
         return None
     summary = summary or summarize(runs)
     console.print()
-    console.print(summary_table(summary, console.width))
-    console.print(lossless_text(summary))
+    console.print(summary_table(summary))   # every column; the console splits it if it is too wide
+    console.print(lossless_text(summary), soft_wrap=not console.is_terminal)
     return summary
 
 

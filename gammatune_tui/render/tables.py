@@ -13,6 +13,7 @@ from ..engine.policies import METHODS, used_params
 from ..session.compare import CompareSummary, SummaryRow
 from ..session.hindsight import Hindsight
 from .safe_text import printable
+from .table_fit import set_keys
 
 
 def shown_params(params: dict[str, Any], method: str | None = None) -> Iterator[tuple[str, Any]]:
@@ -48,8 +49,10 @@ _DROP_ORDER = ("tokens", "calls t/d", "tok/step", "α", "× specdecode")
 def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
     """Compare's methods by median tokens/s, with the spread, the ranks the spread allows and the speedups.
 
-    Given a `width`, optional columns (tokens, calls, tokens/step, α, the
-    speedup over specdecode) are left out, in that order, until the table fits.
+    Given a `width` (the TUI's pane), optional columns (tokens, calls,
+    tokens/step, α, the speedup over specdecode) are left out, in that order,
+    until the table fits; without one every column is kept, and a
+    `FittingConsole` splits the table rather than cut a value.
     """
     rows = summary.rows
     has_plain = any(r.reference for r in rows)
@@ -94,7 +97,7 @@ def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
         table.add_column(name, justify="left" if name == "method" else "right", no_wrap=True)
     for i in range(len(rows)):
         table.add_row(*(cells[i] for cells in columns.values()))
-    return table
+    return set_keys(table, 2)   # split for a narrow console: every part keeps "#" and "method"
 
 
 def _table_width(columns: dict[str, list[str | Text]]) -> int:
@@ -134,7 +137,7 @@ def lossless_text(summary: CompareSummary) -> Text:
 def run_summary_table(s: SessionSummary) -> Table:
     """`gammatune run`'s closing table: one session's totals, and which source drafted."""
     table = Table(title="run summary", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("tokens", "steps", "α", "tokens/step", "tokens/s", "target calls", "draft calls", "drafter", "stop"):
+    for col in ("tokens", "steps", "α", "tok/step", "tokens/s", "target calls", "draft calls", "drafter", "stop"):
         table.add_column(col, justify="right" if col not in ("stop", "drafter") else "left")
     table.add_row(
         str(s.tokens), str(s.steps), f"{s.acceptance_rate:.2f}", f"{s.tokens_per_step:.2f}",

@@ -28,6 +28,8 @@ from .recording import RecordedSession, Recording
 from .stats import RunningStats
 
 MIN_METHODS = 2
+DEFAULT_REPEATS = 3
+"""Runs per method in CompareJob: the fewest that give a spread and a median that one slow run cannot move."""
 MAX_METHODS = 6
 BASELINE = "specdecode"
 
@@ -236,7 +238,7 @@ def spread_ranks(speeds: dict[str, Sequence[float]]) -> dict[str, int]:
 
 
 def summarize(runs: Sequence[MethodRun], reference: Reference | None = None) -> CompareSummary:
-    """Rows by median tokens/s; ranks only where the runs' spreads do not overlap (needs 2+ runs each)."""
+    """Rows by rank, then median tokens/s; ranks only where the runs' spreads do not overlap (needs 2+ runs each)."""
     base = next((r for r in runs if r.method == BASELINE), None)
     median = {r.label: statistics.median_low(r.speeds) for r in runs}
     base_tps = median[base.label] if base is not None else 0.0
@@ -278,7 +280,9 @@ def summarize(runs: Sequence[MethodRun], reference: Reference | None = None) -> 
             low=min(reference.speeds), high=max(reference.speeds), runs=len(reference.speeds),
             tied=ref_label in shared, over_plain=1.0, reference=True,
         ))
-    rows.sort(key=lambda row: -row.tokens_per_s)
+    # in rank order, fastest median first within a rank: "clearly faster" is not transitive (A can beat B while
+    # a noisy C overlaps both), so median order alone could print a "2" above a "1=" (issue 17 row 18)
+    rows.sort(key=lambda row: (row.rank if ranked and row.rank is not None else 0, -row.tokens_per_s))
     return CompareSummary(rows, check_lossless(runs, reference), BASELINE if base is not None else None,
                           ranked=ranked, runs=n_runs)
 

@@ -29,7 +29,7 @@ from ..engine.plain import plain_decode
 from ..engine.policies import PolicySettings, parse_methods
 from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError, InvalidParameter
-from .compare import MAX_METHODS, MIN_METHODS, CompareSummary, MethodRun, Reference, summarize
+from .compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS, CompareSummary, MethodRun, Reference, summarize
 from .recording import RecordingWriter
 from .source import Progress
 
@@ -70,10 +70,6 @@ def _labelled(ev: Event, label: str) -> Event:
     if isinstance(ev, SessionHeader) and ev.label != label:
         return dataclasses.replace(ev, label=label)
     return ev
-
-
-DEFAULT_REPEATS = 3
-"""Runs per method: the fewest that give a spread and a median that one slow run cannot move."""
 
 
 class CompareJob:

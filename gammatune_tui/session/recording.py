@@ -17,6 +17,7 @@ from typing import IO, Iterable, Iterator
 from ..engine.events import Event, EventFormatError, SessionHeader, SessionSummary, StepEvent, event_from_json
 from ..errors import RecordingError
 from ..resources import demo_prompts_dir
+from .recording_check import SessionChecker
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -158,25 +159,29 @@ def _not_utf8(raw: bytes) -> bool:
 
 
 def read_recording(path: str | os.PathLike) -> Recording:
-    """Reads and validates a whole recording into sessions."""
+    """Reads and validates a whole recording into sessions, each line and the lines against each other."""
     p = Path(path)
     sessions: list[RecordedSession] = []
     warning = ""
     current: RecordedSession | None = None
+    checker: SessionChecker | None = None
     for n, event, warn in iter_recording(p):
         if event is None:
             warning = warn
             break
         if isinstance(event, SessionHeader):
             current = RecordedSession(event)
+            checker = SessionChecker(p)
             sessions.append(current)
-        elif current is None:
+        elif current is None or checker is None:
             raise RecordingError(f"{p}: line {n}: a {event.type} event before any header")
         elif current.summary is not None:
             raise RecordingError(f"{p}: line {n}: a {event.type} event after the session's summary")
         elif isinstance(event, StepEvent):
+            checker.step(n, event)
             current.steps.append(event)
         else:
+            checker.summary(n, event)
             current.summary = event
     if not sessions:
         raise RecordingError(f"{p}: no session in this file (empty, or no header line)")

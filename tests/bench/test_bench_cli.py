@@ -26,8 +26,8 @@ def _run(capsys, *argv):
     (["--prompts", "/nonexistent/prompts.jsonl"], "no such prompt file"),
     (["--prompts", "no-such-set"], "no prompt file"),
     (["--eta", "1.5"], "eta"),
-    (["--ema-alpha", "0"], "ema_alpha"),
-    (["--alpha-prior", "1.2"], "alpha_prior"),
+    (["--ema-alpha", "0"], "--ema-alpha"),      # the flag's name, not the engine's (issue 17 row 19)
+    (["--alpha-prior", "1.2"], "--alpha-prior"),
     (["--cooldown", "-1"], "cooldown"),
     (["--tune", "--tune-method", "warp-drive"], "--tune-method"),
     (["--temperature", "0.8"], "needs --simulate"),

@@ -134,15 +134,15 @@ def test_run_escapes_control_characters(capsys, pair_args, monkeypatch):
 @pytest.mark.parametrize(
     "extra, needle",
     [
-        (["--gamma", "0"], "gamma0"),
-        (["--eta", "2"], "eta"),
-        (["--tau", "1.5"], "tau"),
-        (["--delta", "-1"], "delta"),
-        (["--gamma-min", "5", "--gamma-max", "3"], "gamma_min"),
+        (["--gamma", "0"], "--gamma must be"),
+        (["--eta", "2"], "--eta must be"),
+        (["--tau", "1.5"], "--tau must be"),
+        (["--delta", "-1"], "--delta must be"),
+        (["--gamma-min", "5", "--gamma-max", "3"], "--gamma-min"),
         (["--method", "bogus"], "unknown method"),
-        (["--temperature", "-1"], "temperature"),
-        (["--top-p", "0"], "top_p"),
-        (["--top-k", "-2"], "top_k"),
+        (["--temperature", "-1"], "--temperature must be"),
+        (["--top-p", "0"], "--top-p must be"),
+        (["--top-k", "-2"], "--top-k must be"),
         (["--max-new-tokens", "0"], "max-new-tokens"),
         (["--quantize", "int3"], "quantize"),
         (["--dtype", "float8"], "dtype"),
@@ -155,6 +155,7 @@ def test_run_bad_values_are_one_line_exit_2(capsys, pair_args, extra, needle):
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gammatune: error:") and needle in lines[0]
+    assert not any(name in lines[0] for name in ("gamma0", "gamma_min", "top_p", "top_k"))  # the flags' names
 
 
 def test_run_model_errors_are_one_line_exit_2(capsys, tiny_pair_dirs, tmp_path):
@@ -236,3 +237,15 @@ def test_run_header_names_the_runner_and_the_warm_up(capsys, pair_args, engine, 
     assert code == 0, err
     first = err.splitlines()[0]
     assert shown in first and "(warm-up " in first
+
+
+def test_a_recording_names_the_tokenizer_as_the_target_not_by_an_absolute_path(capsys, tmp_path):
+    from gammatune_tui.resources import demo_pair_installed
+
+    if not demo_pair_installed():
+        pytest.skip("the embedded demo pair is not installed")
+    rec = tmp_path / "r.jsonl"
+    code, out, err = invoke(["run", "def f(x):", "-n", "3", "--threads", "1", "--json", "--record", str(rec)], capsys)
+    assert code == 0, err
+    header = json.loads(rec.read_text().splitlines()[0])
+    assert header["target"] == header["tokenizer"] == "demo/target"

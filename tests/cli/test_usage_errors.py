@@ -13,7 +13,7 @@ from gammatune_tui.cli import main
         (["run", "x", "--gamma", "abc"], "--gamma"),
         (["run", "x", "--no-such-flag"], "--no-such-flag"),
         (["chat", "--threads", "0"], "--threads"),
-        (["compare", "--top-k", "-1"], "top_k"),
+        (["compare", "--top-k", "-1"], "--top-k must be"),   # the flag, not the engine's `top_k`
         (["bench", "--latency", "--ks", "1,4"], "--ks"),
         (["replay"], "FILE"),
         (["no-such-command"], "no-such-command"),
@@ -50,6 +50,22 @@ def test_help_shows_no_value_after_flags_and_fits_80_columns(command, capsys, mo
     assert "<bool>" not in out                       # `--raw <bool>` read as if `--raw true` worked
     assert all(len(line) <= 80 for line in out.splitlines()), max(out.splitlines(), key=len)
     assert "…" not in out                            # nothing cut: no `deco…`, no `1,2,3,…`
+
+
+@pytest.mark.parametrize("command", COMMANDS + ["doctor"])
+def test_help_placeholders_are_one_style(command, capsys, monkeypatch):
+    """Every value placeholder is `<lower>`: `--record <file>`, `--target <model>`, never FILE beside <path>."""
+    import re
+
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    options = re.findall(r"^│\s+(--[a-z-]+)(?:\s+-[a-zA-Z])?\s+(\S+)", out, re.M)
+    assert options
+    for flag, placeholder in options:
+        assert not re.fullmatch(r"[A-Z_]+", placeholder), (flag, placeholder)
+    assert "<path>" not in out and "<list[str]>" not in out
 
 
 def test_bench_help_gives_the_description_column_room(capsys, monkeypatch):

@@ -219,3 +219,17 @@ def test_runs_from_compare_recording(tmp_path):
     runs = runs_from_recording(read_recording(path))
     assert [r.label for r in runs] == ["specdecode", "gammatune+"]
     assert isinstance(runs[0].events[0], SessionHeader)
+
+
+def test_ranks_are_printed_in_order_when_a_noisy_method_overlaps_two_others():
+    """A beats B clearly; C's wide spread overlaps both, so C shares rank 1 with A although its median is below B's.
+
+    Sorted by median alone the table read 1=, 2, 1= ("2" above "1="); ranks go down the table in order.
+    """
+    runs = [_with_speeds("specdecode", [100, 110, 120]), _with_speeds("gammatune", [90, 95, 99]),
+            _with_speeds("gammatune+", [60, 80, 115])]
+    s = summarize(runs)
+    assert [(r.label, r.rank, r.tied) for r in s.rows] == [
+        ("specdecode", 1, True), ("gammatune+", 1, True), ("gammatune", 2, False)]
+    ranks = [line.split()[0] for line in plain_table(s).splitlines() if line.split()[:1] in (["1="], ["2"])]
+    assert ranks == ["1=", "1=", "2"]

@@ -25,7 +25,9 @@ def run_live(console: Console, err: Console, pair: Any, pid: list, cfg: Any, lab
 
         records, checks = protocol.live_sweep(pair, pid, cfg, step)
     cells = aggregate(records)
-    derived = report.print_report(console, cells, cfg.gammas, label, title=title)
+    if checks.get("interrupted"):
+        title += f" — interrupted after {len(records)} of {total} runs"
+    derived = report.print_report(console, cells, cfg.gammas, label, title=title) if records else {}
     if checks["outputs_differing_from_target_only"]:
         err.print(Text(f"warning: {len(checks['outputs_differing_from_target_only'])} runs' greedy output differed "
                        "from target-only decoding (float near-ties); listed in the JSON", style="yellow"))

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ...engine.context import context_window
 from ...engine.models import load_pair
-from ...errors import ContextTooLong
+from ...errors import ContextTooLong, Interrupted
 from ...prompts import Prompt
 from .. import protocol, report
 from .live import run_live
@@ -59,3 +59,7 @@ def run_sweep(console: Console, err: Console, cfg: protocol.SweepConfig, prompts
         run_live(console, err, pair, pid, cfg, label, payload, out)
     report.write_json(out, payload)
     err.print(Text(f"wrote {out} and {report.csv_path_for(out)}"))
+    checks = payload.get("live", {}).get("checks", {})
+    if checks.get("interrupted"):   # Ctrl+C in the live sweep: the rows it finished are reported and saved
+        raise Interrupted(f"{checks['runs']} of {cfg.run_count(len(pid))} runs finished; {out} and "
+                          f"{report.csv_path_for(out)} hold them")

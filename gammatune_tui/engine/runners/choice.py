@@ -35,8 +35,8 @@ from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
 from ..hf_compat import cache_kw
+from ..names import ENGINES  # declared without torch, for the command line
 
-ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
 # GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
 # what the tests use to check that step on a CPU. Accepted by the Python API, not by the CLI.
 

@@ -1,0 +1,23 @@
+"""The engine's names and defaults that the command line shows before anything loads.
+
+`--help` and the option declarations need the runner names (`--engine`) and
+the draft sources (`--drafter`, its n-gram sizes); the modules that implement
+them import torch and transformers. Kept here, in a module that imports
+nothing, so parsing a command line costs no torch import (issue 17 row 15).
+"""
+
+from __future__ import annotations
+
+# how forward passes run (engine/runners/choice.py)
+ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
+
+# who drafts (engine/draft_sources.py)
+MODEL = "model"
+PROMPT_LOOKUP = "prompt-lookup"
+DRAFTERS: tuple[str, ...] = (MODEL, PROMPT_LOOKUP)
+
+# n-gram sizes of prompt lookup. transformers matches n = max_matching_ngram_size (default 2) down
+# to 1; these defaults were picked with the simulator on the demo pair (docs/benchmarks.md,
+# "Prompt lookup"): a 1-token match is worth proposing when a wrong window costs one wider verify.
+DEFAULT_NGRAM_MIN = 1
+DEFAULT_NGRAM_MAX = 3
