@@ -27,6 +27,7 @@ from .context import window_of
 from .devices import resolve_device, resolve_dtype
 from .model_files import ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config
 from .draft_sources import DrafterSettings
+from .end_of_turn import collect_eos_ids
 from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
 
@@ -150,19 +151,6 @@ def vicuna_format(messages: Sequence[dict]) -> str:
         else:
             parts.append(f"ASSISTANT: {content}</s>")
     return system + " " + " ".join(parts) + " ASSISTANT:"
-
-
-def collect_eos_ids(tokenizer: Any, model: Any) -> frozenset[int]:
-    found: set[int] = set()
-    tok_eos = getattr(tokenizer, "eos_token_id", None)
-    if isinstance(tok_eos, int):
-        found.add(tok_eos)
-    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    if isinstance(gen_eos, int):
-        found.add(gen_eos)
-    elif isinstance(gen_eos, (list, tuple)):
-        found.update(int(i) for i in gen_eos)
-    return frozenset(found)
 
 
 # -- finding and loading models ---------------------------------------------------------
