@@ -115,7 +115,8 @@ class CommonOptions:
 
     @property
     def uses_demo(self) -> bool:
-        return not (self.values.get("target") or self.values.get("draft") or self.values.get("pair"))
+        return not (self.values.get("target") or self.values.get("draft")
+                    or self.values.get("pair") not in (None, "demo"))   # `--pair demo` is the default pair
 
     def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
         v = self.values

@@ -190,7 +190,7 @@ def test_models_lists_presets_and_demo(capsys):
     assert "lmsys/vicuna-13b-v1.5" in out and "double7/vicuna-68m" in out
     code, out, err = invoke(["models", "--json"], capsys)
     data = json.loads(out)
-    assert len(data["presets"]) == 5 and "installed" in data["demo"]
+    assert len(data["presets"]) == 6 and "installed" in data["demo"]
     assert all(isinstance(p["target_cached"], bool) for p in data["presets"])
 
 
