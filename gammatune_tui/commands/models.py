@@ -15,7 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.models import PRESETS, download_command, in_local_cache
-from ..engine.presets import INSTALL_HINT, Preset, package_file
+from ..engine import presets
+from ..engine.presets import INSTALL_HINT, Preset
 from ..resources import demo_pair_dir, demo_pair_installed
 from ..render.printer import make_console
 from ..render.safe_text import printable
@@ -58,7 +59,7 @@ def _preset_row(p: Preset) -> dict:
         "quantize": p.quantize, "prompt_format": "vicuna" if p.vicuna else "chat template", "note": p.note,
     }
     if p.from_package:
-        f = package_file(p)
+        f = presets.package_file(p)
         row.update(installed=f is not None, path=str(f) if f is not None else None, target_cached=f is not None,
                    draft_cached=True, download=INSTALL_HINT.format(req=p.package))
     else:
