@@ -21,7 +21,9 @@ quantisation type it does not support) is one ModelLoadError line.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import importlib.util
 import json
 import os
@@ -146,9 +148,12 @@ def convert(path: Path, what: str = "target", progress: Callable[[str], None] | 
     t0 = time.perf_counter()
     folder, name = str(path.parent), path.name
     try:
-        tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
-    except (ImportError, MemoryError, KeyboardInterrupt):
+        # transformers draws its own tqdm bar for the dequantisation whatever its progress-bar setting;
+        # on a running Textual screen (or before `run`'s answer) it is noise over the output
+        with contextlib.redirect_stderr(io.StringIO()):
+            tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    except (ImportError, MemoryError):
         raise
     except Exception as exc:   # an architecture or quantisation type transformers cannot read, a broken file
         raise ModelLoadError(f"{what} model {str(path)!r}: transformers cannot read this GGUF file "
