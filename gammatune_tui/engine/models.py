@@ -16,7 +16,6 @@ not after a minute of retries against a network that may not be there.
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
@@ -30,6 +29,7 @@ from .model_files import (ModelRef, download_command, from_pretrained, in_local_
                           with_gguf_converted)
 from .draft_sources import PROMPT_LOOKUP, DrafterSettings
 from .end_of_turn import collect_eos_ids
+from .load_stages import LOAD_STAGES, StageClock
 from .presets import DEMO, PRESETS, VICUNA_SYSTEM, Preset, pair_names, preset_target, vicuna_format
 from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
@@ -60,7 +60,7 @@ class ModelPair:
     eos_ids: frozenset[int] = field(default_factory=frozenset)
     engine: str = "auto"  # auto | eager | static | graphs: how forward passes run (engine/runners)
     warmup_s: float = 0.0  # seconds the post-load warm-up took (0: none ran)
-    load_s: dict[str, float] = field(default_factory=dict)  # load_pair's stages → seconds, in order (LOAD_STAGES)
+    load_s: dict[str, float] = field(default_factory=dict)  # load_pair's stages → seconds (load_stages.py)
     drafter: DrafterSettings | None = None  # the default draft source (None: the model if loaded, else prompt lookup)
     runner_pool: Any = field(default=None, init=False, repr=False, compare=False)
 
@@ -213,24 +213,6 @@ def _quantize(model: Any, quantize: str) -> None:
     freeze(model)
 
 
-LOAD_STAGES = ("imports", "conversion", "tokenizer", "weights", "self-checks", "warm-up")
-
-
-class _StageClock:
-    """Seconds per loading stage (LOAD_STAGES), so a slow start says where its time went."""
-
-    def __init__(self) -> None:
-        self.stages: dict[str, float] = {}
-        self._t = time.perf_counter()
-
-    def lap(self, stage: str) -> None:
-        """The time since the last lap goes to `stage` (an empty name drops it)."""
-        now = time.perf_counter()
-        if stage:
-            self.stages[stage] = self.stages.get(stage, 0.0) + now - self._t
-        self._t = now
-
-
 def load_pair(
     target: str | None = None,
     draft: str | None = None,
@@ -263,7 +245,7 @@ def load_pair(
     from the local Hugging Face cache only; `download` lets them be fetched (the
     network is used only when asked for).
     """
-    clock = _StageClock()
+    clock = StageClock()
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 

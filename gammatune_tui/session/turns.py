@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..engine.decoder import SpeculativeDecoder
+from ..engine.load_stages import load_stages_text
 from ..engine.models import load_pair
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
@@ -48,15 +49,6 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
         yield Notice(fit.notice)
     events = decoder.generate(fit.ids, fit.max_new_tokens, user_text=user_text, turn=turn)
     yield from paced(events, pacer, idle)
-
-
-def load_stages_text(stages: dict[str, float]) -> str:
-    """'loaded in 9.8 s: imports 4.1 · weights 2.0 · self-checks 2.9 · warm-up 0.8 s' (stages under 0.05 s left out)."""
-    shown = [(k, v) for k, v in stages.items() if v >= 0.05]
-    if not shown:
-        return ""
-    parts = " · ".join(f"{k} {v:.1f}" for k, v in shown)
-    return f"loaded in {sum(stages.values()):.1f} s: {parts} s"
 
 
 def pair_title(pair: Any) -> str:
