@@ -64,16 +64,21 @@ def test_a_layer_cut_draft_is_exact_for_every_method(layer_cut_pair):
         assert summary.draft_calls > 0
 
 
-def test_sampled_first_token_follows_the_targets_law(layer_cut_pair):
-    """Each session's first token, drafted by the cut and accepted or resampled, against the target's served p.
+@pytest.mark.parametrize("source, prompt", [
+    ("layer_cut_pair", "The capital of France is"),                                   # q: the cut's own rows
+    ("smollm2_pair", "The capital of France is Paris. The capital of France is"),      # q: a point mass on " Paris"
+], ids=["layer-cut", "prompt-lookup"])
+def test_sampled_first_token_follows_the_targets_law(request, source, prompt):
+    """Each session's first token, drafted and then accepted or resampled, against the target's served p.
 
     top-k 4 keeps the law to four outcomes; seeds 0..99 make the test repeatable. Chi-square with 3
     degrees of freedom, 0.1 % level (16.27).
     """
+    pair = request.getfixturevalue(source)
     sampling = SamplingConfig(temperature=1.0, top_k=4)
-    ids = layer_cut_pair.encode_prompt("The capital of France is", raw=True)
+    ids = pair.encode_prompt(prompt, raw=True)
     with torch.no_grad():
-        logits = layer_cut_pair.target(torch.tensor([ids])).logits[0, -1].float()
+        logits = pair.target(torch.tensor([ids])).logits[0, -1].float()
     p = Served(sampling).probs(logits[None])[0]
     support = torch.nonzero(p > 0).flatten().tolist()
     assert len(support) == 4
@@ -81,7 +86,7 @@ def test_sampled_first_token_follows_the_targets_law(layer_cut_pair):
     counts = {t: 0 for t in support}
     rejected = 0
     for seed in range(n):
-        dec = SpeculativeDecoder(layer_cut_pair, PolicySettings.build("specdecode", 1),
+        dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 1),
                                  SamplingConfig(temperature=1.0, top_k=4, seed=seed))
         step = next(e for e in dec.generate(ids, max_new_tokens=2) if isinstance(e, StepEvent))
         assert len(step.drafted) == 1          # the first token went through the accept test (or the residual)
@@ -91,4 +96,6 @@ def test_sampled_first_token_follows_the_targets_law(layer_cut_pair):
         counts[first] += 1
     chi2 = sum((counts[t] - n * float(p[t])) ** 2 / (n * float(p[t])) for t in support)
     assert chi2 < 16.27, (counts, [round(float(p[t]), 3) for t in support])
-    assert rejected > 0   # the residual distribution was drawn from, too
+    assert rejected > 0                  # the residual distribution was drawn from
+    if source == "smollm2_pair":
+        assert rejected < n              # …and lookup's proposal was kept too (the 4-layer cut's almost never is)
