@@ -56,3 +56,13 @@ def test_the_hash_is_computed_once_per_file_version(tmp_path, monkeypatch):
     monkeypatch.undo()
     f.write_bytes(b"GGUF" + b"\1" * 101)       # a new version of the file: a new hash, a new cache directory
     assert gguf_mod.file_hash(f) != first
+
+
+def test_the_cli_says_it_in_one_line_and_exits_2(tmp_path, capsys):
+    from gammatune_tui import cli
+
+    f = _bogus_gguf(tmp_path / "m.gguf")
+    with pytest.raises(SystemExit) as info:
+        cli.main(["run", "--target", str(f), "--drafter", "prompt-lookup", "-n", "4", "hi"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and "nonsense-arch is not supported" in err
