@@ -9,6 +9,9 @@ files, never a hard-coded path, and without importing it: its own
 prompt lookup unless the user gives `--draft`: a layer-cut of a 135M model
 accepts almost nothing (docs/engine.md). `demo` is the embedded pair, the
 default when no model is named.
+
+Nothing heavy is imported here (no torch, no transformers), so `gammatune
+models` can list the presets at once; `engine.models` loads them.
 """
 
 from __future__ import annotations
