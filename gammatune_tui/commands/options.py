@@ -23,6 +23,7 @@ from ..engine.policies import (
 )
 from ..engine.context import check_budget
 from ..engine.models import check_pair
+from ..engine.presets import preset_drafter
 from ..engine.runners import ENGINES, check_engine, check_engine_device
 from ..engine.sampling import SamplingConfig
 from ..errors import InvalidParameter
@@ -108,9 +109,13 @@ class CommonOptions:
             raise AttributeError(name) from None
 
     def drafter_settings(self, name: str | None = None) -> DrafterSettings:
-        """--drafter (or `name`) with --ngram-min/--ngram-max."""
+        """--drafter (or `name`) with --ngram-min/--ngram-max; a preset without a draft model drafts by lookup."""
         v = self.values
-        return DrafterSettings.of(name or v.get("drafter") or "model", ngram_min=v.get("ngram_min"),
+        if name is None:
+            name = v.get("drafter") or "model"
+            if name == "model":   # the default: --pair smollm2 (no --draft) has no model to draft with
+                name = preset_drafter(v.get("pair"), v.get("draft")) or name
+        return DrafterSettings.of(name, ngram_min=v.get("ngram_min"),
                                   ngram_max=v.get("ngram_max"))
 
     @property

