@@ -30,12 +30,13 @@ class StageClock:
 
 
 def load_stages_text(stages: dict[str, float]) -> str:
-    """'loaded in 9.8 s: imports 4.1 · weights 2.0 · self-checks 2.9 · warm-up 0.8 s' (stages under 0.05 s left out)."""
-    shown = [(k, v) for k, v in stages.items() if v >= 0.05]
-    if not shown:
+    """'loaded in 9.8 s: imports 4.1 · weights 2.0 · self-checks 2.9 · warm-up 0.8 s' (stages under 0.05 s left out;
+    '' when nothing was timed)."""
+    if not stages:
         return ""
-    parts = " · ".join(f"{k} {v:.1f}" for k, v in shown)
-    return f"loaded in {sum(stages.values()):.1f} s: {parts} s"
+    shown = [(k, v) for k, v in stages.items() if v >= 0.05]
+    total = f"loaded in {sum(stages.values()):.1f} s"
+    return f"{total}: {' · '.join(f'{k} {v:.1f}' for k, v in shown)} s" if shown else total
 
 
 __all__ = ["LOAD_STAGES", "StageClock", "load_stages_text"]

@@ -235,4 +235,4 @@ def test_run_header_names_the_runner_and_the_warm_up(capsys, pair_args, engine, 
     code, _, err = invoke(["run", "def f(x):", *pair_args, "-n", "6", "--raw", "-t", "0", "--engine", engine], capsys)
     assert code == 0, err
     first = err.splitlines()[0]
-    assert shown in first and "loaded in " in first and " warm-up " in first   # where the load went, by stage
+    assert shown in first and "loaded in " in first   # and where the load went, stage by stage (load_stages.py)

@@ -26,3 +26,4 @@ def test_the_stages_read_as_one_line():
     text = load_stages_text({"imports": 4.12, "conversion": 0.001, "weights": 2.0, "warm-up": 0.8})
     assert text == "loaded in 6.9 s: imports 4.1 · weights 2.0 · warm-up 0.8 s"
     assert load_stages_text({}) == ""
+    assert load_stages_text({"weights": 0.01, "warm-up": 0.02}) == "loaded in 0.0 s"   # a fast load: no empty list

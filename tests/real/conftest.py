@@ -23,13 +23,6 @@ import pytest
 
 from gammatune_tui.engine.presets import PRESETS, package_file
 
-SUMMARISE = ("Summarise this paragraph: The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
-             "Paris, France. It is named after the engineer Gustave Eiffel, whose company designed and built the "
-             "tower from 1887 to 1889.")
-CAPITAL = "What is the capital of France?"
-RAW = "def fibonacci(n):\n    "
-
-
 @pytest.fixture(scope="session")
 def smollm2_file():
     f = package_file(PRESETS["smollm2"])

@@ -16,7 +16,7 @@ from gammatune_tui.session.recording import event_line
 from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 
-from conftest import CAPITAL
+from real_prompts import CAPITAL
 
 IM_END = "<|im_end|>"
 

@@ -16,7 +16,7 @@ from gammatune_tui.engine.events import SessionSummary, StepEvent
 from gammatune_tui.engine.policies import METHODS, PolicySettings
 from gammatune_tui.engine.sampling import Served
 
-from conftest import CAPITAL, RAW, SUMMARISE
+from real_prompts import CAPITAL, RAW, SUMMARISE
 
 N = 28
 
