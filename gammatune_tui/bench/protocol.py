@@ -158,11 +158,30 @@ def greedy_target(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int, eos
     return out, time.perf_counter() - t0
 
 
+class _ForwardCount:
+    """Counts a model's forward passes during a transformers `generate()`: its steps (one target pass each)."""
+
+    def __init__(self, model: Any):
+        self.model, self.calls, self._hook = model, 0, None
+
+    def _count(self, *_: Any) -> None:
+        self.calls += 1
+
+    def __enter__(self) -> "_ForwardCount":
+        if self.model is not None:
+            self._hook = self.model.register_forward_hook(self._count)
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        if self._hook is not None:
+            self._hook.remove()
+
+
 def run_plain(pair: Any, prompt: PromptIds, max_new_tokens: int, repeat: int = 0) -> RunRecord:
     toks, wall = greedy_target(pair, prompt.ids, max_new_tokens, pair.eos_ids)
     eos = bool(toks) and toks[-1] in pair.eos_ids
     return RunRecord(method=PLAIN, gamma0=None, prompt_id=prompt.id, repeat=repeat, tokens=len(toks),
-                     steps=len(toks), wall_s=wall, stop_reason="eos" if eos else "max_new_tokens", output_ids=toks)
+                     steps=len(toks), target_calls=len(toks), wall_s=wall, stop_reason="eos" if eos else "max_new_tokens", output_ids=toks)
 
 
 def run_hf_assisted(pair: Any, schedule: str, gamma0: int, threshold: float, prompt: PromptIds,
@@ -186,7 +205,7 @@ def run_hf_assisted(pair: Any, schedule: str, gamma0: int, threshold: float, pro
     pad = eos[0] if eos else 0
     try:
         t0 = time.perf_counter()
-        with torch.no_grad():
+        with torch.no_grad(), _ForwardCount(pair.target) as t_calls, _ForwardCount(pair.draft) as d_calls:
             out = pair.target.generate(
                 inp, attention_mask=torch.ones_like(inp), assistant_model=pair.draft, do_sample=False,
                 max_new_tokens=max_new_tokens, min_new_tokens=0, eos_token_id=eos or None, pad_token_id=pad,
@@ -202,6 +221,7 @@ def run_hf_assisted(pair: Any, schedule: str, gamma0: int, threshold: float, pro
             break
     name = HF_HEURISTIC if schedule == "heuristic" else HF_CONSTANT
     return RunRecord(method=name, gamma0=gamma0, prompt_id=prompt.id, repeat=repeat, tokens=len(new), wall_s=wall,
+                     steps=t_calls.calls, target_calls=t_calls.calls, draft_calls=d_calls.calls,
                      stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
 
 
@@ -214,7 +234,7 @@ def run_hf_lookup(pair: Any, gamma0: int, ngram_max: int, prompt: PromptIds, max
     eos = sorted(pair.eos_ids)
     inp = torch.tensor([list(prompt.ids)], device=device)
     t0 = time.perf_counter()
-    with torch.no_grad():
+    with torch.no_grad(), _ForwardCount(pair.target) as t_calls:
         out = pair.target.generate(
             inp, attention_mask=torch.ones_like(inp), prompt_lookup_num_tokens=gamma0, max_matching_ngram_size=ngram_max,
             do_sample=False, max_new_tokens=max_new_tokens, min_new_tokens=0, eos_token_id=eos or None,
@@ -227,6 +247,7 @@ def run_hf_lookup(pair: Any, gamma0: int, ngram_max: int, prompt: PromptIds, max
             new = new[:i + 1]
             break
     return RunRecord(method=HF_LOOKUP, gamma0=gamma0, prompt_id=prompt.id, repeat=repeat, tokens=len(new), wall_s=wall,
+                     steps=t_calls.calls, target_calls=t_calls.calls,
                      stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
 
 

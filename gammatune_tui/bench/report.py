@@ -183,7 +183,7 @@ def render_methods(cells: dict[tuple[str, int | None], Cell], gammas: list[int],
                 pp += " …"
             table.add_row(Text(m if i == 0 else ""), Text("—" if key[1] is None else str(key[1])),
                           Text(f"{c.throughput:.1f}"), Text(f"{c.acceptance_rate:.3f}" if c.drafted else "—"),
-                          Text(f"{c.tokens_per_step:.2f}"), Text(pp))
+                          Text(f"{c.tokens_per_step:.2f}" if c.steps else "—"), Text(pp))
         table.add_section()
     return table
 

@@ -1,7 +1,8 @@
 """`gammatune models`: the preset pairs and the embedded demo pair, and what is on this machine.
 
-Checking the local Hugging Face cache never touches the network, so this
-command is instant and works offline.
+Checking the local Hugging Face cache (and whether a packaged model such as
+smollm2 is installed) never touches the network, so this command is instant
+and works offline. Every name it lists is accepted by `--pair`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.model_files import download_command, in_local_cache
-from ..engine.presets import PRESETS
+from ..engine import presets
+from ..engine.presets import INSTALL_HINT, PRESETS, Preset
 from ..resources import demo_pair_dir, demo_pair_installed
 from ..render.console import make_console
 from ..render.table_fit import set_keys
@@ -49,21 +51,30 @@ def _demo_params(root: Path) -> tuple[str, str]:
     return out[0], out[1]
 
 
+def _preset_row(p: Preset) -> dict:
+    """One preset as `models` shows it: hub pairs say what is cached, a packaged model whether it is installed."""
+    row = {
+        "name": p.name, "target": p.target, "draft": p.draft if p.draft is not None else "prompt lookup",
+        "target_params": p.target_params, "draft_params": p.draft_params,
+        "target_size": p.target_size, "draft_size": p.draft_size,
+        "quantize": p.quantize, "prompt_format": "vicuna" if p.vicuna else "chat template", "note": p.note,
+    }
+    if p.from_package:
+        f = presets.package_file(p)
+        row.update(installed=f is not None, path=str(f) if f is not None else None, target_cached=f is not None,
+                   draft_cached=True, download=INSTALL_HINT.format(req=p.package))
+    else:
+        row.update(target_cached=in_local_cache(p.target), draft_cached=in_local_cache(p.draft or ""),
+                   download=download_command([p.target, p.draft or ""]))
+    return row
+
+
 def models(json_out: bool = typer.Option(False, "--json", help="Print the list as JSON.")) -> None:
     """List the preset pairs (--pair NAME), their sizes and whether they are in the local HF cache."""
-    rows = []
-    for p in PRESETS.values():
-        rows.append({
-            "name": p.name, "target": p.target, "draft": p.draft,
-            "target_params": p.target_params, "draft_params": p.draft_params,
-            "target_size": p.target_size, "draft_size": p.draft_size,
-            "quantize": p.quantize, "prompt_format": "vicuna" if p.vicuna else "chat template",
-            "target_cached": in_local_cache(p.target), "draft_cached": in_local_cache(p.draft), "note": p.note,
-            "download": download_command([p.target, p.draft]),
-        })
+    rows = [_preset_row(p) for p in PRESETS.values()]
     root = demo_pair_dir()
     installed = demo_pair_installed(root)
-    demo = {"name": "demo (default)", "path": str(root), "installed": installed}
+    demo = {"name": "demo", "default": True, "path": str(root), "installed": installed}
     if installed:
         tp, dp = _demo_params(root)
         demo.update(target_params=tp, draft_params=dp,
@@ -90,6 +101,12 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
 
     for r in rows:
         tparams = r["target_params"] + (f" ({r['quantize']})" if r["quantize"] else "")
+        if "installed" in r:   # a model a package ships: installed or not, and no draft model of its own
+            state = Text("installed", style="green") if r["installed"] else Text("not installed", style="dim")
+            table.add_row(r["name"], two("target", "draft"), two(r["target"], r["draft"]),
+                          two(tparams, r["draft_params"]), two(r["target_size"], r["draft_size"]),
+                          two(state, "–"), r["prompt_format"])
+            continue
         table.add_row(r["name"], two("target", "draft"), two(r["target"], r["draft"]),
                       two(tparams, r["draft_params"]), two(r["target_size"], r["draft_size"]),
                       two(mark(r["target_cached"]), mark(r["draft_cached"])), r["prompt_format"])
@@ -105,10 +122,14 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
     console.print(Text("cached: found in the local Hugging Face cache (checked without network). Fetch a pair "
                        "with `hf download TARGET && hf download DRAFT` while online, or add --download to the "
                        "command that uses it.", style="dim"), soft_wrap=not console.is_terminal)
-    missing = [r for p in rows for r, ok in ((p["target"], p["target_cached"]), (p["draft"], p["draft_cached"]))
+    hub = [p for p in rows if "installed" not in p]
+    missing = [r for p in hub for r, ok in ((p["target"], p["target_cached"]), (p["draft"], p["draft_cached"]))
                if not ok]
-    if missing and len(missing) < 2 * len(rows):
+    if missing and len(missing) < 2 * len(hub):
         console.print(Text(f"not cached: {download_command(missing)}", style="dim"), soft_wrap=not console.is_terminal)
+    for p in rows:
+        if "installed" in p and not p["installed"]:
+            console.print(Text(f"{p['name']} is not installed: {p['download']}", style="dim"), soft_wrap=not console.is_terminal)
 
 
 def register(app: typer.Typer) -> None:

@@ -27,6 +27,7 @@ from ..engine.policies import (
     DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
 )
 from ..engine.context import check_budget
+from ..engine.presets import preset_drafter
 from ..errors import InvalidParameter
 from ..prompts import seeded_demo_prompt
 from ..render.safe_text import printable
@@ -139,16 +140,21 @@ class CommonOptions:
             raise AttributeError(name) from None
 
     def drafter_settings(self, name: str | None = None) -> Any:
-        """--drafter (or `name`) with --ngram-min/--ngram-max, as a DrafterSettings."""
+        """--drafter (or `name`) with --ngram-min/--ngram-max; a preset without a draft model drafts by lookup."""
         from ..engine.draft_sources import DrafterSettings
 
         v = self.values
-        return DrafterSettings.of(name or v.get("drafter") or "model", ngram_min=v.get("ngram_min"),
+        if name is None:
+            name = v.get("drafter") or "model"
+            if name == "model":   # the default: --pair smollm2 (no --draft) has no model to draft with
+                name = preset_drafter(v.get("pair"), v.get("draft")) or name
+        return DrafterSettings.of(name, ngram_min=v.get("ngram_min"),
                                   ngram_max=v.get("ngram_max"))
 
     @property
     def uses_demo(self) -> bool:
-        return not (self.values.get("target") or self.values.get("draft") or self.values.get("pair"))
+        return not (self.values.get("target") or self.values.get("draft")
+                    or self.values.get("pair") not in (None, "demo"))   # `--pair demo` is the default pair
 
     def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
         v = self.values

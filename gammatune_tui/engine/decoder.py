@@ -30,7 +30,7 @@ from .runners import RunnerSet, runner_pool
 from .sampling import SamplingConfig, Served, make_generator
 from .step_events import session_header, token_events
 from .tally import SessionTally
-from .text_pieces import SingleTokenText, TextPieces
+from .text_pieces import SingleTokenText, TextPieces, answer_text
 from .verification import accept_tokens, verify_window
 
 
@@ -222,9 +222,9 @@ class SpeculativeDecoder:
                 runner.start(len(ids) + max_new, gamma_max)
         self.runners = runners
         self.source = source
-        pieces = TextPieces(tok)
-        single = SingleTokenText(tok)
         eos = self.eos_ids
+        pieces = TextPieces(tok, hidden=eos)   # the turn's end is an id in the events, never text
+        single = SingleTokenText(tok, hidden=eos)
         tally = SessionTally()
         generated = 0
         stop_reason = "max_new_tokens"
@@ -299,7 +299,8 @@ class SpeculativeDecoder:
                 break
 
         wall = time.perf_counter() - t0
-        yield tally.summary(generated, wall, stop_reason, tok.decode(ids[len(prompt_ids):]), drafter=source.name)
+        yield tally.summary(generated, wall, stop_reason, answer_text(tok, ids[len(prompt_ids):], eos),
+                            drafter=source.name)
 
 
 __all__ = ["SpeculativeDecoder"]

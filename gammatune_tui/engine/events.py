@@ -91,6 +91,7 @@ class SessionHeader:
     engine: str = ""  # what was asked for: auto, eager, static, graphs ("" in recordings made before runners)
     runner: str = ""  # what runs: eager, static or graphs ("target/draft" when the two differ)
     warmup_s: float = 0.0  # untimed warm-up (and graph capture) after loading, seconds
+    load_s: dict[str, float] = field(default_factory=dict)  # loading's stages → seconds ({} in older recordings)
     drafter: str = ""  # the draft source: "model" or "prompt-lookup" ("" in recordings made before sources)
     drafter_params: dict[str, Any] = field(default_factory=dict)  # prompt lookup: ngram_min, ngram_max
     schema: int = SCHEMA_VERSION
@@ -255,6 +256,10 @@ def _header(d: dict) -> SessionHeader:
         raise EventFormatError("'seed' must be an integer or null")
     if _num(d, "warmup_s", optional=True) < 0:
         raise EventFormatError("'warmup_s' must be >= 0")
+    load_s = _dict(d, "load_s")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
+               for v in load_s.values()):
+        raise EventFormatError("'load_s' must map stages to seconds >= 0")
     return SessionHeader(
         target=_str(d, "target"), draft=_str(d, "draft"), tokenizer=_str(d, "tokenizer"),
         device=_str(d, "device"), dtype=_str(d, "dtype"), method=_str(d, "method"),
@@ -266,7 +271,7 @@ def _header(d: dict) -> SessionHeader:
         created=_num(d, "created", optional=True), label=_str(d, "label"),
         turn=_int(d, "turn", optional=True), user_text=_str(d, "user_text"),
         engine=_str(d, "engine"), runner=_str(d, "runner"), warmup_s=_num(d, "warmup_s", optional=True),
-        drafter=_str(d, "drafter"), drafter_params=_dict(d, "drafter_params"),
+        load_s={str(k): float(v) for k, v in load_s.items()}, drafter=_str(d, "drafter"), drafter_params=_dict(d, "drafter_params"),
     )
 
 

@@ -1,4 +1,4 @@
-"""Where a model is: a directory that holds one, or the local Hugging Face cache — found without the network.
+"""Where a model is: a directory that holds one, a GGUF file, or the local Hugging Face cache — found without the network.
 
 `load_pair` reads models from here. A directory must look like a model
 (config.json, weights, a tokenizer) or the missing parts are named; a hub
@@ -6,7 +6,9 @@ id is read from the local cache, and one that is not there fails at once
 with the `hf download` command that fetches it (current huggingface_hub
 installs `hf`; `huggingface-cli` is gone). The network is used only when
 the user asks (`download=True`, `--download`), instead of a minute of
-retries and a wall of warnings before the same error.
+retries and a wall of warnings before the same error. A GGUF file (or a
+directory holding one and no config.json) is read through its converted
+copy in gammatune's cache (gguf.py).
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 from ..errors import ModelLoadError
+from .gguf import convert, converted_path, gguf_file_of
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 
@@ -89,6 +92,7 @@ class ModelRef:
     path: str            # what from_pretrained gets: a directory, or the hub id when downloading
     local: bool          # a directory on disk (a user's or the cache's snapshot): no hub call at all
     hub_id: str | None = None
+    gguf: str | None = None   # a GGUF file: `path` is it until `load_pair` puts its converted directory there
 
 
 def locate_pair(target: str, draft: str | None, *, allow_pickle: bool,
@@ -122,13 +126,17 @@ def locate(ref: str, what: str, *, allow_pickle: bool = False, download: bool = 
     that fetches it.
     """
     p = Path(ref).expanduser()
+    gguf_file = gguf_file_of(p)
+    if gguf_file is not None:
+        return ModelRef(ref, str(gguf_file), True, gguf=str(gguf_file))
     if p.is_dir():
         missing = _missing_parts(p, allow_pickle)
         if missing:
             raise ModelLoadError(f"{what} model {ref!r} is not a model directory: {'; '.join(missing)}")
         return ModelRef(ref, str(p), True)
     if p.exists():
-        raise ModelLoadError(f"{what} model {ref!r} is a file; give the model's directory or a hub id")
+        raise ModelLoadError(f"{what} model {ref!r} is a file but not a GGUF file (*.gguf); give a .gguf file, "
+                             "the model's directory or a hub id")
     looks_local = ref.startswith((".", "/", "~")) or ref.count("/") > 1 or not _HUB_ID.match(ref)
     if looks_local:
         raise ModelLoadError(f"{what} model {ref!r}: no such directory")
@@ -173,16 +181,28 @@ def in_local_cache(repo_id: str) -> bool:
     return any(any(snap.glob(g)) for g in _WEIGHTS_SAFE + _WEIGHTS_PICKLE)
 
 
+def with_gguf_converted(ref: ModelRef, what: str, progress: Callable[[str], None] | None = None) -> ModelRef:
+    """A GGUF ref pointed at its converted directory (converted now, or found in the cache); others as they are."""
+    if ref.gguf is None:
+        return ref
+    return replace(ref, path=str(convert(Path(ref.gguf), what, progress)))
+
+
 def read_config(ref: ModelRef) -> Any:
-    """A model's config.json as attributes (no transformers, no weights); None when there is none to read."""
+    """A model's config.json as attributes (no transformers, no weights); None when there is none to read.
+
+    A GGUF file's config is known once it has been converted (its cache directory)."""
     if not ref.local:
         return None
+    d = Path(ref.path)
+    if ref.gguf is not None:
+        d = converted_path(Path(ref.gguf))
     try:
-        data = json.loads((Path(ref.path) / "config.json").read_text(encoding="utf-8"))
+        data = json.loads((d / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return SimpleNamespace(**{k: v for k, v in data.items() if isinstance(k, str)}) if isinstance(data, dict) else None
 
 
-__all__ = ["NotCached", "ModelRef", "download_command", "in_local_cache", "locate", "locate_pair", "from_pretrained",
+__all__ = ["NotCached", "ModelRef", "with_gguf_converted", "download_command", "in_local_cache", "locate", "locate_pair", "from_pretrained",
            "read_config", "is_offline"]

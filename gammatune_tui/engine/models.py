@@ -16,7 +16,7 @@ not after a minute of retries against a network that may not be there.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import torch
@@ -25,17 +25,14 @@ from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
 from .context import window_of
 from .devices import resolve_device, resolve_dtype
-from .model_files import ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config
-from .draft_sources import DrafterSettings
+from .model_files import (ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config,
+                          with_gguf_converted)
+from .draft_sources import PROMPT_LOOKUP, DrafterSettings
+from .end_of_turn import collect_eos_ids
+from .load_stages import LOAD_STAGES, StageClock
+from .presets import DEMO, PRESETS, VICUNA_SYSTEM, Preset, pair_names, preset_target, vicuna_format
 from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
-from .presets import PRESETS, Preset  # noqa: F401  (re-exported; declared without torch for `gammatune models`)
-
-VICUNA_SYSTEM = (
-    "A chat between a curious user and an artificial intelligence assistant. "
-    "The assistant gives helpful, detailed, and polite answers to the user's questions."
-)
-
 
 ProgressFn = Callable[[str, float], None]
 
@@ -63,6 +60,7 @@ class ModelPair:
     eos_ids: frozenset[int] = field(default_factory=frozenset)
     engine: str = "auto"  # auto | eager | static | graphs: how forward passes run (engine/runners)
     warmup_s: float = 0.0  # seconds the post-load warm-up took (0: none ran)
+    load_s: dict[str, float] = field(default_factory=dict)  # load_pair's stages → seconds (load_stages.py)
     drafter: DrafterSettings | None = None  # the default draft source (None: the model if loaded, else prompt lookup)
     runner_pool: Any = field(default=None, init=False, repr=False, compare=False)
 
@@ -106,34 +104,6 @@ class ModelPair:
         return list(tok(text).input_ids)
 
 
-def vicuna_format(messages: Sequence[dict]) -> str:
-    """Vicuna v1.1 template: system prompt, then 'USER: … ASSISTANT: …</s>' turns."""
-    system = VICUNA_SYSTEM
-    parts: list[str] = []
-    for m in messages:
-        role, content = m["role"], m["content"].strip()
-        if role == "system":
-            system = content
-        elif role == "user":
-            parts.append(f"USER: {content}")
-        else:
-            parts.append(f"ASSISTANT: {content}</s>")
-    return system + " " + " ".join(parts) + " ASSISTANT:"
-
-
-def collect_eos_ids(tokenizer: Any, model: Any) -> frozenset[int]:
-    found: set[int] = set()
-    tok_eos = getattr(tokenizer, "eos_token_id", None)
-    if isinstance(tok_eos, int):
-        found.add(tok_eos)
-    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    if isinstance(gen_eos, int):
-        found.add(gen_eos)
-    elif isinstance(gen_eos, (list, tuple)):
-        found.update(int(i) for i in gen_eos)
-    return frozenset(found)
-
-
 # -- finding and loading models ---------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -168,19 +138,29 @@ def _resolve_refs(target: str | None, draft: str | None, pair: str | None, demo:
     """(target, draft, vicuna, preset name, is_demo) from paths/hub ids, a preset or the demo pair.
 
     With a model-free drafter (`lookup`) only the target is needed: draft is None.
+    A preset without a draft model (smollm2) drafts by prompt lookup (draft
+    None) unless `draft` names one; `--pair demo` is the embedded pair.
     """
     if lookup and draft is not None:
         raise InvalidParameter("--draft names a draft model, but --drafter prompt-lookup drafts without one: "
                                "leave --draft out")
     vicuna = False
     preset_name = None
-    if pair is not None:
+    if pair == DEMO:
         if target or draft:
             raise InvalidParameter("give either --pair or --target/--draft, not both")
+        pair, demo = None, True
+    if pair is not None:
         if pair not in PRESETS:
-            raise InvalidParameter(f"unknown pair {pair!r}; expected one of {', '.join(PRESETS)}")
+            raise InvalidParameter(f"unknown pair {pair!r}; expected one of {', '.join(pair_names())}")
         pre = PRESETS[pair]
-        target, draft, vicuna, preset_name = pre.target, pre.draft, pre.vicuna, pre.name
+        if target or (draft and pre.draft is not None):
+            raise InvalidParameter("give either --pair or --target/--draft, not both"
+                                   + (f" (--pair {pair} takes --draft: it has no draft model of its own)"
+                                      if pre.draft is None and target else ""))
+        target, vicuna, preset_name = preset_target(pre), pre.vicuna, pre.name
+        draft = draft if pre.draft is None else pre.draft
+        lookup = lookup or draft is None
     elif target is None and draft is None:
         demo = True
     elif target is None or (draft is None and not lookup):
@@ -265,6 +245,7 @@ def load_pair(
     from the local Hugging Face cache only; `download` lets them be fetched (the
     network is used only when asked for).
     """
+    clock = StageClock()
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
@@ -276,6 +257,7 @@ def load_pair(
         disable_progress_bars()
     except ImportError:  # pragma: no cover
         pass
+    clock.lap("imports")
 
     def report(stage: str, frac: float) -> None:
         if progress is not None:
@@ -289,9 +271,11 @@ def load_pair(
         raise InvalidParameter(f"--threads must be a whole number >= 1, got {threads!r}")
     engine = check_engine(engine)
     drafter_settings = DrafterSettings.of(drafter)
-    lookup = drafter_settings.model_free
 
-    target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, draft, pair, demo, lookup)
+    target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, draft, pair, demo, drafter_settings.model_free)
+    if draft is None and not drafter_settings.model_free:   # a preset without a draft model: prompt lookup drafts
+        drafter_settings = replace(drafter_settings, name=PROMPT_LOOKUP)
+    lookup = drafter_settings.model_free
     if preset_name is not None and quantize is None:
         quantize = PRESETS[preset_name].quantize
 
@@ -300,12 +284,18 @@ def load_pair(
     if device_map is None:
         check_engine_device(engine, dev)  # known before loading anything
     t_ref, d_ref = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
+    if t_ref.gguf or (d_ref is not None and d_ref.gguf):
+        clock.lap("")
+        t_ref = with_gguf_converted(t_ref, "target", lambda m: report(m, 0.0))
+        d_ref = with_gguf_converted(d_ref, "draft", lambda m: report(m, 0.0)) if d_ref is not None else None
+        clock.lap("conversion")
 
     report("tokenizer", 0.0)
     t_tok = _load_tokenizer(t_ref, "target", trust_remote_code, download)
     if d_ref is not None:
         d_tok = _load_tokenizer(d_ref, "draft", trust_remote_code, download)
         check_tokenizers(t_tok, d_tok)
+    clock.lap("tokenizer")
 
     common: dict[str, Any] = {"dtype": dt, "trust_remote_code": trust_remote_code}
     if not allow_pickle:
@@ -330,30 +320,44 @@ def load_pair(
         draft_model.to(dev)
         draft_model.eval()
     target_model.eval()
+    clock.lap("weights")
 
     if dev.type == "cpu":
         n = threads
         if n is None:
-            n = 1 if _param_count(target_model) < 100_000_000 else (os.cpu_count() or 1)
+            # 2 threads on a 2-core machine collapse when anything else holds a core (a 135M model:
+            # warm-up 50 s instead of 6 s at load 3, docs/engine.md), so small machines get one
+            cores = os.cpu_count() or 1
+            n = 1 if _param_count(target_model) < 100_000_000 or cores <= 2 else cores
         torch.set_num_threads(n)
+    if is_demo:
+        name_target = "demo/target"
+    elif preset_name is not None:
+        name_target = PRESETS[preset_name].target   # a hub id, or the packaged file's name (not its path)
+    else:
+        name_target = target
     pair = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
-        name_target="demo/target" if is_demo else target,
+        name_target=name_target,
         name_draft=drafter_settings.name if lookup else ("demo/draft" if is_demo else str(draft)),
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
         drafter=drafter_settings,
     )
     report("self-checks", 0.85)
-    runner = pair.runner  # resolves the engine: EngineUnavailable here, before any warm-up
+    clock.lap("")   # building the pair (eos ids, the runner pool) belongs to no stage worth naming
+    runner = pair.runner  # resolves the engine (the runners' self-checks): EngineUnavailable here, before warm-up
+    clock.lap("self-checks")
     if warmup:
         report(f"warm-up ({runner})", 0.9)
         warm_up(pair, progress=report)  # reports "compile" / "capture" as their own stages; timings in runner_pool.timings
+        clock.lap("warm-up")
+    pair.load_s = clock.stages
     report("ready", 1.0)
     return pair
 
 
 __all__ = [
-    "ModelPair", "Preset", "PRESETS", "load_pair", "check_tokenizers",
+    "ModelPair", "Preset", "PRESETS", "LOAD_STAGES", "load_pair", "check_tokenizers",
     "vicuna_format", "collect_eos_ids", "in_local_cache", "VICUNA_SYSTEM", "check_pair", "PairRefs",
     "download_command",
 ]

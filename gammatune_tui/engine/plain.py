@@ -49,7 +49,8 @@ def plain_decode(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int,
     device = torch.device(getattr(pair, "device", None) or target.device)
     served = Served(sampling)
     gen = make_generator(sampling.seed, device)
-    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
+    draft = getattr(pair, "draft", None)  # None: a pair loaded for prompt lookup has the target alone
+    vocab = int(target.config.vocab_size if draft is None else min(target.config.vocab_size, draft.config.vocab_size))
     eos = set(pair.eos_ids)
     run = PlainRun()
     pool = runner_pool(pair)

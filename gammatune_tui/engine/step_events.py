@@ -74,6 +74,7 @@ def session_header(
         engine=engine,
         runner=runner,
         warmup_s=warmup_s,
+        load_s=dict(getattr(pair, "load_s", None) or {}),
         drafter=name,
         drafter_params=drafter.params() if drafter is not None else {},
     )

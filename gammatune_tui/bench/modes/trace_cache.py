@@ -37,6 +37,7 @@ from ...engine.sampling import SamplingConfig
 from ...engine.step_events import versions
 from ...engine.text_pieces import prompt_pieces
 from ...errors import InvalidParameter
+from ...resources import CACHE_ENV, cache_root  # noqa: F401  (one answer to where the cache is)
 from .. import protocol
 from .. import trace_record
 from ..cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
@@ -44,17 +45,7 @@ from ..lookup_trace import record_lookup_trace, trace_from_json
 from ..trace_sampled import record_sampled_trace
 from .common import progress_bar
 
-CACHE_ENV = "GAMMATUNE_CACHE_DIR"
 FORMAT = 1
-
-
-def cache_root() -> Path:
-    """`$GAMMATUNE_CACHE_DIR`, else `$XDG_CACHE_HOME/gammatune`, else `~/.cache/gammatune`."""
-    own = os.environ.get(CACHE_ENV, "").strip()
-    if own:
-        return Path(own).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "gammatune"
 
 
 def _weights_fingerprint(model: Any) -> list[list[Any]]:
