@@ -25,6 +25,8 @@ from typing import Any, Callable, Sequence
 
 from ..engine.models import load_pair
 from ..engine.policies import METHODS, PolicyParams, PolicySettings
+# what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
+from ..engine.policy_params import DEFAULT_GAMMA0
 from ..engine.text_pieces import prompt_pieces
 from ..errors import ModelLoadError, TokenizerMismatch
 from . import protocol
@@ -34,7 +36,6 @@ from .cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from .oracle import oracle_run, summarize
 
 DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8, 12, 16)
-DEFAULT_GAMMA0 = 4  # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
 TIMING_TOKENS = 24  # tokens per session of the timing pass
 TIMING_ROUNDS = 2   # sweeps over the calibration windows
 PLAIN_TOKENS = 8    # target-only tokens timed before each session of the timing pass and after the last

@@ -21,13 +21,13 @@ from ..bench.modes.latency import run_latency
 from ..bench.modes.simulate import SimulateOptions
 from ..bench.modes.sweep import run_sweep
 from ..bench.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
-from ..engine.policies import ADAPTIVE_K_PARAMS, METHODS, PolicyParams, parse_methods
+from ..engine.policies import METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..prompts import load_prompt_set
 from .options import common_options
 
 DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
-TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k")
+TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k", "costaware")
 BENCH = "Benchmark"
 
 
@@ -114,9 +114,6 @@ def bench(
 
 def _policy_params(opts: Any) -> dict[str, Any]:
     """The policy parameters given on the command line (validated now, not after the models load)."""
-    given = {k: opts.values[k] for k in ("eta", "delta", "tau", "gamma_min", "gamma_max", *ADAPTIVE_K_PARAMS)
-             if opts.values.get(k) is not None}
-    if opts.values.get("dynamic_tau"):
-        given["dynamic_tau"] = True
+    given = {k: x for k, x in opts.policy_params(gamma0=None).items() if x is not None}
     PolicyParams.build(**given)
     return given
