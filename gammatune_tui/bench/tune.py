@@ -78,7 +78,7 @@ def current_defaults() -> dict[str, Any]:
     p = PolicyParams()
     return {"eta": float(p.eta), "delta": p.delta, "tau": float(p.tau), "gamma_min": p.gamma_min,
             "gamma_max": p.gamma_max, "ema_alpha": float(p.ema_alpha), "alpha_prior": float(p.alpha_prior),
-            "cooldown": p.cooldown}
+            "cooldown": p.cooldown, "calib_weight": float(p.calib_weight), "calib_forget": float(p.calib_forget)}
 
 
 def _valid(params: dict[str, Any], max_window: int) -> bool:
