@@ -39,12 +39,13 @@ from gammatune_tui.engine.confidence import PRIOR_FILE, Prior
 from gammatune_tui.engine.policies import PolicySettings
 
 FIXED = range(1, 17)
+# γ0 is shared by every method (--gamma): it stays at 4; the rest is fitted on the even prompts
 GRIDS: dict[str, dict[str, list[Any]]] = {
-    "gammatune+": {"gamma0": [2, 4], "gamma_min": [1, 2], "gamma_max": [6, 8, 16], "eta": [0.3, 0.5, 0.7],
+    "gammatune+": {"gamma0": [4], "gamma_min": [1, 2], "gamma_max": [6, 8, 16], "eta": [0.3, 0.5, 0.7],
                    "delta": [0, 1, 2], "tau": [0.05, 0.1, 0.2, 0.4]},
-    "gammatune": {"gamma0": [2, 4], "gamma_min": [1, 2], "gamma_max": [4, 6, 8, 16], "eta": [0.3, 0.5, 0.7],
+    "gammatune": {"gamma0": [4], "gamma_min": [1, 2], "gamma_max": [4, 6, 8, 16], "eta": [0.3, 0.5, 0.7],
                   "delta": [0, 1, 2]},
-    "costaware": {"gamma0": [2], "gamma_min": [1], "gamma_max": [8, 16], "calib_weight": [5, 20, 80],
+    "costaware": {"gamma0": [4], "gamma_min": [2], "gamma_max": [8], "calib_weight": [5, 20, 80],
                   "calib_forget": [0.9, 0.95, 0.98, 1]},
 }
 AT_DEFAULTS = ("hf-heuristic", "assistant-threshold", "adaptive-k")
@@ -78,14 +79,16 @@ class Run:
     """One method at one setting over a set of traces: per-prompt records and how often γ changed."""
 
     def __init__(self, traces: list[sim.Trace], cost: CostModel, method: str, gamma0: int, params: dict[str, Any]):
-        self.records, changed, steps = [], 0, 0
+        self.records, changed, moved, steps = [], 0, 0, 0
         for t in traces:
             out: list[sim.SimStep] = []
             self.records.append(sim.play_trace(t, PolicySettings.build(method, gamma0, **params).make(), None,
                                                cost, out))
             changed += sum(a.gamma != b.gamma for a, b in zip(out, out[1:]))
+            moved += sum(a.drafted != b.drafted for a, b in zip(out, out[1:]))
             steps += max(0, len(out) - 1)
         self.changed = changed / steps if steps else 0.0
+        self.moved = moved / steps if steps else 0.0  # the drafted length, early stops included
 
     def throughput(self) -> float:
         return sum(r.tokens for r in self.records) / sum(r.wall_s for r in self.records)
@@ -116,7 +119,7 @@ def study(traces: list[sim.Trace], cost: CostModel) -> list[dict[str, Any]]:
         gap_se = statistics.stdev(diff) / math.sqrt(len(diff)) if any(diff) else 0.0
         rows.append({"method": label, "share": share(run, odd), "spread": se,
                      "gap": share(run, odd) - share(best_fixed, odd), "gap_spread": gap_se,
-                     "changed": run.changed, "setting": setting})
+                     "changed": run.changed, "moved": run.moved, "setting": setting})
 
     for method, grid in GRIDS.items():
         best, best_share = None, -1.0
@@ -145,10 +148,13 @@ def study(traces: list[sim.Trace], cost: CostModel) -> list[dict[str, Any]]:
 
 def print_table(rows: list[dict[str, Any]], label: str) -> None:
     print(f"held out: {label}")
-    print(f"{'method':44} {'share':>6} {'±':>6} {'vs best fixed':>14} {'±':>6} {'γ changed':>9}")
+    print(f"{'method':40} {'share':>6} {'±':>6} {'vs best fixed':>14} {'±':>6} {'γ changed':>9} {'d changed':>9}")
     for r in rows:
-        print(f"{r['method']:44} {r['share']:6.3f} {r['spread']:6.3f} {r['gap']:+14.3f} {r['gap_spread']:6.3f} "
-              f"{r['changed']:9.0%}")
+        print(f"{r['method']:40} {r['share']:6.3f} {r['spread']:6.3f} {r['gap']:+14.3f} {r['gap_spread']:6.3f} "
+              f"{r['changed']:9.0%} {r['moved']:9.0%}")
+    print("share: of the oracle's throughput on the odd prompts; ±: standard error over those prompts "
+          "(for the gap: of the paired per-prompt differences); γ changed: steps whose planned γ differs "
+          "from the step before; d changed: the same for the drafted length")
     for r in rows:
         if "fitted" in r["method"]:
             print(f"  {r['method']}: {r['setting']}")

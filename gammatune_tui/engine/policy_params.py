@@ -40,7 +40,7 @@ DEFAULT_COOLDOWN = 2
 # costaware: pseudo-counts of the shipped calibration prior in each confidence bin,
 # and the factor every step multiplies the session's own counts by (engine/costaware.py).
 DEFAULT_CALIB_WEIGHT = 20
-DEFAULT_CALIB_FORGET = 0.98
+DEFAULT_CALIB_FORGET = 0.9
 
 PARAM_NAMES = ("eta", "delta", "tau", "gamma_min", "gamma_max", "dynamic_tau", "ema_alpha", "alpha_prior",
                "cooldown", "calib_weight", "calib_forget")
