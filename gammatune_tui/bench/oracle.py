@@ -123,8 +123,12 @@ def step_options(trace: Trace, n: int, wmax: int) -> list[tuple[int, int, int, i
 
 
 def oracle_run(trace: Trace, cost: CostModel, max_new_tokens: int | None = None,
-               gamma_max: int | None = None) -> OracleRun:
-    """The cheapest sequence of windows over `trace` under `cost` (windows capped at `gamma_max` if given)."""
+               gamma_max: int | None = None, min_window: int = 0, name: str = ORACLE) -> OracleRun:
+    """The cheapest sequence of windows over `trace` under `cost` (windows capped at `gamma_max` if given).
+
+    `min_window` 1 is the oracle forbidden to skip drafting (a plain step only
+    where the budget leaves no room for a draft): a reference row, named `name`.
+    """
     max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
     if gamma_max is not None and gamma_max < 0:
         raise ValueError(f"gamma_max must be >= 0, got {gamma_max}")
@@ -144,7 +148,10 @@ def oracle_run(trace: Trace, cost: CostModel, max_new_tokens: int | None = None,
         if gamma_max is not None:
             wmax = min(wmax, gamma_max)
         best_n, best_w = math.inf, 0
-        for w, d, _a, new in step_options(trace, n, max(wmax, 0)):
+        options = step_options(trace, n, max(wmax, 0))
+        # no skipping: windows of at least min_window, unless the position offers nothing else
+        options = [o for o in options if o[0] >= min_window] or options
+        for w, d, _a, new in options:
             t = price(d, new) + best[n + new]
             if t < best_n:
                 best_n, best_w = t, w
@@ -157,7 +164,7 @@ def oracle_run(trace: Trace, cost: CostModel, max_new_tokens: int | None = None,
         opt = next(o for o in step_options(trace, n, w) if o[0] == w)
         n += opt[3]
     steps: list[SimStep] = []
-    record = play_trace(trace, WindowScript(windows), max_new, cost, steps)
+    record = play_trace(trace, WindowScript(windows, name), max_new, cost, steps)
     return OracleRun(trace.prompt_id, windows, steps, record, best[0])
 
 

@@ -46,6 +46,8 @@ class SweepConfig:
     params: dict[str, Any] = field(default_factory=dict)
     baselines: tuple[str, ...] = ALL_BASELINES
     seed: int = 0
+    # how tokens are served: greedy (the paper's protocol) unless --simulate was asked for a temperature
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
 
     def run_count(self, n_prompts: int) -> int:
         per = len(self.methods) * len(self.gammas)
@@ -100,11 +102,17 @@ def environment(pair: Any) -> dict[str, Any]:
 
 
 def run_policy(pair: Any, settings: PolicySettings, prompt: PromptIds, max_new_tokens: int, repeat: int = 0,
-               seed: int = 0, keep_events: list | None = None) -> RunRecord:
-    """One live session of our decoder; the record's wall time is the summary's (header to last step)."""
+               seed: int = 0, keep_events: list | None = None, sampling: SamplingConfig | None = None) -> RunRecord:
+    """One live session of our decoder; the record's wall time is the summary's (header to last step).
+
+    Greedy unless `sampling` is given (then its temperature/top-k/top-p, with `seed`).
+    """
+    from dataclasses import replace
+
     from ..engine.decoder import SpeculativeDecoder
 
-    dec = SpeculativeDecoder(pair, settings, SamplingConfig(temperature=0.0, seed=seed))
+    served = SamplingConfig(temperature=0.0, seed=seed) if sampling is None else replace(sampling, seed=seed)
+    dec = SpeculativeDecoder(pair, settings, served)
     rec = RunRecord(method=settings.method, gamma0=settings.gamma0, prompt_id=prompt.id, repeat=repeat)
     out: list[int] = []
     stats = RunningStats()

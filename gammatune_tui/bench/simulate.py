@@ -50,6 +50,11 @@ class Trace:
     plain_s: float = 0.0  # target-only decoding of the continuation, prefill included
     target_flips: list[int] = field(default_factory=list)  # positions where teacher forcing disagrees with the cached path
     fragile: int = 0  # positions whose target or draft top-2 gap < trace_record.FRAGILE_GAP
+    # sampled traces (trace_sampled.py): the draft's top-1 probability where it differs from the chosen one,
+    # and the sampling settings the trace was drawn with; None for greedy traces (top-1 = chosen)
+    draft_top: list[float] | None = None
+    off_top: dict[int, list[float]] | None = None
+    sampling: dict[str, Any] | None = None
 
     @property
     def ended_eos(self) -> bool:
@@ -59,6 +64,11 @@ class Trace:
         d = asdict(self)
         d["off_ids"] = {str(k): v for k, v in self.off_ids.items()}
         d["off_prob"] = {str(k): v for k, v in self.off_prob.items()}
+        if self.off_top is not None:
+            d["off_top"] = {str(k): v for k, v in self.off_top.items()}
+        for k in ("draft_top", "off_top", "sampling"):  # greedy traces keep their old form
+            if d[k] is None:
+                del d[k]
         return d
 
     @classmethod
@@ -66,7 +76,13 @@ class Trace:
         d = dict(d)
         d["off_ids"] = {int(k): v for k, v in d["off_ids"].items()}
         d["off_prob"] = {int(k): v for k, v in d["off_prob"].items()}
+        if d.get("off_top") is not None:
+            d["off_top"] = {int(k): v for k, v in d["off_top"].items()}
         return cls(**d)
+
+    @property
+    def sampled(self) -> bool:
+        return self.sampling is not None
 
 
 @dataclass
@@ -122,6 +138,8 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
         raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
     toks, dids, dprob = trace.tokens, trace.draft_ids, trace.draft_prob
     off_ids, off_prob = trace.off_ids, trace.off_prob
+    dtop = trace.draft_top if trace.draft_top is not None else dprob
+    off_top = trace.off_top if trace.off_top is not None else off_prob
     L = len(toks)
     run, off_eos = _aux(trace)
     eos = set(trace.eos_ids)
@@ -166,24 +184,25 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
             miss = -1
             off: list[int] = []
             offp: list[float] = []
+            offt: list[float] = []
             while True:
                 pos = n + d
                 if miss < 0:
-                    x, p = dids[pos], dprob[pos]
+                    x, p, top = dids[pos], dprob[pos], dtop[pos]
                     if x == toks[pos]:
                         a += 1
                     else:
                         miss = pos
-                        off, offp = off_ids[miss], off_prob[miss]
+                        off, offp, offt = off_ids[miss], off_prob[miss], off_top[miss]
                 else:
                     k = pos - miss - 1
                     if k >= len(off):
                         raise TraceTooShallow(
                             f"window {window} needs {k + 1} draft proposals after a disagreement; "
                             f"the trace holds {trace.off_depth}")
-                    x, p = off[k], offp[k]
+                    x, p, top = off[k], offp[k], offt[k]
                 d += 1
-                keep = keep_drafting(p, p)
+                keep = keep_drafting(top, p)
                 if d >= window or x in eos:
                     break
                 if not keep:

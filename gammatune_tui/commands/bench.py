@@ -53,7 +53,7 @@ def bench(
     repeats: int = typer.Option(1, "--repeats", min=1, help="Times each (prompt, method, γ0) is run live.", rich_help_panel=BENCH),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N prompts of the set.", rich_help_panel=BENCH),
     out: Path = typer.Option(Path("gammatune-bench.json"), "--out", "-o", help="JSON file with every raw number and the environment; a CSV goes beside it.", rich_help_panel=BENCH),
-    simulate: bool = typer.Option(False, "--simulate", help="Record one trace per prompt and play every policy exactly over it (greedy only).", rich_help_panel=BENCH),
+    simulate: bool = typer.Option(False, "--simulate", help="Record one trace per prompt and play every policy exactly over it (greedy, or sampled with -t/--top-k/--top-p: coupled draws).", rich_help_panel=BENCH),
     validate: bool = typer.Option(False, "--validate", help="With --simulate: also run the live sweep and compare it with the simulation cell by cell.", rich_help_panel=BENCH),
     check_live: Optional[int] = typer.Option(None, "--check-live", min=0, help="With --simulate: prompts on which every method at a few γ0 is also run live and compared step by step (default 1 when the traces are recorded, 0 when they come from the cache).", rich_help_panel=BENCH),
     traces_path: Optional[Path] = typer.Option(None, "--traces", help="With --simulate/--tune: keep the traces and cost model in this file instead of the cache.", rich_help_panel=BENCH),
@@ -80,8 +80,13 @@ def bench(
         parse_methods(opts.method) if _given(ctx, "method") else list(METHODS))
     gamma_list = parse_gammas(gammas) if gammas is not None else (
         parse_gammas(str(opts.gamma)) if _given(ctx, "gamma") else parse_gammas(DEFAULT_GAMMAS))
-    if opts.temperature not in (None, 0, 0.0):
-        raise InvalidParameter("bench measures greedy decoding (the paper's protocol): --temperature must be 0")
+    sampling = opts.sampling()
+    if not sampling.greedy and not (simulate or tune_):
+        raise InvalidParameter("a live bench measures greedy decoding (the paper's protocol): --temperature above 0 "
+                               "needs --simulate (or --tune)")
+    if not sampling.greedy and validate:
+        raise InvalidParameter("--validate compares cells run greedily; at --temperature above 0 the live check "
+                               "(--check-live N) compares tokens per step in law")
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be >= 1, got {opts.max_new_tokens}")
     if tune_ and tune_method not in TUNABLE:
@@ -101,11 +106,14 @@ def bench(
     # a prompt-lookup sweep races transformers' prompt lookup; a model sweep its assisted generation
     drafter = opts.drafter_settings()
     peers = LOOKUP_BASELINES if drafter.model_free else ALL_BASELINES
+    if drafter.model_free and not sampling.greedy:
+        raise InvalidParameter("--simulate at --temperature above 0 needs a draft model: prompt lookup's proposals "
+                               "depend on where each window starts, so its sampled runs cannot share one trace")
     if drafter.model_free and not no_baselines and drafter.ngram_min != 1 and not (simulate or tune_):
         err.print(Text(f"note: transformers' prompt lookup matches n-grams down to 1; with --ngram-min "
                        f"{drafter.ngram_min} the two are not at matched settings", style="yellow"))
     cfg = SweepConfig(methods=method_list, gammas=gamma_list, max_new_tokens=opts.max_new_tokens, repeats=repeats,
-                      params=params, seed=opts.seed, baselines=() if no_baselines else peers)
+                      params=params, seed=opts.seed, baselines=() if no_baselines else peers, sampling=sampling)
     sim = SimulateOptions(traces_path, check_live, validate, tune_method if tune_ else None, std_weight,
                           refresh=refresh_traces) if simulate or tune_ else None
     run_sweep(console, err, cfg, prompt_list, prompt_set=prompt_set, load_kwargs=opts.load_kwargs(), raw=opts.raw,

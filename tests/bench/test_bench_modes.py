@@ -66,6 +66,15 @@ def test_simulated_table2_has_the_oracle_on_top_and_each_methods_share_of_it(tin
             assert r["mean"] <= 1 + 1e-9
     oracle = data["sim"]["oracle"]
     assert oracle["tokens"] == 32 and set(oracle["windows"]) == {"a", "b"}
+    # beside the oracle: the reference rows, every share with its spread over timing passes and prompts, ranks
+    shares = text[text.index("Share of the oracle, with the reference rows"):]
+    for ref in ("best fixed γ (γ = ", "perfect signal", "oracle, no skip", "specdecode", "adaptive-k"):
+        assert ref in shares
+    assert "± passes" in shares and "± prompts" in shares
+    assert max(len(line) for line in shares.splitlines()) <= 80
+    rows = {r["name"]: r for r in data["sim"]["shares"]}
+    assert data["sim"]["timing_passes"] == 3 and all(len(r["passes"]) == 3 for r in rows.values())
+    assert rows["best fixed γ"]["share"] <= rows["perfect signal"]["share"] + 1e-9
     csv_rows = {(r.split(",")[1], r.split(",")[2]): r for r in out.with_suffix(".csv").read_text().splitlines()[1:]}
     header = out.with_suffix(".csv").read_text().splitlines()[0].split(",")
     share = header.index("share_of_oracle")
@@ -96,6 +105,11 @@ def test_tune_reports_the_best_parameters(tiny_pair_dirs, prompts, tmp_path, cap
     assert "recommended" in text   # two prompts: too few for the held-out check, so unchecked or the defaults
     tune = json.loads(out.read_text())["tune"]
     assert tune["recommended"]["kind"] in ("unchecked", "defaults")
+    # the tuned and starting settings sit beside the reference rows, with spreads
+    assert "--tune gammatune+ beside the reference rows" in text
+    names = {r["name"] for r in tune["shares"]["rows"]}
+    assert {"gammatune+, tuned", "gammatune+, current defaults", "best fixed γ", "perfect signal",
+            "oracle, no skip"} == names
     assert tune["method"] == "gammatune+" and tune["candidates"] and tune["best"]["score"] >= tune["start"]["score"]
 
 

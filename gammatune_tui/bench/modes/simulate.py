@@ -20,7 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import PolicyParams, PolicySettings
-from .. import oracle, protocol, report
+from .. import oracle, protocol, reference, report
+from ..report_shares import print_shares
 from .. import simulate as sim
 from ..results import aggregate, throughputs
 from ..tune import GRID
@@ -54,7 +55,8 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
     # the longest window a policy may plan: γ0, or γ_max for the GammaTune policies (whose γ_min may exceed γ0)
     gamma_max = PolicyParams.build(**cfg.params).gamma_max
     max_window = max(max(cfg.gammas), gamma_max, max(GRID["gamma_max"]) if tune_ else 0)
-    found = load_or_record(err, pair, pid, cfg.max_new_tokens, max_window, opts.traces_path, opts.refresh)
+    found = load_or_record(err, pair, pid, cfg.max_new_tokens, max_window, opts.traces_path, opts.refresh,
+                           cfg.sampling)
     traces, cost = found.traces, found.cost
     payload["sim_setup"] = {
         "cost_model": cost.to_json(),
@@ -78,13 +80,20 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
     regret = oracle.regret(records, orecs, categories)
     records += orecs
     cells = aggregate(records)
-    derived = report.print_report(console, cells, cfg.gammas, label, title="Table 2 (simulated)", regret=regret)
+    derived = report.print_report(console, cells, cfg.gammas, label, title="Table 2 (simulated)" + ("" if cfg.sampling.greedy else f", {_law(cfg)}"),
+                                  regret=regret)
     summary = oracle.summarize(traces, runs)
     console.print(report.render_oracle(summary, sum(w == 0 for r in runs for w in r.windows)))
+    t1 = time.perf_counter()
+    shares = reference.share_rows(traces, cost, found.passes, cfg.methods, cfg.gammas, cfg.params,
+                                  cfg.max_new_tokens)
+    print_shares(console, shares, f"Share of the oracle, with the reference rows ({_law(cfg)})", len(found.passes))
+    sweep_s += time.perf_counter() - t1
     console.print(Text(f"simulated {len(cfg.methods)} methods × {len(cfg.gammas)} γ0 × {len(traces)} prompts "
                        f"in {sweep_s:.2f} s", style="bold"))
     payload["sim"] = {"records": [r.to_json() for r in records], "cells": [c.to_json() for c in cells.values()],
-                      "derived": derived, "sweep_s": sweep_s,
+                      "derived": derived, "sweep_s": sweep_s, "sampling": cfg.sampling.to_json(),
+                      "shares": [r.to_json() for r in shares], "timing_passes": len(found.passes),
                       "oracle": {**summary.to_json(), "windows": {r.prompt_id: r.windows for r in runs}}}
     rows = report.write_csv(report.csv_path_for(out), cells, "sim")
 
@@ -94,14 +103,25 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
         err.print(Text("live check skipped for cached traces (--check-live 1 runs it)", style="dim"))
     if check_live:
         n = check_live
-        payload["live_check"] = _check_live(console, err, pair, pid[:n], traces[:n], cfg, cost)
+        check = _check_live_sampled if not cfg.sampling.greedy else _check_live
+        payload["live_check"] = check(console, err, pair, pid[:n], traces[:n], cfg, cost)
     if opts.validate:
         rows = run_live(console, err, pair, pid, cfg, label, payload, out)
         rows = report.write_csv(report.csv_path_for(out), cells, "sim", rows)
         payload["validation"] = _compare_cells(console, cells, live_cells(payload))
     if opts.tune_method is not None:
-        payload["tune"] = run_tune(console, err, traces, cost, cfg, opts.tune_method, opts.std_weight)
+        payload["tune"] = run_tune(console, err, traces, cost, cfg, opts.tune_method, opts.std_weight,
+                                   found.passes)
     return rows
+
+
+def _law(cfg: Any) -> str:
+    """How the traces were decoded, for titles: "greedy" or "sampled, T = 0.7, top-p 0.9"."""
+    s = cfg.sampling
+    if s.greedy:
+        return "greedy"
+    return ", ".join(["sampled", f"T = {s.temperature:g}"] + ([f"top-k {s.top_k}"] if s.top_k else [])
+                     + ([f"top-p {s.top_p:g}"] if s.top_p < 1 else []))
 
 
 def _check_live(console: Console, err: Console, pair: Any, pid: list, traces: list, cfg: Any, cost: Any) -> dict:
@@ -136,6 +156,47 @@ def _check_live(console: Console, err: Console, pair: Any, pid: list, traces: li
                        f"{mean_abs:.1%} on average", style="bold"))
     return {"checks": [c.to_json() for c in checks], "step_exact": exact, "total": len(checks),
             "mean_abs_rel_error": mean_abs}
+
+
+LIVE_SEEDS = 4  # sampled live check: live runs per (prompt, method, γ0)
+
+
+def _check_live_sampled(console: Console, err: Console, pair: Any, pid: list, traces: list, cfg: Any,
+                        cost: Any) -> dict:
+    """Sampled traces agree with live runs in law, not token for token: tokens per step, live (several seeds) vs replayed."""
+    gs = sorted({cfg.gammas[0], cfg.gammas[len(cfg.gammas) // 2], cfg.gammas[-1]})
+    rows = []
+    with progress_bar(err) as prog:
+        task = prog.add_task("live check (sampled)", total=len(pid) * len(cfg.methods) * len(gs) * LIVE_SEEDS)
+        for m in cfg.methods:
+            for g in gs:
+                s = PolicySettings.build(m, g, **cfg.params)
+                live_tok = live_steps = sim_tok = sim_steps = 0
+                for p, t in zip(pid, traces):
+                    rec = sim.play_trace(t, s.make(), cfg.max_new_tokens, cost)
+                    sim_tok, sim_steps = sim_tok + rec.tokens, sim_steps + rec.steps
+                    for seed in range(LIVE_SEEDS):
+                        r = protocol.run_policy(pair, s, p, cfg.max_new_tokens, seed=cfg.seed + 1 + seed,
+                                                sampling=cfg.sampling)
+                        live_tok, live_steps = live_tok + r.tokens, live_steps + r.steps
+                        prog.update(task, advance=1)
+                rows.append({"method": m, "gamma0": g, "live_tokens_per_step": live_tok / max(live_steps, 1),
+                             "sim_tokens_per_step": sim_tok / max(sim_steps, 1)})
+    table = Table(title=Text(f"Simulator vs live, sampled (tokens per step; live: {LIVE_SEEDS} seeds per prompt)"),
+                  title_justify="left")
+    for c in ("method", "γ0", "live", "simulated", "sim/live"):
+        table.add_column(c, justify="left" if c == "method" else "right", no_wrap=c == "method")
+    for r in rows:
+        r["ratio"] = r["sim_tokens_per_step"] / r["live_tokens_per_step"] if r["live_tokens_per_step"] else math.nan
+        table.add_row(Text(r["method"]), Text(str(r["gamma0"])), Text(f"{r['live_tokens_per_step']:.2f}"),
+                      Text(f"{r['sim_tokens_per_step']:.2f}"), Text(f"{r['ratio']:.3f}"))
+    console.print(table)
+    ratios = [r["ratio"] for r in rows if not math.isnan(r["ratio"])]
+    mean_abs = sum(abs(r - 1) for r in ratios) / len(ratios) if ratios else math.nan
+    console.print(Text(f"sampled runs agree in law, not token for token: simulated tokens/step within {mean_abs:.1%} "
+                       f"of live on average ({len(pid)} prompt(s), one trace each: expect sampling noise)",
+                       style="bold"))
+    return {"sampled": True, "rows": rows, "mean_abs_rel_error": mean_abs}
 
 
 def _compare_cells(console: Console, sim_cells: dict, live_cells: dict) -> dict:

@@ -49,7 +49,8 @@ def run_sweep(console: Console, err: Console, cfg: protocol.SweepConfig, prompts
         "config": {"methods": cfg.methods, "gammas": cfg.gammas, "max_new_tokens": cfg.max_new_tokens,
                    "repeats": cfg.repeats, "params": cfg.params, "prompts": prompt_set,
                    "prompt_ids": [p.id for p in pid], "prompt_lengths": [len(p.ids) for p in pid], "seed": cfg.seed,
-                   "greedy": True, "std": "population (ddof=0) across γ0"},
+                   "greedy": cfg.sampling.greedy, "sampling": cfg.sampling.to_json(),
+                   "std": "population (ddof=0) across γ0"},
     }
     if simulate is not None:
         run_simulate(console, err, pair, pid, cfg, label, payload, out, simulate,

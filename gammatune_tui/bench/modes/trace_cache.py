@@ -11,8 +11,9 @@ a second `--simulate`, and `--tune` after it, start from them.
 `--refresh-traces` records them again; `--traces FILE` keeps them in a file
 of the user's choosing instead.
 
-The key names the models by path and by their weights' sizes and
-modification times (a retrained model in the same directory is a new key),
+The key names the models by path and by their weights' sizes and content
+(a digest of each file's first and last MiB: a retrained model in the same
+directory is a new key, another checkout of the same weights is not),
 the prompts by their token ids, and the device, dtype, runner, torch threads
 and versions the timings were taken with.
 """
@@ -23,7 +24,7 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from rich.text import Text
 
 from ...engine.draft_sources import pair_drafter
 from ...engine.policies import PolicySettings
+from ...engine.sampling import SamplingConfig
 from ...engine.step_events import versions
 from ...engine.text_pieces import prompt_pieces
 from ...errors import InvalidParameter
@@ -39,6 +41,7 @@ from .. import protocol
 from .. import trace_record
 from ..cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from ..lookup_trace import record_lookup_trace, trace_from_json
+from ..trace_sampled import record_sampled_trace
 from .common import progress_bar
 
 CACHE_ENV = "GAMMATUNE_CACHE_DIR"
@@ -55,20 +58,35 @@ def cache_root() -> Path:
 
 
 def _weights_fingerprint(model: Any) -> list[list[Any]]:
-    """Name, size and modification time of each weight file the model was loaded from (empty when unknown)."""
+    """Name, size and a digest of the first and last MiB of each weight file (empty when unknown).
+
+    Content, not modification time: two checkouts of the same weights (a
+    worktree, a fresh clone) share their traces, and a retrained model of the
+    same size is still a new key. Hashing two MiB stays fast for any size.
+    """
     path = getattr(getattr(model, "config", None), "_name_or_path", "") or getattr(model, "name_or_path", "")
     d = Path(str(path)) if path else None
     if d is None or not d.is_dir():
         return []
     out = []
     for f in sorted(list(d.glob("*.safetensors")) + list(d.glob("*.bin"))):
-        st = f.stat()
-        out.append([f.name, st.st_size, st.st_mtime_ns])
+        size = f.stat().st_size
+        h = hashlib.sha256()
+        with f.open("rb") as fh:
+            h.update(fh.read(1 << 20))
+            if size > 2 << 20:
+                fh.seek(size - (1 << 20))
+                h.update(fh.read(1 << 20))
+        out.append([f.name, size, h.hexdigest()[:16]])
     return out
 
 
-def trace_key(pair: Any, pid: list, max_new_tokens: int) -> dict[str, Any]:
-    """Everything the traces and the timings depend on (the depth is stored beside it: deeper serves shallower)."""
+def trace_key(pair: Any, pid: list, max_new_tokens: int, sampling: SamplingConfig | None = None) -> dict[str, Any]:
+    """Everything the traces and the timings depend on (the depth is stored beside it: deeper serves shallower).
+
+    Sampled traces add their temperature, top-k, top-p and seed; a greedy key
+    is what it always was, so greedy traces already cached stay valid.
+    """
     import torch
 
     drafter = pair_drafter(pair)
@@ -83,6 +101,7 @@ def trace_key(pair: Any, pid: list, max_new_tokens: int) -> dict[str, Any]:
         "max_new_tokens": max_new_tokens,
         # prompt lookup: its own kind of trace, for these n-gram sizes
         **({"drafter": {"name": drafter.name, **drafter.params()}} if drafter.model_free else {}),
+        **({"sampling": sampling.to_json()} if sampling is not None and not sampling.greedy else {}),
     }
 
 
@@ -100,6 +119,10 @@ class TraceSet:
     source: str            # "recorded", "cache" or "file"
     path: Path | None = None
     seconds: float = 0.0   # what recording them took (now, or when they were recorded)
+    passes: list = field(default_factory=list)  # one CostModel per timing pass; `cost` pools them
+
+
+TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported with their spread across passes
 
 
 def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
@@ -107,7 +130,9 @@ def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
     if data.get("key") != key or data.get("max_window", 0) < max_window:
         return None
     traces = [trace_from_json(t) for t in data["traces"]]
-    return TraceSet(traces, CostModel.from_json(data["cost_model"]), "file", path, float(data.get("record_s", 0.0)))
+    passes = [CostModel.from_json(c) for c in data.get("cost_passes", [])]
+    return TraceSet(traces, CostModel.from_json(data["cost_model"]), "file", path, float(data.get("record_s", 0.0)),
+                    passes)
 
 
 def _write(path: Path, key: dict[str, Any], max_window: int, ts: TraceSet) -> None:
@@ -115,14 +140,21 @@ def _write(path: Path, key: dict[str, Any], max_window: int, ts: TraceSet) -> No
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps({"key": key, "max_window": max_window, "cost_model": ts.cost.to_json(),
                                "record_s": ts.seconds, "created": time.time(),
+                               "cost_passes": [c.to_json() for c in ts.passes],
                                "traces": [t.to_json() for t in ts.traces]}), encoding="utf-8")
     os.replace(tmp, path)   # a run cut short never leaves half a file behind
 
 
-def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int) -> TraceSet:
-    """One trace per prompt, then the timing pass (specdecode at a few windows on the first prompt)."""
+def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int,
+           sampling: SamplingConfig | None = None) -> TraceSet:
+    """One trace per prompt (sampled ones with `sampling`), then the timing passes."""
     t_start = time.perf_counter()
     drafter = pair_drafter(pair)
+    sampled = sampling is not None and not sampling.greedy
+    if sampled and drafter.model_free:
+        raise InvalidParameter("--simulate at a temperature above 0 needs a draft model: prompt lookup's proposals "
+                               "depend on where each window starts, so its sampled runs cannot share one trace "
+                               "(use -t 0, or a live bench)")
     traces = []
     with progress_bar(err) as prog:
         task = prog.add_task("recording traces", total=len(pid) + 2)
@@ -132,7 +164,10 @@ def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: 
             t0 = time.perf_counter()
             prompt_pieces(pair.tokenizer, p.ids)
             header_s = time.perf_counter() - t0
-            if drafter.model_free:
+            if sampled:
+                traces.append(record_sampled_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1, pair.eos_ids,
+                                                   sampling, header_s))
+            elif drafter.model_free:
                 traces.append(record_lookup_trace(pair, p.id, p.ids, max_new_tokens, max_window, pair.eos_ids,
                                                   drafter.ngram_min, drafter.ngram_max, header_s))
             else:
@@ -140,21 +175,44 @@ def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: 
                                                         pair.eos_ids, header_s))
             prog.update(task, advance=1, description=f"trace {p.id}")
         prog.update(task, description="timing the decoder")
-        events: list = []
-        for g in CALIBRATION_GAMMAS:
-            if g <= max_window:
-                protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid[0], max_new_tokens,
-                                    keep_events=events)
-        cost = calibrate(events)
-        cost.session_s = max(0.0, cost.outside_s - traces[0].session_s)
+        cost, passes = time_decoder(pair, pid[0], max_new_tokens, max_window, traces[0].session_s, sampling)
         prog.update(task, advance=2)
-    return TraceSet(traces, cost, "recorded", None, time.perf_counter() - t_start)
+    return TraceSet(traces, cost, "recorded", None, time.perf_counter() - t_start, passes)
+
+
+def time_decoder(pair: Any, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
+                 sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
+    """The pooled cost model and one per timing pass (specdecode at a few windows on one prompt, each pass).
+
+    A pass is what one timing of this machine says; the tables price every
+    policy with the pool and report how far the passes disagree. Sampled
+    traces are timed with sampled decoding (its draws and accept tests cost too).
+    """
+    gammas = [g for g in CALIBRATION_GAMMAS if g <= max_window]
+    every: list = []
+    models = []
+    for r in range(passes):
+        events: list = []
+        for g in (gammas if r % 2 == 0 else gammas[::-1]):  # alternate order: a busy spell owns no window size
+            protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, max_new_tokens,
+                                keep_events=events, sampling=sampling)
+        models.append(calibrate(events))
+        every += events
+    cost = calibrate(every)
+    for c in (cost, *models):
+        c.session_s = max(0.0, c.outside_s - trace_session_s)
+    return cost, models
 
 
 def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int,
-                   traces_path: Path | None = None, refresh: bool = False) -> TraceSet:
-    """The traces for this key: from `traces_path` or the cache when they match, else recorded (and kept)."""
-    key = trace_key(pair, pid, max_new_tokens)
+                   traces_path: Path | None = None, refresh: bool = False,
+                   sampling: SamplingConfig | None = None) -> TraceSet:
+    """The traces for this key: from `traces_path` or the cache when they match, else recorded (and kept).
+
+    Traces kept before the decoder was timed more than once get their timing
+    passes now (the traces themselves stay).
+    """
+    key = trace_key(pair, pid, max_new_tokens, sampling)
     path = traces_path if traces_path is not None else cache_file(key)
     if path.exists() and not refresh:
         try:
@@ -167,11 +225,19 @@ def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_
             found.source = "file" if traces_path is not None else "cache"
             err.print(Text(f"using the traces and cost model in {path} (recorded in {found.seconds:.0f} s; "
                            "--refresh-traces records them again)", style="dim"))
+            if len(found.passes) < TIMING_PASSES:
+                with err.status(f"timing the decoder ({TIMING_PASSES} passes; these traces were kept with one)"):
+                    found.cost, found.passes = time_decoder(pair, pid[0], max_new_tokens, max_window,
+                                                            found.traces[0].session_s, sampling)
+                try:
+                    _write(path, key, max_window, found)
+                except OSError:
+                    pass  # the passes are measured again next time
             return found
         if traces_path is not None:
             err.print(Text(f"{traces_path} was recorded for other models, prompts, budget, windows or versions; "
                            "recording again", style="yellow"))
-    ts = record(err, pair, pid, max_new_tokens, max_window)
+    ts = record(err, pair, pid, max_new_tokens, max_window, sampling)
     try:
         _write(path, key, max_window, ts)
         ts.path = path
@@ -184,4 +250,5 @@ def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_
     return ts
 
 
-__all__ = ["CACHE_ENV", "cache_root", "cache_file", "trace_key", "TraceSet", "record", "load_or_record"]
+__all__ = ["CACHE_ENV", "TIMING_PASSES", "cache_root", "cache_file", "trace_key", "TraceSet", "record", "time_decoder",
+           "load_or_record"]

@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .. import reference
 from .. import tune as tn
+from ..report_shares import print_shares
 from .common import progress_bar
 
 HEADERS = {"eta": "η", "delta": "δ", "tau": "τ", "gamma_min": "γ_min", "gamma_max": "γ_max",
@@ -22,7 +24,8 @@ def _value(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, method: str, std_weight: float) -> dict:
+def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, method: str, std_weight: float,
+             passes: Sequence[Any] = ()) -> dict:
     with progress_bar(err) as prog:
         task = prog.add_task(f"tuning {method}", total=None)
         best, start, scored, secs = tn.tune(traces, cost, cfg.gammas, method, start=dict(cfg.params),
@@ -65,6 +68,17 @@ def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, 
                            f"tuned {h_best.mean:.3f} ± {h_best.std:.3f}× vs {start_tag} {h_def.mean:.3f} ± {h_def.std:.3f}×"))
         result["held_out"] = {"fit_prompts": [t.prompt_id for t in fit], "tuned_on_fit": best_fit.to_json(),
                               "held_out_tuned": h_best.to_json(), "held_out_defaults": h_def.to_json()}
+    # the tuned and the starting settings beside the reference rows, as shares of the oracle with their spread
+    if len(traces) >= 4:
+        entries = [(f"{method}, tuned on the others", method, best_fit.params), (f"{method}, {start_tag}", method,
+                                                                                   start.params)]
+        on, where = held, f"held out: scored on the {len(held)} prompts not tuned on"
+    else:
+        entries = [(f"{method}, tuned", method, best.params), (f"{method}, {start_tag}", method, start.params)]
+        on, where = traces, f"all {len(traces)} prompts (too few to hold any out)"
+    rows = reference.share_rows(on, cost, passes, entries, cfg.gammas, max_new=cfg.max_new_tokens)
+    print_shares(console, rows, f"--tune {method} beside the reference rows ({where})", len(passes))
+    result["shares"] = {"prompts": [t.prompt_id for t in on], "rows": [r.to_json() for r in rows]}
     verdict = recommend(method, best, start, result.get("held_out"))
     console.print(Text(verdict.line, style="bold" if verdict.kind == "tuned" else "bold yellow"))
     result["recommended"] = {"kind": verdict.kind, "params": verdict.params, "flags": verdict.flags}

@@ -1,0 +1,37 @@
+"""Ranks that a spread allows: a row is ranked below the one above it only when the gap exceeds the spread.
+
+A share of 0.71 against 0.70 means nothing when either moves by ±0.02
+between timing passes, so ranking them 1 and 2 would be noise. Rows are
+taken best first; a row whose gap to the row above is within the larger of
+the two spreads shares that row's rank ("1="), otherwise it takes its own
+position — standard competition ranking, so ranks read in order with ties
+shown as ties: "1", "1=", "3".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+
+def gap_ranks(values: Mapping[str, float], spreads: Mapping[str, float]) -> dict[str, str]:
+    """Name → rank text ("1", "2=", …) for `values` (higher is better); NaN values get "–"."""
+    order = sorted((k for k in values if not math.isnan(values[k])), key=lambda k: -values[k])
+    ranks: dict[str, int] = {}
+    prev: str | None = None
+    for pos, k in enumerate(order, start=1):
+        if prev is not None and values[prev] - values[k] <= max(spreads.get(prev, 0.0), spreads.get(k, 0.0)):
+            ranks[k] = ranks[prev]
+        else:
+            ranks[k] = pos
+        prev = k
+    counts: dict[int, int] = {}
+    for r in ranks.values():
+        counts[r] = counts.get(r, 0) + 1
+    out = {k: (f"{r}=" if counts[r] > 1 and k != order[r - 1] else str(r)) for k, r in ranks.items()}
+    for k in values:
+        out.setdefault(k, "–")
+    return out
+
+
+__all__ = ["gap_ranks"]
