@@ -32,13 +32,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gammatune_tui.bench import oracle
+from gammatune_tui.bench import oracle, reference
 from gammatune_tui.bench import simulate as sim
 from gammatune_tui.bench.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+from gammatune_tui.bench.lookup_trace import trace_from_json
 from gammatune_tui.engine.confidence import PRIOR_FILE, Prior
-from gammatune_tui.engine.policies import PolicySettings
+from gammatune_tui.engine.policies import DEFAULT_GAMMA0, PAPER_DEFAULTS, PolicySettings
 
-FIXED = range(1, 17)
 # γ0 is shared by every method (--gamma): it stays at 4; the rest is fitted on the even prompts
 GRIDS: dict[str, dict[str, list[Any]]] = {
     "gammatune+": {"gamma0": [4], "gamma_min": [1, 2], "gamma_max": [6, 8, 16], "eta": [0.3, 0.5, 0.7],
@@ -52,9 +52,10 @@ AT_DEFAULTS = ("hf-heuristic", "assistant-threshold", "adaptive-k")
 MIN_CHANGED = 1 / 3
 
 
-def load(path: Path) -> tuple[list[sim.Trace], CostModel, dict[str, Any]]:
+def load(path: Path) -> tuple[list[Any], CostModel, list[CostModel], dict[str, Any]]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    return [sim.Trace.from_json(t) for t in data["traces"]], CostModel.from_json(data["cost_model"]), data
+    return ([trace_from_json(t) for t in data["traces"]], CostModel.from_json(data["cost_model"]),
+            [CostModel.from_json(c) for c in data.get("cost_passes", [])], data)
 
 
 def retime(passes: int) -> CostModel:
@@ -76,9 +77,9 @@ def retime(passes: int) -> CostModel:
 
 
 class Run:
-    """One method at one setting over a set of traces: per-prompt records and how often γ changed."""
+    """One method at one setting over a set of traces: its throughput and how often γ (and d) changed."""
 
-    def __init__(self, traces: list[sim.Trace], cost: CostModel, method: str, gamma0: int, params: dict[str, Any]):
+    def __init__(self, traces: list[Any], cost: CostModel, method: str, gamma0: int, params: dict[str, Any]):
         self.records, changed, moved, steps = [], 0, 0, 0
         for t in traces:
             out: list[sim.SimStep] = []
@@ -93,71 +94,65 @@ class Run:
     def throughput(self) -> float:
         return sum(r.tokens for r in self.records) / sum(r.wall_s for r in self.records)
 
-    def per_prompt(self) -> list[float]:
-        return [r.tokens / r.wall_s for r in self.records]
 
-
-def study(traces: list[sim.Trace], cost: CostModel) -> list[dict[str, Any]]:
-    even, odd = traces[0::2], traces[1::2]
-    orc = {id(t): oracle.oracle_run(t, cost).record for t in traces}
-
-    def share(run: Run, ts: list[sim.Trace]) -> float:
-        return run.throughput() / (sum(orc[id(t)].tokens for t in ts) / sum(orc[id(t)].wall_s for t in ts))
-
-    def per_prompt_share(run: Run, ts: list[sim.Trace]) -> list[float]:
-        return [x / (orc[id(t)].tokens / orc[id(t)].wall_s) for x, t in zip(run.per_prompt(), ts)]
-
-    fixed_odd = {g: Run(odd, cost, "specdecode", g, {}) for g in FIXED}
-    best_g = max(fixed_odd, key=lambda g: share(fixed_odd[g], odd))
-    best_fixed = fixed_odd[best_g]
-    rows: list[dict[str, Any]] = []
-
-    def row(label: str, run: Run, setting: dict[str, Any]) -> None:
-        s = per_prompt_share(run, odd)
-        diff = [a - b for a, b in zip(s, per_prompt_share(best_fixed, odd))]
-        se = statistics.stdev(s) / math.sqrt(len(s))
-        gap_se = statistics.stdev(diff) / math.sqrt(len(diff)) if any(diff) else 0.0
-        rows.append({"method": label, "share": share(run, odd), "spread": se,
-                     "gap": share(run, odd) - share(best_fixed, odd), "gap_spread": gap_se,
-                     "changed": run.changed, "moved": run.moved, "setting": setting})
-
+def fit(even: list[Any], cost: CostModel) -> dict[str, dict[str, Any]]:
+    """Each grid's best setting on the even prompts (GammaTune's only among those that move γ)."""
+    orc = [oracle.oracle_run(t, cost).record for t in even]
+    o_thr = sum(r.tokens for r in orc) / sum(r.wall_s for r in orc)
+    out: dict[str, dict[str, Any]] = {}
     for method, grid in GRIDS.items():
         best, best_share = None, -1.0
         for values in itertools.product(*grid.values()):
             setting = dict(zip(grid, values))
-            if setting.get("gamma_min", 1) > setting.get("gamma_max", 99):
+            if setting["gamma_min"] > setting["gamma_max"]:
                 continue
             g0 = setting.pop("gamma0")
             run = Run(even, cost, method, g0, setting)
             ok = method == "costaware" or run.changed >= MIN_CHANGED
-            if ok and share(run, even) > best_share:
-                best, best_share = {"gamma0": g0, **setting}, share(run, even)
+            if ok and run.throughput() / o_thr > best_share:
+                best, best_share = {"gamma0": g0, **setting}, run.throughput() / o_thr
         if best is None:
             print(f"policy_study: no {method} setting changes γ on a third of steps", file=sys.stderr)
-            continue
-        params = {k: v for k, v in best.items() if k != "gamma0"}
-        row(f"{method} (fitted on even)", Run(odd, cost, method, best["gamma0"], params), best)
+        else:
+            out[method] = best
+    return out
+
+
+def study(traces: list[Any], cost: CostModel, passes: list[CostModel]) -> tuple[list[dict[str, Any]], dict]:
+    even, odd = traces[0::2], traces[1::2]
+    fitted = fit(even, cost)
+    entries: list[tuple[str, str, dict[str, Any]]] = []
+    for method, best in fitted.items():
+        entries.append((f"{method} (fitted on even)", method, {k: v for k, v in best.items() if k != "gamma0"}))
     for method in ("gammatune+", "gammatune", "costaware", *AT_DEFAULTS):
-        s = PolicySettings.build(method)
-        row(f"{method} (shipped defaults)", Run(odd, cost, method, s.gamma0, {}), {"gamma0": s.gamma0})
-    paper = {"eta": 0.5, "delta": 2, "tau": 0.4, "gamma_min": 4, "gamma_max": 16}
-    row("gammatune+ (--paper-defaults)", Run(odd, cost, "gammatune+", 4, paper), {"gamma0": 4, **paper})
-    row(f"best fixed γ in hindsight (γ = {best_g})", best_fixed, {"gamma": best_g})
-    return rows
+        entries.append((f"{method} (shipped defaults)", method, {}))
+    entries.append(("gammatune+ (--paper-defaults)", "gammatune+", dict(PAPER_DEFAULTS)))
+    rows = reference.share_rows(odd, cost, passes, entries, [DEFAULT_GAMMA0])
+    best = next(r for r in rows if r.name == reference.BEST_FIXED)
+    out = []
+    for r in rows:
+        entry = next((e for e in entries if e[0] == r.name), None)
+        run = Run(odd, cost, entry[1], DEFAULT_GAMMA0, entry[2]) if entry else None
+        out.append({"method": r.label, "share": r.share, "spread": r.spread, "pass_spread": r.pass_spread,
+                    "gap": r.share - best.share, "gap_spread": max(r.spread, best.spread), "rank": r.rank,
+                    "changed": run.changed if run else None, "moved": run.moved if run else None,
+                    "reference": r.reference})
+    return out, fitted
 
 
-def print_table(rows: list[dict[str, Any]], label: str) -> None:
+def print_table(rows: list[dict[str, Any]], fitted: dict, label: str) -> None:
     print(f"held out: {label}")
-    print(f"{'method':40} {'share':>6} {'±':>6} {'vs best fixed':>14} {'±':>6} {'γ changed':>9} {'d changed':>9}")
+    print(f"{'#':>3} {'method':40} {'share':>6} {'±':>6} {'vs best fixed':>14} {'γ changed':>9} {'d changed':>9}")
     for r in rows:
-        print(f"{r['method']:40} {r['share']:6.3f} {r['spread']:6.3f} {r['gap']:+14.3f} {r['gap_spread']:6.3f} "
-              f"{r['changed']:9.0%} {r['moved']:9.0%}")
-    print("share: of the oracle's throughput on the odd prompts; ±: standard error over those prompts "
-          "(for the gap: of the paired per-prompt differences); γ changed: steps whose planned γ differs "
-          "from the step before; d changed: the same for the drafted length")
-    for r in rows:
-        if "fitted" in r["method"]:
-            print(f"  {r['method']}: {r['setting']}")
+        pct = (lambda x: "" if x is None else f"{x:.0%}")
+        print(f"{r['rank']:>3} {r['method']:40} {r['share']:6.3f} {r['spread']:6.3f} "
+              f"{r['gap']:+8.3f} ±{r['gap_spread']:.3f} {pct(r['changed']):>9} {pct(r['moved']):>9}")
+    print("share: of the oracle's throughput on the odd prompts, each method at γ0 = "
+          f"{DEFAULT_GAMMA0}; ±: the spread across timing passes + the standard error over prompts; the gap to "
+          "the best fixed γ counts only beyond the larger of the two spreads (#: shared rank = within it); "
+          "γ changed: steps whose planned γ differs from the step before; d changed: the same for the drafted length")
+    for method, best in fitted.items():
+        print(f"  {method} fitted on the even prompts: {best}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,29 +164,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-prior", action="store_true", help="fit costaware's prior on the even prompts and ship it")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
-    traces, cost, data = load(args.traces)
+    traces, cost, passes, data = load(args.traces)
     if args.cost:
-        cost = CostModel.from_json(json.loads(args.cost.read_text(encoding="utf-8")))
+        cost, passes = CostModel.from_json(json.loads(args.cost.read_text(encoding="utf-8"))), []
     if args.retime:
-        cost = retime(args.retime)
+        cost, passes = retime(args.retime), []
         cost.session_s = CostModel.from_json(data["cost_model"]).session_s
     if args.save_cost:
         args.save_cost.write_text(json.dumps(cost.to_json(), indent=1), encoding="utf-8")
     if args.write_prior:
+        if any(getattr(t, "sampled", False) for t in traces):
+            print("policy_study: --write-prior fits on greedy traces", file=sys.stderr)
+            return 2
         pairs = [(p, d == t) for tr in traces[0::2] for p, d, t in zip(tr.draft_prob, tr.draft_ids, tr.tokens)]
         prior = Prior.fit(pairs, source=f"demo pair, greedy, {len(traces[0::2])} even prompts of the code set, "
                                        f"{len(pairs)} positions (benchmarks/policy_study.py --write-prior)")
         PRIOR_FILE.write_text(json.dumps(prior.to_json(), indent=1) + "\n", encoding="utf-8")
         print(f"wrote {PRIOR_FILE}")
     key = data["key"]
+    temp = (key.get("sampling") or {}).get("temperature", 0.0) if isinstance(key.get("sampling"), dict) else 0.0
     label = (f"{key['target']} / {key['draft']}, odd {len(traces[1::2])} of {len(traces)} prompts × "
-             f"{key['max_new_tokens']} tokens, T = 0; verify(1..3) = "
+             f"{key['max_new_tokens']} tokens, T = {temp:g}, {len(passes)} timing passes; verify(1..3) = "
              f"{', '.join(f'{cost.verify(k) * 1e3:.2f}' for k in (1, 2, 3))} ms, draft {cost.draft_token_s * 1e3:.2f} ms/token")
-    rows = study(traces, cost)
-    print_table(rows, label)
+    rows, fitted = study(traces, cost, passes)
+    print_table(rows, fitted, label)
     if args.json:
-        args.json.write_text(json.dumps({"label": label, "rows": rows, "cost_model": cost.to_json()}, indent=1),
-                             encoding="utf-8")
+        args.json.write_text(json.dumps({"label": label, "rows": rows, "fitted": fitted, "cost_model": cost.to_json()},
+                                        indent=1), encoding="utf-8")
     return 0
 
 
