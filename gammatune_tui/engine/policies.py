@@ -23,17 +23,8 @@ from .goodput import CostEstimate, PositionAcceptance, best_window
 from .policy_params import (  # noqa: F401  (re-exported: the policies' public names)
     ADAPTIVE_K_PARAMS, COSTAWARE_PARAMS, DEFAULT_ALPHA_PRIOR, DEFAULT_CALIB_FORGET, DEFAULT_CALIB_WEIGHT,
     DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN,
-    DEFAULT_GAMMA0, DEFAULT_TAU, OWN_PARAMS, PAPER_DEFAULTS, PARAM_NAMES, PolicyParams, _check_gamma0,
-)
-
-METHODS: tuple[str, ...] = (
-    "specdecode",
-    "hf-heuristic",
-    "assistant-threshold",
-    "gammatune",
-    "gammatune+",
-    "adaptive-k",
-    "costaware",
+    DEFAULT_GAMMA0, DEFAULT_TAU, METHODS, OWN_PARAMS, PAPER_DEFAULTS, PARAM_NAMES, PolicyParams, _check_gamma0,
+    check_method, parse_methods,
 )
 
 
@@ -322,41 +313,12 @@ _CLASSES: dict[str, type[Policy]] = {
     cls.name: cls for cls in (SpecDecode, HFHeuristic, AssistantThreshold, GammaTune, GammaTunePlus, AdaptiveK,
                               CostAware)
 }
-
-
-def check_method(name: str) -> str:
-    if name not in _CLASSES:
-        raise InvalidParameter(f"unknown method {name!r}; expected one of {', '.join(METHODS)}")
-    return name
+assert tuple(_CLASSES) == METHODS, "engine/policy_params.py METHODS lists every policy class, in order"
 
 
 def used_params(method: str) -> tuple[str, ...]:
     """The parameters `method` reads besides γ0 (specdecode and hf-heuristic: none)."""
     return _CLASSES[check_method(method)].uses
-
-
-def parse_methods(text: "str | list[str] | tuple[str, ...] | None", *, at_least: int = 1,
-                  at_most: int = len(METHODS)) -> list[str]:
-    """`--methods` for bench and compare: 'a,b' or 'all' (None or blank = all of METHODS).
-
-    An empty entry ('gammatune,') or a repeated one is refused rather than
-    guessed at: both are usually typos.
-    """
-    if text is None or (isinstance(text, str) and not text.strip()) or text == "all":
-        items = list(METHODS)
-    else:
-        items = [m.strip() for m in text.split(",")] if isinstance(text, str) else [str(m).strip() for m in text]
-    if any(m == "" for m in items):
-        raise InvalidParameter(f"--methods must be a comma-separated list of {', '.join(METHODS)} (or all), got {text!r}")
-    for m in items:
-        check_method(m)
-    dupes = sorted({m for m in items if items.count(m) > 1})
-    if dupes:
-        raise InvalidParameter(f"--methods lists {', '.join(dupes)} more than once")
-    if not (at_least <= len(items) <= at_most):
-        raise InvalidParameter(f"--methods needs {at_least} to {at_most} methods, got {len(items)} ({', '.join(items)}); "
-                               f"choose from {', '.join(METHODS)}")
-    return items
 
 
 def make_policy(name: str, gamma0: int, **params: Any) -> Policy:

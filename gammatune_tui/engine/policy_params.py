@@ -1,4 +1,4 @@
-"""The validated tunables every γ policy reads (SPEC §2), and their defaults.
+"""The validated tunables every γ policy reads (SPEC §2), their defaults, and the methods' names.
 
 One frozen `PolicyParams` holds the parameters of all the policies (each uses
 the ones it needs), so the UI can swap a whole setting in one assignment and a
@@ -171,6 +171,47 @@ class PolicyParams:
             if getattr(self, name) == getattr(default, name):
                 del d[name]
         return d
+
+
+METHODS: tuple[str, ...] = (
+    "specdecode",
+    "hf-heuristic",
+    "assistant-threshold",
+    "gammatune",
+    "gammatune+",
+    "adaptive-k",
+    "costaware",
+)
+
+
+def check_method(name: str) -> str:
+    if name not in METHODS:
+        raise InvalidParameter(f"unknown method {name!r}; expected one of {', '.join(METHODS)}")
+    return name
+
+
+def parse_methods(text: "str | list[str] | tuple[str, ...] | None", *, at_least: int = 1,
+                  at_most: int = len(METHODS)) -> list[str]:
+    """`--methods` for bench and compare: 'a,b' or 'all' (None or blank = all of METHODS).
+
+    An empty entry ('gammatune,') or a repeated one is refused rather than
+    guessed at: both are usually typos.
+    """
+    if text is None or (isinstance(text, str) and not text.strip()) or text == "all":
+        items = list(METHODS)
+    else:
+        items = [m.strip() for m in text.split(",")] if isinstance(text, str) else [str(m).strip() for m in text]
+    if any(m == "" for m in items):
+        raise InvalidParameter(f"--methods must be a comma-separated list of {', '.join(METHODS)} (or all), got {text!r}")
+    for m in items:
+        check_method(m)
+    dupes = sorted({m for m in items if items.count(m) > 1})
+    if dupes:
+        raise InvalidParameter(f"--methods lists {', '.join(dupes)} more than once")
+    if not (at_least <= len(items) <= at_most):
+        raise InvalidParameter(f"--methods needs {at_least} to {at_most} methods, got {len(items)} ({', '.join(items)}); "
+                               f"choose from {', '.join(METHODS)}")
+    return items
 
 
 def _check_gamma0(gamma0: Any) -> int:
