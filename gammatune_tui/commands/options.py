@@ -20,7 +20,7 @@ from ..engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTER
 from ..engine.policies import (
     DEFAULT_ALPHA_PRIOR, DEFAULT_CALIB_FORGET, DEFAULT_CALIB_WEIGHT, DEFAULT_COOLDOWN, DEFAULT_DELTA,
     DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA0, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS,
-    PAPER_DEFAULTS, PolicySettings,
+    PAPER_DEFAULTS, PolicyParams, PolicySettings,
 )
 from ..engine.context import check_budget
 from ..engine.models import check_pair
@@ -131,6 +131,7 @@ class CommonOptions:
         out = {k: v.get(k) for k in ("eta", "delta", "tau", "gamma_min", "gamma_max", "ema_alpha", "alpha_prior",
                                      "cooldown", "calib_weight", "calib_forget")}
         out["dynamic_tau"] = v.get("dynamic_tau") or None
+        PolicyParams.build(**{k: x for k, x in out.items() if x is not None})  # each value in range first
         g = gamma0  # bench sweeps its own γ0s: it checks none here
         if g is not None:
             if out["gamma_min"] is not None and g < out["gamma_min"]:
