@@ -21,7 +21,7 @@ from ..session.replay import Playlist, ReplaySource
 from ..session.stats import RunningStats, stats_of
 from .safe_text import printable
 from .session_info import runner_note
-from .tables import lossless_text, shown_params, summary_table
+from .tables import backfire_text, lossless_text, shown_params, summary_table
 
 PROMPT_STYLE = "bold blue"
 DRAFT_STYLE = "green"
@@ -155,6 +155,9 @@ def print_runs(console: Console, runs: Sequence[MethodRun], *, compare: bool,
     console.print()
     console.print(summary_table(summary, console.width))
     console.print(lossless_text(summary))
+    warning = backfire_text(summary)
+    if warning is not None:
+        console.print(warning)
     return summary
 
 

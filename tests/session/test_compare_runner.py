@@ -219,3 +219,19 @@ def test_runs_from_compare_recording(tmp_path):
     runs = runs_from_recording(read_recording(path))
     assert [r.label for r in runs] == ["specdecode", "gammatune+"]
     assert isinstance(runs[0].events[0], SessionHeader)
+
+
+def test_a_race_where_speculation_does_not_pay_says_why():
+    """Issue 17 row 11: at the demo's T = 0.7 every method can land within target-only's spread."""
+    from gammatune_tui.render.tables import backfire_text, verdict
+    from gammatune_tui.session.compare import backfire
+
+    tied = summarize([_with_speeds("specdecode", [60, 70, 80]), _with_speeds("costaware", [65, 75, 90])],
+                     Reference((62.0, 71.0, 78.0), 30))
+    note = backfire(tied)
+    assert note and "no method is clearly faster than target-only" in note and "-t 0" in note
+    assert "no method clearly faster than target-only" in verdict(tied) and backfire_text(tied) is not None
+    paying = summarize([_with_speeds("specdecode", [90, 95, 99]), _with_speeds("costaware", [60, 70, 80])],
+                       Reference((62.0, 71.0, 78.0), 30))
+    assert backfire(paying) is None and backfire_text(paying) is None
+    assert backfire(summarize([_with_speeds("specdecode", [60, 70, 80])])) is None  # no target-only row: no claim
