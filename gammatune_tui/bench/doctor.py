@@ -26,6 +26,8 @@ from typing import Any, Callable, Sequence
 from ..engine.models import load_pair
 from ..engine.sampling import SamplingConfig
 from ..engine.policies import METHODS, PolicyParams, PolicySettings
+# what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
+from ..engine.policy_params import DEFAULT_GAMMA0
 from ..engine.text_pieces import prompt_pieces
 from ..errors import ModelLoadError, TokenizerMismatch
 from . import protocol
@@ -38,7 +40,6 @@ from .doctor_timing import TIMING_TOKENS, timing_pass
 from .oracle import oracle_run, summarize
 from .trace_sampled import record_sampled_trace
 
-DEFAULT_GAMMA0 = 4  # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
 WORTH_IT = 1.05     # predicted speedup above which a draft is "worth it"; below 1.0 it loses to the target alone
 
 Progress = Callable[[str, float], None]  # (what is being done, units of work just finished)

@@ -29,14 +29,17 @@ GRID: dict[str, list[Any]] = {
     "ema_alpha": [0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
     "alpha_prior": [0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0],
     "cooldown": [0, 1, 2, 3, 4, 6],
+    "calib_weight": [2, 5, 10, 20, 40, 80],
+    "calib_forget": [0.9, 0.95, 0.98, 0.99, 1.0],
 }
 TUNED = ("eta", "delta", "tau", "gamma_min", "gamma_max")
 TUNED_ADAPTIVE_K = ("ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max")
+TUNED_COSTAWARE = ("calib_weight", "calib_forget", "gamma_max")
 
 
 def tuned_names(method: str) -> tuple[str, ...]:
-    """The parameters `tune` searches for `method`: adaptive-k reads none of η, δ, τ."""
-    return TUNED_ADAPTIVE_K if method == "adaptive-k" else TUNED
+    """The parameters `tune` searches for `method`: adaptive-k and costaware read none of η, δ, τ."""
+    return {"adaptive-k": TUNED_ADAPTIVE_K, "costaware": TUNED_COSTAWARE}.get(method, TUNED)
 
 
 @dataclass
@@ -75,7 +78,7 @@ def current_defaults() -> dict[str, Any]:
     p = PolicyParams()
     return {"eta": float(p.eta), "delta": p.delta, "tau": float(p.tau), "gamma_min": p.gamma_min,
             "gamma_max": p.gamma_max, "ema_alpha": float(p.ema_alpha), "alpha_prior": float(p.alpha_prior),
-            "cooldown": p.cooldown}
+            "cooldown": p.cooldown, "calib_weight": float(p.calib_weight), "calib_forget": float(p.calib_forget)}
 
 
 def _valid(params: dict[str, Any], max_window: int) -> bool:

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..bench.args import parse_gammas, parse_ints
-from ..engine.policies import ADAPTIVE_K_PARAMS, METHODS, PolicyParams, parse_methods
+from ..engine.policies import METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..render.table_fit import FittingConsole
 from .options import common_options, flag_names
@@ -25,7 +25,7 @@ from .prompt_input import prompt_file_option
 from .prompt_sets import bench_prompts
 
 DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
-TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k")
+TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k", "costaware")
 BENCH = "Benchmark"
 
 
@@ -126,10 +126,7 @@ def bench(
 
 def _policy_params(opts: Any) -> dict[str, Any]:
     """The policy parameters given on the command line (validated now, not after the models load)."""
-    given = {k: opts.values[k] for k in ("eta", "delta", "tau", "gamma_min", "gamma_max", *ADAPTIVE_K_PARAMS)
-             if opts.values.get(k) is not None}
-    if opts.values.get("dynamic_tau"):
-        given["dynamic_tau"] = True
+    given = {k: x for k, x in opts.policy_params(gamma0=None).items() if x is not None}
     with flag_names():
         PolicyParams.build(**given)
     return given

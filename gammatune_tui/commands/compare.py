@@ -44,7 +44,7 @@ def compare(
 ) -> None:
     """Compare γ policies on the same models, prompt and seed: each runs alone, several times, then they race.
 
-    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+, adaptive-k (default: all six).
+    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+, adaptive-k, costaware (default: all seven).
     Plain target-only decoding is measured beside them as a reference row.
     """
     if given_on_command_line(ctx, "method"):

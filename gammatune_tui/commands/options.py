@@ -23,8 +23,9 @@ import typer
 from ..engine.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES
 from ..engine.names import MODEL as MODEL_DRAFTER
 from ..engine.policies import (
-    DEFAULT_ALPHA_PRIOR, DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX,
-    DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS, PolicySettings,
+    DEFAULT_ALPHA_PRIOR, DEFAULT_CALIB_FORGET, DEFAULT_CALIB_WEIGHT, DEFAULT_COOLDOWN, DEFAULT_DELTA,
+    DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA0, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS,
+    PAPER_DEFAULTS, PolicyParams, PolicySettings,
 )
 from ..engine.context import check_budget
 from ..engine.presets import preset_drafter
@@ -61,7 +62,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
 
 _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
     ("method", str, _opt("gammatune+", "--method", "-m", help=f"γ policy: {', '.join(METHODS)}.", metavar="METHOD", panel=POLICY)),
-    ("gamma", int, _opt(4, "--gamma", "-g", help="Initial speculation length γ0.", panel=POLICY)),
+    ("gamma", int, _opt(DEFAULT_GAMMA0, "--gamma", "-g", help="Initial speculation length γ0; a γ bound left at its default moves to take it in.", panel=POLICY)),
     ("eta", Optional[float], _opt(None, "--eta", help=f"GammaTune EWMA rate η in (0, 1] (default {DEFAULT_ETA}).", panel=POLICY)),
     ("delta", Optional[int], _opt(None, "--delta", help=f"GammaTune expansion offset δ >= 0 (default {DEFAULT_DELTA}).", panel=POLICY)),
     ("tau", Optional[float], _opt(None, "--tau", help=f"Confidence threshold τ in [0, 1] (default {DEFAULT_TAU}).", panel=POLICY)),
@@ -71,6 +72,9 @@ _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
     ("ema_alpha", Optional[float], _opt(None, "--ema-alpha", help=f"adaptive-k: weight of each new acceptance rate in its per-position EMA, in (0, 1] (default {DEFAULT_EMA_ALPHA}).", panel=POLICY)),
     ("alpha_prior", Optional[float], _opt(None, "--alpha-prior", help=f"adaptive-k: acceptance assumed where a position has no data yet, in [0, 1] (default {DEFAULT_ALPHA_PRIOR}).", panel=POLICY)),
     ("cooldown", Optional[int], _opt(None, "--cooldown", help=f"adaptive-k: steps a new window is held before it may change again, >= 0 (default {DEFAULT_COOLDOWN}).", panel=POLICY)),
+    ("calib_weight", Optional[float], _opt(None, "--calib-weight", help=f"costaware: pseudo-counts of the shipped calibration prior per confidence bin, > 0 (default {DEFAULT_CALIB_WEIGHT}).", panel=POLICY)),
+    ("calib_forget", Optional[float], _opt(None, "--calib-forget", help=f"costaware: factor the session's own calibration counts decay by each step, in (0, 1] (default {DEFAULT_CALIB_FORGET}).", panel=POLICY)),
+    ("paper_defaults", bool, _opt(False, "--paper-defaults", help="Use the Table 2 preset for η, δ, τ and the γ bounds (" + ", ".join(f"{k.replace('gamma_', 'γ_')} {v}" for k, v in PAPER_DEFAULTS.items()).replace("eta", "η").replace("delta", "δ").replace("tau", "τ") + "); flags given beside it win.", panel=POLICY)),
 ]
 
 _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
@@ -156,15 +160,41 @@ class CommonOptions:
         return not (self.values.get("target") or self.values.get("draft")
                     or self.values.get("pair") not in (None, "demo"))   # `--pair demo` is the default pair
 
-    def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
+    def policy_params(self, gamma0: int | None = None) -> dict[str, Any]:
+        """The policy parameters the flags give (None = the default), `--paper-defaults` filled in.
+
+        With `gamma0`: γ0 outside a bound the user typed is refused naming both
+        flags; a bound left to a default (or to the preset) moves to take γ0 in.
+        """
         v = self.values
+        out = {k: v.get(k) for k in ("eta", "delta", "tau", "gamma_min", "gamma_max", "ema_alpha", "alpha_prior",
+                                     "cooldown", "calib_weight", "calib_forget")}
+        out["dynamic_tau"] = v.get("dynamic_tau") or None
         with flag_names():
-            return PolicySettings.build(
-                method or v["method"], gamma0 if gamma0 is not None else v["gamma"],
-                eta=v["eta"], delta=v["delta"], tau=v["tau"], gamma_min=v["gamma_min"],
-                gamma_max=v["gamma_max"], dynamic_tau=v["dynamic_tau"] or None,
-                ema_alpha=v["ema_alpha"], alpha_prior=v["alpha_prior"], cooldown=v["cooldown"],
-            )
+            PolicyParams.build(**{k: x for k, x in out.items() if x is not None})  # each value in range first
+        g = gamma0  # bench sweeps its own γ0s: it checks none here
+        if g is not None:
+            if out["gamma_min"] is not None and g < out["gamma_min"]:
+                raise InvalidParameter(f"--gamma {g} is below --gamma-min {out['gamma_min']}: lower --gamma-min "
+                                       "or raise --gamma")
+            if out["gamma_max"] is not None and g > out["gamma_max"]:
+                raise InvalidParameter(f"--gamma {g} is above --gamma-max {out['gamma_max']}: raise --gamma-max "
+                                       "or lower --gamma")
+        if v.get("paper_defaults"):
+            for k, preset in PAPER_DEFAULTS.items():
+                if out[k] is None:
+                    out[k] = preset
+            if g is not None and v.get("gamma_min") is None:
+                out["gamma_min"] = min(out["gamma_min"], g)
+            if g is not None and v.get("gamma_max") is None:
+                out["gamma_max"] = max(out["gamma_max"], g)
+        return out
+
+    def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
+        g = gamma0 if gamma0 is not None else self.values["gamma"]
+        params = self.policy_params(g)
+        with flag_names():
+            return PolicySettings.build(method or self.values["method"], g, **params)
 
     def sampling(self, demo_defaults: bool = False) -> Any:
         """The SamplingConfig; the demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""

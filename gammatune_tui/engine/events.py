@@ -308,11 +308,11 @@ def _step(d: dict) -> StepEvent:
     accepted = _int(d, "accepted")
     if accepted > len(drafted):
         raise EventFormatError("'accepted' is larger than the number of drafted tokens")
-    gamma = _int(d, "gamma", minimum=1)
+    gamma = _int(d, "gamma", minimum=0)  # 0: costaware's plain target step
     return StepEvent(
         step=_int(d, "step"), method=_str(d, "method"), params=_dict(d, "params"), gamma=gamma,
         drafted=drafted, accepted=accepted, target_token=target_token, emitted=emitted,
-        gamma_next=_int(d, "gamma_next", optional=True, default=gamma, minimum=1),
+        gamma_next=_int(d, "gamma_next", optional=True, default=gamma, minimum=0),
         draft_s=_num(d, "draft_s", optional=True), verify_s=_num(d, "verify_s", optional=True),
         step_s=_num(d, "step_s", optional=True), elapsed_s=_num(d, "elapsed_s", optional=True),
         early_stop=bool(d.get("early_stop", False)), settings_changed=bool(d.get("settings_changed", False)),

@@ -1,8 +1,10 @@
-"""The speculation-length (γ) policies of SPEC §2: the paper's five and `adaptive-k`.
+"""The speculation-length (γ) policies of SPEC §2: the paper's five, `adaptive-k` and `costaware`.
 
 Pure Python and deterministic, so the trace simulator can replay a policy
 exactly, the TUI can swap one between two steps, and the tests can check them
-against hand-worked traces. γ̄ is kept as an exact rational (`Fraction`): η is
+against hand-worked traces. Every policy plans within [γ_min, γ_max] (costaware
+may also plan 0: a plain target step); bounds the caller did not set widen to
+take in γ0, bounds it did set clip the first window (`_fit_bounds`). γ̄ is kept as an exact rational (`Fraction`): η is
 read as the decimal the user typed, so a γ̄ that is 12 in real arithmetic
 gives γ = 12, never 13 through floating-point drift.
 """
@@ -10,24 +12,19 @@ gives γ = 12, never 13 through floating-point drift.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 from ..errors import InvalidParameter
+from .confidence import roc_threshold  # noqa: F401  (re-exported)
+from .costaware import new_state
 from .goodput import CostEstimate, PositionAcceptance, best_window
 from .policy_params import (  # noqa: F401  (re-exported: the policies' public names)
-    ADAPTIVE_K_PARAMS, DEFAULT_ALPHA_PRIOR, DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA,
-    DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, PARAM_NAMES, PolicyParams, _check_gamma0,
-)
-
-METHODS: tuple[str, ...] = (
-    "specdecode",
-    "hf-heuristic",
-    "assistant-threshold",
-    "gammatune",
-    "gammatune+",
-    "adaptive-k",
+    ADAPTIVE_K_PARAMS, COSTAWARE_PARAMS, DEFAULT_ALPHA_PRIOR, DEFAULT_CALIB_FORGET, DEFAULT_CALIB_WEIGHT,
+    DEFAULT_COOLDOWN, DEFAULT_DELTA, DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN,
+    DEFAULT_GAMMA0, DEFAULT_TAU, METHODS, OWN_PARAMS, PAPER_DEFAULTS, PARAM_NAMES, PolicyParams, _check_gamma0,
+    check_method, parse_methods,
 )
 
 
@@ -45,7 +42,7 @@ class Policy:
     def __init__(self, gamma0: int, params: PolicyParams):
         self.gamma0 = _check_gamma0(gamma0)
         self.params = params
-        self.gamma = self.gamma0
+        self.gamma = _clip(self.gamma0, params)
 
     # -- protocol -----------------------------------------------------------
     def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
@@ -76,6 +73,25 @@ class Policy:
         return d
 
 
+def _clip(gamma: int, p: PolicyParams) -> int:
+    return min(p.gamma_max, max(p.gamma_min, gamma))
+
+
+def _fit_bounds(gamma0: int, params: PolicyParams, given: dict[str, Any]) -> PolicyParams:
+    """γ0 outside the bounds: a bound the caller left at its default moves to γ0; one it set stays.
+
+    So `--gamma 1` runs at 1 (γ_min follows it) and `--gamma 100` may grow to
+    100, while `--gamma 100 --gamma-max 16` starts at 16 (the CLI refuses that
+    pair before it gets here, naming both flags).
+    """
+    changes: dict[str, int] = {}
+    if gamma0 < params.gamma_min and given.get("gamma_min") is None:
+        changes["gamma_min"] = gamma0
+    if gamma0 > params.gamma_max and given.get("gamma_max") is None:
+        changes["gamma_max"] = gamma0
+    return replace(params, **changes) if changes else params
+
+
 def _check_update(accepted: int, drafted: int) -> None:
     if not (0 <= accepted <= drafted):
         raise ValueError(f"accepted must be in [0, drafted], got accepted={accepted}, drafted={drafted}")
@@ -86,21 +102,32 @@ class SpecDecode(Policy):
 
 
 class HFHeuristic(Policy):
-    """transformers' "heuristic" schedule: +2 after a fully accepted window, else −1 (floor 1)."""
+    """transformers' "heuristic" schedule: +2 after a fully accepted window, else −1, within [γ_min, γ_max].
+
+    transformers' own schedule has a floor of 1 and no cap (its
+    num_assistant_tokens grows without limit on a run of full windows);
+    gammatune clips it to the γ bounds every other policy plans within.
+    """
 
     name = "hf-heuristic"
+    uses = ("gamma_min", "gamma_max")
 
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
-        self.n = float(self.gamma0)
+        self.n = float(self.gamma)
 
     def update(self, accepted: int, drafted: int) -> None:
         _check_update(accepted, drafted)
+        p = self.params
         if accepted == drafted:
-            self.n += 2.0
+            self.n = min(float(p.gamma_max), self.n + 2.0)
         else:
-            self.n = max(1.0, self.n - 1.0)
-        self.gamma = max(1, int(self.n))
+            self.n = max(float(p.gamma_min), self.n - 1.0)
+        self.gamma = _clip(int(self.n), p)
+
+    def _on_params(self) -> None:
+        self.n = min(float(self.params.gamma_max), max(float(self.params.gamma_min), self.n))
+        self.gamma = _clip(int(self.n), self.params)
 
 
 class AssistantThreshold(Policy):
@@ -151,30 +178,6 @@ class AssistantThreshold(Policy):
             self.tau = roc_threshold(self._probs, self._labels)
 
 
-def roc_threshold(probs: list[float], labels: list[int]) -> float:
-    """sklearn.metrics.roc_curve + argmin(fpr + 3·(1 − tpr)), as transformers does it, in pure Python."""
-    pairs = sorted(zip(probs, labels), key=lambda x: -x[0])
-    pos = sum(labels)
-    neg = len(labels) - pos
-    # thresholds: +inf first, then each distinct score (descending)
-    best_cost = 0.0 + 3 * 1.0  # threshold = +inf: fpr 0, tpr 0
-    best_thr = math.inf
-    tp = fp = 0
-    i = 0
-    while i < len(pairs):
-        score = pairs[i][0]
-        while i < len(pairs) and pairs[i][0] == score:
-            if pairs[i][1]:
-                tp += 1
-            else:
-                fp += 1
-            i += 1
-        cost = fp / neg + 3 * (1 - tp / pos)
-        if cost < best_cost:
-            best_cost, best_thr = cost, score
-    return float(best_thr) if math.isfinite(best_thr) else 1.0
-
-
 class GammaTune(Policy):
     """Paper Algorithm 1 with the erratum resolved as §4.1's text says.
 
@@ -187,7 +190,7 @@ class GammaTune(Policy):
 
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
-        self.gamma_bar = Fraction(self.gamma0)
+        self.gamma_bar = Fraction(self.gamma)
 
     def update(self, accepted: int, drafted: int) -> None:
         _check_update(accepted, drafted)
@@ -264,15 +267,53 @@ class AdaptiveK(Policy):
                 "cooldown": p.cooldown}
 
 
+class CostAware(Policy):
+    """Drafts while one more token is worth its time (engine/costaware.py); may not draft at all (γ = 0).
+
+    A calibration table turns each drafted token's confidence into the
+    chance that the window so far survives; drafting goes on while that
+    chance times the mean acceptance beats the session's tokens per second
+    times the marginal seconds of one more token. The planned γ is 0 (a plain
+    target step) or the longest window the rule could use, within the bounds.
+    """
+
+    name = "costaware"
+    uses = ("calib_weight", "calib_forget", "gamma_min", "gamma_max")
+    may_stop_early = True
+
+    def __init__(self, gamma0: int, params: PolicyParams):
+        super().__init__(gamma0, params)
+        self.state = new_state(float(params.calib_weight), float(params.calib_forget), params.gamma_max)
+
+    def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
+        return self.state.keep(chosen_prob)
+
+    def observe_costs(self, draft_s: float, drafted: int, verify_s: float, verified: int) -> None:
+        self.state.observe_costs(draft_s, drafted, verify_s, verified)
+
+    def update(self, accepted: int, drafted: int) -> None:
+        _check_update(accepted, drafted)
+        self.state.update(accepted, drafted)
+        self.gamma = self.state.plan(self.params.gamma_min, self.params.gamma_max)
+
+    def _on_params(self) -> None:
+        # the learned table carries over; its weight, forgetting and the bounds act from now on
+        cal = self.state.calibration
+        cal.weight, cal.forget = float(self.params.calib_weight), float(self.params.calib_forget)
+        self.state.gamma_max = self.params.gamma_max
+        if self.gamma:
+            self.gamma = _clip(self.gamma, self.params)
+
+    def describe(self) -> dict[str, Any]:
+        p = self.params
+        return {**super().describe(), "calib_weight": float(p.calib_weight), "calib_forget": float(p.calib_forget)}
+
+
 _CLASSES: dict[str, type[Policy]] = {
-    cls.name: cls for cls in (SpecDecode, HFHeuristic, AssistantThreshold, GammaTune, GammaTunePlus, AdaptiveK)
+    cls.name: cls for cls in (SpecDecode, HFHeuristic, AssistantThreshold, GammaTune, GammaTunePlus, AdaptiveK,
+                              CostAware)
 }
-
-
-def check_method(name: str) -> str:
-    if name not in _CLASSES:
-        raise InvalidParameter(f"unknown method {name!r}; expected one of {', '.join(METHODS)}")
-    return name
+assert tuple(_CLASSES) == METHODS, "engine/policy_params.py METHODS lists every policy class, in order"
 
 
 def used_params(method: str) -> tuple[str, ...]:
@@ -280,34 +321,11 @@ def used_params(method: str) -> tuple[str, ...]:
     return _CLASSES[check_method(method)].uses
 
 
-def parse_methods(text: "str | list[str] | tuple[str, ...] | None", *, at_least: int = 1,
-                  at_most: int = len(METHODS)) -> list[str]:
-    """`--methods` for bench and compare: 'a,b' or 'all' (None or blank = all of METHODS).
-
-    An empty entry ('gammatune,') or a repeated one is refused rather than
-    guessed at: both are usually typos.
-    """
-    if text is None or (isinstance(text, str) and not text.strip()) or text == "all":
-        items = list(METHODS)
-    else:
-        items = [m.strip() for m in text.split(",")] if isinstance(text, str) else [str(m).strip() for m in text]
-    if any(m == "" for m in items):
-        raise InvalidParameter(f"--methods must be a comma-separated list of {', '.join(METHODS)} (or all), got {text!r}")
-    for m in items:
-        check_method(m)
-    dupes = sorted({m for m in items if items.count(m) > 1})
-    if dupes:
-        raise InvalidParameter(f"--methods lists {', '.join(dupes)} more than once")
-    if not (at_least <= len(items) <= at_most):
-        raise InvalidParameter(f"--methods needs {at_least} to {at_most} methods, got {len(items)} ({', '.join(items)}); "
-                               f"choose from {', '.join(METHODS)}")
-    return items
-
-
 def make_policy(name: str, gamma0: int, **params: Any) -> Policy:
     """Build a policy by its CLI name; raises ValueError (InvalidParameter) on bad input."""
     cls = _CLASSES[check_method(name)]
-    return cls(gamma0, PolicyParams.build(**params))
+    gamma0 = _check_gamma0(gamma0)
+    return cls(gamma0, _fit_bounds(gamma0, PolicyParams.build(**params), params))
 
 
 @dataclass(frozen=True)
@@ -320,17 +338,21 @@ class PolicySettings:
     """
 
     method: str = "gammatune+"
-    gamma0: int = 4
+    gamma0: int = DEFAULT_GAMMA0
     params: PolicyParams = field(default_factory=PolicyParams)
 
     @classmethod
-    def build(cls, method: str = "gammatune+", gamma0: int = 4, **params: Any) -> "PolicySettings":
-        return cls(check_method(method), _check_gamma0(gamma0), PolicyParams.build(**params))
+    def build(cls, method: str = "gammatune+", gamma0: int = DEFAULT_GAMMA0, **params: Any) -> "PolicySettings":
+        g = _check_gamma0(gamma0)
+        return cls(check_method(method), g, _fit_bounds(g, PolicyParams.build(**params), params))
 
     def with_changes(self, **changes: Any) -> "PolicySettings":
         method = check_method(changes.pop("method", self.method))
         gamma0 = _check_gamma0(changes.pop("gamma0", self.gamma0))
-        return PolicySettings(method, gamma0, PolicyParams.build(self.params, **changes))
+        params = PolicyParams.build(self.params, **changes)
+        if gamma0 != self.gamma0:  # a new γ0 carries the bounds not changed with it
+            params = _fit_bounds(gamma0, params, changes)
+        return PolicySettings(method, gamma0, params)
 
     def make(self) -> Policy:
         return _CLASSES[self.method](self.gamma0, self.params)

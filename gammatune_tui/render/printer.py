@@ -21,7 +21,7 @@ from ..session.stats import RunningStats, stats_of
 from .console import has_colour, make_console  # noqa: F401  (re-exported)
 from .safe_text import printable
 from .session_info import runner_note
-from .tables import lossless_text, shown_params, summary_table
+from .tables import backfire_text, lossless_text, shown_params, summary_table
 
 PROMPT_STYLE = "bold blue"
 DRAFT_STYLE = "green"
@@ -129,6 +129,9 @@ def print_runs(console: Console, runs: Sequence[MethodRun], *, compare: bool,
     console.print()
     console.print(summary_table(summary))   # every column; the console splits it if it is too wide
     console.print(lossless_text(summary), soft_wrap=not console.is_terminal)
+    warning = backfire_text(summary)
+    if warning is not None:
+        console.print(warning, soft_wrap=not console.is_terminal)
     return summary
 
 

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ..engine.events import SessionSummary
 from ..engine.policies import METHODS, used_params
-from ..session.compare import CompareSummary, SummaryRow
+from ..session.compare import CompareSummary, SummaryRow, backfire
 from ..session.hindsight import Hindsight
 from .safe_text import printable
 from .table_fit import set_keys
@@ -124,7 +124,15 @@ def verdict(summary: CompareSummary) -> str:
     ref = next((r for r in summary.rows if r.reference), None)
     if ref is not None and ref.rank is not None and best.rank is not None and ref.rank < best.rank:
         line += "; target-only decoding is faster still"
+    elif backfire(summary):
+        line += "; no method clearly faster than target-only decoding"
     return line
+
+
+def backfire_text(summary: CompareSummary) -> Text | None:
+    """The backfire warning under a race's table, when speculation did not pay (session/compare.py `backfire`)."""
+    note = backfire(summary)
+    return Text(note, style="yellow") if note else None
 
 
 def lossless_text(summary: CompareSummary) -> Text:

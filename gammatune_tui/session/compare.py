@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
+from ..engine.policies import METHODS
 from .recording import RecordedSession, Recording
 from .stats import RunningStats
 
 MIN_METHODS = 2
 DEFAULT_REPEATS = 3
 """Runs per method in CompareJob: the fewest that give a spread and a median that one slow run cannot move."""
-MAX_METHODS = 6
+MAX_METHODS = len(METHODS)  # every method at once
 BASELINE = "specdecode"
 
 
@@ -224,6 +225,26 @@ def check_lossless(runs: Sequence[MethodRun], reference: Reference | None = None
     if first is None:
         return Lossless(True, True, reference=ref_label)
     return Lossless(True, False, first[0], first[1], ref_label)
+
+
+def backfire(summary: CompareSummary) -> str | None:
+    """Why speculation did not pay in this race, in one line; None when a method is clearly faster than target-only.
+
+    Clearly: its slowest run beats target-only's fastest (with one run each,
+    its median beats target-only's). Issue 17 row 11: on the demo pair at the
+    demo's temperature 0.7 every method can land within target-only's spread,
+    and a newcomer should read why rather than a ranking that means nothing.
+    """
+    ref = next((r for r in summary.rows if r.reference), None)
+    if ref is None or not summary.methods:
+        return None
+    if summary.ranked and any(r.low > ref.high for r in summary.methods):
+        return None
+    if not summary.ranked and any(r.tokens_per_s > ref.tokens_per_s for r in summary.methods):
+        return None
+    return ("speculation did not pay in this race: no method is clearly faster than target-only decoding. "
+            "Sampling (temperature > 0) accepts fewer drafts than greedy decoding, and a draft saves little when "
+            "the target is small or the machine is busy; try -t 0, or `gammatune doctor` for this draft on this machine")
 
 
 def spread_ranks(speeds: dict[str, Sequence[float]]) -> dict[str, int]:

@@ -56,7 +56,7 @@ def test_malformed_prompt_file(capsys, tmp_path):
 def test_parsers():
     assert parse_gammas("1, 2,24") == [1, 2, 24]
     assert parse_methods("all") == parse_methods(
-        "specdecode,hf-heuristic,assistant-threshold,gammatune,gammatune+,adaptive-k")
+        "specdecode,hf-heuristic,assistant-threshold,gammatune,gammatune+,adaptive-k,costaware")
     with pytest.raises(InvalidParameter):
         parse_gammas("")
     with pytest.raises(InvalidParameter):

@@ -6,10 +6,11 @@ import pytest
 
 from gammatune_tui.bench.cost_model import CostModel
 from gammatune_tui.bench.trace_record import record_trace
-from gammatune_tui.bench.tune import TUNED, TUNED_ADAPTIVE_K, current_defaults, tune
+from gammatune_tui.bench.tune import TUNED, TUNED_ADAPTIVE_K, TUNED_COSTAWARE, current_defaults, tune
 
 GRID = {"eta": [0.3, 0.7], "delta": [0, 2], "tau": [0.2, 0.6], "gamma_min": [1, 4], "gamma_max": [6, 12],
-        "ema_alpha": [0.3, 1.0], "alpha_prior": [0.5, 0.85], "cooldown": [0, 2]}
+        "ema_alpha": [0.3, 1.0], "alpha_prior": [0.5, 0.85], "cooldown": [0, 2], "calib_weight": [2, 80],
+        "calib_forget": [0.5, 1.0]}
 
 
 @pytest.fixture(scope="module")
@@ -18,11 +19,12 @@ def traces(bench_pair):
     return [record_trace(bench_pair, k, v, 40, 11, bench_pair.eos_ids) for k, v in prompts.items()]
 
 
-@pytest.mark.parametrize("method, names", [("adaptive-k", TUNED_ADAPTIVE_K), ("gammatune+", TUNED)])
+@pytest.mark.parametrize("method, names", [("adaptive-k", TUNED_ADAPTIVE_K), ("gammatune+", TUNED),
+                                           ("costaware", TUNED_COSTAWARE)])
 def test_tune_moves_only_the_methods_own_parameters(traces, method, names):
     cost = CostModel(0.002, {1: 0.01, 4: 0.013, 12: 0.025}, step_s=0.0005)
     best, start, scored, _ = tune(traces, cost, [1, 4, 8], method, grid=GRID, max_rounds=2)
-    assert start.params == {**current_defaults(), "gamma_max": 12}  # γ_max capped at the traces' depth + 1
+    assert start.params == {**current_defaults(), "gamma_max": min(12, current_defaults()["gamma_max"])}  # ≤ depth + 1
     assert best.score >= start.score
     fixed = set(current_defaults()) - set(names)
     assert all(s.params[k] == start.params[k] for s in scored for k in fixed)

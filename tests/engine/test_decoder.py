@@ -63,8 +63,12 @@ def test_greedy_equals_target_generate(tiny_pair, reference, method, gamma0, eng
     assert emitted_ids(evs) == ref
     summary = evs[-1]
     assert isinstance(summary, SessionSummary)
-    # the draft must agree often but not always, or this test proves little
-    assert 0.0 < summary.acceptance_rate < 1.0
+    # the draft must agree often but not always, or this test proves little (costaware drafts only
+    # where its table expects acceptance, and may skip drafting: it must draft, and accept, some)
+    if method == "costaware":
+        assert summary.drafted > 0 and summary.acceptance_rate > 0.0
+    else:
+        assert 0.0 < summary.acceptance_rate < 1.0
     assert summary.text == tiny_pair.tokenizer.decode(ref)
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gammatune_tui.engine.policies import METHODS, PolicySettings, make_policy, roc_threshold
+from gammatune_tui.engine.policies import METHODS, PAPER_DEFAULTS, PolicySettings, make_policy, roc_threshold
 
 
 def trace(policy, steps):
@@ -29,8 +29,8 @@ def test_specdecode_is_fixed():
 
 
 def test_hf_heuristic_trace():
-    p = make_policy("hf-heuristic", 4)
-    # full window: +2; otherwise −1, floor 1
+    p = make_policy("hf-heuristic", 4, gamma_min=1, gamma_max=24)
+    # full window: +2; otherwise −1, floor 1 (transformers' schedule, bounds opened wide)
     assert trace(p, [(4, 4), (2, 6), (0, 5), (0, 4), (0, 3), (0, 2), (0, 1), (1, 1)]) == [6, 5, 4, 3, 2, 1, 1, 3]
     assert p.keep_drafting(0.01, 0.01)
 
@@ -112,11 +112,13 @@ def test_gammatune_bounds_and_early_stop():
     assert plus.gamma == 3 and plus.gamma_bar == 3
 
 
-def test_shipped_defaults_floor_gamma_at_four():
-    """The tuned defaults (δ = 2, γ_min = 4): a run of rejections stops at 4, a full window grows by 2."""
+def test_shipped_defaults_let_gamma_move():
+    """The defaults (η 0.7, δ 1, γ in [2, 8]): rejections pull γ to 2, full windows push it up by one and more."""
     p = make_policy("gammatune", 4)
-    assert trace(p, [(0, 4)] * 6)[-1] == 4
-    assert trace(p, [(4, 4)]) == [5]  # A = γ = 4 -> A = 6: γ̄ = 0.5·4 + 0.5·6 = 5
+    assert trace(p, [(0, 4)] * 4) == [2, 2, 2, 2]  # γ̄ = 0.3·4 = 1.2 → clipped to γ_min 2
+    assert trace(p, [(2, 2), (3, 3)]) == [3, 4]  # A = γ = 2 → 3: γ̄ = 0.3·2 + 0.7·3 = 2.7; then 0.81 + 2.8 = 3.61
+    paper = make_policy("gammatune", 4, **PAPER_DEFAULTS)  # --paper-defaults: the floor of 4 holds
+    assert trace(paper, [(0, 4)] * 6)[-1] == 4
 
 
 def test_set_params_changes_in_place_and_clips():
@@ -179,23 +181,25 @@ def test_policy_invariants(method, gamma0, eta, delta, bounds, steps):
     kw = dict(eta=eta, delta=delta, gamma_min=gmin, gamma_max=gmin + extra)
     a, b = make_policy(method, gamma0, **kw), make_policy(method, gamma0, **kw)
     gammas_a, gammas_b = [], []
-    exact = Fraction(gamma0)
+    exact = Fraction(min(gmin + extra, max(gmin, gamma0)))  # γ0 outside bounds set explicitly: clipped
+    assert a.gamma == exact
     for acc, d in steps:
-        d = max(1, min(d, a.gamma))
+        d = max(1, min(d, a.gamma)) if a.gamma else 0
         acc = min(acc, d)
         planned = a.gamma
         a.update(accepted=acc, drafted=d)
         b.update(accepted=acc, drafted=d)
         gammas_a.append(a.gamma)
         gammas_b.append(b.gamma)
-        assert a.gamma >= 1 and isinstance(a.gamma, int)
+        assert isinstance(a.gamma, int)
+        # every policy plans within its bounds; costaware may also plan 0 (a plain target step)
+        assert gmin <= a.gamma <= gmin + extra or (method == "costaware" and a.gamma == 0)
         if method in ("gammatune", "gammatune+"):
-            assert gmin <= a.gamma <= gmin + extra
             x = Fraction(acc + (delta if acc == planned else 0))
             exact = min(Fraction(gmin + extra), max(Fraction(gmin), (1 - Fraction(str(eta))) * exact + Fraction(str(eta)) * x))
             assert a.gamma == math.ceil(exact)
         if method in ("specdecode", "assistant-threshold"):
-            assert a.gamma == gamma0
+            assert a.gamma == min(gmin + extra, max(gmin, gamma0))
     assert gammas_a == gammas_b  # deterministic
 
 
@@ -236,3 +240,17 @@ def test_dynamic_tau_survives_unrelated_parameter_changes():
     assert p.tau == 0.5  # an explicit τ wins
     p.set_params(dynamic_tau=False)
     assert p.tau == 0.5
+
+
+def test_bounds_follow_gamma0_unless_set():
+    """Issue 17 row 9: γ0 = 1 runs at 1 and γ0 = 20 may stay at 20 under default bounds; set bounds clip γ0."""
+    low = make_policy("gammatune", 1)
+    assert low.gamma == 1 and low.params.gamma_min == 1
+    assert trace(low, [(0, 1)] * 3) == [1, 1, 1]
+    assert PolicySettings.build("specdecode", 20).make().gamma == 20
+    assert make_policy("gammatune", 20, gamma_max=16).gamma == 16
+    s = PolicySettings.build("gammatune+", 4)
+    assert s.with_changes(gamma0=12).params.gamma_max == 12  # the UI's γ0 field carries the cap with it
+    assert s.with_changes(gamma0=12, gamma_max=10).make().gamma == 10
+    hf = make_policy("hf-heuristic", 6)  # transformers' schedule has no cap; gammatune's is γ_max
+    assert max(trace(hf, [(6, 6), (8, 8), (8, 8)])) == hf.params.gamma_max == 8

@@ -28,7 +28,7 @@ def test_methods_default_is_every_method():
 
 
 @pytest.mark.parametrize("bad, msg", [
-    ("specdecode", r"needs 2 to 6 methods, got 1 \(specdecode\); choose from"),
+    ("specdecode", r"needs 2 to 7 methods, got 1 \(specdecode\); choose from"),
     ("specdecode,specdecode", "more than once"),
     ("specdecode,nope", "unknown method"),
     (",".join(METHODS) + ",gammatune", "more than once"),
@@ -233,3 +233,19 @@ def test_ranks_are_printed_in_order_when_a_noisy_method_overlaps_two_others():
         ("specdecode", 1, True), ("gammatune+", 1, True), ("gammatune", 2, False)]
     ranks = [line.split()[0] for line in plain_table(s).splitlines() if line.split()[:1] in (["1="], ["2"])]
     assert ranks == ["1=", "1=", "2"]
+
+
+def test_a_race_where_speculation_does_not_pay_says_why():
+    """Issue 17 row 11: at the demo's T = 0.7 every method can land within target-only's spread."""
+    from gammatune_tui.render.tables import backfire_text, verdict
+    from gammatune_tui.session.compare import backfire
+
+    tied = summarize([_with_speeds("specdecode", [60, 70, 80]), _with_speeds("costaware", [65, 75, 90])],
+                     Reference((62.0, 71.0, 78.0), 30))
+    note = backfire(tied)
+    assert note and "no method is clearly faster than target-only" in note and "-t 0" in note
+    assert "no method clearly faster than target-only" in verdict(tied) and backfire_text(tied) is not None
+    paying = summarize([_with_speeds("specdecode", [90, 95, 99]), _with_speeds("costaware", [60, 70, 80])],
+                       Reference((62.0, 71.0, 78.0), 30))
+    assert backfire(paying) is None and backfire_text(paying) is None
+    assert backfire(summarize([_with_speeds("specdecode", [60, 70, 80])])) is None  # no target-only row: no claim

@@ -24,12 +24,13 @@ def test_each_method_shows_the_parameters_it_reads_and_only_those():
                                     "temperature"}
             expected = {
                 "specdecode": {"gamma0", "temperature"},
-                "hf-heuristic": {"gamma0", "temperature"},
+                "hf-heuristic": {"gamma0", "gamma_min", "gamma_max", "temperature"},
                 "assistant-threshold": {"gamma0", "tau", "temperature"},
                 "gammatune": {"gamma0", "eta", "delta", "gamma_min", "gamma_max", "temperature"},
                 "gammatune+": {"gamma0", "eta", "delta", "tau", "gamma_min", "gamma_max", "temperature"},
                 "adaptive-k": {"gamma0", "ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max",
                                "temperature"},
+                "costaware": {"gamma0", "calib_weight", "calib_forget", "gamma_min", "gamma_max", "temperature"},
             }
             assert set(expected) == set(METHODS)
             for method, fields in expected.items():
@@ -87,7 +88,7 @@ def test_an_invalid_value_is_red_and_its_reason_wrapped_in_the_labels_on_screen(
             chat.query_one("#prompt").focus()                                # the red stays after a blur
             await pilot.pause(0.3)
             reason = chat.controls.error_for("gamma_min")
-            assert reason == "γ min must be ≤ γ max, got γ min=20 > γ max=16"
+            assert reason == "γ min must be ≤ γ max, got γ min=20 > γ max=8"
             error = Color.parse(app_theme_error(chat))
             assert gmin.styles.color.rgb == error.rgb                         # the value in the error colour
             label = chat.query_one("#err-gamma_min")

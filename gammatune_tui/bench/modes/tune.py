@@ -17,7 +17,8 @@ from ..report_shares import print_shares
 from .common import progress_bar
 
 HEADERS = {"eta": "η", "delta": "δ", "tau": "τ", "gamma_min": "γ_min", "gamma_max": "γ_max",
-           "ema_alpha": "ema α", "alpha_prior": "prior", "cooldown": "cooldown"}
+           "ema_alpha": "ema α", "alpha_prior": "prior", "cooldown": "cooldown", "calib_weight": "calib w",
+           "calib_forget": "forget"}
 
 
 def _value(v: Any) -> str:

@@ -36,7 +36,7 @@ from textual.widgets import Footer, Header, Label, Static
 
 from ...errors import GammatuneError
 from ...render.safe_text import one_line
-from ...render.tables import lossless_text, summary_table, verdict
+from ...render.tables import backfire_text, lossless_text, summary_table, verdict
 from ...session.compare import CompareSummary, MethodRun, summarize
 from ...session.compare_job import CompareJob
 from ...session.pacing import check_speed, next_speed, race_scale
@@ -318,7 +318,8 @@ class CompareScreen(Screen):
         self._progress(f"race over: {verdict(s)} · r to race again · s panes ⇄ ranking")
         box = self.query_one("#summary", Static)
         width = (box.content_region.width or self.size.width - 2) or None
-        box.update(Group(summary_table(s, width), lossless_text(s)))
+        warning = backfire_text(s)
+        box.update(Group(summary_table(s, width), lossless_text(s), *([warning] if warning is not None else [])))
 
     # -- actions -----------------------------------------------------------------------------------
     def action_restart(self) -> None:

@@ -10,7 +10,8 @@ the settings it had.
 
 Only the parameters the chosen method reads are shown (`used_params`):
 η and δ for the GammaTunes, τ for the threshold methods, adaptive-k's EMA
-weight, prior and cooldown for adaptive-k, the γ bounds where a method
+weight, prior and cooldown for adaptive-k, the calibration weight and
+forgetting for costaware, the γ bounds where a method
 plans within them. Values are typed (Enter applies) or stepped with ↑/↓.
 """
 
@@ -40,6 +41,8 @@ FIELDS: tuple[tuple[str, str, float, str], ...] = (
     ("ema_alpha", "α EMA", 0.05, "adaptive-k: weight of the newest steps in each position's acceptance EMA, in (0, 1]"),
     ("alpha_prior", "α prior", 0.05, "adaptive-k: acceptance assumed at positions not drafted yet, in [0, 1]"),
     ("cooldown", "cooldown", 1, "adaptive-k: steps a new window is kept before it may change, ≥ 0"),
+    ("calib_weight", "calib w", 5, "costaware: pseudo-counts of the shipped calibration prior per confidence bin, > 0"),
+    ("calib_forget", "forget", 0.01, "costaware: factor the session's own calibration counts decay by each step, in (0, 1]"),
     ("gamma_min", "γ min", 1, "lower bound on γ"),
     ("gamma_max", "γ max", 1, "upper bound on γ"),
     ("temperature", "T", 0.1, "sampling temperature (0 = greedy)"),
