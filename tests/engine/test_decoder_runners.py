@@ -116,7 +116,9 @@ def test_decoder_over_replayed_graphs_is_exact(tiny_pair, monkeypatch):
     assert emitted(evs) == greedy_ref(tiny_pair, ids, 48)
     # everything captured when the session started, for every window its policy allows; nothing mid-answer
     assert sorted({q for q, _ in captured["draft"]}) == [1, 2]
-    assert sorted({q for q, _ in captured["target"]}) == list(range(1, 16 + 2))  # 1 … γ_max + 1
+    from gammatune_tui.engine.policies import DEFAULT_GAMMA_MAX
+
+    assert sorted({q for q, _ in captured["target"]}) == list(range(1, DEFAULT_GAMMA_MAX + 2))  # 1 … γ_max + 1
     assert all(r.uncaptured_steps == 0 for r in runners)
     for log in captured.values():
         assert len(log) == len(set(log))

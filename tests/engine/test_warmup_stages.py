@@ -8,6 +8,7 @@ import dataclasses
 from test_runners import fake_capture
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
+from gammatune_tui.engine.policies import DEFAULT_GAMMA_MAX
 from gammatune_tui.engine.runners import choice
 from gammatune_tui.engine.warmup import warm_up
 
@@ -25,10 +26,11 @@ def test_capture_is_its_own_stage_and_the_first_session_finds_every_graph(tiny_p
     stages: list[str] = []
     warm_up(pair, progress=lambda stage, frac: stages.append(stage))
     assert stages[0] == "capture" and stages[-1] == "warm-up" and set(stages[1:-1]) == {"capture"}
-    assert len(stages) == 2 + 17 * 4 + 2 * 4  # the bar moves with every graph captured
+    # the bar moves with every graph captured: target windows 1 … γ_max + 1 and the draft's 1, 2, four buckets each
+    assert len(stages) == 2 + (DEFAULT_GAMMA_MAX + 1) * 4 + 2 * 4
     timings = pair.runner_pool.timings
     assert timings["capture_s"] > 0 and timings["warmup_s"] >= timings["capture_s"] and "self_check_s" in timings
-    assert len(logs["target"]) == 17 * 4 and len(logs["draft"]) == 2 * 4  # γ_max 16, capacity 1024
+    assert len(logs["target"]) == (DEFAULT_GAMMA_MAX + 1) * 4 and len(logs["draft"]) == 2 * 4  # capacity 1024
     before = {k: len(v) for k, v in logs.items()}
     dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), SamplingConfig(temperature=0.7, seed=1))
     assert any(isinstance(e, StepEvent) for e in dec.generate("def f(x):", max_new_tokens=24))
