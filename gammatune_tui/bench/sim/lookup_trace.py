@@ -19,14 +19,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..engine.drafting import cut_window
-from ..engine.policies import Policy
-from ..engine.prompt_lookup import PromptLookupSource
+from ...engine.drafting import cut_window
+from ...engine.policies import Policy
+from ...engine.prompt_lookup import PromptLookupSource
 from .cost_model import CostModel
-from .results import RunRecord
+from ..results import RunRecord
 from .simulate import SimStep, Trace, TraceTooShallow, cost_observer, observe_step, price_session
 from .trace_record import FRAGILE_GAP
-from ..engine.hf_compat import cache_kw
+from ...engine.hf_compat import cache_kw
 
 KIND = "prompt-lookup"
 

@@ -28,9 +28,9 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..engine.policies import Policy, PolicySettings
+from ...engine.policies import Policy, PolicySettings
 from .cost_model import CostModel
-from .results import RunRecord
+from ..results import RunRecord
 
 @dataclass
 class Trace:
@@ -274,7 +274,7 @@ def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iter
 
 def plain_records(traces: Sequence[Trace], kind: str = "sim") -> list[RunRecord]:
     """Target-only decoding as timed while the traces were recorded."""
-    from .results import PLAIN
+    from ..results import PLAIN
 
     return [RunRecord(method=PLAIN, gamma0=None, prompt_id=t.prompt_id, kind=kind, tokens=len(t.tokens),
                       steps=len(t.tokens), wall_s=t.plain_s,

@@ -15,7 +15,7 @@ import time
 from typing import Any, Iterable
 
 from .simulate import Trace
-from ..engine.hf_compat import cache_kw
+from ...engine.hf_compat import cache_kw
 
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
 

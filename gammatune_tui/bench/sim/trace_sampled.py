@@ -37,8 +37,8 @@ import time
 import zlib
 from typing import Any, Iterable
 
-from ..engine.hf_compat import cache_kw
-from ..engine.sampling import SamplingConfig, Served
+from ...engine.hf_compat import cache_kw
+from ...engine.sampling import SamplingConfig, Served
 from .simulate import Trace
 
 OFF_STREAM = 0x5EED  # added to the seed for the off-path stream
