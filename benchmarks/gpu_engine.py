@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-from gammatune_tui.bench import latency as lat  # noqa: E402
+from gammatune_tui.bench.live import latency as lat  # noqa: E402
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent  # noqa: E402
 from gammatune_tui.engine.devices import resolve_device  # noqa: E402
 from gammatune_tui.engine.models import ModelPair  # noqa: E402

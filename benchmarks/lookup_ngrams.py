@@ -3,7 +3,7 @@
 The target decodes each prompt of a set once (greedy); prompt lookup's
 proposals are then recomputed for every (ngram_min, ngram_max) in the grid
 (they are a function of the text alone), and every policy is played exactly
-over them (bench/lookup_trace.py). Time comes from one cost model calibrated
+over them (bench/sim/lookup_trace.py). Time comes from one cost model calibrated
 on the live decoder drafting by prompt lookup, so all settings are priced
 alike and only their proposals differ. Reported: mean tokens per step, the
 acceptance rate and the modelled speedup over one-token steps (the same
@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from gammatune_tui.bench import protocol  # noqa: E402
-from gammatune_tui.bench.cost_model import CALIBRATION_GAMMAS, calibrate  # noqa: E402
-from gammatune_tui.bench.lookup_trace import record_lookup_trace, repropose  # noqa: E402
-from gammatune_tui.bench.simulate import play_trace  # noqa: E402
+from gammatune_tui.bench.live import protocol  # noqa: E402
+from gammatune_tui.bench.sim.cost_model import CALIBRATION_GAMMAS, calibrate  # noqa: E402
+from gammatune_tui.bench.sim.lookup_trace import record_lookup_trace, repropose  # noqa: E402
+from gammatune_tui.bench.sim.simulate import play_trace  # noqa: E402
 from gammatune_tui.engine import PolicySettings, load_pair  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 Reads the traces and the cost model that `gammatune bench --simulate --traces FILE`
 saved (no model is loaded), replays every method × γ0 with the exact simulator,
-finds the oracle's windows on every trace (bench/oracle.py), and prints Table 2
+finds the oracle's windows on every trace (bench/sim/oracle.py), and prints Table 2
 with the oracle as its top row, the share of the oracle's throughput each
 method reaches (overall and per prompt category), and the oracle's own numbers.
 
@@ -25,9 +25,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gammatune_tui.bench import oracle, report
-from gammatune_tui.bench import simulate as sim
-from gammatune_tui.bench.cost_model import CostModel
+from gammatune_tui.bench.sim import oracle
+from gammatune_tui.bench.report import tables as report
+from gammatune_tui.bench.sim import simulate as sim
+from gammatune_tui.bench.sim.cost_model import CostModel
 from gammatune_tui.bench.results import aggregate
 from gammatune_tui.engine.policies import METHODS, PolicySettings, parse_methods
 from gammatune_tui.errors import GammatuneError

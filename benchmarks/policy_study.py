@@ -32,10 +32,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gammatune_tui.bench import oracle, reference
-from gammatune_tui.bench import simulate as sim
-from gammatune_tui.bench.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
-from gammatune_tui.bench.lookup_trace import trace_from_json
+from gammatune_tui.bench.sim import oracle, reference
+from gammatune_tui.bench.sim import simulate as sim
+from gammatune_tui.bench.sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+from gammatune_tui.bench.sim.lookup_trace import trace_from_json
 from gammatune_tui.engine.confidence import PRIOR_FILE, Prior
 from gammatune_tui.engine.policies import DEFAULT_GAMMA0, PAPER_DEFAULTS, PolicySettings
 
@@ -60,7 +60,7 @@ def load(path: Path) -> tuple[list[Any], CostModel, list[CostModel], dict[str, A
 
 def retime(passes: int) -> CostModel:
     """`passes` timing passes of the demo pair's decoder (specdecode at the calibration windows), pooled."""
-    from gammatune_tui.bench import protocol
+    from gammatune_tui.bench.live import protocol
     from gammatune_tui.engine.models import load_pair
     from gammatune_tui.prompts import load_prompt_set
 

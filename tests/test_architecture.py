@@ -38,6 +38,16 @@ MUST_NOT_USE: dict[str, set[str]] = {
 }
 TOP_LEVEL = {"__init__": "base", "errors": "base", "resources": "base", "prompts": "base",
              "cli": "commands", "__main__": "commands"}
+# bench/'s rooms → the rooms they may import (their own included); "bench" is bench/'s own modules
+# (args.py, results.py), which every room shares. live/ and sim/ do not know each other.
+BENCH_ROOMS: dict[str, set[str]] = {
+    "bench": {"bench"},
+    "live": {"bench", "live"},
+    "sim": {"bench", "sim"},
+    "report": {"bench", "sim", "report"},
+    "modes": {"bench", "live", "sim", "report", "modes"},
+    "doctor": {"bench", "live", "sim", "report", "modes", "doctor"},
+}
 
 
 def floor_of(module: str) -> str:
@@ -48,6 +58,14 @@ def floor_of(module: str) -> str:
     if parts[1] in TOP_LEVEL:
         return TOP_LEVEL[parts[1]]
     return parts[1]
+
+
+def bench_room_of(module: str) -> str | None:
+    """`gammatune_tui.bench.sim.oracle` → "sim"; `gammatune_tui.bench.args` → "bench"; None outside bench/."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] != "bench":
+        return None
+    return parts[2] if len(parts) > 2 and parts[2] in BENCH_ROOMS else "bench"
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -92,6 +110,21 @@ def violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
                     found.append(f"{name}:{line} imports {imported}: {floor}/ may not import {other}/")
             elif top in MUST_NOT_USE[floor]:
                 found.append(f"{name}:{line} imports {top}: {floor}/ must not use {top}")
+    return found
+
+
+def bench_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every import inside bench/ that goes up or across its rooms (BENCH_ROOMS)."""
+    known = set(modules)
+    found = []
+    for name, (source, is_package) in sorted(modules.items()):
+        room = bench_room_of(name)
+        if room is None:
+            continue
+        for line, imported in sorted(set(imports_of(source, name, is_package, known))):
+            other = bench_room_of(imported)
+            if other is not None and other not in BENCH_ROOMS[room]:
+                found.append(f"{name}:{line} imports {imported}: bench/{room} may not import bench/{other}")
     return found
 
 
@@ -154,6 +187,16 @@ def test_no_import_circles():
     assert cycles(MODULES) == []
 
 
+def test_bench_sub_rooms_are_listed():
+    """A new sub-package of bench/ must be given its place among the rooms."""
+    rooms = {p.parent.name for p in (ROOT / "bench").glob("*/__init__.py")}
+    assert rooms == set(BENCH_ROOMS) - {"bench"}
+
+
+def test_bench_rooms_import_only_down():
+    assert bench_violations(MODULES) == []
+
+
 # -- the checks themselves can fail -----------------------------------------------------------------
 
 def _fake(**sources: str) -> dict[str, tuple[str, bool]]:
@@ -179,3 +222,14 @@ def test_a_circle_is_reported():
     mods = _fake(gammatune_tui__session__a="from .b import x\n", gammatune_tui__session__b="def f():\n    from .a import y\n",
                  gammatune_tui__session__c="from .a import z\n")
     assert cycles(mods) == [["gammatune_tui.session.a", "gammatune_tui.session.b"]]
+
+
+@pytest.mark.parametrize("module, source, rule", [
+    ("gammatune_tui__bench__sim__x", "from ..live import protocol\n", "bench/sim may not import bench/live"),
+    ("gammatune_tui__bench__live__x", "def f():\n    from ..sim.oracle import ORACLE\n", "bench/live may not import bench/sim"),
+    ("gammatune_tui__bench__x", "from .report.tables import write_json\n", "bench/bench may not import bench/report"),
+    ("gammatune_tui__bench__modes__x", "from ..doctor.examine import Candidate\n", "bench/modes may not import bench/doctor"),
+])
+def test_a_bench_room_importing_up_or_across_is_reported(module, source, rule):
+    found = bench_violations(_fake(**{module: source}))
+    assert len(found) == 1 and rule in found[0] and ":" in found[0]

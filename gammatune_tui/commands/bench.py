@@ -71,7 +71,7 @@ def bench(
     from ..bench.modes.latency import run_latency
     from ..bench.modes.simulate import SimulateOptions
     from ..bench.modes.sweep import run_sweep
-    from ..bench.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
+    from ..bench.live.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
 
     console = FittingConsole()   # a Console whose tables fit the width, never cut (render/table_fit.py)
     err = Console(stderr=True)

@@ -31,7 +31,7 @@ def chat(
     (corrections and bonus) red. Change the method or η, δ, τ, γ bounds while it
     generates; Esc stops; F1 lists every key; Ctrl+P opens the command palette.
     """
-    from ..bench.hindsight import session_hindsight
+    from ..bench.sim.hindsight import session_hindsight
     from ..engine.models import check_pair
     from ..session.live import LiveSource
     from ..ui.app import make_app

@@ -2,7 +2,7 @@
 
 This module parses and checks the options before any model loads (a typo
 costs nothing; every mistake is one line and exit status 2) and calls
-`bench.doctor_run.run_doctor`. With no --target/--draft it examines the
+`bench.doctor.run.run_doctor`. With no --target/--draft it examines the
 embedded demo pair's draft beside two deliberately poor drafts built for the
 check, so a newcomer sees a real ranking offline.
 """
@@ -65,8 +65,8 @@ def doctor(
     dupes = sorted({d for d in drafts if drafts.count(d) > 1})
     if dupes:
         raise InvalidParameter(f"--draft {dupes[0]} is given twice")
-    from ..bench.doctor import DoctorConfig
-    from ..bench.doctor_run import run_doctor
+    from ..bench.doctor.examine import DoctorConfig
+    from ..bench.doctor.run import run_doctor
     from ..bench.modes.common import quiet_transformers
     from ..engine.devices import resolve_device, resolve_dtype
 
@@ -102,8 +102,8 @@ def doctor(
 def _candidates(demo: bool, target: Optional[str], drafts: List[str],
                 err: Console) -> Iterator[tuple[str, list]]:
     """The target and the Candidates to examine: the user's, or the demo pair's draft beside two poor ones."""
-    from ..bench.doctor import Candidate
-    from ..bench.doctor_candidates import built_demo_candidates, demo_target
+    from ..bench.doctor.examine import Candidate
+    from ..bench.doctor.candidates import built_demo_candidates, demo_target
 
     if not demo:
         yield str(target), [Candidate(d, d, ("--target", str(target), "--draft", d)) for d in drafts]

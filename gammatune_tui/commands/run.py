@@ -50,7 +50,7 @@ def run(
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: now, not after loading
 
-    from ..bench.hindsight import session_hindsight
+    from ..bench.sim.hindsight import session_hindsight
     from ..engine.decoder import SpeculativeDecoder
     from ..engine.models import load_pair
     from ..render.tables import hindsight_text

@@ -2,11 +2,11 @@
 
 Under greedy decoding the text a session produced fixes what any γ policy
 would have seen, so after the session one teacher-forced draft pass over that
-text gives the trace, and the trace simulator's oracle (bench/oracle.py) says
+text gives the trace, and the trace simulator's oracle (bench/sim/oracle.py) says
 how fast the best window choice would have been under a cost model calibrated
 on the session's own step timings. That needs the models and bench/, which
 session/ may not import; so a command hands its source a `HindsightHook`
-(`bench.hindsight.session_hindsight`), which runs where the models are (the
+(`bench.sim.hindsight.session_hindsight`), which runs where the models are (the
 UI's thread or the decoder's child process), after the session's last event
 and never inside its timed loop, and returns a `Hindsight`. The result is
 plain data, so it crosses the process pipe and reaches the stats panel and

@@ -138,7 +138,7 @@ def test_latency_times_a_shape_from_its_config(tmp_path, capsys):
 
 def test_second_simulate_reuses_the_cached_traces_and_refresh_records_again(tiny_pair_dirs, prompts, tmp_path,
                                                                            capsys, monkeypatch):
-    from gammatune_tui.bench import trace_record as sim_mod
+    from gammatune_tui.bench.sim import trace_record as sim_mod
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("GAMMATUNE_CACHE_DIR", str(cache))

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from gammatune_tui.bench import doctor as dr
-from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.doctor_grid import bound_flags, policy_bounds
-from gammatune_tui.bench.doctor_report import draft_ranks, recommend
+from gammatune_tui.bench.doctor import examine as dr
+from gammatune_tui.bench.sim.cost_model import CostModel
+from gammatune_tui.bench.doctor.grid import bound_flags, policy_bounds
+from gammatune_tui.bench.doctor.report import draft_ranks, recommend
 from gammatune_tui.engine.policies import PolicyParams, PolicySettings
 from gammatune_tui.cli import main
 from gammatune_tui.engine.policies import METHODS
@@ -240,7 +240,7 @@ def test_doctor_never_recommends_a_gamma_the_policy_would_override():
 
 def test_doctor_at_a_temperature_simulates_sampled_decoding_and_recommends_it(fixed_costs, tiny_pair_dirs, prompts,
                                                                              tmp_path, capsys, monkeypatch):
-    from gammatune_tui.bench import doctor_run
+    from gammatune_tui.bench.doctor import run as doctor_run
 
     seen = []
     real = doctor_run.dr.record_sampled_trace

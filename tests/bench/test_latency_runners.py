@@ -1,4 +1,4 @@
-"""bench/latency.py: the runner dimension and the bandwidth fields of a Table 1 row."""
+"""bench/live/latency.py: the runner dimension and the bandwidth fields of a Table 1 row."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gammatune_tui.bench import latency as lat
+from gammatune_tui.bench.live import latency as lat
 from gammatune_tui.errors import EngineUnavailable, InvalidParameter
 
 TINY = {"model_type": "llama", "hidden_act": "silu", "hidden_size": 64, "intermediate_size": 128,

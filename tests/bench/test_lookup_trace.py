@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from tiny_models import make_byte_tokenizer, make_llama
-from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.lookup_trace import LookupTrace, record_lookup_trace, repropose, trace_from_json
-from gammatune_tui.bench.oracle import oracle_run
-from gammatune_tui.bench.simulate import SimStep, TraceTooShallow, check_against_live, play_trace
+from gammatune_tui.bench.sim.cost_model import CostModel
+from gammatune_tui.bench.sim.lookup_trace import LookupTrace, record_lookup_trace, repropose, trace_from_json
+from gammatune_tui.bench.sim.oracle import oracle_run
+from gammatune_tui.bench.sim.simulate import SimStep, TraceTooShallow, check_against_live, play_trace
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder
 from gammatune_tui.engine.models import ModelPair
 
@@ -83,7 +83,7 @@ def test_windows_beyond_the_recorded_depth_continue_the_copy(pair, trace):
 
 def test_reference_rows_on_a_lookup_trace(trace):
     """Best fixed γ, the perfect signal and the oracle without skipping play prompt lookup's traces too."""
-    from gammatune_tui.bench.reference import NO_SKIP, SIGNAL, share_rows, signal_record
+    from gammatune_tui.bench.sim.reference import NO_SKIP, SIGNAL, share_rows, signal_record
 
     rec = signal_record(trace, COST, 48, 16)
     assert rec.tokens == 48 and rec.accepted == rec.drafted  # it never drafts a token that will be rejected

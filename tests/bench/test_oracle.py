@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gammatune_tui.bench.oracle import (
+from gammatune_tui.bench.sim.oracle import (
     ORACLE, WindowScript, oracle_records, oracle_run, regret, step_options, summarize,
 )
-from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.simulate import Trace, TraceTooShallow, play_trace
-from gammatune_tui.bench.trace_record import record_trace
+from gammatune_tui.bench.sim.cost_model import CostModel
+from gammatune_tui.bench.sim.simulate import Trace, TraceTooShallow, play_trace
+from gammatune_tui.bench.sim.trace_record import record_trace
 from gammatune_tui.engine.policies import METHODS, Policy, PolicySettings
 
 EOS = 1

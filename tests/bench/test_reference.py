@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.oracle import oracle_run
-from gammatune_tui.bench.ranks import gap_ranks
-from gammatune_tui.bench.reference import (
+from gammatune_tui.bench.sim.cost_model import CostModel
+from gammatune_tui.bench.sim.oracle import oracle_run
+from gammatune_tui.bench.sim.ranks import gap_ranks
+from gammatune_tui.bench.sim.reference import (
     BEST_FIXED, NO_SKIP, SIGNAL, best_fixed, share_rows, signal_record, signal_windows,
 )
-from gammatune_tui.bench.simulate import SimStep, Trace, play_trace
+from gammatune_tui.bench.sim.simulate import SimStep, Trace, play_trace
 from gammatune_tui.engine import PolicySettings
 
 
@@ -92,7 +92,7 @@ def test_traces_cached_with_one_timing_pass_get_three_without_recording_again(be
     from rich.console import Console
 
     from gammatune_tui.bench.modes import trace_cache as tc
-    from gammatune_tui.bench.protocol import PromptIds
+    from gammatune_tui.bench.live.protocol import PromptIds
 
     pid = [PromptIds("p0", [5, 9, 13, 22, 7]), PromptIds("p1", [40])]
     path = tmp_path / "traces.json"

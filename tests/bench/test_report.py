@@ -9,7 +9,7 @@ import math
 import pytest
 from rich.console import Console
 
-from gammatune_tui.bench.report import (
+from gammatune_tui.bench.report.tables import (
     bar, engine_vs_hf, print_report, render_bars, speedups_over, table2, write_csv, write_json,
 )
 from gammatune_tui.bench.results import HF_HEURISTIC, PLAIN, RunRecord, aggregate, throughputs
@@ -108,8 +108,8 @@ def test_report_prints_and_files_round_trip(tmp_path):
 
 
 def test_oracle_row_and_share_of_oracle(tmp_path):
-    from gammatune_tui.bench.oracle import ORACLE, Regret
-    from gammatune_tui.bench.report import method_order, share_of_oracle
+    from gammatune_tui.bench.sim.oracle import ORACLE, Regret
+    from gammatune_tui.bench.report.tables import method_order, share_of_oracle
 
     recs = _records() + [RunRecord(ORACLE, None, "a", tokens=30, steps=5, wall_s=0.1),
                          RunRecord(ORACLE, None, "b", tokens=70, steps=10, wall_s=0.3)]  # 250 tok/s

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from gammatune_tui.bench.simulate import Trace, live_steps, play_trace
-from gammatune_tui.bench.oracle import oracle_run
-from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.trace_sampled import coupled_token, record_sampled_trace
+from gammatune_tui.bench.sim.simulate import Trace, live_steps, play_trace
+from gammatune_tui.bench.sim.oracle import oracle_run
+from gammatune_tui.bench.sim.cost_model import CostModel
+from gammatune_tui.bench.sim.trace_sampled import coupled_token, record_sampled_trace
 from gammatune_tui.cli import main
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
 
@@ -90,7 +90,7 @@ def test_replay_agrees_with_live_sampled_runs_in_tokens_per_step(bench_pair, sam
 
 def test_a_greedy_trace_would_not_pass_that_check(bench_pair, sampled_traces):
     """The tolerance separates: greedy acceptance (x == argmax) on sampled text is far from the sampled law."""
-    from gammatune_tui.bench.trace_record import record_trace
+    from gammatune_tui.bench.sim.trace_record import record_trace
 
     s = PolicySettings.build("specdecode", 4)
     greedy = [record_trace(bench_pair, k, v, MAX_NEW, DEPTH, bench_pair.eos_ids) for k, v in PROMPTS.items()]

@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 
-from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.simulate import (
+from gammatune_tui.bench.sim.cost_model import CostModel
+from gammatune_tui.bench.sim.simulate import (
     Trace, TraceTooShallow, check_against_live, live_steps, play_trace,
 )
-from gammatune_tui.bench.trace_record import record_trace
+from gammatune_tui.bench.sim.trace_record import record_trace
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder
 
 PROMPTS = {"p0": [5, 9, 13, 22, 7], "p1": [3, 4, 5, 6, 7, 8, 30, 31], "p2": [40]}
@@ -125,7 +125,7 @@ def test_calibrate_recovers_known_costs():
     """The timing pass reads the decoder's own step timings; known costs come back out."""
     from types import SimpleNamespace as NS
 
-    from gammatune_tui.bench.cost_model import calibrate
+    from gammatune_tui.bench.sim.cost_model import calibrate
 
     events, t = [], 0.0
     pre = 0.003

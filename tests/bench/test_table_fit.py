@@ -7,9 +7,9 @@ import io
 import pytest
 from rich.console import Console
 
-from gammatune_tui.bench.latency import LatencyRow
+from gammatune_tui.bench.live.latency import LatencyRow
 from gammatune_tui.bench.modes.latency import latency_columns
-from gammatune_tui.bench.table_fit import Column, fit_tables, human_count
+from gammatune_tui.bench.report.columns import Column, fit_tables, human_count
 from gammatune_tui.cli import main
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from gammatune_tui.bench.protocol import PromptIds, run_hf_assisted, run_hf_lookup, run_plain
-from gammatune_tui.bench.report import render_methods
+from gammatune_tui.bench.live.protocol import PromptIds, run_hf_assisted, run_hf_lookup, run_plain
+from gammatune_tui.bench.report.tables import render_methods
 from gammatune_tui.bench.results import HF_LOOKUP, RunRecord, aggregate
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gammatune_tui.bench.cost_model import CostModel
-from gammatune_tui.bench.trace_record import record_trace
-from gammatune_tui.bench.tune import TUNED, TUNED_ADAPTIVE_K, TUNED_COSTAWARE, current_defaults, tune
+from gammatune_tui.bench.sim.cost_model import CostModel
+from gammatune_tui.bench.sim.trace_record import record_trace
+from gammatune_tui.bench.sim.tune import TUNED, TUNED_ADAPTIVE_K, TUNED_COSTAWARE, current_defaults, tune
 
 GRID = {"eta": [0.3, 0.7], "delta": [0, 2], "tau": [0.2, 0.6], "gamma_min": [1, 4], "gamma_max": [6, 12],
         "ema_alpha": [0.3, 1.0], "alpha_prior": [0.5, 0.85], "cooldown": [0, 2], "calib_weight": [2, 80],

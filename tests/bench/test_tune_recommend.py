@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gammatune_tui.bench.modes.tune import recommend
-from gammatune_tui.bench.tune import Score, current_defaults
+from gammatune_tui.bench.sim.tune import Score, current_defaults
 
 
 def _score(value, **changes):

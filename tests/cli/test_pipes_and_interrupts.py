@@ -104,7 +104,7 @@ def test_ctrl_c_anywhere_else_is_one_line_and_130(capsys, monkeypatch):
 
 
 def test_ctrl_c_during_a_live_bench_keeps_the_finished_rows(capsys, pair_args, monkeypatch, tmp_path):
-    from gammatune_tui.bench import protocol
+    from gammatune_tui.bench.live import protocol
 
     real = protocol.run_policy
     calls = {"n": 0}

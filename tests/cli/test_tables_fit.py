@@ -109,7 +109,7 @@ def test_compare_summary_at_80_columns_keeps_every_column():
 
 
 def test_bench_table2_in_a_pipe_keeps_the_spread_and_the_share_of_the_oracle(capsys):
-    from gammatune_tui.bench.report import Speedup, render_table2
+    from gammatune_tui.bench.report.tables import Speedup, render_table2
 
     t2 = {m: Speedup(1.0 + i / 10, 0.01 * (i + 1)) for i, m in enumerate(
         ["specdecode", "hf-heuristic", "assistant-threshold", "gammatune", "gammatune+", "adaptive-k", "oracle"])}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gammatune_tui.bench.hindsight import session_hindsight, session_trace, step_price
-from gammatune_tui.bench.cost_model import calibrate
-from gammatune_tui.bench.oracle import WindowScript, oracle_run
-from gammatune_tui.bench.simulate import SimStep, play_trace
+from gammatune_tui.bench.sim.hindsight import session_hindsight, session_trace, step_price
+from gammatune_tui.bench.sim.cost_model import calibrate
+from gammatune_tui.bench.sim.oracle import WindowScript, oracle_run
+from gammatune_tui.bench.sim.simulate import SimStep, play_trace
 from gammatune_tui.cli import main
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
 from gammatune_tui.engine.events import SessionHeader, StepEvent

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gammatune_tui.bench.hindsight import session_hindsight
+from gammatune_tui.bench.sim.hindsight import session_hindsight
 from gammatune_tui.engine.events import DraftedToken, EmittedToken, StepEvent, TargetToken
 from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig

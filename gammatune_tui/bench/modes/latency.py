@@ -15,9 +15,9 @@ from rich.text import Text
 
 from ...engine.devices import resolve_device, resolve_dtype
 from ...errors import EngineUnavailable
-from .. import latency as lat
-from ..report import write_json
-from ..table_fit import Column, human_count, print_fitted
+from ..live import latency as lat
+from ..report.tables import write_json
+from ..report.columns import Column, human_count, print_fitted
 from .common import progress_bar, quiet_transformers
 
 

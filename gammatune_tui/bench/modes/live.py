@@ -8,7 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .. import protocol, report
+from ..live import protocol
+from ..report import tables as report
 from ..results import RunRecord, aggregate
 from .common import progress_bar
 

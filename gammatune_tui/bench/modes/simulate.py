@@ -20,11 +20,13 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import PolicyParams, PolicySettings
-from .. import oracle, protocol, reference, report
-from ..report_shares import print_shares
-from .. import simulate as sim
+from ..sim import oracle, reference
+from ..live import protocol
+from ..report import tables as report
+from ..report.shares import print_shares
+from ..sim import simulate as sim
 from ..results import aggregate, throughputs
-from ..tune import GRID
+from ..sim.tune import GRID
 from .common import progress_bar
 from .live import live_cells, run_live
 from .trace_cache import load_or_record
@@ -47,7 +49,7 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
                  out: Path, opts: SimulateOptions, categories: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The simulated sweep (report on `console`, everything into `payload`), then the checks and tuning asked for.
 
-    The oracle (bench/oracle.py) is played on the same traces: Table 2's top
+    The oracle (bench/sim/oracle.py) is played on the same traces: Table 2's top
     row, and every method's share of it overall and per prompt category
     (`categories`: prompt id → category).
     """

@@ -14,7 +14,8 @@ from ...engine.context import context_window
 from ...engine.models import load_pair
 from ...errors import ContextTooLong, Interrupted
 from ...prompts import Prompt
-from .. import protocol, report
+from ..live import protocol
+from ..report import tables as report
 from .live import run_live
 from .simulate import SimulateOptions, run_simulate
 

@@ -38,11 +38,11 @@ from ...engine.step_events import versions
 from ...engine.text_pieces import prompt_pieces
 from ...errors import InvalidParameter
 from ...resources import CACHE_ENV, cache_root  # noqa: F401  (one answer to where the cache is)
-from .. import protocol
-from .. import trace_record
-from ..cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
-from ..lookup_trace import record_lookup_trace, trace_from_json
-from ..trace_sampled import record_sampled_trace
+from ..live import protocol
+from ..sim import trace_record
+from ..sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+from ..sim.lookup_trace import record_lookup_trace, trace_from_json
+from ..sim.trace_sampled import record_sampled_trace
 from .common import progress_bar
 
 FORMAT = 1

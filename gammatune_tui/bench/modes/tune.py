@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import reference
-from .. import tune as tn
-from ..report_shares import print_shares
+from ..sim import reference
+from ..sim import tune as tn
+from ..report.shares import print_shares
 from .common import progress_bar
 
 HEADERS = {"eta": "η", "delta": "δ", "tau": "τ", "gamma_min": "γ_min", "gamma_max": "γ_max",

@@ -18,18 +18,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from .doctor_grid import settings as grid_settings
-from .doctor_timing import TIMING_PASSES
-from ..errors import GammatuneError, InvalidParameter
-from . import doctor as dr
-from . import protocol, report
-from .args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
-from . import trace_record
-from .doctor_report import (
+from .grid import settings as grid_settings
+from .timing import TIMING_PASSES
+from ...errors import GammatuneError, InvalidParameter
+from . import examine as dr
+from ..live import protocol
+from ..report import tables as report
+from ..args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
+from ..sim import trace_record
+from .report import (
     Recommendation, VerifyResult, VerifyRow, costs_table, methods_table, payload, ranking_table, recommend,
     verdict_lines, verify_table,
 )
-from .modes.common import progress_bar, quiet_transformers
+from ..modes.common import progress_bar, quiet_transformers
 
 
 

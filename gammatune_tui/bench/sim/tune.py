@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..engine.policies import PolicyParams, PolicySettings
+from ...engine.policies import PolicyParams, PolicySettings
 from .cost_model import CostModel
 from .simulate import Trace, play_trace
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ..engine.policies import METHODS, PolicyParams, PolicySettings
-from . import reference
-from . import simulate as sim
-from .cost_model import CostModel
-from .oracle import oracle_run
-from .results import RunRecord
+from ...engine.policies import METHODS, PolicyParams, PolicySettings
+from ..sim import reference
+from ..sim import simulate as sim
+from ..sim.cost_model import CostModel
+from ..sim.oracle import oracle_run
+from ..results import RunRecord
 
 
 def policy_bounds(method: str, gamma0: int) -> dict[str, int]:
@@ -48,7 +48,7 @@ def speedup_grid(traces: Sequence[Any], cost: CostModel, plain_s: float, gammas:
                  ) -> tuple[dict[tuple[str, int], float], dict[tuple[str, int], list[RunRecord]], float]:
     """(method, γ0) → Σ target-only seconds / Σ simulated seconds, the records, and the oracle's speedup.
 
-    The reference rows (bench/reference.py) are in the grid too, keyed
+    The reference rows (bench/sim/reference.py) are in the grid too, keyed
     (name, γ): the best fixed γ in hindsight with its γ, the perfect
     acceptance signal and the oracle without skipping with γ 0.
     """

@@ -11,8 +11,8 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from .reference import ShareRow
-from .table_fit import Column, print_fitted
+from ..sim.reference import ShareRow
+from .columns import Column, print_fitted
 
 CAPTION = ("share = throughput over the oracle's (methods: mean over γ0); ± passes = largest change when each "
            "timing pass prices it instead of the pool; ± prompts = std across prompts; ranks differ only where "

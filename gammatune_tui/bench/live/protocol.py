@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..engine.draft_sources import pair_drafter
-from ..engine.policies import PolicySettings
-from ..engine.sampling import SamplingConfig
-from ..session.stats import RunningStats
-from .results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
-from ..engine.hf_compat import cache_kw
+from ...engine.draft_sources import pair_drafter
+from ...engine.policies import PolicySettings
+from ...engine.sampling import SamplingConfig
+from ...session.stats import RunningStats
+from ..results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
+from ...engine.hf_compat import cache_kw
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
 LOOKUP_BASELINES = (PLAIN, HF_LOOKUP)  # a prompt-lookup sweep: transformers' prompt lookup is the peer
@@ -60,7 +60,7 @@ def environment(pair: Any) -> dict[str, Any]:
     import torch
     import transformers
 
-    from ..engine.step_events import versions
+    from ...engine.step_events import versions
 
     env: dict[str, Any] = {
         "versions": {**versions(), "python": platform.python_version()},
@@ -109,7 +109,7 @@ def run_policy(pair: Any, settings: PolicySettings, prompt: PromptIds, max_new_t
     """
     from dataclasses import replace
 
-    from ..engine.decoder import SpeculativeDecoder
+    from ...engine.decoder import SpeculativeDecoder
 
     served = SamplingConfig(temperature=0.0, seed=seed) if sampling is None else replace(sampling, seed=seed)
     dec = SpeculativeDecoder(pair, settings, served)

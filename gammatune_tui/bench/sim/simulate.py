@@ -28,9 +28,9 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..engine.policies import Policy, PolicySettings
+from ...engine.policies import Policy, PolicySettings
 from .cost_model import CostModel
-from .results import RunRecord
+from ..results import RunRecord
 
 @dataclass
 class Trace:
@@ -133,9 +133,7 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     """
     if not isinstance(trace, Trace):
         return trace.play(policy, max_new_tokens, cost, steps_out, timings)
-    max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
-    if max_new > trace.max_new_tokens and not trace.ended_eos:
-        raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
+    max_new = session_budget(trace, max_new_tokens)
     toks, dids, dprob = trace.tokens, trace.draft_ids, trace.draft_prob
     off_ids, off_prob = trace.off_ids, trace.off_prob
     dtop = trace.draft_top if trace.draft_top is not None else dprob
@@ -150,7 +148,7 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     n = 0
     tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
     windows: dict[int, int] = {}  # drafted d → steps (each verified d + 1 tokens), for the cost model
-    stop_reason = "max_new_tokens"
+    stop_reason: str | None = None
     while True:
         gamma = policy.gamma
         window = min(gamma, max_new - n - 1)
@@ -214,20 +212,47 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
         n += new
         observe_step(observe, timings, cost, tally.steps, d)
         update(accepted=a, drafted=d)
-        tally.add_step(d, a, d, 0.0, 0.0)
-        windows[d] = windows.get(d, 0) + 1
-        if steps_out is not None:
-            steps_out.append(SimStep(gamma, d, a, new, early))
-        if toks[n - 1] in eos:
-            stop_reason = "eos"
+        book_step(tally, windows, steps_out, gamma, d, a, new, early, draft_calls=d)
+        stop_reason = session_stop(toks, n, eos, max_new)
+        if stop_reason:
             break
-        if n >= max_new:
-            break
-        if n >= L:  # only when the trace is shorter than asked (cannot happen for valid traces)
-            raise ValueError("trace ended before the session did")
     tally.tokens, tally.stop_reason = n, stop_reason
     price_session(tally, windows, cost, trace.session_s)
     return tally
+
+
+def session_budget(trace: Any, max_new_tokens: int | None) -> int:
+    """The tokens a played session may emit: the trace's own budget unless asked for at most as many
+    (more only when the trace ended on EOS, so that a larger budget would end there too)."""
+    max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
+    if max_new > trace.max_new_tokens and not trace.ended_eos:
+        raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
+    return max_new
+
+
+def book_step(tally: RunRecord, windows: dict[int, int], steps_out: list[SimStep] | None, gamma: int,
+              drafted: int, accepted: int, emitted: int, early: bool, draft_calls: int) -> None:
+    """One played step counted as the decoder counts it: the tally, the windows the cost model prices, the steps."""
+    tally.add_step(drafted, accepted, draft_calls, 0.0, 0.0)
+    windows[drafted] = windows.get(drafted, 0) + 1
+    if steps_out is not None:
+        steps_out.append(SimStep(gamma, drafted, accepted, emitted, early))
+
+
+def session_stop(toks: Sequence[int], n: int, eos: set[int], max_new: int) -> str | None:
+    """Why a played session ends with `n` tokens ("eos", "max_new_tokens"), or None when it goes on.
+
+    The run a step emits ends at the trace's end at the latest, so a trace
+    that runs out first was recorded shorter than asked: an error, never a
+    silent stop.
+    """
+    if toks[n - 1] in eos:
+        return "eos"
+    if n >= max_new:
+        return "max_new_tokens"
+    if n >= len(toks):
+        raise ValueError("trace ended before the session did")
+    return None
 
 
 def cost_observer(policy: Policy, timings: Sequence[tuple[float, float]] | None,
@@ -274,7 +299,7 @@ def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iter
 
 def plain_records(traces: Sequence[Trace], kind: str = "sim") -> list[RunRecord]:
     """Target-only decoding as timed while the traces were recorded."""
-    from .results import PLAIN
+    from ..results import PLAIN
 
     return [RunRecord(method=PLAIN, gamma0=None, prompt_id=t.prompt_id, kind=kind, tokens=len(t.tokens),
                       steps=len(t.tokens), wall_s=t.plain_s,

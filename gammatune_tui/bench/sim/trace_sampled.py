@@ -37,9 +37,10 @@ import time
 import zlib
 from typing import Any, Iterable
 
-from ..engine.hf_compat import cache_kw
-from ..engine.sampling import SamplingConfig, Served
+from ...engine.hf_compat import cache_kw
+from ...engine.sampling import SamplingConfig, Served
 from .simulate import Trace
+from .trace_record import prefilled
 
 OFF_STREAM = 0x5EED  # added to the seed for the off-path stream
 
@@ -82,7 +83,6 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
     target-only sampled decoding. `sampling.seed` fixes every draw.
     """
     import torch
-    from transformers import DynamicCache
 
     if sampling.greedy:
         raise ValueError("a sampled trace needs a temperature > 0; greedy traces come from trace_record")
@@ -112,16 +112,10 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
     off_top: dict[int, list[float]] = {}
     with torch.no_grad():
         t0 = time.perf_counter()
-        tcache = DynamicCache()
-        if P > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(target, tcache), use_cache=True,
-                   logits_to_keep=1)
+        tcache = prefilled(target, ids, device)
         plain_s = time.perf_counter() - t0
         t1 = time.perf_counter()
-        dcache = DynamicCache()
-        if P > 1:
-            draft(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(draft, dcache), use_cache=True,
-                  logits_to_keep=1)
+        dcache = prefilled(draft, ids, device)
         session_s = header_s + plain_s + (time.perf_counter() - t1)
         last = ids[-1]
         while len(toks) < max_new_tokens:

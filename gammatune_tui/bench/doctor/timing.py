@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ..engine.policies import PolicySettings
-from . import protocol, trace_record
-from .cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+from ...engine.policies import PolicySettings
+from ..live import protocol
+from ..sim import trace_record
+from ..sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 
 TIMING_TOKENS = 24  # tokens per session of the timing pass
 TIMING_PASSES = 3   # sweeps over the calibration windows; each is priced on its own for the spread

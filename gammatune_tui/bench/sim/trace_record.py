@@ -15,7 +15,7 @@ import time
 from typing import Any, Iterable
 
 from .simulate import Trace
-from ..engine.hf_compat import cache_kw
+from ...engine.hf_compat import cache_kw
 
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
 
@@ -27,6 +27,21 @@ def _margin_small(logits: Any) -> Any:
     return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
 
 
+def prefilled(model: Any, ids: list[int], device: Any) -> Any:
+    """A fresh KV cache holding `ids` but the last token (the one the next pass feeds), as every recorder starts.
+
+    Call it under `torch.no_grad()`; the caller's clock, if any, includes the prefill.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    if len(ids) > 1:
+        model(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(model, cache), use_cache=True,
+              logits_to_keep=1)
+    return cache
+
+
 def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
                token_s: list[float] | None = None) -> tuple[list[int], float, float]:
     """Target-only greedy decoding, the decoder's cached path at k = 1: (tokens, prefill seconds, total seconds).
@@ -36,7 +51,6 @@ def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: I
     `token_s`, if given, gets each token's seconds.
     """
     import torch
-    from transformers import DynamicCache
 
     target = pair.target
     device = torch.device(getattr(pair, "device", None) or target.device)
@@ -45,10 +59,7 @@ def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: I
     ids = list(prompt_ids)
     with torch.no_grad():
         t0 = time.perf_counter()
-        tcache = DynamicCache()
-        if len(ids) > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(target, tcache), use_cache=True,
-                   logits_to_keep=1)
+        tcache = prefilled(target, ids, device)
         t_prefill = time.perf_counter() - t0
         toks: list[int] = []
         last = ids[-1]

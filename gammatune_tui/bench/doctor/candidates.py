@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .. import resources
-from .doctor import Candidate
+from ... import resources
+from .examine import Candidate
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 

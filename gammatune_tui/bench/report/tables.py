@@ -4,7 +4,7 @@ The arithmetic (`table2`, `speedups_over`, `engine_vs_hf`) is plain Python so
 it can be checked by hand; the rendering uses Rich and never puts user or
 model text into markup strings.
 
-When the simulator adds the hindsight-optimal γ (`oracle`, bench/oracle.py),
+When the simulator adds the hindsight-optimal γ (`oracle`, bench/sim/oracle.py),
 it is Table 2's top row and every method gets a "share of oracle" column: its
 throughput over the oracle's on the same traces (1.00 = as fast as the oracle).
 
@@ -28,10 +28,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.policies import METHODS
-from .oracle import ORACLE, OracleSummary, Regret
-from .results import BASELINES, HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, Cell
-from .table_fit import Column, print_fitted
+from ...engine.policies import METHODS
+from ..sim.oracle import ORACLE, OracleSummary, Regret
+from ..results import BASELINES, HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, Cell
+from .columns import Column, print_fitted
 
 PAPER_TABLE2 = {  # the paper's "Average" column, for side-by-side printing
     "specdecode": (1.00, 0.23),
@@ -276,10 +276,10 @@ def print_report(console: Console, cells: dict[tuple[str, int | None], Cell], ga
                  pair_label: str, title: str = "Table 2", regret: dict[str, Regret] | None = None) -> dict[str, Any]:
     """Prints every table and the chart; returns the derived numbers for the JSON file.
 
-    `regret` (bench/oracle.py's `regret`, with the prompts' categories) adds the
+    `regret` (bench/sim/oracle.py's `regret`, with the prompts' categories) adds the
     share-of-oracle table per prompt category.
     """
-    from .results import throughputs
+    from ..results import throughputs
 
     thr = throughputs(cells)
     derived: dict[str, Any] = {}
@@ -328,7 +328,7 @@ CSV_FIELDS = ("kind", "method", "gamma0", "runs", "tokens", "steps", "drafted", 
 def write_csv(path: Path, cells: dict[tuple[str, int | None], Cell], kind: str,
               rows_so_far: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One row per (method, γ0); `rows_so_far` lets live and simulated cells share one file."""
-    from .results import throughputs
+    from ..results import throughputs
 
     thr = throughputs(cells)
     t2 = table2(thr) if "specdecode" in thr else {}

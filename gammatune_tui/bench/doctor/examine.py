@@ -9,8 +9,8 @@ here. So for every candidate draft this module records the traces, calibrates
 the cost model, plays every method at every γ0 and the oracle over the
 traces, and turns that into a verdict against plain target decoding (timed
 while the traces were recorded). It reuses the simulator's pieces exactly as
-`bench --simulate` does; `doctor_run.py` drives it with a progress bar,
-`doctor_report.py` prints and saves it, `doctor_candidates.py` builds the
+`bench --simulate` does; `run.py` drives it with a progress bar,
+`report.py` prints and saves it, `candidates.py` builds the
 demo's deliberately poor drafts.
 """
 
@@ -23,22 +23,22 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-from ..engine.models import load_pair
-from ..engine.sampling import SamplingConfig
-from ..engine.policies import METHODS, PolicyParams, PolicySettings
+from ...engine.models import load_pair
+from ...engine.sampling import SamplingConfig
+from ...engine.policies import METHODS, PolicyParams, PolicySettings
 # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
-from ..engine.policy_params import DEFAULT_GAMMA0
-from ..engine.text_pieces import prompt_pieces
-from ..errors import ModelLoadError, TokenizerMismatch
-from . import protocol
-from .args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
-from . import simulate as sim
-from . import trace_record
-from .cost_model import CostModel
-from . import doctor_grid as grid_mod
-from .doctor_timing import TIMING_TOKENS, timing_pass
-from .oracle import oracle_run, summarize
-from .trace_sampled import record_sampled_trace
+from ...engine.policy_params import DEFAULT_GAMMA0
+from ...engine.text_pieces import prompt_pieces
+from ...errors import ModelLoadError, TokenizerMismatch
+from ..live import protocol
+from ..args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
+from ..sim import simulate as sim
+from ..sim import trace_record
+from ..sim.cost_model import CostModel
+from . import grid as grid_mod
+from .timing import TIMING_TOKENS, timing_pass
+from ..sim.oracle import oracle_run, summarize
+from ..sim.trace_sampled import record_sampled_trace
 
 WORTH_IT = 1.05     # predicted speedup above which a draft is "worth it"; below 1.0 it loses to the target alone
 

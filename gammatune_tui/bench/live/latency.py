@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import InvalidParameter
-from ..engine.hf_compat import cache_kw
+from ...errors import InvalidParameter
+from ...engine.hf_compat import cache_kw
 
 _LLAMA = dict(model_type="llama", hidden_act="silu", attention_bias=False, mlp_bias=False)
 _QWEN2 = dict(model_type="qwen2", hidden_act="silu")
@@ -235,7 +235,7 @@ def _timers(model: Any, runner: str, ids: Any, context: int, config: Any) -> Cal
                 cache.crop(-k)
             return f
         return run
-    from ..engine.runners import build_runner, choose_kind
+    from ...engine.runners import build_runner, choose_kind
 
     engine_runner = build_runner(choose_kind(runner, model, ids.device), model)
     engine_runner.start(context + int(ids.shape[1]))

@@ -26,9 +26,9 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..engine.policies import Policy, PolicyParams
+from ...engine.policies import Policy, PolicyParams
 from .cost_model import CostModel
-from .results import RunRecord
+from ..results import RunRecord
 from .lookup_trace import LookupTrace, window_options
 from .simulate import SimStep, Trace, _aux, play_trace
 

@@ -15,11 +15,11 @@ from typing import Any, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.policies import METHODS
-from .doctor import DEFAULT_GAMMA0, Candidate, DraftReport, rank
-from .doctor_grid import bound_flags
-from .ranks import gap_ranks
-from .reference import BEST_FIXED, NO_SKIP, REFERENCES, SIGNAL
+from ...engine.policies import METHODS
+from .examine import DEFAULT_GAMMA0, Candidate, DraftReport, rank
+from .grid import bound_flags
+from ..sim.ranks import gap_ranks
+from ..sim.reference import BEST_FIXED, NO_SKIP, REFERENCES, SIGNAL
 
 REFERENCE_LABELS = {BEST_FIXED: "best fixed γ (hindsight)", SIGNAL: "perfect signal (bound)",
                     NO_SKIP: "oracle, no skip (bound)"}

@@ -17,9 +17,9 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
-from ..engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN
-from ..engine.events import Event, SessionHeader, StepEvent
-from ..session.hindsight import Hindsight, not_applicable
+from ...engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN
+from ...engine.events import Event, SessionHeader, StepEvent
+from ...session.hindsight import Hindsight, not_applicable
 from .cost_model import CostModel, calibrate
 from .lookup_trace import LookupTrace, repropose
 from .oracle import oracle_run
@@ -78,7 +78,7 @@ def session_lookup_trace(pair: Any, header: SessionHeader, steps: Sequence[StepE
 
 
 def step_price(cost: CostModel, drafted: int, emitted: int) -> float:
-    """What the simulator charges one step (bench/simulate.py's `play_trace`, without the session's fixed part)."""
+    """What the simulator charges one step (bench/sim/simulate.py's `play_trace`, without the session's fixed part)."""
     return drafted * cost.draft_token_s + cost.verify(drafted + 1) + cost.step_s + emitted * cost.emit_token_s
 
 

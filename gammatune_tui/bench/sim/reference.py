@@ -26,11 +26,11 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..engine.policies import PolicySettings
+from ...engine.policies import PolicySettings
 from .cost_model import CostModel
 from .oracle import ORACLE, WindowScript, oracle_run, step_options
 from .ranks import gap_ranks
-from .results import RunRecord
+from ..results import RunRecord
 from .simulate import play_trace
 
 BEST_FIXED = "best fixed γ"

@@ -19,14 +19,16 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..engine.drafting import cut_window
-from ..engine.policies import Policy
-from ..engine.prompt_lookup import PromptLookupSource
+from ...engine.drafting import cut_window
+from ...engine.policies import Policy
+from ...engine.prompt_lookup import PromptLookupSource
 from .cost_model import CostModel
-from .results import RunRecord
-from .simulate import SimStep, Trace, TraceTooShallow, cost_observer, observe_step, price_session
-from .trace_record import FRAGILE_GAP
-from ..engine.hf_compat import cache_kw
+from ..results import RunRecord
+from .simulate import (
+    SimStep, Trace, TraceTooShallow, book_step, cost_observer, observe_step, price_session, session_budget, session_stop,
+)
+from .trace_record import FRAGILE_GAP, prefilled
+from ...engine.hf_compat import cache_kw
 
 KIND = "prompt-lookup"
 
@@ -118,16 +120,14 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
     nothing to propose is a plain target step and leaves the policy (and its
     cost observations) alone.
     """
-    max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
-    if max_new > trace.max_new_tokens and not trace.ended_eos:
-        raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
+    max_new = session_budget(trace, max_new_tokens)
     toks, L = trace.tokens, len(trace.tokens)
     eos = set(trace.eos_ids)
     observe = cost_observer(policy, timings, cost)
     n = 0
     tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
     windows: dict[int, int] = {}
-    stop_reason = "max_new_tokens"
+    stop_reason: str | None = None
     while True:
         gamma = policy.gamma
         window = min(gamma, max_new - n - 1)
@@ -140,17 +140,10 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
         if d or window <= 0:
             observe_step(observe, timings, cost, tally.steps, d)
             policy.update(accepted=a, drafted=d)
-        tally.add_step(d, a, 0, 0.0, 0.0)
-        windows[d] = windows.get(d, 0) + 1
-        if steps_out is not None:
-            steps_out.append(SimStep(gamma, d, a, new, early))
-        if toks[n - 1] in eos:
-            stop_reason = "eos"
+        book_step(tally, windows, steps_out, gamma, d, a, new, early, draft_calls=0)
+        stop_reason = session_stop(toks, n, eos, max_new)
+        if stop_reason:
             break
-        if n >= max_new:
-            break
-        if n >= L:
-            raise ValueError("trace ended before the session did")
     tally.tokens, tally.stop_reason = n, stop_reason
     price_session(tally, windows, cost, trace.session_s)
     return tally
@@ -160,7 +153,6 @@ def record_lookup_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_ne
                         eos_ids: Iterable[int], ngram_min: int, ngram_max: int, header_s: float = 0.0) -> LookupTrace:
     """Decodes the prompt with the target alone once, then asks prompt lookup for a proposal at every position."""
     import torch
-    from transformers import DynamicCache
 
     target = pair.target
     device = torch.device(getattr(pair, "device", None) or target.device)
@@ -170,10 +162,7 @@ def record_lookup_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_ne
     P = len(ids)
     with torch.no_grad():
         t0 = time.perf_counter()
-        cache = DynamicCache()
-        if P > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(target, cache), use_cache=True,
-                   logits_to_keep=1)
+        cache = prefilled(target, ids, device)
         t_prefill = time.perf_counter() - t0
         toks: list[int] = []
         last = ids[-1]
