@@ -11,14 +11,18 @@ spread, and the fraction of steps whose planned γ differs from the step
 before. The best fixed γ is chosen on the odd prompts themselves (hindsight).
 
     gammatune bench --simulate --traces traces.json
-    .venv/bin/python benchmarks/policy_study.py --traces traces.json --retime 3
+    .venv/bin/python benchmarks/policy_study.py --traces traces.json --retime 3 --save-cost cost.json
+    .venv/bin/python benchmarks/policy_study.py --traces traces07.json --cost cost.json
     .venv/bin/python benchmarks/policy_study.py --traces traces.json --write-prior
 
 --retime N times the decoder N more times (specdecode at the calibration
 windows, as the trace cache does) and pools those steps with nothing else:
 one noisy timing pass under load can make a longer window look cheaper than
-a shorter one. --write-prior fits costaware's calibration prior on the even
-prompts' traces and writes it to gammatune_tui/engine/calibration_prior.json.
+a shorter one; each pass is kept too, so the spread across timing passes
+survives, and --save-cost / --cost carry the pooled model and its passes to
+another trace file (another temperature). --write-prior fits costaware's
+calibration prior on the even prompts' traces and writes it to
+gammatune_tui/engine/calibration_prior.json.
 """
 
 from __future__ import annotations
