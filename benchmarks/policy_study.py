@@ -11,14 +11,18 @@ spread, and the fraction of steps whose planned γ differs from the step
 before. The best fixed γ is chosen on the odd prompts themselves (hindsight).
 
     gammatune bench --simulate --traces traces.json
-    .venv/bin/python benchmarks/policy_study.py --traces traces.json --retime 3
+    .venv/bin/python benchmarks/policy_study.py --traces traces.json --retime 3 --save-cost cost.json
+    .venv/bin/python benchmarks/policy_study.py --traces traces07.json --cost cost.json
     .venv/bin/python benchmarks/policy_study.py --traces traces.json --write-prior
 
 --retime N times the decoder N more times (specdecode at the calibration
 windows, as the trace cache does) and pools those steps with nothing else:
 one noisy timing pass under load can make a longer window look cheaper than
-a shorter one. --write-prior fits costaware's calibration prior on the even
-prompts' traces and writes it to gammatune_tui/engine/calibration_prior.json.
+a shorter one; each pass is kept too, so the spread across timing passes
+survives, and --save-cost / --cost carry the pooled model and its passes to
+another trace file (another temperature). --write-prior fits costaware's
+calibration prior on the even prompts' traces and writes it to
+gammatune_tui/engine/calibration_prior.json.
 """
 
 from __future__ import annotations
@@ -42,10 +46,10 @@ from gammatune_tui.engine.policies import DEFAULT_GAMMA0, PAPER_DEFAULTS, Policy
 # γ0 is shared by every method (--gamma): it stays at 4; the rest is fitted on the even prompts
 GRIDS: dict[str, dict[str, list[Any]]] = {
     "gammatune+": {"gamma0": [4], "gamma_min": [1, 2], "gamma_max": [6, 8, 16], "eta": [0.3, 0.5, 0.7],
-                   "delta": [0, 1, 2], "tau": [0.05, 0.1, 0.2, 0.4]},
+                   "delta": [0, 1, 2], "tau": [0.05, 0.1, 0.2, 0.3, 0.4]},
     "gammatune": {"gamma0": [4], "gamma_min": [1, 2], "gamma_max": [4, 6, 8, 16], "eta": [0.3, 0.5, 0.7],
                   "delta": [0, 1, 2]},
-    "costaware": {"gamma0": [4], "gamma_min": [2], "gamma_max": [8], "calib_weight": [5, 20, 80],
+    "costaware": {"gamma0": [4], "gamma_min": [2], "gamma_max": [8], "calib_weight": [2, 5, 20],
                   "calib_forget": [0.9, 0.95, 0.98, 1]},
 }
 AT_DEFAULTS = ("hf-heuristic", "assistant-threshold", "adaptive-k")
@@ -58,8 +62,8 @@ def load(path: Path) -> tuple[list[Any], CostModel, list[CostModel], dict[str, A
             [CostModel.from_json(c) for c in data.get("cost_passes", [])], data)
 
 
-def retime(passes: int) -> CostModel:
-    """`passes` timing passes of the demo pair's decoder (specdecode at the calibration windows), pooled."""
+def retime(passes: int) -> tuple[CostModel, list[CostModel]]:
+    """`passes` timing passes of the demo pair's decoder (specdecode at the calibration windows): pooled, and each."""
     from gammatune_tui.bench.live import protocol
     from gammatune_tui.engine.models import load_pair
     from gammatune_tui.prompts import load_prompt_set
@@ -70,10 +74,14 @@ def retime(passes: int) -> CostModel:
     protocol.warm_up(pair, pid, protocol.SweepConfig(methods=["specdecode"], gammas=[4], max_new_tokens=16,
                                                      baselines=()))
     events: list = []
+    each: list[CostModel] = []
     for _ in range(passes):
+        mine: list = []
         for g in (1, *CALIBRATION_GAMMAS):
-            protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid, 256, keep_events=events)
-    return calibrate(events)
+            protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid, 256, keep_events=mine)
+        events += mine
+        each.append(calibrate(mine))
+    return calibrate(events), each
 
 
 class Run:
@@ -159,19 +167,27 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--traces", type=Path, required=True, help="file written by `gammatune bench --simulate --traces`")
     ap.add_argument("--retime", type=int, default=0, help="time the demo pair's decoder this many more times")
-    ap.add_argument("--cost", type=Path, default=None, help="a cost model JSON to use instead of the traces' own")
-    ap.add_argument("--save-cost", type=Path, default=None, help="write the cost model used here")
+    ap.add_argument("--cost", type=Path, default=None,
+                    help="a cost model JSON (as --save-cost writes it) to use instead of the traces' own")
+    ap.add_argument("--save-cost", type=Path, default=None, help="write the cost model used here, and its passes")
     ap.add_argument("--write-prior", action="store_true", help="fit costaware's prior on the even prompts and ship it")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     traces, cost, passes, data = load(args.traces)
     if args.cost:
-        cost, passes = CostModel.from_json(json.loads(args.cost.read_text(encoding="utf-8"))), []
+        saved = json.loads(args.cost.read_text(encoding="utf-8"))
+        if "cost_model" in saved:  # as --save-cost writes it: the pooled model and each timing pass
+            cost, passes = CostModel.from_json(saved["cost_model"]), [CostModel.from_json(c) for c in
+                                                                      saved.get("cost_passes", [])]
+        else:
+            cost, passes = CostModel.from_json(saved), []
     if args.retime:
-        cost, passes = retime(args.retime), []
-        cost.session_s = CostModel.from_json(data["cost_model"]).session_s
+        cost, passes = retime(args.retime)
+        for c in (cost, *passes):
+            c.session_s = CostModel.from_json(data["cost_model"]).session_s
     if args.save_cost:
-        args.save_cost.write_text(json.dumps(cost.to_json(), indent=1), encoding="utf-8")
+        args.save_cost.write_text(json.dumps({"cost_model": cost.to_json(), "cost_passes": [c.to_json() for c in passes]},
+                                             indent=1), encoding="utf-8")
     if args.write_prior:
         if any(getattr(t, "sampled", False) for t in traces):
             print("policy_study: --write-prior fits on greedy traces", file=sys.stderr)

@@ -51,6 +51,20 @@ def test_the_table_learns_the_judged_tokens_only_and_forgets():
     assert cal.seen[5] == 0.5 and cal.accept(0.55) == pytest.approx(1 / 2.5)
 
 
+def test_at_the_defaults_a_sessions_own_tokens_soon_outweigh_the_prior():
+    """calib_weight 5, calib_forget 0.95: six rejections in a row halve a bin's promise (20 / 0.9 kept 81 % of it)."""
+    p = make_policy("costaware", 4)
+    cal = p.state.calibration
+    before = cal.accept(0.55)
+    for _ in range(6):
+        cal.learn([0.55], accepted=0, drafted=1)
+    assert cal.accept(0.55) < before / 2
+    # forgetting: the prior comes back as the session's evidence fades
+    for _ in range(60):
+        cal.learn([], accepted=0, drafted=0)
+    assert cal.accept(0.55) > 0.9 * before
+
+
 def test_keeps_drafting_while_a_token_pays_for_its_time():
     s = _fixed()
     # one step: drafting 2 cost 2 ms, verifying 3 tokens 10 ms, 2 tokens came out: R = 2 / 0.012 s

@@ -113,12 +113,20 @@ def test_gammatune_bounds_and_early_stop():
 
 
 def test_shipped_defaults_let_gamma_move():
-    """The defaults (η 0.7, δ 1, γ in [2, 8]): rejections pull γ to 2, full windows push it up by one and more."""
+    """The defaults (η 0.7, δ 2, γ in [2, 8]): rejections pull γ to 2, full windows push it up by two and more."""
     p = make_policy("gammatune", 4)
     assert trace(p, [(0, 4)] * 4) == [2, 2, 2, 2]  # γ̄ = 0.3·4 = 1.2 → clipped to γ_min 2
-    assert trace(p, [(2, 2), (3, 3)]) == [3, 4]  # A = γ = 2 → 3: γ̄ = 0.3·2 + 0.7·3 = 2.7; then 0.81 + 2.8 = 3.61
+    assert trace(p, [(2, 2), (4, 4)]) == [4, 6]  # A = γ = 2 → 4: γ̄ = 0.6 + 2.8 = 3.4; A = γ = 4 → 6: 1.02 + 4.2 = 5.22
+    assert trace(p, [(8, 8)] * 4)[-1] == 8  # held at γ_max
     paper = make_policy("gammatune", 4, **PAPER_DEFAULTS)  # --paper-defaults: the floor of 4 holds
     assert trace(paper, [(0, 4)] * 6)[-1] == 4
+
+
+def test_shipped_gammatune_plus_stops_on_the_drafts_doubts():
+    """τ = 0.3 by default: a token the draft gives under 30 % ends the window; one above it does not."""
+    plus = make_policy("gammatune+", 4)
+    assert not plus.keep_drafting(top_prob=0.2, chosen_prob=0.2)
+    assert plus.keep_drafting(top_prob=0.31, chosen_prob=0.31)
 
 
 def test_set_params_changes_in_place_and_clips():
