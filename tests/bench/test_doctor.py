@@ -229,9 +229,11 @@ def test_doctor_never_recommends_a_gamma_the_policy_would_override():
             kept.update(accepted=0, drafted=low)
             assert kept.params.gamma_min == low
             if method != "adaptive-k":  # (adaptive-k plans its window from costs; its floor is what matters)
-                overridden = PolicySettings.build(method, low).make()
-                overridden.update(accepted=0, drafted=low)
-                assert overridden.gamma == d.gamma_min and kept.gamma == low  # the override, and without it
+                assert kept.gamma == low
+                # bounds left at their defaults follow γ0 as well (issue 17 row 9): nothing overrides it
+                plain = PolicySettings.build(method, low).make()
+                plain.update(accepted=0, drafted=low)
+                assert plain.params.gamma_min == low and plain.gamma == low
         b = policy_bounds(method, high)
         assert b == {"gamma_max": high}
         p = PolicySettings.build(method, high, **b).make()

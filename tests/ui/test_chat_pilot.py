@@ -6,7 +6,7 @@ import threading
 
 from textual.widgets import Input, Select
 
-from gammatune_tui.engine.policies import PolicySettings
+from gammatune_tui.engine.policies import DEFAULT_ETA, DEFAULT_GAMMA_MAX, PolicySettings
 from gammatune_tui.session.recording import read_recording
 from gammatune_tui.ui.screens.help import HelpScreen
 
@@ -77,7 +77,7 @@ def test_invalid_eta_refused_in_place_while_generation_goes_on():
                 assert chat.generating                      # the generation goes on
             src.gate.release(1)
             await wait_until(pilot, lambda: len(chat.steps) == 3)
-            assert chat.steps[2].params["eta"] == 0.5 and not chat.steps[2].settings_changed
+            assert chat.steps[2].params["eta"] == float(DEFAULT_ETA) and not chat.steps[2].settings_changed
             # a valid value clears the error and is applied at the next step
             eta.value = ""
             await pilot.press(*"0.25", "enter")
@@ -98,7 +98,8 @@ def test_arrow_keys_step_a_control_and_temperature_goes_to_sampling():
             g.focus()
             await pilot.press("down")
             await wait_until(pilot, lambda: len(src.requests) == 1)
-            assert src.requests[0][0].params.gamma_max == 15 and g.value == "15"
+            lower = DEFAULT_GAMMA_MAX - 1   # one step down from the default bound
+            assert src.requests[0][0].params.gamma_max == lower and g.value == str(lower)
             t = chat.query_one("#ctl-temperature", Input)
             t.focus()
             t.value = ""

@@ -7,7 +7,7 @@ import re
 
 from textual.widgets import Input, Select
 
-from gammatune_tui.engine.policies import PolicySettings
+from gammatune_tui.engine.policies import DEFAULT_ETA, PolicySettings
 
 from uihelpers import gated_chat, run, wait_until
 
@@ -40,7 +40,7 @@ def test_html_export_shows_where_the_method_and_a_parameter_changed():
             assert [i for i, s in enumerate(chat.steps) if s.settings_changed] == [3, 6, 8]
             shown = chat.transcript.plain_text()
             marks = ["⟦step 4: gammatune+ → specdecode⟧", "⟦step 7: specdecode → gammatune⟧",
-                     "⟦step 9: eta 0.5 → 0.3⟧"]
+                     f"⟦step 9: eta {float(DEFAULT_ETA):g} → 0.3⟧"]
             for mark in marks:
                 assert mark in shown
             # each mark sits right before the first token of its step
@@ -49,6 +49,6 @@ def test_html_export_shows_where_the_method_and_a_parameter_changed():
             for mark in marks:
                 assert mark in page
             assert ("changed at step 4: gammatune+ → specdecode · step 7: specdecode → gammatune · "
-                    "step 9: eta 0.5 → 0.3") in page.replace("\n", " ").replace("  ", " ")
+                    f"step 9: eta {float(DEFAULT_ETA):g} → 0.3") in page.replace("\n", " ").replace("  ", " ")
 
     run(scenario())
