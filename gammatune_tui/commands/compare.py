@@ -18,6 +18,7 @@ from typing import Any, Optional
 import typer
 
 from ..engine.policies import METHODS, parse_methods
+from ..engine.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
@@ -57,6 +58,7 @@ def compare(
     from ..session.compare_job import CompareJob
 
     drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
+    _check_draft_model_exists(opts, drafter_list)
     several = drafter_list is not None and len(drafter_list) > 1
     if methods is None:
         methods = "specdecode,gammatune+" if several else ",".join(METHODS)
@@ -81,6 +83,19 @@ def compare(
         from ..ui.app import make_compare_app
 
         make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
+
+
+def _check_draft_model_exists(opts: CommonOptions, drafter_list: Optional[list[Any]]) -> None:
+    """A contestant that drafts with a model on a preset without one (`--pair smollm2`): one line, before loading.
+
+    `load_pair` quietly lets such a pair draft by prompt lookup (what `run`
+    wants), so without this check the model contestant failed only after
+    the target had loaded (issue 19 leftovers).
+    """
+    pair = opts.values.get("pair")
+    if drafter_list and any(not d.model_free for d in drafter_list) and preset_drafter(pair, opts.values.get("draft")):
+        raise InvalidParameter(f"--drafters model needs a draft model, but --pair {pair} has none: "
+                               "give one with --draft MODEL, or race prompt-lookup alone")
 
 
 def _measure_and_print(job: Any, record: Optional[Path]) -> None:
