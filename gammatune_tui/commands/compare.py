@@ -54,6 +54,7 @@ def compare(
                                "not --method")
     if repeats < 1:
         raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
+    sampling = opts.sampling(demo_defaults=opts.uses_demo)   # a bad --top-p or --temperature: before torch loads
     from ..engine.draft_sources import parse_drafters
     from ..session.compare_job import CompareJob
 
@@ -64,7 +65,6 @@ def compare(
         methods = "specdecode,gammatune+" if several else ",".join(METHODS)
     method_list = parse_methods(methods, at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
-    sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: before anything loads

@@ -72,3 +72,12 @@ def test_a_bad_policy_value_is_refused_before_torch_loads(argv):
     got = _probe([argv])
     assert list(got["codes"].values()) == [2]
     assert got["heavy"] == []
+
+
+@pytest.mark.parametrize("argv", [["run", "x", "--top-p", "0"], ["run", "x", "--temperature", "-1"],
+                                  ["compare", "x", "--top-k", "-1"], ["chat", "--top-p", "1.5"],
+                                  ["bench", "--temperature", "-1"]])
+def test_a_bad_sampling_value_is_refused_before_torch_loads(argv):
+    got = _probe([argv])
+    assert list(got["codes"].values()) == [2]
+    assert got["heavy"] == []
