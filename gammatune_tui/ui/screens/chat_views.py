@@ -59,10 +59,11 @@ class ChatViews:
         start = self.session_starts[k] if self.session_starts else 0
         end = self.session_starts[k + 1] if k + 1 < len(self.session_starts) else len(self.steps)
         name = ""
-        if len(self.sessions) > 1 and k < len(self.sessions) and self.sessions[k].header is not None:
-            h = self.sessions[k].header
+        h = self.sessions[k].header if k < len(self.sessions) else None
+        if len(self.sessions) > 1 and h is not None:
             name = one_line(h.label) if h.label else f"turn {h.turn + 1}"
-        self.inspector.show(self.steps[index], index - start, self.session_step_total(k, end - start), name)
+        self.inspector.show(self.steps[index], index - start, self.session_step_total(k, end - start), name,
+                            end_ids=h.end_ids if h is not None else ())
 
     def session_step_total(self, session: int, shown: int) -> int:
         """Steps in session `session` for the inspector's "step i/n": those shown (a replay knows them all)."""
