@@ -44,11 +44,12 @@ def test_an_end_of_turn_token_is_named_in_the_draft_row_the_target_row_and_the_s
     assert "∅" in plain(render_step(accepted_eot))
 
 
-def _ending_on_eot(events):
-    """A synthetic session whose last emitted token is the end-of-turn id, as a real model's answer ends."""
+def _ending_on_eot(events, listed=True):
+    """A synthetic session whose last emitted token is the end-of-turn id, as a real model's answer ends
+    (`listed`: the header names the id, as recordings made since `end_ids` do)."""
     out = []
     for ev in events:
-        if isinstance(ev, SessionHeader):
+        if isinstance(ev, SessionHeader) and listed:
             ev = dataclasses.replace(ev, end_ids=[EOT])
         out.append(ev)
     i = max(k for k, ev in enumerate(out) if isinstance(ev, StepEvent))
@@ -94,3 +95,23 @@ def test_a_live_session_header_lists_the_pairs_end_of_turn_ids(tiny_pair):
     assert isinstance(header, SessionHeader) and tiny_pair.eos_ids
     assert header.end_ids == sorted(tiny_pair.eos_ids)
     assert SessionHeader.to_json(header)["end_ids"] == header.end_ids
+
+
+def test_a_recording_made_before_end_ids_names_the_token_its_answer_ended_on(tmp_path):
+    events, _ = _ending_on_eot(synthetic_session("gammatune+", seed=2, text="one two three four </s>"), listed=False)
+    path = tmp_path / "old.jsonl"
+    with RecordingWriter(path) as w:
+        w.write_all(events)
+    recording = read_recording(path)
+    assert recording.sessions[0].header.end_ids == []
+
+    async def go():
+        app = make_replay_app(recording, speed=0)
+        async with app.run_test(size=(160, 48)) as pilot:
+            screen = app.screen
+            await wait_until(pilot, lambda: screen.stats.summary is not None and not screen.generating,
+                             what="the end")
+            await pilot.pause(0.3)
+            assert END_OF_TURN_LABEL in plain(screen.inspector, width=160)
+
+    run(go())
