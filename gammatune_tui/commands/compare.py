@@ -18,6 +18,7 @@ from typing import Any, Optional
 import typer
 
 from ..engine.policies import METHODS, parse_methods
+from ..engine.names import MODEL as MODEL_DRAFTER
 from ..engine.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
@@ -55,11 +56,11 @@ def compare(
     if repeats < 1:
         raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
     sampling = opts.sampling(demo_defaults=opts.uses_demo)   # a bad --top-p or --temperature: before torch loads
+    _check_draft_model_exists(opts, drafters)
     from ..engine.draft_sources import parse_drafters
     from ..session.compare_job import CompareJob
 
     drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
-    _check_draft_model_exists(opts, drafter_list)
     several = drafter_list is not None and len(drafter_list) > 1
     if methods is None:
         methods = "specdecode,gammatune+" if several else ",".join(METHODS)
@@ -85,15 +86,17 @@ def compare(
         make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
 
 
-def _check_draft_model_exists(opts: CommonOptions, drafter_list: Optional[list[Any]]) -> None:
+def _check_draft_model_exists(opts: CommonOptions, drafters: Optional[str]) -> None:
     """A contestant that drafts with a model on a preset without one (`--pair smollm2`): one line, before loading.
 
     `load_pair` quietly lets such a pair draft by prompt lookup (what `run`
     wants), so without this check the model contestant failed only after
-    the target had loaded (issue 19 leftovers).
+    the target had loaded (issue 19 leftovers). Read from the flag's text,
+    before torch is imported (the full parse, with its errors, comes next).
     """
     pair = opts.values.get("pair")
-    if drafter_list and any(not d.model_free for d in drafter_list) and preset_drafter(pair, opts.values.get("draft")):
+    names = {n.strip() for n in (drafters or "").split(",")}
+    if MODEL_DRAFTER in names and preset_drafter(pair, opts.values.get("draft")):
         raise InvalidParameter(f"--drafters model needs a draft model, but --pair {pair} has none: "
                                "give one with --draft MODEL, or race prompt-lookup alone")
 

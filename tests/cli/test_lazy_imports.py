@@ -60,6 +60,7 @@ def test_models_imports_no_torch():
 @pytest.mark.parametrize("argv", [
     ["run", "--bogus"], ["compare", "--repeats", "x"], ["bench", "--limit", "0"], ["doctor", "--nope"],
     ["chat", "--pace", "-1"], ["replay"], ["frobnicate"],
+    ["compare", "x", "--pair", "smollm2", "--drafters", "model,prompt-lookup"],
 ])
 def test_a_usage_error_imports_no_torch(argv):
     got = _probe([argv])
