@@ -36,11 +36,12 @@ SIM = ["--simulate", "--check-live", "0", "--methods", "specdecode,gammatune+", 
 
 def test_ctrl_c_while_recording_traces_says_how_many_and_that_none_are_kept(capsys, pair_args, monkeypatch,
                                                                            tmp_path):
-    from gammatune_tui.bench import protocol, trace_record
+    from gammatune_tui.bench.modes import trace_cache   # patched through its own names: where it looks them up
 
     monkeypatch.setenv("GAMMATUNE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(protocol, "warm_up", lambda *a, **k: None)
-    monkeypatch.setattr(trace_record, "record_trace", _raise_on_call(2, trace_record.record_trace))
+    monkeypatch.setattr(trace_cache.protocol, "warm_up", lambda *a, **k: None)
+    monkeypatch.setattr(trace_cache.trace_record, "record_trace",
+                        _raise_on_call(2, trace_cache.trace_record.record_trace))
     out = tmp_path / "b.json"
     code, _, err = invoke(["bench", *pair_args, *SIM, "--out", str(out)], capsys)
     assert code == 130, err
@@ -50,11 +51,11 @@ def test_ctrl_c_while_recording_traces_says_how_many_and_that_none_are_kept(caps
 
 
 def test_ctrl_c_after_the_traces_are_kept_says_where_they_are(capsys, pair_args, monkeypatch, tmp_path):
-    from gammatune_tui.bench import simulate as sim
+    from gammatune_tui.bench.modes import simulate as mode
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("GAMMATUNE_CACHE_DIR", str(cache))
-    monkeypatch.setattr(sim, "simulate_sweep", _raise_on_call(1, sim.simulate_sweep))
+    monkeypatch.setattr(mode.sim, "simulate_sweep", _raise_on_call(1, mode.sim.simulate_sweep))
     out = tmp_path / "b.json"
     code, _, err = invoke(["bench", *pair_args, *SIM, "--out", str(out)], capsys)
     assert code == 130, err
@@ -65,14 +66,14 @@ def test_ctrl_c_after_the_traces_are_kept_says_where_they_are(capsys, pair_args,
 
 
 def test_ctrl_c_during_latency_keeps_the_rows_measured(capsys, monkeypatch, tmp_path):
-    from gammatune_tui.bench import latency as lat
+    from gammatune_tui.bench.modes import latency as mode
 
     cfg = tmp_path / "tiny" / "config.json"
     cfg.parent.mkdir()
     cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 32, "intermediate_size": 64,
                                "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
                                "vocab_size": 64, "max_position_embeddings": 128}))
-    monkeypatch.setattr(lat, "measure", _raise_on_call(2, lat.measure))
+    monkeypatch.setattr(mode.lat, "measure", _raise_on_call(2, mode.lat.measure))
     out = tmp_path / "lat.json"
     code, text, err = invoke(["bench", "--latency", "--shape", str(cfg), "--latency-context", "8", "--verify-k", "1",
                               "--device", "cpu", "--threads", "1", "-o", str(out)], capsys)
@@ -85,9 +86,9 @@ def test_ctrl_c_during_latency_keeps_the_rows_measured(capsys, monkeypatch, tmp_
 
 
 def test_ctrl_c_before_any_latency_row_writes_nothing(capsys, monkeypatch, tmp_path):
-    from gammatune_tui.bench import latency as lat
+    from gammatune_tui.bench.modes import latency as mode
 
-    monkeypatch.setattr(lat, "measure", _raise_on_call(1, lat.measure))
+    monkeypatch.setattr(mode.lat, "measure", _raise_on_call(1, mode.lat.measure))
     out = tmp_path / "lat.json"
     code, _, err = invoke(["bench", "--latency", "--shape", "vicuna-68m", "--latency-context", "8",
                            "--verify-k", "1", "--device", "cpu", "--threads", "1", "--engine", "eager",
