@@ -68,6 +68,7 @@ def bench(
     *,
     opts: Any,
 ) -> None:
+    sampling = opts.sampling()   # a bad --top-p or --temperature: one line before torch loads
     from ..bench.modes.latency import run_latency
     from ..bench.modes.simulate import SimulateOptions
     from ..bench.modes.sweep import run_sweep
@@ -84,7 +85,6 @@ def bench(
         parse_methods(opts.method) if _given(ctx, "method") else list(METHODS))
     gamma_list = parse_gammas(gammas) if gammas is not None else (
         parse_gammas(str(opts.gamma)) if _given(ctx, "gamma") else parse_gammas(DEFAULT_GAMMAS))
-    sampling = opts.sampling()
     if not sampling.greedy and not (simulate or tune_):
         raise InvalidParameter("a live bench measures greedy decoding (the paper's protocol): --temperature above 0 "
                                "needs --simulate (or --tune)")

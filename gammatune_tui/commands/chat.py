@@ -31,6 +31,8 @@ def chat(
     (corrections and bonus) red. Change the method or η, δ, τ, γ bounds while it
     generates; Esc stops; F1 lists every key; Ctrl+P opens the command palette.
     """
+    settings = opts.policy_settings()   # a bad γ, η, δ, τ, --top-p or --temperature: one line before torch loads
+    sampling = opts.sampling(demo_defaults=opts.uses_demo)
     from ..bench.sim.hindsight import session_hindsight
     from ..engine.models import check_pair
     from ..session.live import LiveSource
@@ -42,8 +44,6 @@ def chat(
     prompt = given_prompt(prompt, prompt_file)
     if piped:
         _keyboard_from_terminal()   # the prompt came down the pipe; the app's keys come from the terminal
-    settings = opts.policy_settings()
-    sampling = opts.sampling(demo_defaults=opts.uses_demo)
     source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
                         raw=opts.raw, pace=pace, hindsight=session_hindsight)
     # here, not in the app: the models load in another process, and a typo must not open the app

@@ -18,6 +18,8 @@ from typing import Any, Optional
 import typer
 
 from ..engine.policies import METHODS, parse_methods
+from ..engine.names import MODEL as MODEL_DRAFTER
+from ..engine.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
@@ -53,6 +55,8 @@ def compare(
                                "not --method")
     if repeats < 1:
         raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
+    sampling = opts.sampling(demo_defaults=opts.uses_demo)   # a bad --top-p or --temperature: before torch loads
+    _check_draft_model_exists(opts, drafters)
     from ..engine.draft_sources import parse_drafters
     from ..session.compare_job import CompareJob
 
@@ -62,7 +66,6 @@ def compare(
         methods = "specdecode,gammatune+" if several else ",".join(METHODS)
     method_list = parse_methods(methods, at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
-    sampling = opts.sampling(demo_defaults=opts.uses_demo)
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: before anything loads
@@ -81,6 +84,21 @@ def compare(
         from ..ui.app import make_compare_app
 
         make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
+
+
+def _check_draft_model_exists(opts: CommonOptions, drafters: Optional[str]) -> None:
+    """A contestant that drafts with a model on a preset without one (`--pair smollm2`): one line, before loading.
+
+    `load_pair` quietly lets such a pair draft by prompt lookup (what `run`
+    wants), so without this check the model contestant failed only after
+    the target had loaded (issue 19 leftovers). Read from the flag's text,
+    before torch is imported (the full parse, with its errors, comes next).
+    """
+    pair = opts.values.get("pair")
+    names = {n.strip() for n in (drafters or "").split(",")}
+    if MODEL_DRAFTER in names and preset_drafter(pair, opts.values.get("draft")):
+        raise InvalidParameter(f"--drafters model needs a draft model, but --pair {pair} has none: "
+                               "give one with --draft MODEL, or race prompt-lookup alone")
 
 
 def _measure_and_print(job: Any, record: Optional[Path]) -> None:

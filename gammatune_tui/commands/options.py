@@ -198,7 +198,7 @@ class CommonOptions:
 
     def sampling(self, demo_defaults: bool = False) -> Any:
         """The SamplingConfig; the demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
-        from ..engine.sampling import SamplingConfig
+        from ..engine.sampling_config import SamplingConfig   # no torch: a bad value answers at once
 
         v = self.values
         t = v["temperature"]

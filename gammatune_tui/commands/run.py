@@ -45,6 +45,7 @@ def run(
     When stdout is not a terminal it gets the generated text only; the header and summary go to stderr.
     """
     settings = opts.policy_settings()   # a bad γ, η, δ, τ: one line before torch is even imported
+    sampling = opts.sampling(demo_defaults=opts.uses_demo)   # and a bad --top-p or --temperature
     max_new = opts.max_new_tokens
     if max_new < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
@@ -57,7 +58,6 @@ def run(
     from ..session.hindsight import run_hook
     from ..session.recording import RecordingWriter, event_line
 
-    sampling = opts.sampling(demo_defaults=opts.uses_demo)
     check_models(opts)   # before the prompt is picked and anything loads
     prompt = prompt_or_demo(prompt, opts.seed)
 

@@ -33,7 +33,7 @@ def __getattr__(name: str) -> Any:
         from . import policies
         return getattr(policies, name)
     if name == "SamplingConfig":
-        from .sampling import SamplingConfig
+        from .sampling_config import SamplingConfig
         return SamplingConfig
     if name in ("SessionHeader", "StepEvent", "SessionSummary", "DraftedToken", "EmittedToken", "TargetToken"):
         from . import events

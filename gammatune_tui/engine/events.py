@@ -94,6 +94,7 @@ class SessionHeader:
     load_s: dict[str, float] = field(default_factory=dict)  # loading's stages → seconds ({} in older recordings)
     drafter: str = ""  # the draft source: "model" or "prompt-lookup" ("" in recordings made before sources)
     drafter_params: dict[str, Any] = field(default_factory=dict)  # prompt lookup: ngram_min, ngram_max
+    end_ids: list[int] = field(default_factory=list)  # ids that end a turn (no text; shown as ⟨end of turn⟩) ([] in older recordings)
     schema: int = SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -260,6 +261,9 @@ def _header(d: dict) -> SessionHeader:
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
                for v in load_s.values()):
         raise EventFormatError("'load_s' must map stages to seconds >= 0")
+    end_ids = _list(d, "end_ids", optional=True)
+    if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in end_ids):
+        raise EventFormatError("'end_ids' must be a list of non-negative integers")
     return SessionHeader(
         target=_str(d, "target"), draft=_str(d, "draft"), tokenizer=_str(d, "tokenizer"),
         device=_str(d, "device"), dtype=_str(d, "dtype"), method=_str(d, "method"),
@@ -272,6 +276,7 @@ def _header(d: dict) -> SessionHeader:
         turn=_int(d, "turn", optional=True), user_text=_str(d, "user_text"),
         engine=_str(d, "engine"), runner=_str(d, "runner"), warmup_s=_num(d, "warmup_s", optional=True),
         load_s={str(k): float(v) for k, v in load_s.items()}, drafter=_str(d, "drafter"), drafter_params=_dict(d, "drafter_params"),
+        end_ids=list(end_ids),
     )
 
 

@@ -1,53 +1,23 @@
 """Served distributions and the accept/reject rules (SPEC §1.3).
 
-(SamplingConfig is defined here first; the rest of this module is the engine issue's.)
+`SamplingConfig` lives in sampling_config.py (no torch there, so the command
+line refuses a bad --top-p or --temperature without loading torch) and is
+re-exported here.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
-from typing import Any
+import torch
+from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
-from ..errors import InvalidParameter
 from .devices import indexed, same_device
-
-
-@dataclass(frozen=True)
-class SamplingConfig:
-    """How tokens are served: temperature 0 is greedy; top_k 0 and top_p 1 are off."""
-
-    temperature: float = 0.0
-    top_k: int = 0
-    top_p: float = 1.0
-    seed: int | None = 0
-
-    def __post_init__(self) -> None:
-        t, k, p = self.temperature, self.top_k, self.top_p
-        if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t) or t < 0:
-            raise InvalidParameter(f"temperature must be a number >= 0, got {t!r}")
-        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
-            raise InvalidParameter(f"top_k must be a whole number >= 0 (0 = off), got {k!r}")
-        if not isinstance(p, (int, float)) or isinstance(p, bool) or not (0 < p <= 1):
-            raise InvalidParameter(f"top_p must be in (0, 1], got {p!r}")
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature == 0
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+from .sampling_config import SamplingConfig
 
 
 # -- served distributions -----------------------------------------------------------
 #
 # Everything below works on float32 logits of shape (n, vocab), one row per
 # position, so a whole verification window is warped in one call.
-
-import torch  # noqa: E402  (kept below the dataclass so SamplingConfig imports stay light)
-from transformers.generation.logits_process import (  # noqa: E402
-    TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper,
-)
 
 
 class Served:

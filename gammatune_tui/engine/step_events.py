@@ -77,6 +77,7 @@ def session_header(
         load_s=dict(getattr(pair, "load_s", None) or {}),
         drafter=name,
         drafter_params=drafter.params() if drafter is not None else {},
+        end_ids=sorted(int(i) for i in (getattr(pair, "eos_ids", None) or ())),
     )
 
 

@@ -50,8 +50,20 @@ def one_line(text: object) -> str:
     return printable(str(text), keep_newlines=False)
 
 
-def token_label(text: str) -> str:
-    """One token for a table cell: escapes, and spaces made visible at the edges."""
+END_OF_TURN_LABEL = "⟨end of turn⟩"
+"""How a token that ends a turn (`<|im_end|>`, EOS: no text of its own) is named where a step's tokens are listed."""
+
+
+def token_label(text: str, *, ends_turn: bool = False) -> str:
+    """One token for a table cell: escapes, and spaces made visible at the edges.
+
+    `ends_turn`: the token is one of the ids that end a turn (the session
+    header's `end_ids`); it has no text, so it is named, never shown as its
+    special-token string. Any other token with no text of its own (a piece
+    held back until a multi-byte character is complete) is `∅`.
+    """
+    if ends_turn:
+        return END_OF_TURN_LABEL
     s = printable(text, keep_newlines=False)
     if s == "":
         return "∅"

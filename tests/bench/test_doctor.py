@@ -154,7 +154,8 @@ def test_ctrl_c_leaves_a_partial_valid_report(tiny_pair_dirs, prompts, tmp_path,
     assert data["complete"] is False
     assert [x["status"] for x in data["drafts"]] == ["examined", "interrupted"]
     assert data["ranking"] == [str(d)]
-    assert "interrupted: a partial report (1 of 2 drafts examined)" in " ".join(err.split())
+    # the CLI's one line, in the words run and bench use
+    assert err.strip().splitlines()[-1] == f"gammatune: interrupted — a partial report (1 of 2 drafts examined); {out} holds it"
     assert "Drafts ranked" in text  # what was examined is printed too
 
 

@@ -21,3 +21,19 @@ def test_compare_demo_target_with_prompt_lookup(capsys):
                              "-t", "0", "def f(x):"], capsys)
     assert code == 0, err
     assert "target-only" in out
+
+
+def test_a_model_drafter_on_a_pair_without_a_draft_model_is_refused_before_loading(capsys, monkeypatch):
+    from gammatune_tui.engine import models
+    from gammatune_tui.session import compare_job
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("loaded models before refusing")
+
+    monkeypatch.setattr(models, "load_pair", no_load)
+    monkeypatch.setattr(models, "check_pair", no_load)   # not even the package's GGUF file is looked for
+    monkeypatch.setattr(compare_job.CompareJob, "prepare", no_load)
+    for drafters in ("model,prompt-lookup", "model"):
+        code, out, err = invoke(["compare", "--print", "--pair", "smollm2", "--drafters", drafters, "hi"], capsys)
+        assert code == 2 and err.count("\n") == 1, err
+        assert "--pair smollm2 has none" in err and "--draft" in err

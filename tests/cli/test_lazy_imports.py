@@ -60,6 +60,7 @@ def test_models_imports_no_torch():
 @pytest.mark.parametrize("argv", [
     ["run", "--bogus"], ["compare", "--repeats", "x"], ["bench", "--limit", "0"], ["doctor", "--nope"],
     ["chat", "--pace", "-1"], ["replay"], ["frobnicate"],
+    ["compare", "x", "--pair", "smollm2", "--drafters", "model,prompt-lookup"],
 ])
 def test_a_usage_error_imports_no_torch(argv):
     got = _probe([argv])
@@ -69,6 +70,15 @@ def test_a_usage_error_imports_no_torch(argv):
 
 @pytest.mark.parametrize("argv", [["run", "x", "--gamma", "0"], ["run", "x", "--eta", "2"], ["run", "x", "-n", "0"]])
 def test_a_bad_policy_value_is_refused_before_torch_loads(argv):
+    got = _probe([argv])
+    assert list(got["codes"].values()) == [2]
+    assert got["heavy"] == []
+
+
+@pytest.mark.parametrize("argv", [["run", "x", "--top-p", "0"], ["run", "x", "--temperature", "-1"],
+                                  ["compare", "x", "--top-k", "-1"], ["chat", "--top-p", "1.5"],
+                                  ["bench", "--temperature", "-1"]])
+def test_a_bad_sampling_value_is_refused_before_torch_loads(argv):
     got = _probe([argv])
     assert list(got["codes"].values()) == [2]
     assert got["heavy"] == []

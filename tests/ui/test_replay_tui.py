@@ -158,3 +158,33 @@ def test_escape_stops_the_replay_and_space_plays_on(tmp_path):
             assert screen.steps == steps
 
     asyncio.run(go())
+
+
+def test_copy_keys_work_on_the_replay_screen(tmp_path):
+    """Ctrl+Y / Ctrl+T copy a recording's answers as chat does (the same plain-text renderer), at 80×24 and 160×48."""
+    from gammatune_tui.render.plain_text import answer_text, conversation_text
+
+    first = synthetic_session("gammatune+", seed=2, text="one [two] </s>")
+    second = synthetic_session("specdecode", seed=3, text="three four </s>")
+    recording = _recording(tmp_path, first, second)
+
+    def parts(events):
+        steps = [e for e in events if isinstance(e, StepEvent)]
+        return events[0], steps, events[-1]
+
+    async def go(size):
+        app = make_replay_app(recording, speed=0)
+        async with app.run_test(size=size) as pilot:
+            screen = app.screen
+            await _until(pilot, lambda: len(screen.sessions) == 2 and screen.stats.summary is not None
+                         and not screen.generating)
+            await pilot.press("ctrl+y")
+            assert app.clipboard == answer_text(*parts(second)[1:]) == "three four "
+            await pilot.press("ctrl+t")
+            assert app.clipboard == conversation_text([parts(first), parts(second)])
+            assert "one [two] " in app.clipboard and "</s>" not in app.clipboard
+            titles = [c.title for c in screen.system_commands()]
+            assert "Copy last answer" in titles and "Copy whole transcript" in titles
+
+    for size in ((80, 24), (160, 48)):
+        asyncio.run(go(size))

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from .grid import settings as grid_settings
 from .timing import TIMING_PASSES
-from ...errors import GammatuneError, InvalidParameter
+from ...errors import GammatuneError, Interrupted, InvalidParameter
 from . import examine as dr
 from ..live import protocol
 from ..report import tables as report
@@ -40,7 +40,9 @@ class NothingExamined(GammatuneError):
 
 def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates: Sequence[dr.Candidate], *,
                json_path: Path | None = None, verify: bool = False, extra_args: Sequence[str] = ()) -> int:
-    """Examines every candidate, prints the ranking and the advice; returns the exit status (130 if interrupted)."""
+    """Examines every candidate, prints the ranking and the advice; returns the exit status.
+
+    After a Ctrl+C the partial ranking is printed and saved, then `Interrupted` says what was kept."""
     quiet_transformers()
     created = time.time()
     config = {"target": cfg.target, "drafts": [c.label for c in candidates], "prompts": [p.id for p in cfg.prompts],
@@ -103,11 +105,10 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     if verify and not (rec and rec.command):
         err.print(Text("--verify: nothing to run live (no draft is recommended)", style="yellow"))
     save(not interrupted)
-    if interrupted:
+    if interrupted:   # the CLI's one line, as run and bench say it: "gammatune: interrupted — …", exit 130
         done = sum(r.examined for r in reports)
-        err.print(Text(f"interrupted: a partial report ({done} of {len(candidates)} drafts examined)"
-                       + (f", saved to {json_path}" if json_path else ""), style="yellow"))
-        return 130
+        raise Interrupted(f"a partial report ({done} of {len(candidates)} drafts examined)"
+                          + (f"; {json_path} holds it" if json_path else ""))
     if json_path is not None:
         err.print(Text(f"wrote {json_path}"))
     return 0

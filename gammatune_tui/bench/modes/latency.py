@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...engine.devices import resolve_device, resolve_dtype
-from ...errors import EngineUnavailable
+from ...errors import EngineUnavailable, Interrupted
 from ..live import latency as lat
 from ..report.tables import write_json
 from ..report.columns import Column, human_count, print_fitted
@@ -67,29 +67,21 @@ def run_latency(console: Console, err: Console, *, device: str, dtype: str, thre
     quiet_transformers()
     runners = latency_runners(engine, device)
     copy_gbs = None
-    if any(r != "transformers" for r in runners):
-        err.print(Text("measuring the device's copy bandwidth…", style="dim"))
-        copy_gbs = lat.copy_bandwidth(device)
-    rows = []
-    with progress_bar(err) as prog:
-        task = prog.add_task("latency", total=len(plan) * len(runners))
-        for name, shape, why in plan:
-            for runner in runners:
-                if why:
-                    rows.append(lat.LatencyRow(name, lat.param_count(shape), device, dtype, context, skipped=why,
-                                               runner=runner))
-                else:
-                    prog.update(task, description=f"{name} · {runner}")
-                    try:
-                        rows.append(lat.measure(name, shape, device, dtype, context, tuple(ks), runner=runner,
-                                                copy_gbs=copy_gbs))
-                    except EngineUnavailable as exc:   # this runner cannot run this shape here: say so, go on
-                        rows.append(lat.LatencyRow(name, lat.param_count(shape), device, dtype, context,
-                                                   skipped=str(exc), runner=runner))
-                prog.update(task, advance=1)
-            if why:
-                err.print(Text(f"skipping {name}: {why}", style="yellow"))
-    print_fitted(console, f"Table 1: ms per token on {device} ({dtype}, {context} tokens in cache, random weights)",
+    todo = sum(not why for _, _, why in plan) * len(runners)
+    rows: list = []
+    interrupted = False
+    try:
+        if any(r != "transformers" for r in runners):
+            err.print(Text("measuring the device's copy bandwidth…", style="dim"))
+            copy_gbs = lat.copy_bandwidth(device)
+        _measure(err, plan, runners, rows, device, dtype, context, ks, copy_gbs)
+    except KeyboardInterrupt:   # as the live bench does: the rows measured so far are printed and written
+        interrupted = True
+    measured = sum(not r.skipped for r in rows)
+    if interrupted and not measured:
+        raise Interrupted(f"0 of {todo} rows measured; {out} not written")
+    cut = f" — interrupted after {measured} of {todo} rows" if interrupted else ""
+    print_fitted(console, f"Table 1: ms per token on {device} ({dtype}, {context} tokens in cache, random weights){cut}",
                  latency_columns(rows, ks),
                  caption="verify k = one target pass over k tokens, ms")
 
@@ -110,4 +102,29 @@ def run_latency(console: Console, err: Console, *, device: str, dtype: str, thre
                        + ["" if r.skipped else f"{r.verify_ms[k]:.4f}" for k in ks]
                        + ["" if r.skipped or math.isnan(r.decode_gbs) else f"{r.decode_gbs:.2f}",
                           "" if r.skipped or math.isnan(r.bandwidth_pct) else f"{r.bandwidth_pct:.1f}", r.skipped])
+    if interrupted:
+        raise Interrupted(f"{measured} of {todo} rows measured; {out} and {out.with_suffix('.csv')} hold them")
     err.print(Text(f"wrote {out} and {out.with_suffix('.csv')}"))
+
+
+def _measure(err: Console, plan: list, runners: list[str], rows: list, device: str, dtype: str, context: int,
+             ks: list[int], copy_gbs: float | None) -> None:
+    """Times each planned shape with each runner, appending to `rows` as it goes (a Ctrl+C keeps what is done)."""
+    with progress_bar(err) as prog:
+        task = prog.add_task("latency", total=len(plan) * len(runners))
+        for name, shape, why in plan:
+            for runner in runners:
+                if why:
+                    rows.append(lat.LatencyRow(name, lat.param_count(shape), device, dtype, context, skipped=why,
+                                               runner=runner))
+                else:
+                    prog.update(task, description=f"{name} · {runner}")
+                    try:
+                        rows.append(lat.measure(name, shape, device, dtype, context, tuple(ks), runner=runner,
+                                                copy_gbs=copy_gbs))
+                    except EngineUnavailable as exc:   # this runner cannot run this shape here: say so, go on
+                        rows.append(lat.LatencyRow(name, lat.param_count(shape), device, dtype, context,
+                                                   skipped=str(exc), runner=runner))
+                prog.update(task, advance=1)
+            if why:
+                err.print(Text(f"skipping {name}: {why}", style="yellow"))

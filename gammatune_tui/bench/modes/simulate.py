@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import PolicyParams, PolicySettings
+from ...errors import Interrupted
 from ..sim import oracle, reference
 from ..live import protocol
 from ..report import tables as report
@@ -57,8 +58,23 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
     # the longest window a policy may plan: γ0, or γ_max for the GammaTune policies (whose γ_min may exceed γ0)
     gamma_max = PolicyParams.build(**cfg.params).gamma_max
     max_window = max(max(cfg.gammas), gamma_max, max(GRID["gamma_max"]) if tune_ else 0)
-    found = load_or_record(err, pair, pid, cfg.max_new_tokens, max_window, opts.traces_path, opts.refresh,
-                           cfg.sampling)
+    try:
+        found = load_or_record(err, pair, pid, cfg.max_new_tokens, max_window, opts.traces_path, opts.refresh,
+                               cfg.sampling)
+    except Interrupted as exc:   # Ctrl+C while recording or timing: what was kept, and that `out` was not written
+        raise Interrupted(f"{exc}; {out} not written") from None
+    try:
+        return _after_traces(console, err, pair, pid, cfg, label, payload, out, opts, categories, found)
+    except KeyboardInterrupt:
+        kept = (f"the traces and cost model stay in {found.path} (the next --simulate reuses them)" if found.path
+                else "the traces could not be kept")
+        raise Interrupted(f"{kept}; {out} not written") from None
+
+
+def _after_traces(console: Console, err: Console, pair: Any, pid: list, cfg: Any, label: str, payload: dict,
+                  out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: Any
+                  ) -> list[dict[str, Any]]:
+    """The simulated sweep, the oracle and shares, then the live check, --validate and --tune, on `found`."""
     traces, cost = found.traces, found.cost
     payload["sim_setup"] = {
         "cost_model": cost.to_json(),

@@ -36,7 +36,7 @@ from ...engine.policies import PolicySettings
 from ...engine.sampling import SamplingConfig
 from ...engine.step_events import versions
 from ...engine.text_pieces import prompt_pieces
-from ...errors import InvalidParameter
+from ...errors import Interrupted, InvalidParameter
 from ...resources import CACHE_ENV, cache_root  # noqa: F401  (one answer to where the cache is)
 from ..live import protocol
 from ..sim import trace_record
@@ -146,7 +146,16 @@ def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: 
         raise InvalidParameter("--simulate at a temperature above 0 needs a draft model: prompt lookup's proposals "
                                "depend on where each window starts, so its sampled runs cannot share one trace "
                                "(use -t 0, or a live bench)")
-    traces = []
+    traces: list = []
+    try:
+        return _record(err, pair, pid, max_new_tokens, max_window, sampling, drafter, sampled, traces, t_start)
+    except KeyboardInterrupt:   # kept only once all are recorded and timed: say so, not just "interrupted"
+        raise Interrupted(f"{len(traces)} of {len(pid)} traces recorded, none kept (traces are kept only once "
+                          "all are recorded and the decoder is timed)") from None
+
+
+def _record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int, sampling: Any,
+            drafter: Any, sampled: bool, traces: list, t_start: float) -> TraceSet:
     with progress_bar(err) as prog:
         task = prog.add_task("recording traces", total=len(pid) + 2)
         protocol.warm_up(pair, pid[0], protocol.SweepConfig(methods=["specdecode"], gammas=[4], max_new_tokens=16,
@@ -217,9 +226,12 @@ def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_
             err.print(Text(f"using the traces and cost model in {path} (recorded in {found.seconds:.0f} s; "
                            "--refresh-traces records them again)", style="dim"))
             if len(found.passes) < TIMING_PASSES:
-                with err.status(f"timing the decoder ({TIMING_PASSES} passes; these traces were kept with one)"):
-                    found.cost, found.passes = time_decoder(pair, pid[0], max_new_tokens, max_window,
-                                                            found.traces[0].session_s, sampling)
+                try:
+                    with err.status(f"timing the decoder ({TIMING_PASSES} passes; these traces were kept with one)"):
+                        found.cost, found.passes = time_decoder(pair, pid[0], max_new_tokens, max_window,
+                                                                found.traces[0].session_s, sampling)
+                except KeyboardInterrupt:
+                    raise Interrupted(f"while timing the decoder; the traces stay in {path}") from None
                 try:
                     _write(path, key, max_window, found)
                 except OSError:

@@ -53,6 +53,7 @@ from ..widgets.prompt import UNDECODABLE_NOTICE, PromptInput, clean_prompt
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
 from .chat_actions import ChatActions, ChatFooter
+from .chat_subtitle import ChatSubtitle
 from .chat_views import ChatViews
 from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone
 from .help import CHAT_KEYS, help_bindings, welcome_text
@@ -72,7 +73,7 @@ def _child(selector: str, kind: type):
     return property(lambda self: self.query_one(selector, kind), doc=f"The {selector} widget.")
 
 
-class ChatScreen(ChatViews, ChatActions, Screen):
+class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     """See the module docstring. `app` must be a GammaTuneApp (for themes and the export folder).
 
     `recorder`, if set, gets every event of every turn; the screen closes it,
@@ -160,7 +161,7 @@ class ChatScreen(ChatViews, ChatActions, Screen):
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
         self.show_pace()
-        self.sub_title = one_line(getattr(self.source, "title", ""))
+        self.set_subtitle(getattr(self.source, "title", ""))
         self.apply_palette()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
         if self.read_only:
@@ -226,6 +227,9 @@ class ChatScreen(ChatViews, ChatActions, Screen):
             return
         self.ready = True
         self.query_one("#loading").display = False
+        self.set_subtitle(getattr(self.source, "title", ""))   # now with the load's time by stage
+        if self.subtitle_is_cut():   # too narrow for the stages (80 columns): say them once
+            self.notify(self.load_times(), title="Loaded (Ctrl+P: Show load times)", timeout=8)
         if self.read_only:
             self.start_turn(None)
             return
@@ -276,7 +280,7 @@ class ChatScreen(ChatViews, ChatActions, Screen):
         if msg.error:
             self.transcript.add_line(f"[error: {msg.error}]", "info")
             self.notify(msg.error, title="Generation failed", severity="error", timeout=10)
-        self.sub_title = self._idle_subtitle()
+        self.set_subtitle(self._idle_subtitle())
         self._flush_views()
         if self.read_only and getattr(self.source, "has_next_session", False) and not self.stop_requested:
             self.start_turn(None)

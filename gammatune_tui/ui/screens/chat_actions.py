@@ -269,6 +269,8 @@ class ChatActions:
                             self.action_copy_answer)
         yield SystemCommand("Copy whole transcript", "Every turn as plain text to the clipboard (Ctrl+T)",
                             self.action_copy_transcript)
+        yield SystemCommand("Show load times", "Where loading the models spent its time, stage by stage",
+                            self.action_show_load_times)
         yield SystemCommand("Toggle confidence shading", "Shade draft tokens by the draft's confidence (F4)",
                             self.action_toggle_shade)
         yield SystemCommand("Toggle chart history", "Last steps or the whole session in the chart (F5)",

@@ -59,10 +59,24 @@ class ChatViews:
         start = self.session_starts[k] if self.session_starts else 0
         end = self.session_starts[k + 1] if k + 1 < len(self.session_starts) else len(self.steps)
         name = ""
-        if len(self.sessions) > 1 and k < len(self.sessions) and self.sessions[k].header is not None:
-            h = self.sessions[k].header
+        h = self.sessions[k].header if k < len(self.sessions) else None
+        if len(self.sessions) > 1 and h is not None:
             name = one_line(h.label) if h.label else f"turn {h.turn + 1}"
-        self.inspector.show(self.steps[index], index - start, self.session_step_total(k, end - start), name)
+        self.inspector.show(self.steps[index], index - start, self.session_step_total(k, end - start), name,
+                            end_ids=self._end_ids(k, index, end))
+
+    def _end_ids(self, session: int, index: int, end: int) -> frozenset[int]:
+        """The ids that end a turn, for the inspector: the header's, or in a recording made before headers
+        listed them, the textless token that an eos-ended session's last step ended on."""
+        st = self.sessions[session] if session < len(self.sessions) else None
+        h = getattr(st, "header", None)
+        if h is not None and h.end_ids:
+            return frozenset(h.end_ids)
+        s = getattr(st, "summary", None)
+        last = self.steps[index].emitted[-1:] if index == end - 1 else []
+        if s is not None and s.stop_reason == "eos" and last and last[0].text == "":
+            return frozenset({last[0].id})
+        return frozenset()
 
     def session_step_total(self, session: int, shown: int) -> int:
         """Steps in session `session` for the inspector's "step i/n": those shown (a replay knows them all)."""

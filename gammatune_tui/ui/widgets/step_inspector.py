@@ -13,6 +13,7 @@ draft's probability of it), p (the target's) and min(1, p/q).
 from __future__ import annotations
 
 import math
+from typing import Collection
 
 from rich.console import Group, RenderableType
 from rich.style import Style
@@ -27,9 +28,9 @@ from ..themes import FALLBACK, TokenRole
 MAX_CELL = 14
 
 
-def _cell(text: str) -> str:
-    s = token_label(text)
-    return s if len(s) <= MAX_CELL else s[: MAX_CELL - 1] + "…"
+def _cell(text: str, ends_turn: bool = False) -> str:
+    s = token_label(text, ends_turn=ends_turn)
+    return s if len(s) <= MAX_CELL or ends_turn else s[: MAX_CELL - 1] + "…"
 
 
 def _num(x: float) -> str:
@@ -37,11 +38,13 @@ def _num(x: float) -> str:
 
 
 def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None, *,
-                index: int | None = None, total: int | None = None, session: str = "") -> RenderableType:
+                index: int | None = None, total: int | None = None, session: str = "",
+                end_ids: Collection[int] = ()) -> RenderableType:
     """The inspector's picture of `ev` (None: a hint on how to pick a step).
 
     `index`/`total`: the step's place in its session (shown "step 3/40"),
-    `session`: which one, when there were several (e.g. "turn 2").
+    `session`: which one, when there were several (e.g. "turn 2"), `end_ids`:
+    the ids that end a turn (the session header's), named "⟨end of turn⟩" in dim.
     """
     roles = roles or FALLBACK.roles
     if ev is None:
@@ -50,6 +53,11 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
     draft_style = roles["draft"].style()
     target_style = roles["target"].style() + Style(bold=True)
     dim = Style(dim=True)
+    ends = frozenset(end_ids)
+
+    def tok_text(tok, style: Style) -> Text:
+        """A token's cell; one that ends the turn is named, dim."""
+        return Text(_cell(tok.text, tok.id in ends), style=style + dim if tok.id in ends else style)
     d = len(ev.drafted)
     a = ev.accepted
     tt = ev.target_token
@@ -79,15 +87,14 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
     for i in range(n_cols):
         if i < d:
             tok = ev.drafted[i]
-            label = _cell(tok.text)
             if i < a:
-                draft_row.append(Text(label, style=draft_style))
+                draft_row.append(tok_text(tok, draft_style))
                 target_row.append(Text("✓", style=draft_style))
             elif i == a:
-                draft_row.append(Text(label, style=draft_style + Style(strike=True)))
-                target_row.append(Text(_cell(tt.text), style=target_style) if tt is not None else Text("✗"))
+                draft_row.append(tok_text(tok, draft_style + Style(strike=True)))
+                target_row.append(tok_text(tt, target_style) if tt is not None else Text("✗"))
             else:
-                draft_row.append(Text(label, style=dim + Style(strike=True)))
+                draft_row.append(tok_text(tok, dim + Style(strike=True)))
                 target_row.append(Text(""))
             q_row.append(Text(_num(tok.chosen_prob)))
             p_row.append(Text(_num(tok.target_prob)))
@@ -95,7 +102,7 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
             top_row.append(Text(_num(tok.top_prob), style=dim))
         else:   # nothing drafted at this position (left blank: `·` is how a space token is drawn)
             draft_row.append(Text(""))
-            target_row.append(Text(_cell(tt.text), style=target_style) if (tt is not None and i == a) else Text(""))
+            target_row.append(tok_text(tt, target_style) if (tt is not None and i == a) else Text(""))
             for row in (q_row, p_row, r_row, top_row):
                 row.append(Text(""))
     for row in (draft_row, target_row, q_row, p_row, r_row, top_row):
@@ -107,20 +114,20 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
         note.append(" · first mismatch at position ")
         note.append(str(a))
         note.append(": drafted ")
-        note.append(_cell(ev.drafted[a].text), style=Style(strike=True))
+        note.append_text(tok_text(ev.drafted[a], Style(strike=True)))
         note.append(" → target ")
-        note.append(_cell(tt.text), style=target_style)
+        note.append_text(tok_text(tt, target_style))
         if d - a - 1 > 0:
             note.append(f" · {d - a - 1} later draft{'s' if d - a - 1 != 1 else ''} discarded", style=dim)
     elif tt is not None and tt.kind == "bonus" and d == 0:
         note.append(" · nothing drafted (the draft stopped at once); the target's token ")
-        note.append(_cell(tt.text), style=target_style)
+        note.append_text(tok_text(tt, target_style))
     elif tt is not None and tt.kind == "bonus":
         note.append(" · all drafts accepted; bonus token ")
-        note.append(_cell(tt.text), style=target_style)
+        note.append_text(tok_text(tt, target_style))
     elif tt is not None:
         note.append(" · target token ")
-        note.append(_cell(tt.text), style=target_style)
+        note.append_text(tok_text(tt, target_style))
     note.append(f" · draft {ev.draft_s * 1000:.1f} ms, verify {ev.verify_s * 1000:.1f} ms", style=dim)
     return Group(title, table, note)
 
@@ -143,14 +150,18 @@ class StepInspector(Static):
         self.index: int | None = None
         self.total: int | None = None
         self.session = ""
+        self.end_ids: frozenset[int] = frozenset()
         self.roles: dict[str, TokenRole] = dict(FALLBACK.roles)
 
     def show(self, event: StepEvent | None, index: int | None = None, total: int | None = None,
-             session: str = "") -> None:
+             session: str = "", end_ids: Collection[int] = ()) -> None:
+        """`end_ids`: the session's ids that end a turn (its header's), named rather than shown as text."""
         self.event, self.index, self.total, self.session = event, index, total, session
+        self.end_ids = frozenset(end_ids)
         # fixed height: no layout pass per update (a layout repaints the whole screen)
-        self.update(render_step(event, self.roles, index=index, total=total, session=session), layout=False)
+        self.update(render_step(event, self.roles, index=index, total=total, session=session,
+                                end_ids=self.end_ids), layout=False)
 
     def set_roles(self, roles: dict[str, TokenRole]) -> None:
         self.roles = dict(roles)
-        self.show(self.event, self.index, self.total, self.session)
+        self.show(self.event, self.index, self.total, self.session, self.end_ids)

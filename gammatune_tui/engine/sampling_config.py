@@ -1,0 +1,45 @@
+"""How tokens are served (temperature, top-k, top-p, seed), checked without torch.
+
+The served distributions themselves (sampling.py) need torch and
+transformers' warpers; the command line only needs to know whether
+`--top-p 0` or `--temperature -1` is valid. Keeping the settings and their
+checks here lets a usage error answer in a fraction of a second, before any
+heavy import (issue 17 row 15; tests/cli/test_lazy_imports.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import InvalidParameter
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """How tokens are served: temperature 0 is greedy; top_k 0 and top_p 1 are off."""
+
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int | None = 0
+
+    def __post_init__(self) -> None:
+        t, k, p = self.temperature, self.top_k, self.top_p
+        if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t) or t < 0:
+            raise InvalidParameter(f"temperature must be a number >= 0, got {t!r}")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+            raise InvalidParameter(f"top_k must be a whole number >= 0 (0 = off), got {k!r}")
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or not (0 < p <= 1):
+            raise InvalidParameter(f"top_p must be in (0, 1], got {p!r}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+__all__ = ["SamplingConfig"]

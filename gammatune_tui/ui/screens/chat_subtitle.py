@@ -1,0 +1,71 @@
+"""The chat screen's subtitle, fitted to the width, and the load's time by stage wherever it does not fit.
+
+Once a pair has loaded, the subtitle names it, its runner and where the
+load's time went ("… · static runner · loaded in 9.8 s: imports 4.1 ·
+weights 2.0 · self-checks 2.9 · warm-up 0.8 s"). At 80 columns the header
+cut that line before the stages. So where the whole line does not fit, the
+subtitle keeps the pair and the total ("… · loaded in 9.8 s"), a notice
+after loading gives the stages, and the palette's "Show load times" gives
+them again at any time (issue 19 leftovers).
+"""
+
+from __future__ import annotations
+
+from ...render.safe_text import one_line
+
+LOADED = " · loaded in "
+HEADER_CHROME = 18
+"""Columns of the header that the title line cannot use (the icon on the left, padding, the clock's room)."""
+
+
+def split_load(title: str) -> tuple[str, str, str]:
+    """(what was loaded, 'loaded in 9.8 s', the stages 'imports 4.1 · … s') from a subtitle; '' where absent."""
+    name, sep, load = title.partition(LOADED)
+    if not sep:
+        return title, "", ""
+    total, _, stages = load.partition(": ")
+    return name, f"loaded in {total}", stages
+
+
+def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
+    """`text` if the header shows it whole at `width`, else the same without the load's stages."""
+    if width <= 0 or len(app_title) + 3 + len(text) <= width - HEADER_CHROME:
+        return text
+    name, total, stages = split_load(text)
+    if not stages:
+        return text
+    tail = stages.partition(" s · ")[2]   # what came after the stages (tokens, stop reason), if anything
+    return f"{name} · {total}" + (f" · {tail}" if tail else "")
+
+
+class ChatSubtitle:
+    """The subtitle kept whole (`set_subtitle`) and shown fitted; the load's stages as a notice when cut."""
+
+    _subtitle_full: str | None = None
+    _subtitle_shown: str | None = None
+
+    def set_subtitle(self, text: str) -> None:
+        self._subtitle_full = one_line(text)
+        self._fit_subtitle()
+
+    def _fit_subtitle(self) -> None:
+        self._subtitle_shown = fit_subtitle(self._subtitle_full or "", self.size.width or self.app.size.width,
+                                            self.title)
+        self.sub_title = self._subtitle_shown
+
+    def subtitle_is_cut(self) -> bool:
+        """Whether the subtitle shown leaves out the load's stages."""
+        return self._subtitle_full is not None and self._subtitle_shown != self._subtitle_full
+
+    def on_resize(self) -> None:
+        if self._subtitle_full is not None and self.sub_title == self._subtitle_shown:   # not "generating…"
+            self._fit_subtitle()
+
+    def load_times(self) -> str:
+        """'loaded in 9.8 s: imports 4.1 · … s' from the source's title ('' when it names no stages)."""
+        _, total, stages = split_load(one_line(getattr(self.source, "title", "")))
+        return f"{total}: {stages}" if stages else total
+
+    def action_show_load_times(self) -> None:
+        text = self.load_times()
+        self.notify(text or "No load times: this source loaded no models.", title="Load times", timeout=10)

@@ -1,0 +1,43 @@
+"""The console script: a Ctrl+C while the CLI is still being imported is one line and 130, not a traceback."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_console_script_points_at_the_guarded_entry_point():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["gammatune"] == "gammatune_tui.__main__:main"
+
+
+class _ImportInterrupted:
+    """Stands in for gammatune_tui.cli: the Ctrl+C arrives while `from .cli import main` runs."""
+
+    def __getattr__(self, name):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_during_the_cli_import_is_one_line_and_130(monkeypatch, capsys):
+    from gammatune_tui import __main__ as entry
+
+    monkeypatch.setitem(sys.modules, "gammatune_tui.cli", _ImportInterrupted())
+    with pytest.raises(SystemExit) as info:
+        entry.main(["models"])
+    out, err = capsys.readouterr()
+    assert info.value.code == 130
+    assert err == "gammatune: interrupted\n" and out == ""
+
+
+def test_the_entry_point_runs_the_command(capsys):
+    from gammatune_tui import __main__ as entry
+
+    with pytest.raises(SystemExit) as info:
+        entry.main(["models", "--json"])
+    out, _ = capsys.readouterr()
+    assert info.value.code == 0 and '"presets"' in out

@@ -1,0 +1,57 @@
+"""The load's time by stage is reachable at 80×24: a shorter subtitle, a notice after loading, a palette entry.
+
+At 80 columns the header cut "demo pair · static runner · loaded in 9.8 s:
+imports …" before the stages; at 160 the whole line fits and no notice is
+needed.
+"""
+
+from __future__ import annotations
+
+from gammatune_tui.engine.load_stages import load_stages_text
+from gammatune_tui.ui.screens.chat_subtitle import fit_subtitle, split_load
+
+from uihelpers import SyntheticSource, make_app, run, wait_until
+
+STAGES = {"imports": 4.1, "tokenizer": 0.3, "weights": 2.0, "self-checks": 2.9, "warm-up": 0.8}
+TITLE = f"HuggingFaceTB/SmolLM2-135M-Instruct + prompt lookup · static runner · {load_stages_text(STAGES)}"
+
+
+def test_the_subtitle_parts_follow_the_load_stages_text():
+    name, total, stages = split_load(TITLE)
+    assert name == "HuggingFaceTB/SmolLM2-135M-Instruct + prompt lookup · static runner"
+    assert total == "loaded in 10.1 s" and stages == "imports 4.1 · tokenizer 0.3 · weights 2.0 · self-checks 2.9 · warm-up 0.8 s"
+    assert fit_subtitle(TITLE, 200) == TITLE
+    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 80) == f"{name} · {total} · 40 tokens · end of turn"
+
+
+def _messages(app):
+    return [f"{n.title}: {n.message}" for n in app._notifications]
+
+
+def test_the_load_stages_are_reachable_at_80x24_and_shown_whole_at_160x48():
+    title = f"demo pair · static runner · {load_stages_text(STAGES)}"
+
+    async def scenario(size):
+        source = SyntheticSource(steps=3)
+        source.title = title
+        app = make_app(source)
+        async with app.run_test(size=size) as pilot:
+            chat = app.main_screen
+            await wait_until(pilot, lambda: chat.ready, what="ready")
+            await pilot.pause(0.1)
+            stages = "imports 4.1 · tokenizer 0.3 · weights 2.0 · self-checks 2.9 · warm-up 0.8 s"
+            if size[0] == 80:
+                # the header shows the pair and the total; the stages came as a notice
+                assert chat.sub_title.endswith("static runner · loaded in 10.1 s") and "imports" not in chat.sub_title
+                assert any(stages in m for m in _messages(app))
+                app.clear_notifications()
+                chat.action_show_load_times()   # the palette's "Show load times", any time later
+                await pilot.pause(0.1)
+                assert any(stages in m for m in _messages(app))
+                assert "Show load times" in [c.title for c in chat.system_commands()]
+            else:
+                assert chat.sub_title == title
+                assert not any("imports" in m for m in _messages(app))
+
+    for size in ((80, 24), (160, 48)):
+        run(scenario(size))
