@@ -6,6 +6,8 @@ into a notification by the TUI; anything else reaching the top is a bug.
 
 from __future__ import annotations
 
+import os
+
 
 class GammatuneError(Exception):
     """Base of every user-facing error; its message is one line."""
@@ -51,3 +53,22 @@ class Interrupted(GammatuneError):
     """Ctrl+C: the message says what was done and what was kept; exit 130, as for any program stopped by SIGINT."""
 
     exit_code = 130
+
+
+def read_user_file(path: "str | os.PathLike[str]", error: type[GammatuneError], label: str, missing: str,
+                   what: str) -> bytes:
+    """The bytes of a file the user named, or one `error` line saying why not (missing, a directory, unreadable).
+
+    Prompt files, prompt sets and recordings are all opened this way, so each
+    failure reads the same: "LABEL: MISSING", "LABEL: is a directory, not WHAT",
+    "LABEL: cannot read (reason)".
+    """
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise error(f"{label}: {missing}") from None
+    except IsADirectoryError:
+        raise error(f"{label}: is a directory, not {what}") from None
+    except OSError as exc:
+        raise error(f"{label}: cannot read ({exc.strerror or exc})") from None

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import PromptFileError
+from .errors import PromptFileError, read_user_file
 from .resources import demo_prompts_dir
 
 
@@ -40,14 +40,7 @@ def resolve_prompt_set(name_or_path: str) -> Path:
 
 def load_prompt_set(name_or_path: str) -> list[Prompt]:
     path = resolve_prompt_set(name_or_path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise PromptFileError(f"{path}: no such prompt file") from None
-    except IsADirectoryError:
-        raise PromptFileError(f"{path}: is a directory, not a prompt file") from None
-    except OSError as exc:
-        raise PromptFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = read_user_file(path, PromptFileError, str(path), "no such prompt file", "a prompt file")
     return parse_prompt_set(data, str(path), path.stem)
 
 

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 import typer
 
-from ..errors import InvalidParameter, PromptFileError
+from ..errors import InvalidParameter, PromptFileError, read_user_file
 
 STDIN = "-"
 MAX_PROMPT_BYTES = 16 * 1024 * 1024
@@ -88,14 +88,7 @@ def read_prompt_file(path: Path | str) -> str:
     if str(path) == STDIN:
         return read_stdin()
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise PromptFileError(f"--prompt-file {p}: no such file") from None
-    except IsADirectoryError:
-        raise PromptFileError(f"--prompt-file {p}: is a directory, not a text file") from None
-    except OSError as exc:
-        raise PromptFileError(f"--prompt-file {p}: cannot read ({exc.strerror or exc})") from None
+    data = read_user_file(p, PromptFileError, f"--prompt-file {p}", "no such file", "a text file")
     return _decode(data, str(p))
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator
 
 from ..engine.events import Event, EventFormatError, SessionHeader, SessionSummary, StepEvent, event_from_json
-from ..errors import RecordingError
+from ..errors import RecordingError, read_user_file
 from ..resources import demo_prompts_dir
 from .recording_check import SessionChecker
 
@@ -95,16 +95,7 @@ class Recording:
 def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None, str]]:
     """Yields (line number, event, warning). A cut-off last line yields (n, None, warning)."""
     p = Path(path)
-    try:
-        fh = open(p, "rb")
-    except FileNotFoundError:
-        raise RecordingError(f"{p}: no such recording") from None
-    except IsADirectoryError:
-        raise RecordingError(f"{p}: is a directory, not a recording") from None
-    except OSError as exc:
-        raise RecordingError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    with fh:
-        lines = fh.read().split(b"\n")
+    lines = read_user_file(p, RecordingError, str(p), "no such recording", "a recording").split(b"\n")
     last = len(lines)
     if lines and lines[-1] == b"":
         lines.pop()
