@@ -37,3 +37,11 @@ def test_compare_into_a_pipe_measures_prints_and_ends(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "\x1b[?1049h" not in proc.stdout
     assert "compare: tokens/s" in proc.stdout and "lossless" in proc.stdout
+
+
+def test_chat_into_a_pipe_is_one_line_and_exit_2(tmp_path):
+    """`gammatune chat > out.txt` drew the app into the file and waited for keys forever."""
+    proc = _piped(["chat"], tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert "stdout is not one" in proc.stderr and "gammatune run" in proc.stderr
