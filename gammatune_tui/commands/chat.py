@@ -12,6 +12,7 @@ import typer
 from ..errors import InvalidParameter
 from .options import common_options
 from .prompt_input import given_prompt, prompt_file_option, stdin_is_piped
+from . import terminal
 
 
 @common_options()
@@ -48,7 +49,9 @@ def chat(
                         raw=opts.raw, pace=pace, hindsight=session_hindsight)
     # here, not in the app: the models load in another process, and a typo must not open the app
     check_pair(**opts.load_kwargs())
-    make_app(source, theme=theme, record=record, prompt=prompt, export_dir=export_dir).run()
+    app = make_app(source, theme=theme, record=record, prompt=prompt, export_dir=export_dir)   # checks the theme
+    terminal.require_terminal("chat")
+    app.run()
 
 
 def _keyboard_from_terminal() -> None:

@@ -24,6 +24,7 @@ from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 from .prompt_input import given_prompt, prompt_file_option
+from .terminal import prints_instead_of_tui
 
 
 @common_options(hidden=("method",))
@@ -78,7 +79,7 @@ def compare(
     prompt = prompt_or_demo(prompt, opts.seed)
     job = CompareJob(method_list, settings, sampling, prompt, opts.max_new_tokens, raw=opts.raw,
                      load_kwargs=load_kwargs, record=record, repeats=repeats, drafters=drafter_list)
-    if print_:
+    if prints_instead_of_tui(print_, "compare"):
         _measure_and_print(job, record)
     else:
         from ..ui.app import make_compare_app

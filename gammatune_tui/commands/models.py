@@ -111,7 +111,8 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
                       two(tparams, r["draft_params"]), two(r["target_size"], r["draft_size"]),
                       two(mark(r["target_cached"]), mark(r["draft_cached"])), r["prompt_format"])
     if installed:
-        table.add_row(Text("demo", style="bold"), two("target", "draft"), Text(printable(str(root))),
+        # named as run's header names them; where they live goes under the table (a long path widened it)
+        table.add_row(Text("demo", style="bold"), two("target", "draft"), two("demo/target", "demo/draft"),
                       two(demo["target_params"], demo["draft_params"]),
                       two(demo["target_size"], demo["draft_size"]), Text("embedded", style="green"),
                       "raw")
@@ -122,6 +123,8 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
     console.print(Text("cached: found in the local Hugging Face cache (checked without network). Fetch a pair "
                        "with `hf download TARGET && hf download DRAFT` while online, or add --download to the "
                        "command that uses it.", style="dim"), soft_wrap=not console.is_terminal)
+    if installed:
+        console.print(Text(f"demo: embedded in the package, in {printable(str(root))}", style="dim"))
     hub = [p for p in rows if "installed" not in p]
     missing = [r for p in hub for r, ok in ((p["target"], p["target_cached"]), (p["draft"], p["draft_cached"]))
                if not ok]

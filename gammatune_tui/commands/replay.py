@@ -12,6 +12,8 @@ from typing import List, Optional
 
 import typer
 
+from .terminal import prints_instead_of_tui
+
 
 def replay(
     files: List[str] = typer.Argument(..., metavar="FILE...", help="Recording(s) (.jsonl), or a shipped demo's name (e.g. all-methods). Several files open side by side."),
@@ -33,7 +35,7 @@ def replay(
     playlist = open_playlist(files)
     for warning in playlist.warnings:
         print(f"gammatune: warning: {warning}", file=sys.stderr)
-    if print_:
+    if prints_instead_of_tui(print_, "replay"):
         print_playlist(playlist, speed)
     elif playlist.compare:
         from ..ui.app import make_compare_replay_app

@@ -184,6 +184,7 @@ class CompareSummary:
     baseline: str | None
     ranked: bool = True       # False: one run per method, no spread, so no ranking
     runs: int = 1             # measured runs per method (the fewest, when they differ)
+    greedy: bool = False      # every method decoded greedily (the backfire line then does not blame sampling)
 
     def row(self, label: str) -> SummaryRow:
         return next(r for r in self.rows if r.label == label)
@@ -242,6 +243,10 @@ def backfire(summary: CompareSummary) -> str | None:
         return None
     if not summary.ranked and any(r.tokens_per_s > ref.tokens_per_s for r in summary.methods):
         return None
+    if summary.greedy:
+        return ("speculation did not pay in this race: no method is clearly faster than target-only decoding. "
+                "A draft saves little when the target is small or the machine is busy; "
+                "`gammatune doctor` measures this draft on this machine")
     return ("speculation did not pay in this race: no method is clearly faster than target-only decoding. "
             "Sampling (temperature > 0) accepts fewer drafts than greedy decoding, and a draft saves little when "
             "the target is small or the machine is busy; try -t 0, or `gammatune doctor` for this draft on this machine")
@@ -305,7 +310,7 @@ def summarize(runs: Sequence[MethodRun], reference: Reference | None = None) -> 
     # a noisy C overlaps both), so median order alone could print a "2" above a "1=" (issue 17 row 18)
     rows.sort(key=lambda row: (row.rank if ranked and row.rank is not None else 0, -row.tokens_per_s))
     return CompareSummary(rows, check_lossless(runs, reference), BASELINE if base is not None else None,
-                          ranked=ranked, runs=n_runs)
+                          ranked=ranked, runs=n_runs, greedy=bool(runs) and all(r.greedy for r in runs))
 
 
 def runs_from_recording(recording: Recording) -> list[MethodRun]:

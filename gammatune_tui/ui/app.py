@@ -36,6 +36,7 @@ from .screens.compare import CompareScreen
 from .screens.help import CHAT_KEYS, HelpScreen, typing_in_field
 from .screens.replay import ReplayChatScreen
 from .themes import DEFAULT_THEME, GammaTheme, ThemeError, load_themes
+from .widgets.prompt import PromptInput
 
 
 EXPORT_DIR_ENV = "GAMMATUNE_EXPORT_DIR"
@@ -162,8 +163,8 @@ class GammaTuneApp(App):
                                         getattr(screen, "HELP_TITLE", "chat")))
 
     def action_help_key(self) -> None:
-        if typing_in_field(self):
-            raise SkipAction()   # a `?` typed into text stays a `?`
+        if typing_in_field(self) or isinstance(self.focused, PromptInput):
+            raise SkipAction()   # a `?` typed into text stays a `?`; the prompt decides for itself, in its key order
         self.action_help()
 
     def export_path(self, suffix: str) -> Path:

@@ -99,6 +99,7 @@ def test_prompt_file_mistakes_are_one_line(argv, message, capsys, pair_args, pro
 
 def test_chat_passes_the_prompt_file_to_the_app_as_its_first_message(capsys, pair_args, prompt_file, monkeypatch):
     import gammatune_tui.ui.app as app_mod
+    from gammatune_tui.commands import terminal
 
     seen = {}
 
@@ -111,6 +112,7 @@ def test_chat_passes_the_prompt_file_to_the_app_as_its_first_message(capsys, pai
         return FakeApp()
 
     monkeypatch.setattr(app_mod, "make_app", fake_make_app)
+    monkeypatch.setattr(terminal, "stdout_is_terminal", lambda: True)   # the app would draw on a terminal
     code, out, err = invoke(["chat", "-f", str(prompt_file), *pair_args], capsys)
     assert code == 0, err
     assert seen["prompt"] == TEXT

@@ -235,12 +235,22 @@ def test_ranks_are_printed_in_order_when_a_noisy_method_overlaps_two_others():
     assert ranks == ["1=", "1=", "2"]
 
 
+def _sampled(label, speeds, temperature):
+    """A run whose header says it decoded at `temperature`."""
+    import dataclasses
+
+    run = _with_speeds(label, speeds)
+    h = run.stats.header
+    run.stats.header = dataclasses.replace(h, sampling={**h.sampling, "temperature": temperature})
+    return run
+
+
 def test_a_race_where_speculation_does_not_pay_says_why():
     """Issue 17 row 11: at the demo's T = 0.7 every method can land within target-only's spread."""
     from gammatune_tui.render.tables import backfire_text, verdict
     from gammatune_tui.session.compare import backfire
 
-    tied = summarize([_with_speeds("specdecode", [60, 70, 80]), _with_speeds("costaware", [65, 75, 90])],
+    tied = summarize([_sampled("specdecode", [60, 70, 80], 0.7), _sampled("costaware", [65, 75, 90], 0.7)],
                      Reference((62.0, 71.0, 78.0), 30))
     note = backfire(tied)
     assert note and "no method is clearly faster than target-only" in note and "-t 0" in note
@@ -249,3 +259,14 @@ def test_a_race_where_speculation_does_not_pay_says_why():
                        Reference((62.0, 71.0, 78.0), 30))
     assert backfire(paying) is None and backfire_text(paying) is None
     assert backfire(summarize([_with_speeds("specdecode", [60, 70, 80])])) is None  # no target-only row: no claim
+
+
+def test_a_greedy_race_that_does_not_pay_does_not_blame_sampling():
+    """Seen with `compare -t 0` on a busy machine: the backfire line blamed temperature > 0 and advised -t 0."""
+    from gammatune_tui.session.compare import backfire
+
+    tied = summarize([_sampled("specdecode", [60, 70, 80], 0.0), _sampled("costaware", [65, 75, 90], 0.0)],
+                     Reference((62.0, 71.0, 78.0), 30))
+    note = backfire(tied)
+    assert note and "no method is clearly faster than target-only" in note
+    assert "-t 0" not in note and "temperature > 0" not in note and "gammatune doctor" in note

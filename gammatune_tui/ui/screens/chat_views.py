@@ -21,7 +21,7 @@ from textual.actions import SkipAction
 
 from ...errors import GammatuneError
 from ...render.safe_text import one_line
-from ..widgets.controls import ControlsPanel
+from ..widgets.controls import LABELS, ControlsPanel
 from ..widgets.token_stream import TokenStream
 from .help import typing_in_field
 
@@ -123,7 +123,7 @@ class ChatViews:
         except GammatuneError as exc:
             self.notify(str(exc), severity="error")
             return
-        what = msg.settings.method if msg.field == "method" and msg.settings else msg.field
+        what = msg.settings.method if msg.field == "method" and msg.settings else LABELS.get(msg.field, msg.field)
         self.notify(f"{what}: applies at the next step" if self.generating else f"{what}: used from the next prompt",
                     timeout=2)
 

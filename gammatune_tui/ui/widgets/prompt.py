@@ -11,6 +11,11 @@ has mounted and before this box has the focus: the app keeps those keys
 gets the focus, so "Is this a question? yes" arrives whole and no `?` opens
 the help on the way.
 
+Whether the prompt is empty is decided here, in the prompt's own key order,
+not by an app binding: the app hands keys on faster than the prompt types
+them, so in a burst ("Is this a question? yes" arriving in one chunk) the
+app saw an empty prompt at the `?` and opened the help mid-sentence.
+
 `clean_prompt` is what the screen sends: undecodable bytes as U+FFFD.
 """
 
@@ -44,6 +49,13 @@ class PromptInput(Input):
         if key == "question_mark" and not self.value:
             return False
         return super().check_consume_key(key, character)
+
+    async def _on_key(self, event) -> None:
+        """A `?` into the empty prompt opens the help; any other key goes on to Input's own handler."""
+        if event.key == "question_mark" and not self.value:
+            event.stop()
+            event.prevent_default()   # Input's handler (next in the MRO) does not type it
+            self.app.action_help()
 
     def on_focus(self) -> None:
         take = getattr(self.app, "take_early_keys", None)
