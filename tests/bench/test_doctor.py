@@ -201,7 +201,7 @@ def _report(label, predicted, spread, method="specdecode", gamma=2):
 
 def test_drafts_rank_apart_only_where_the_gap_exceeds_the_timing_spread():
     reports = [_report("a", 1.40, 0.05), _report("b", 1.37, 0.05), _report("c", 1.10, 0.01)]
-    assert draft_ranks(reports) == {"a": "1", "b": "1=", "c": "3"}
+    assert draft_ranks(reports) == {"a": "1=", "b": "1=", "c": "3"}
     assert draft_ranks([_report("a", 1.40, 0.0), _report("b", 1.37, 0.0)]) == {"a": "1", "b": "2"}
 
 

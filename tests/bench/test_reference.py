@@ -17,9 +17,9 @@ from gammatune_tui.engine import PolicySettings
 def test_ranks_read_in_order_and_ties_are_shown():
     v = {"a": 0.80, "b": 0.79, "c": 0.70, "d": 0.69, "e": 0.50}
     s = {"a": 0.02, "b": 0.02, "c": 0.005, "d": 0.005, "e": 0.0}
-    assert gap_ranks(v, s) == {"a": "1", "b": "1=", "c": "3", "d": "4", "e": "5"}
+    assert gap_ranks(v, s) == {"a": "1=", "b": "1=", "c": "3", "d": "4", "e": "5"}
     # a chain of small steps does not tie rows far apart: the gap is measured from the tie's first row
-    assert gap_ranks({"a": 3.0, "b": 2.9, "c": 2.8}, {"a": 0.15, "b": 0.15, "c": 0.15}) == {"a": "1", "b": "1=",
+    assert gap_ranks({"a": 3.0, "b": 2.9, "c": 2.8}, {"a": 0.15, "b": 0.15, "c": 0.15}) == {"a": "1=", "b": "1=",
                                                                                           "c": "3"}
     # no spread at all ranks every row
     assert gap_ranks({"a": 1.0, "b": 2.0}, {}) == {"b": "1", "a": "2"}

@@ -3,10 +3,10 @@
 A share of 0.71 against 0.70 means nothing when either moves by ±0.02
 between timing passes, so ranking them 1 and 2 would be noise. Rows are
 taken best first; a row whose gap to the first row of the current tie (its
-leader) is within the larger of the two spreads shares its rank ("1="),
-otherwise it takes its own position and leads a new tie — standard
-competition ranking, so ranks read in order with ties shown as ties: "1",
-"1=", "3". Measuring the gap from the leader, not from the row just above,
+leader) is within the larger of the two spreads shares its rank, otherwise
+it takes its own position and leads a new tie — standard competition
+ranking, so ranks read in order, and every member of a tie is marked as
+one, as compare's table marks them: "1=", "1=", "3". Measuring the gap from the leader, not from the row just above,
 keeps a chain of small steps from tying rows that are far apart.
 """
 
@@ -30,7 +30,7 @@ def gap_ranks(values: Mapping[str, float], spreads: Mapping[str, float]) -> dict
     counts: dict[int, int] = {}
     for r in ranks.values():
         counts[r] = counts.get(r, 0) + 1
-    out = {k: (f"{r}=" if counts[r] > 1 and k != order[r - 1] else str(r)) for k, r in ranks.items()}
+    out = {k: (f"{r}=" if counts[r] > 1 else str(r)) for k, r in ranks.items()}
     for k in values:
         out.setdefault(k, "–")
     return out
