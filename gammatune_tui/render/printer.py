@@ -21,7 +21,7 @@ from ..session.stats import RunningStats, stats_of
 from .console import has_colour, make_console  # noqa: F401  (re-exported)
 from .safe_text import printable
 from .session_info import runner_note
-from .tables import backfire_text, lossless_text, shown_params, summary_table
+from .tables import as_flag, backfire_text, lossless_text, shown_params, summary_table
 
 PROMPT_STYLE = "bold blue"
 DRAFT_STYLE = "green"
@@ -30,8 +30,9 @@ DIM = "dim"
 
 
 def header_text(h: SessionHeader) -> Text:
-    params = ", ".join(f"{k}={v}" for k, v in shown_params(h.params, h.method))
-    samp = ", ".join(f"{k}={v}" for k, v in h.sampling.items() if k != "seed")   # the seed is shown once, below
+    # in the command line's own words (`--eta 0.7`, `--top-p 0.9`): what a user can copy into the next command
+    params = " ".join(as_flag(k, v) for k, v in shown_params(h.params, h.method))
+    samp = " ".join(as_flag(k, v) for k, v in h.sampling.items() if k != "seed")   # the seed is shown once, below
     vers = ", ".join(f"{k} {v}" for k, v in h.versions.items())
     t = Text(style=DIM)
     t.append(printable(f"target {h.target} · draft {h.draft}{' (demo pair)' if h.demo else ''} · {h.device} {h.dtype}"

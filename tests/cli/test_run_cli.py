@@ -249,3 +249,16 @@ def test_a_recording_names_the_tokenizer_as_the_target_not_by_an_absolute_path(c
     assert code == 0, err
     header = json.loads(rec.read_text().splitlines()[0])
     assert header["target"] == header["tokenizer"] == "demo/target"
+
+
+def test_run_header_names_the_settings_as_the_flags_that_set_them(capsys):
+    """Issue 17 row 19: `--eta 0.7 … --top-p 0.9`, copyable into the next command, not `eta=0.7, top_p=0.9`."""
+    from gammatune_tui.resources import demo_pair_installed
+
+    if not demo_pair_installed():
+        pytest.skip("the embedded demo pair is not installed")
+    code, _, err = invoke(["run", "def f(x):", "-n", "3", "--threads", "1", "--eta", "0.3", "--top-p", "0.8"], capsys)
+    assert code == 0, err
+    settings = err.splitlines()[1]
+    assert "--eta 0.3" in settings and "--top-p 0.8" in settings and "--temperature 0.7" in settings
+    assert "top_p" not in settings and "eta=" not in settings
