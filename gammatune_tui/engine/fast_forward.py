@@ -51,9 +51,9 @@ def _direct_forward(model: Any):
             mask = (k <= q).view(1, 1, n, past + n)
             if eager:
                 mask = torch.zeros(mask.shape, dtype=h.dtype, device=device).masked_fill(~mask, torch.finfo(h.dtype).min)
+        kv = cache_kw(layers[0], cache)   # every layer is of one class: one lookup per pass
         for layer in layers:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos,
-                      **cache_kw(layer, cache), use_cache=True)
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, **kv, use_cache=True)
         return head(norm(h[:, -keep:]))[0]
 
     return fwd

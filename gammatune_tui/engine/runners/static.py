@@ -166,9 +166,9 @@ class StaticRunner(Runner):
 
     def _run_layers(self, h: torch.Tensor, pos: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         pe = self.rotary(h, pos)
+        kv = cache_kw(self.layers[0], self.cache)   # every layer is of one class: one lookup per pass
         for layer in self.layers:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos,
-                      **cache_kw(layer, self.cache), use_cache=True)
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, **kv, use_cache=True)
         return h
 
     def _attention_mask(self, visible: torch.Tensor) -> torch.Tensor:
