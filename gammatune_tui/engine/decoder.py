@@ -6,9 +6,11 @@ step_events), the forward passes and caches in the runners (eager,
 static, graphs: the loop cannot tell which it drives), and who proposes the
 drafts in a draft source (the draft model or prompt lookup, draft_sources.py:
 nor can it tell which of those). The loop does as
-little Python as it can: at most one host sync per drafted token (one per
-window for policies that never stop early), one `.tolist()` per
-verification, no re-encoding of text.
+little Python as it can: one device→host read per step for policies that
+never stop early (the window comes back with the verdict), one per drafted
+token for those that may (drafting.py), no re-encoding of text; the step's
+draft and verify times come from `StepClock` (CUDA events on a GPU), so
+timing adds no sync.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .kv_cache import prefill, rewind
 from .policies import Policy, PolicySettings
 from .runners import RunnerSet, runner_pool
 from .sampling import SamplingConfig, Served, make_generator
+from .step_clock import StepClock
 from .step_events import session_header, token_events
 from .tally import SessionTally
 from .text_pieces import SingleTokenText, TextPieces, answer_text
@@ -226,6 +229,7 @@ class SpeculativeDecoder:
         pieces = TextPieces(tok, hidden=eos)   # the turn's end is an id in the events, never text
         single = SingleTokenText(tok, hidden=eos)
         tally = SessionTally()
+        clock = StepClock(device)
         generated = 0
         stop_reason = "max_new_tokens"
         prefill(trun, drun, ids, device)
@@ -247,17 +251,17 @@ class SpeculativeDecoder:
             # the target always adds one token, so at most remaining - 1 drafts
             window = min(gamma, remaining - 1)
 
-            # ---- 1. draft ----------------------------------------------------
-            td = time.perf_counter()
+            # ---- 1. draft (a whole window stays on the device until the verdict's read) ----
+            clock.start()
             drafted = source.draft(ids, window, policy=policy, served=served, gen=gen, eos=eos, device=device)
-            draft_s = time.perf_counter() - td
-            d = len(drafted.ids)
+            clock.drafted()
 
-            # ---- 2. verify: one target forward over [last accepted, drafts...] ----
-            tv = time.perf_counter()
-            t_len = trun.length
+            # ---- 2. verify: one target forward over [last accepted, drafts...], one read ----
             verdict = verify_window(trun, ids, drafted, served=served, gen=gen, vocab_cut=t_cut,
-                                    device=device)
+                                    device=device, eos=eos, clock=clock)
+            draft_s, verify_s = clock.spans()
+            drafted.tell(policy)
+            d = len(drafted.ids)
             a = verdict.accepted
 
             # ---- 3. accept, with EOS and the token budget ---------------------
@@ -265,14 +269,13 @@ class SpeculativeDecoder:
             ended_eos = bool(new) and new[-1] in eos
             ids.extend(new)
             generated += len(new)
-            verify_s = time.perf_counter() - tv
 
             # ---- 4. rewind both caches to the accepted prefix -----------------
             rewind(trun, drun, len(ids) - 1)
 
             # ---- 5. update the policy (a source that found nothing to propose told it nothing) ----
             if d or window <= 0:
-                policy.observe_costs(draft_s, d, verify_s, verdict.target_end - t_len)
+                policy.observe_costs(draft_s, d, verify_s, verdict.verified)
                 policy.update(accepted=a, drafted=d)
 
             # ---- 6. report ----------------------------------------------------

@@ -3,21 +3,24 @@
 `Draft` is what every source returns (draft_sources.py is the seam; prompt
 lookup is prompt_lookup.py) and `DraftSource` the interface the decoder drives.
 
-How often the host waits for the device depends on the policy:
+How often the host waits for the device (issue 18, m2):
 
-* a policy that may end the window early (`Policy.may_stop_early`: assistant-
-  threshold, gammatune+) must see each token's probabilities before the next
-  is drafted, so that loop reads one small tensor back per drafted token;
 * a policy that fixes γ before the window and never stops (specdecode,
-  hf-heuristic, gammatune) gets the whole window drafted on the device, each
-  token fed back as a device tensor, and one read at its end. The window is
-  then cut after its first EOS (the tokens drafted past it are never verified
-  and are rewound with the rest), and the policy's `keep_drafting` still sees
-  every kept token, in order, for any bookkeeping it does.
+  hf-heuristic, gammatune, adaptive-k) gets the whole window drafted on the
+  device, each token fed back as a device tensor, and reads nothing here:
+  the window stays `pending` and comes back with the verdict, in the step's
+  one read (verification.py). The window is cut after its first EOS then
+  (the tokens drafted past it were verified for nothing and are rewound with
+  the rest), and the policy's `keep_drafting` is shown every kept token, in
+  order, before its update (`Draft.tell`);
+* a policy that may end the window early (`Policy.may_stop_early`: assistant-
+  threshold, gammatune+, costaware) must see each token's probabilities
+  before deciding to draft the next, so that loop reads one small tensor
+  back per drafted token, except the window's last: at γ nothing is left to
+  decide, so that token stays pending too. A window that runs to γ costs d
+  reads in all, verdict included; one the policy stopped early d + 1.
 
-Every device→host read goes through `host_read`, so tests can count them
-(verification.py reads once per window through it too: at most 2 reads per
-step for whole-window policies, drafted + 1 for token-by-token ones).
+Every device→host read goes through `host_read`, so tests can count them.
 In sampled mode each distribution q is kept for the target's accept test.
 """
 
@@ -44,6 +47,48 @@ class Draft:
     # q is a point mass at each drafted token (a model-free source proposes deterministically):
     # no q rows; the target accepts x with probability p(x) (verification.py)
     point_mass: bool = False
+    # tokens drafted on the device and not read yet: they follow `ids` and are read with the verdict
+    pending: "Pending | None" = None
+    _unseen: int | None = None  # where the settled tokens the policy has not been shown begin
+
+    @property
+    def size(self) -> int:
+        """Tokens drafted, the pending ones included (before the EOS cut that settling may make)."""
+        return len(self.ids) + (self.pending.size if self.pending is not None else 0)
+
+    def settle(self, ids: list[int], top: list[float], chosen: list[float], eos: frozenset[int]) -> None:
+        """The pending tokens, read back with the verdict: appended, and the window cut after its first EOS."""
+        self._unseen = len(self.ids)
+        if self.pending is not None:
+            self.q_rows = self.q_rows + self.pending.rows
+        self.pending = None
+        self.ids = self.ids + [int(v) for v in ids]
+        self.top = self.top + list(top)
+        self.chosen = self.chosen + list(chosen)
+        cut = next((i + 1 for i, t in enumerate(self.ids) if t in eos), len(self.ids))
+        del self.ids[cut:], self.top[cut:], self.chosen[cut:], self.q_rows[cut:]
+
+    def tell(self, policy: Policy) -> None:
+        """Show the policy the kept tokens it has not seen (the pending ones, once settled), in order."""
+        if self._unseen is None:
+            return
+        for t, c in zip(self.top[self._unseen:], self.chosen[self._unseen:]):
+            policy.keep_drafting(t, c)
+        self._unseen = None
+
+
+@dataclass
+class Pending:
+    """Drafted tokens still on the device: ids, top and chosen probabilities (k each) and, sampled, q rows."""
+
+    ids: torch.Tensor  # (k,) long
+    top: torch.Tensor  # (k,) float32
+    chosen: torch.Tensor  # (k,) float32
+    rows: list[torch.Tensor] = field(default_factory=list)  # sampled mode only
+
+    @property
+    def size(self) -> int:
+        return int(self.ids.shape[0])
 
 
 class DraftSource:
@@ -126,6 +171,9 @@ def draft_window(
     while True:
         x, top, chosen, q = _next_token(runner, inp, served, gen, vocab_cut)
         out.calls += 1
+        if len(out.ids) + 1 >= window:  # the window's last token: nothing left to decide, read it with the verdict
+            out.pending = Pending(x.view(1), top.view(1), chosen.view(1), [q] if q is not None else [])
+            return out
         if q is not None:
             out.q_rows.append(q)
         xf, top_p, chosen_p = host_read(torch.cat((x.to(top.dtype), top.view(1), chosen.view(1))))
@@ -134,7 +182,7 @@ def draft_window(
         out.top.append(top_p)
         out.chosen.append(chosen_p)
         keep = policy.keep_drafting(top_p, chosen_p)
-        if len(out.ids) >= window or xi in eos:
+        if xi in eos:
             return out
         if not keep:
             out.early = True
@@ -144,27 +192,19 @@ def draft_window(
 
 def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *, policy: Policy,
                   served: Served, gen: torch.Generator, vocab_cut: int | None, eos: frozenset[int]) -> Draft:
+    """The whole window on the device, nothing read: it stays pending until the verdict's read."""
     xs, tops, chosen, rows = [], [], [], []
     for _ in range(window):
         x, top, ch, q = _next_token(runner, inp, served, gen, vocab_cut)
-        xs.append(x)
+        xs.append(x.view(1))
         tops.append(top.view(1))
         chosen.append(ch.view(1))
-        rows.append(q)
+        if q is not None:
+            rows.append(q)
         inp = x.view(1, 1)
     out.calls = window
-    n = len(xs)
-    vals = host_read(torch.cat((torch.cat(xs).to(tops[0].dtype), *tops, *chosen)))
-    ids = [int(v) for v in vals[:n]]
-    cut = next((i + 1 for i, t in enumerate(ids) if t in eos), n)
-    out.ids = ids[:cut]
-    out.top = vals[n:n + cut]
-    out.chosen = vals[2 * n:2 * n + cut]
-    if not served.greedy:
-        out.q_rows = rows[:cut]  # type: ignore[assignment]
-    for t, c in zip(out.top, out.chosen):
-        policy.keep_drafting(t, c)
+    out.pending = Pending(torch.cat(xs), torch.cat(tops), torch.cat(chosen), rows)
     return out
 
 
-__all__ = ["Draft", "DraftSource", "cut_window", "draft_window", "host_read"]
+__all__ = ["Draft", "DraftSource", "Pending", "cut_window", "draft_window", "host_read"]

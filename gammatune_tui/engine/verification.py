@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 import torch
 from . import drafting
-from .drafting import Draft
+from .drafting import Draft, Pending
 from .runners import Runner
 from .sampling import Served, accepted_count, greedy_accept, residual, sample
 from .staging import to_device
+from .step_clock import StepClock
 
 
 @dataclass
@@ -26,6 +27,9 @@ class Verdict:
     token: int  # the target's own token after the accepted drafts
     target_probs: list[float]  # the target's probability of each drafted token
     target_end: int  # the target cache's length after the forward, before rewinding
+    # the tokens of the pass the kept window needed: what a policy prices (the simulator charges the same);
+    # less than target_end − length when the window was cut after a drafted EOS once read
+    verified: int = 0
 
     def kind(self, drafted: int) -> str:
         return "correction" if self.accepted < drafted else "bonus"
@@ -33,17 +37,25 @@ class Verdict:
 
 def verify_window(
     runner: Runner, ids: list[int], draft: Draft, *, served: Served, gen: torch.Generator,
-    vocab_cut: int | None, device: torch.device,
+    vocab_cut: int | None, device: torch.device, eos: frozenset[int] = frozenset(),
+    clock: StepClock | None = None,
 ) -> Verdict:
     """Feed [tokens the target has not cached, drafts...] and decide; rows 0..d are the target's laws.
 
     Everything is decided on the device and read back once (`drafting.host_read`),
-    greedy or sampled; the ids go up without a blocking copy (staging.py).
+    greedy or sampled, together with the draft's pending tokens (drafting.py),
+    which `draft.settle` then cuts after their first EOS; the ids go up without
+    a blocking copy (staging.py). `clock.verified()` is marked just before
+    the read, so on a GPU the step's timing needs no sync of its own.
     """
-    d_ids = draft.ids
-    d = len(d_ids)
+    pend = draft.pending
+    host_d = len(draft.ids)
+    k = pend.size if pend is not None else 0
+    d = host_d + k
     t_len = runner.length
-    vin = to_device(ids[t_len:] + d_ids, device)
+    vin = to_device(ids[t_len:] + draft.ids, device)
+    if pend is not None:
+        vin = torch.cat((vin, pend.ids.view(1, -1)), dim=1)
     n_new = vin.shape[1]
     tlogits = runner.forward(vin, d + 1)
     if vocab_cut is not None:
@@ -55,11 +67,13 @@ def verify_window(
         tprobs = torch.softmax(tlogits, dim=-1)
         targmax = tlogits.argmax(dim=-1)
         d_p = tprobs[:d].gather(1, didx.view(-1, 1)).view(-1)
-        pack = drafting.host_read(torch.cat((targmax.to(tprobs.dtype), d_p)))
+        pack = _read(clock, (targmax.to(tprobs.dtype), d_p), pend)
         t_arg = [int(v) for v in pack[: d + 1]]
-        t_probs = pack[d + 1:]
-        a = greedy_accept(d_ids, t_arg)
-        return Verdict(accepted=a, token=t_arg[a], target_probs=t_probs, target_end=t_len + n_new)
+        t_probs = pack[d + 1: 2 * d + 1]
+        _settle(draft, pack[2 * d + 1:], k, eos)
+        a = greedy_accept(draft.ids, t_arg)  # stops within the kept window: the rows past an EOS are not read
+        return Verdict(accepted=a, token=t_arg[a], target_probs=t_probs[:len(draft.ids)],
+                       target_end=t_len + n_new, verified=n_new - (d - len(draft.ids)))
     p = served.probs(tlogits)
     vocab = p.shape[1]
     p_ch = p[:d].gather(1, didx.view(-1, 1)).view(-1)
@@ -68,14 +82,49 @@ def verify_window(
     if d and draft.point_mass:  # a deterministic proposal: q = δ_x, so accept with p(x), correct from p − δ_x
         q_rows[torch.arange(d, device=p.device), didx] = 1.0
     elif d:
-        q_rows[:d] = torch.stack(draft.q_rows).to(p.dtype)[:, :vocab]
+        q_rows[:d] = torch.stack(draft.q_rows + (pend.rows if pend is not None else [])).to(p.dtype)[:, :vocab]
     q_ch = q_rows[:d].gather(1, didx.view(-1, 1)).view(-1)
     a_dev = accepted_count(p_ch, q_ch, gen)
+    if k and eos:
+        # a pending window is cut after its first EOS once read; decide as if it had been cut already:
+        # no acceptance past the cut, and the row after it is the bonus row (q = 0 there)
+        cut = _eos_cut(didx, host_d, d, eos)
+        a_dev = torch.minimum(a_dev, cut)
+        q_rows = q_rows * (torch.arange(d + 1, device=p.device) < cut).unsqueeze(1).to(q_rows.dtype)
     law = residual(p.index_select(0, a_dev.view(1))[0], q_rows.index_select(0, a_dev.view(1))[0])
     y = sample(law.unsqueeze(0), gen)
-    pack = drafting.host_read(torch.cat((a_dev.view(1).to(p.dtype), y.to(p.dtype), p_ch)))
+    pack = _read(clock, (a_dev.view(1).to(p.dtype), y.to(p.dtype), p_ch), pend)
     a, token = int(pack[0]), int(pack[1])
-    return Verdict(accepted=a, token=token, target_probs=pack[2:], target_end=t_len + n_new)
+    _settle(draft, pack[2 + d:], k, eos)
+    return Verdict(accepted=a, token=token, target_probs=pack[2: 2 + len(draft.ids)], target_end=t_len + n_new,
+                   verified=n_new - (d - len(draft.ids)))
+
+
+def _read(clock: StepClock | None, parts: tuple[torch.Tensor, ...], pend: Pending | None) -> list:
+    """The step's one read: the verdict's tensors, then the pending drafts' ids, top and chosen probabilities."""
+    if pend is not None:
+        dtype = parts[0].dtype
+        parts = (*parts, pend.ids.to(dtype), pend.top.to(dtype), pend.chosen.to(dtype))
+    if clock is not None:
+        clock.verified()
+    return drafting.host_read(torch.cat(parts))
+
+
+def _settle(draft: Draft, tail: list, k: int, eos: frozenset[int]) -> None:
+    if k:
+        draft.settle(tail[:k], tail[k:2 * k], tail[2 * k:3 * k], eos)
+
+
+def _eos_cut(didx: torch.Tensor, host_d: int, d: int, eos: frozenset[int]) -> torch.Tensor:
+    """Where the window ends once cut after its first EOS (d when none), as a 0-dim device tensor.
+
+    Only the pending tail can hold an EOS before the window's end: a token read
+    on the host that was an EOS ended drafting there.
+    """
+    eos_ids = to_device(sorted(eos), didx.device).view(-1)
+    pos = torch.arange(d, device=didx.device)
+    hit = torch.isin(didx, eos_ids) & (pos >= host_d)
+    return torch.where(hit, pos + 1, torch.full_like(pos, d)).min()
 
 
 def accept_tokens(drafted: list[int], accepted: int, token: int, eos: frozenset[int], remaining: int) -> list[int]:

@@ -155,3 +155,22 @@ def test_staged_ids_arrive_intact_through_the_pinned_ring():
     outs = [(list(range(i, i + 1 + i % 70)), to_device(list(range(i, i + 1 + i % 70)), dev)) for i in range(3 * RING)]
     for want, got in outs:
         assert got.device == dev and got.shape == (1, len(want)) and got[0].tolist() == want
+
+
+@pytest.mark.parametrize("engine", ["static", "graphs"])
+def test_one_read_per_whole_window_step_and_event_timings_on_cuda(tiny_pair, monkeypatch, engine):
+    """Issue 18 m2 on the device: the window comes back with the verdict (one read per step), and the
+    step's draft/verify seconds are the device's own (CUDA events), within the host's time for the step."""
+    from gammatune_tui.engine import drafting
+
+    reads: list[int] = []
+    real = drafting.host_read
+    monkeypatch.setattr(drafting, "host_read", lambda t: reads.append(1) or real(t))
+    pair = cuda_pair(tiny_pair, engine, torch.float32)
+    for sampling in (SamplingConfig(), SamplingConfig(temperature=0.7, top_p=0.9, seed=1)):
+        reads.clear()
+        dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), sampling)
+        steps = [e for e in dec.generate(PROMPT, max_new_tokens=32) if isinstance(e, StepEvent)]
+        assert len(reads) == len(steps)
+        assert all(e.draft_s > 0 and e.verify_s > 0 for e in steps if e.drafted)
+        assert all(e.draft_s + e.verify_s <= e.step_s * 1.05 + 1e-4 for e in steps)

@@ -39,9 +39,11 @@ def session(pair, method, gamma0, prompt=PROMPT, n=40, sampling=None):
 
 @pytest.mark.parametrize("sampling", [SamplingConfig(), SamplingConfig(temperature=1.0, seed=2)],
                          ids=["greedy", "sampled"])
-@pytest.mark.parametrize("method", ["specdecode", "hf-heuristic", "gammatune", "gammatune+", "assistant-threshold"])
-def test_one_read_per_window_unless_the_policy_may_stop_early(tiny_pair, monkeypatch, method, sampling):
-    """Device→host reads per step: the draft's window (or each drafted token) and the verdict, one each.
+@pytest.mark.parametrize("method", ["specdecode", "hf-heuristic", "gammatune", "adaptive-k", "gammatune+",
+                                    "assistant-threshold", "costaware"])
+def test_one_read_per_step_unless_the_policy_may_stop_early(tiny_pair, monkeypatch, method, sampling):
+    """Device→host reads per step (issue 18, m2): one for a whole-window policy (the window comes back with
+    the verdict); for a token-by-token one, one per drafted token before the window's last, plus the verdict.
 
     Every read goes through `host_read`; no scalar is read any other way (item/int/float)."""
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -51,21 +53,31 @@ def test_one_read_per_window_unless_the_policy_may_stop_early(tiny_pair, monkeyp
             assert "_local_scalar_dense" not in str(func), "a scalar read outside host_read"
             return func(*args, **(kwargs or {}))
 
-    reads = []
+    reads: list[int] = []
+    per_step: list[int] = []
     real = drafting.host_read
     monkeypatch.setattr(drafting, "host_read", lambda t: reads.append(t.numel()) or real(t))
     pair = dataclasses.replace(tiny_pair, engine="static")
     dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4), sampling)
+    dec.on_step = lambda _: per_step.append(len(reads) - sum(per_step))
     gen = dec.generate(PROMPT, max_new_tokens=40)
     with NoScalarReads():
         steps = [e for e in gen if isinstance(e, StepEvent)]
-    verify_reads = len(steps)
-    if dec.policy.may_stop_early:
-        assert len(reads) == sum(len(e.drafted) for e in steps) + verify_reads  # one small read per drafted token
-    else:
-        assert len(reads) == sum(1 for e in steps if e.drafted) + verify_reads  # one read per window
-        assert any(n > 3 for n in reads)
-    assert (method in ("gammatune+", "assistant-threshold")) == dec.policy.may_stop_early
+    assert len(per_step) == len(steps) and any(len(e.drafted) > 1 for e in steps)
+    if not dec.policy.may_stop_early:
+        assert per_step == [1] * len(steps)
+        assert any(n > 2 * 4 for n in reads)  # the window's ids and probabilities came back with the verdict
+        return
+    generated = 0
+    for e, n in zip(steps, per_step):
+        d = len(e.drafted)
+        window = min(e.gamma, 40 - generated - 1)
+        ran_to_window = 0 < d == window and not e.early_stop
+        # each drafted token read before deciding on the next; the last token of a full window with the verdict
+        assert n == d - ran_to_window + 1, (e.step, d, window, e.early_stop)
+        generated += len(e.emitted)
+    assert any(len(e.drafted) == e.gamma and not e.early_stop for e in steps)  # full windows occurred
+    assert (method in ("gammatune+", "assistant-threshold", "costaware")) == dec.policy.may_stop_early
 
 
 @pytest.mark.parametrize("engine", ["static", "graph-body"])
