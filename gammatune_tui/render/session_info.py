@@ -34,18 +34,23 @@ def runner_note(h: SessionHeader) -> str:
     return f" · {h.runner} runner" + (f" (warm-up {h.warmup_s:.1f} s)" if h.warmup_s > 0 else "")
 
 
-def header_lines(h: SessionHeader) -> Text:
-    """Models, device, settings and versions of a session (all text escaped)."""
+def header_lines(h: SessionHeader, full: bool = True) -> Text:
+    """Models, device, settings and versions of a session (all text escaped).
+
+    `full=False` is the replay header on a narrow screen: the models, device
+    and settings only (the load times and versions would take three of 24
+    rows from the transcript; the palette's "Recording details" shows them).
+    """
     t = Text()
     t.append("models ", style="dim")
     t.append(one_line(f"{h.target} ← {h.draft}"))
     if h.demo:
         t.append(" (demo pair)", style="dim")
     t.append("  device ", style="dim")
-    t.append(one_line(f"{h.device} {h.dtype}{runner_note(h)}"))
+    t.append(one_line(f"{h.device} {h.dtype}" + (runner_note(h) if full else (f" · {h.runner}" if h.runner else ""))))
     t.append("\nsettings ", style="dim")
     t.append(settings_line(h))
-    if h.versions:
+    if h.versions and full:
         t.append("\nversions ", style="dim")
         t.append(one_line(" ".join(f"{k} {v}" for k, v in h.versions.items())))
     return t

@@ -188,3 +188,34 @@ def test_copy_keys_work_on_the_replay_screen(tmp_path):
 
     for size in ((80, 24), (160, 48)):
         asyncio.run(go(size))
+
+
+def test_the_header_leaves_the_transcript_its_rows_at_80x24(tmp_path):
+    """At 80×24 the header is the player line, the models and the settings (4 rows with the settings wrapped);
+    the load times and versions move to the palette's "Recording details". A wide screen shows them all."""
+    from gammatune_tui.engine.events import SessionHeader
+
+    events = synthetic_session("gammatune+", seed=2)
+    header = events[0]
+    assert isinstance(header, SessionHeader) and header.versions
+    recording = _recording(tmp_path, events)
+
+    async def go(size):
+        app = make_replay_app(recording, speed=0, paused=True)
+        async with app.run_test(size=size) as pilot:
+            screen = app.screen
+            await _until(pilot, lambda: screen._recorded is not None)
+            await pilot.pause(0.3)
+            info = screen.query_one("#replay-info")
+            text = str(info.render())
+            rows = info.size.height
+            screen.action_recording_details()
+            await pilot.pause(0.1)
+            notes = [n.message for n in app._notifications]
+            return text, rows, notes
+
+    text, rows, notes = asyncio.run(go((80, 24)))
+    assert rows <= 4 and "versions" not in text and "synthetic-target" in text and "gammatune+" in text
+    assert any("versions" in n and "synthetic-target" in n for n in notes)
+    text, rows, _ = asyncio.run(go((160, 48)))
+    assert "versions" in text and rows <= 5, (rows, text)

@@ -27,6 +27,9 @@ from .chat_messages import SourceEvent
 from .help import REPLAY_KEYS
 
 
+WIDE_HEADER = 120  # columns from which the header also shows load times and versions
+
+
 class ReplayChatScreen(ChatScreen):
     """The chat screen for a recording: player keys, header line, recorded settings and rewind-safe drawing."""
 
@@ -142,6 +145,14 @@ class ReplayChatScreen(ChatScreen):
         yield SystemCommand("Step forward", "Next recorded step (.)", self.action_step_forward)
         yield SystemCommand("Step back", "Previous recorded step (,)", self.action_step_back)
         yield SystemCommand("Jump to end", "Play the rest at once (e)", self.action_jump_end)
+        yield SystemCommand("Recording details", "Models, device, load times, settings and versions of the session",
+                            self.action_recording_details)
+
+    def action_recording_details(self) -> None:
+        if self._recorded is None:
+            self.notify("No session has started playing yet.", severity="warning", timeout=3)
+            return
+        self.notify(header_lines(self._recorded).plain, title="Recording", timeout=15)
 
     # -- the header line ----------------------------------------------------------------
     def _update_info(self) -> None:
@@ -162,7 +173,7 @@ class ReplayChatScreen(ChatScreen):
         t.append("   space pause · . step · , back · +/- speed · e end", style="dim")
         if self._recorded is not None:
             t.append("\n")
-            t.append_text(header_lines(self._recorded))
+            t.append_text(header_lines(self._recorded, full=self.size.width >= WIDE_HEADER))
         if p.warning:
             t.append("\n")
             t.append(one_line(p.warning), style="bold yellow")
