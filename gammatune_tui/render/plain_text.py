@@ -52,3 +52,9 @@ def turn_text(header: SessionHeader | None, steps: Sequence[StepEvent], summary:
 def conversation_text(turns: Sequence[tuple[SessionHeader | None, Sequence[StepEvent], SessionSummary | None]]) -> str:
     """Every turn, a blank line between two, ending with a newline."""
     return "\n\n".join(turn_text(*t).rstrip("\n") for t in turns) + "\n" if turns else ""
+
+
+def comparison_text(runs: Sequence[tuple[str, Sequence[StepEvent], SessionSummary | None]]) -> str:
+    """Every method's answer of a comparison, each under a line naming it (labels are untrusted text too)."""
+    return "\n\n".join(f"── {printable(label)} ──\n" + answer_text(steps, summary).rstrip("\n")
+                       for label, steps, summary in runs) + "\n" if runs else ""

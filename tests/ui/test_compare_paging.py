@@ -100,7 +100,8 @@ def test_f1_lists_the_compare_and_replay_screens_own_keys(tmp_path):
 
     text = run(help_text(_app()))
     assert "gammatune compare: keys" in text and "race again" in text and "← / →" in text and "1 … 9" in text
-    assert "send the prompt" not in text and "F9" not in text and "Ctrl+Y" not in text
+    assert "send the prompt" not in text and "F9" not in text
+    assert "copy the answer of the method in view" in text and "copy the last answer" not in text
 
     path = tmp_path / "rec.jsonl"
     with RecordingWriter(path) as w:

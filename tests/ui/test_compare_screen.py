@@ -162,3 +162,44 @@ def test_live_compare_with_repeats_shows_the_spread_ranking_and_target_only_row(
             assert "race over: fastest median" in progress
 
     asyncio.run(go())
+
+
+def test_copy_keys_on_the_compare_screen_copy_the_method_in_view_and_every_answer():
+    """Ctrl+Y copies the answer of the pane in view (the leftmost, or the one clicked), Ctrl+T each method's
+    answer under its name; at 80×24 (two panes a page) and 160×48, with the entries in the palette."""
+    from gammatune_tui.engine.events import StepEvent
+    from gammatune_tui.render.plain_text import answer_text
+
+    texts = {"specdecode": "alpha beta ", "gammatune": "gamma [delta] ", "gammatune+": "eps zeta "}
+    runs = []
+    for label, text in texts.items():
+        run = MethodRun(label)
+        for ev in synthetic_session(label, seed=1, text=text):
+            run.add(ev)
+        runs.append(run)
+
+    def answer(run):
+        return answer_text([e for e in run.events if isinstance(e, StepEvent)], run.summary)
+
+    async def go(size):
+        app = make_compare_replay_app(runs, speed=0)
+        async with app.run_test(size=size) as pilot:
+            screen = app.screen
+            await _until(pilot, lambda: screen.summary is not None)
+            await pilot.press("ctrl+y")
+            assert app.clipboard == answer(runs[0]) and "alpha beta" in app.clipboard
+            await pilot.press("3")       # gammatune+ into view (at 80 columns beside gammatune)
+            await pilot.press("ctrl+y")
+            assert app.clipboard == answer(runs[2]) and "eps zeta" in app.clipboard
+            screen.panes[1].transcript.focus()  # a click on gammatune's transcript
+            await pilot.pause()
+            await pilot.press("ctrl+y")
+            assert app.clipboard == answer(runs[1]) and "gamma [delta]" in app.clipboard
+            await pilot.press("ctrl+t")
+            assert app.clipboard == ("── specdecode ──\nalpha beta\n\n── gammatune ──\ngamma [delta]\n\n"
+                                     "── gammatune+ ──\neps zeta\n")
+            titles = [c.title for c in screen.system_commands()]
+            assert "Copy answer" in titles and "Copy every answer" in titles
+
+    for size in ((80, 24), (160, 48)):
+        asyncio.run(go(size))

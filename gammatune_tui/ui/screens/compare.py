@@ -41,6 +41,7 @@ from ...session.compare import CompareSummary, MethodRun, summarize
 from ...session.compare_job import CompareJob
 from ...session.pacing import check_speed, next_speed, race_scale
 from ..widgets.compare_pane import MethodPane
+from .compare_copy import CompareCopy
 from .compare_messages import CompareProgress, MeasureDone, MethodMeasured
 from .help import COMPARE_KEYS, help_bindings
 
@@ -51,7 +52,7 @@ SHORT_BELOW = 34
 
 
 # -- the screen ---------------------------------------------------------------------------------
-class CompareScreen(Screen):
+class CompareScreen(CompareCopy, Screen):
     """Panes side by side; measuring (live) or straight to the race (recordings)."""
 
     DEFAULT_CSS = """
@@ -82,6 +83,8 @@ class CompareScreen(Screen):
         Binding("plus", "faster", "Faster", show=False),
         Binding("minus", "slower", "Slower", show=False),
         Binding("escape", "stop", "Stop", show=False),
+        Binding("ctrl+y", "copy_answer", "Copy answer", show=False),
+        Binding("ctrl+t", "copy_all", "Copy all", show=False),
         *help_bindings(),
         Binding("f4", "toggle_shade", "Shade", show=False),
         Binding("f6", "app.next_theme", "Theme", show=False),
@@ -112,6 +115,7 @@ class CompareScreen(Screen):
         self.finish_order: list[str] = []
         self.races = 0
         self.first_shown = 0          # index of the leftmost pane on screen
+        self.chosen_method: int | None = None  # the method last brought into view with 1–9 (what Ctrl+Y copies)
 
     def compose(self) -> ComposeResult:
         yield Header(icon="γ")
@@ -166,6 +170,7 @@ class CompareScreen(Screen):
     def action_show_method(self, index: int) -> None:
         if not 0 <= index < len(self.labels):
             return
+        self.chosen_method = index
         if not self.first_shown <= index < self.first_shown + self.per_page:
             self.first_shown = index
         self.remove_class("-ranking")
@@ -371,6 +376,7 @@ class CompareScreen(Screen):
         yield SystemCommand("Finish race", "Show the end at once (e)", self.action_finish)
         yield SystemCommand("Panes / ranking", "Switch between the method panes and the ranking (s)",
                             self.action_toggle_ranking)
+        yield from self.copy_commands()
         for i, label in enumerate(self.labels):
             yield SystemCommand(f"Show method: {one_line(label)}", f"Bring its pane into view ({i + 1})"
                                 if i < 9 else "Bring its pane into view", lambda i=i: self.action_show_method(i))

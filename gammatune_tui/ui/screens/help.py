@@ -86,6 +86,9 @@ COMPARE_KEYS: tuple[tuple[str, str], ...] = (
     ("e", "finish the race at once"),
     ("+ / -", "race faster / slower"),
     ("Esc", "stop measuring after the current step · finish the race"),
+    ("Ctrl+Y", "copy the answer of the method in view (the one last clicked or shown with 1–9, else the "
+               "leftmost) as plain text"),
+    ("Ctrl+T", "copy every method's answer, each under its name, as plain text"),
     ("Ctrl+P", "command palette: every action, each method's pane, themes"),
     ("F1", "this help (also ?)"),
     ("F2", "save an SVG screenshot (the path is shown)"),
