@@ -41,3 +41,40 @@ def test_the_entry_point_runs_the_command(capsys):
         entry.main(["models", "--json"])
     out, _ = capsys.readouterr()
     assert info.value.code == 0 and '"presets"' in out
+
+
+CHILD = r"""
+import importlib.abc, sys, time
+
+class Slow(importlib.abc.MetaPathFinder):
+    # makes the CLI's own import last long enough for a real SIGINT to land inside it
+    def find_spec(self, name, path, target=None):
+        if name == "gammatune_tui.cli":
+            print("importing", flush=True)
+            time.sleep(60)
+        return None
+
+sys.meta_path.insert(0, Slow())
+from gammatune_tui.__main__ import main
+main(["models"])
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_real_sigint_during_the_cli_import_is_one_line_and_130():
+    """The process as a user's shell runs it: a SIGINT while `from .cli import main` runs."""
+    import os
+    import signal
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=ROOT)
+    try:
+        assert proc.stdout.readline().strip() == "importing"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert err == "gammatune: interrupted\n" and "Traceback" not in err
