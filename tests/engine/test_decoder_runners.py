@@ -37,11 +37,12 @@ def session(pair, method, gamma0, prompt=PROMPT, n=40, sampling=None):
     return dec, list(dec.generate(prompt, max_new_tokens=n))
 
 
+@pytest.mark.parametrize("engine", ["static", "graph-body"])
 @pytest.mark.parametrize("sampling", [SamplingConfig(), SamplingConfig(temperature=1.0, seed=2)],
                          ids=["greedy", "sampled"])
 @pytest.mark.parametrize("method", ["specdecode", "hf-heuristic", "gammatune", "adaptive-k", "gammatune+",
                                     "assistant-threshold", "costaware"])
-def test_one_read_per_step_unless_the_policy_may_stop_early(tiny_pair, monkeypatch, method, sampling):
+def test_one_read_per_step_unless_the_policy_may_stop_early(tiny_pair, monkeypatch, method, sampling, engine):
     """Device→host reads per step (issue 18, m2): one for a whole-window policy (the window comes back with
     the verdict); for a token-by-token one, one per drafted token before the window's last, plus the verdict.
 
@@ -57,7 +58,7 @@ def test_one_read_per_step_unless_the_policy_may_stop_early(tiny_pair, monkeypat
     per_step: list[int] = []
     real = drafting.host_read
     monkeypatch.setattr(drafting, "host_read", lambda t: reads.append(t.numel()) or real(t))
-    pair = dataclasses.replace(tiny_pair, engine="static")
+    pair = dataclasses.replace(tiny_pair, engine=engine)
     dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4), sampling)
     dec.on_step = lambda _: per_step.append(len(reads) - sum(per_step))
     gen = dec.generate(PROMPT, max_new_tokens=40)
