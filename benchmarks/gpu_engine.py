@@ -46,6 +46,7 @@ import transformers  # noqa: E402
 
 from gammatune_tui.bench.live import latency as lat  # noqa: E402
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent  # noqa: E402
+from gammatune_tui.engine import drafting  # noqa: E402
 from gammatune_tui.engine.devices import resolve_device  # noqa: E402
 from gammatune_tui.engine.models import ModelPair  # noqa: E402
 from gammatune_tui.engine.warmup import warm_up  # noqa: E402
@@ -102,6 +103,18 @@ def scale_upper_layers(target, start: int, factor: float) -> None:
             layer.mlp.down_proj.weight.mul_(factor)
 
 
+READS = {"reads": 0, "steps": 0}  # device→host reads of our decoder and its steps (issue 18, m2)
+
+
+def _counted(t):
+    READS["reads"] += 1
+    return _host_read(t)
+
+
+_host_read = drafting.host_read
+drafting.host_read = _counted
+
+
 def ours(pair: ModelPair, prompt: list[int], n: int, method: str, gamma0: int):
     dec = SpeculativeDecoder(pair, PolicySettings.build(method, gamma0), SamplingConfig())
     out: list[int] = []
@@ -110,6 +123,7 @@ def ours(pair: ModelPair, prompt: list[int], n: int, method: str, gamma0: int):
         if isinstance(ev, StepEvent):
             out.extend(t.id for t in ev.emitted)
     summary = ev
+    READS["steps"] += summary.steps
     return out, time.perf_counter() - t0, summary
 
 
@@ -178,7 +192,7 @@ def generation_rows(args, pair: ModelPair, prompts, runners, alpha: float, res: 
     if not args.no_compile:
         methods["transformers static cache, compiled"] = lambda p: hf_generate(pair, p, n, "static-compiled", 0)
     res["generation"] = {}
-    print("| method | tokens/s | output | first session |\n|---|---:|---|---|")
+    print("| method | tokens/s | output | first session | host reads / step |\n|---|---:|---|---|---:|")
     for label, fn in methods.items():
         try:
             first_tps = warm_s = None
@@ -188,16 +202,19 @@ def generation_rows(args, pair: ModelPair, prompts, runners, alpha: float, res: 
                 first_tps = n / fn(prompts[0])[1]  # the first session after warm-up, timed
             else:
                 fn(prompts[0])  # warm-up (and compilation) call, untimed
+            READS.update(reads=0, steps=0)
             runs = [fn(p) for p in prompts]
+            per_step = READS["reads"] / READS["steps"] if READS["steps"] else None
         except (EngineUnavailable, RuntimeError) as exc:  # e.g. no C++ compiler for torch.compile on a CPU
-            print(f"| {label} | failed: {str(exc).splitlines()[0][:120]} | | |")
+            print(f"| {label} | failed: {str(exc).splitlines()[0][:120]} | | | |")
             continue
         tps = n * len(runs) / sum(t for _, t in runs)
         same = sum(out == want for (out, _), want in zip(runs, ref))
         res["generation"][label] = {"tokens_per_s": tps, "identical_to_plain": same, "first_tokens_per_s": first_tps,
-                                    "warmup_s": warm_s}
+                                    "warmup_s": warm_s, "host_reads_per_step": per_step}
         first = f"{first_tps:,.1f} tok/s after a {warm_s:.1f} s warm-up" if warm_s is not None else ""
-        print(f"| {label} | {tps:,.1f} | = transformers plain greedy on {same}/{len(runs)} prompts | {first} |")
+        reads = f"{per_step:.2f}" if per_step is not None else ""
+        print(f"| {label} | {tps:,.1f} | = transformers plain greedy on {same}/{len(runs)} prompts | {first} | {reads} |")
 
 
 def _plain(pair: ModelPair, prompt: list[int], n: int):
