@@ -209,6 +209,7 @@ def test_the_header_leaves_the_transcript_its_rows_at_80x24(tmp_path):
             info = screen.query_one("#replay-info")
             text = str(info.render())
             rows = info.size.height
+            assert screen.sub_title == "replaying…"   # not "generating…": a recording generates nothing
             screen.action_recording_details()
             await pilot.pause(0.1)
             notes = [n.message for n in app._notifications]

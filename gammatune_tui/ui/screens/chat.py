@@ -267,7 +267,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self.turn_id += 1
         self.generating = True
         self.stop_requested = False
-        self.sub_title = "generating…"
+        self.sub_title = "replaying…" if self.read_only else "generating…"  # a recording generates nothing
         self.run_worker(lambda: self._generate(prompt, self.turn_id), thread=True, group="generate",
                         exit_on_error=False)
 
