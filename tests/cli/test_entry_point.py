@@ -44,7 +44,10 @@ def test_the_entry_point_runs_the_command(capsys):
 
 
 CHILD = r"""
-import importlib.abc, sys, time
+import importlib.abc, signal, sys, time
+
+# as in a terminal: a job started in the background (CI under nohup, `cmd &`) inherits SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 class Slow(importlib.abc.MetaPathFinder):
     # makes the CLI's own import last long enough for a real SIGINT to land inside it
