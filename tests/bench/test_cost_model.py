@@ -57,3 +57,18 @@ def test_typical_is_a_trimmed_mean():
     assert typical([1.0] * 8 + [50.0, 60.0]) == 1.0  # the top and bottom fifth go
     with pytest.raises(ValueError):
         typical([])
+
+
+def test_the_timing_pass_prices_a_skipped_draft_from_steps_that_skipped_it(bench_pair):
+    """costaware's γ = 0 and the oracle's "do not draft" are one-token passes: timed, not extrapolated from k = 2, 3."""
+    from gammatune_tui.bench.live.protocol import PromptIds
+    from gammatune_tui.bench.modes.trace_cache import plain_session, time_decoder
+
+    prompt = PromptIds("p", [5, 9, 13, 17])
+    events: list = []
+    plain_session(bench_pair, prompt, 12, events)
+    steps = [e for e in events if e.type == "step"]
+    assert len(steps) == 12 and not any(s.drafted for s in steps)  # one target token per step, none drafted
+    cost, passes = time_decoder(bench_pair, prompt, 12, 2, 0.0)
+    for c in (cost, *passes):
+        assert set(c.verify_s) == {1, 2, 3}  # k = 1 (the plain session), 2 and 3 (γ0 = 1, 2): each its own price

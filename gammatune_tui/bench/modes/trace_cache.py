@@ -32,7 +32,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ...engine.draft_sources import pair_drafter
-from ...engine.policies import PolicySettings
+from ...engine.policies import PolicySettings, SpecDecode
+from ...engine.policy_params import PolicyParams
 from ...engine.sampling import SamplingConfig
 from ...engine.step_events import versions
 from ...engine.text_pieces import prompt_pieces
@@ -182,26 +183,53 @@ def _record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window:
 
 def time_decoder(pair: Any, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
                  sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
-    """The pooled cost model and one per timing pass (specdecode at a few windows on one prompt, each pass).
+    """The pooled cost model and one per timing pass (specdecode at every calibration window, and a session
+    that never drafts, on one prompt, each pass).
 
     A pass is what one timing of this machine says; the tables price every
     policy with the pool and report how far the passes disagree. Sampled
     traces are timed with sampled decoding (its draws and accept tests cost too).
     """
-    gammas = [g for g in CALIBRATION_GAMMAS if g <= max_window]
+    gammas = [0] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
     every: list = []
     models = []
     for r in range(passes):
         events: list = []
         for g in (gammas if r % 2 == 0 else gammas[::-1]):  # alternate order: a busy spell owns no window size
-            protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, max_new_tokens,
-                                keep_events=events, sampling=sampling)
+            if g == 0:
+                plain_session(pair, prompt, max_new_tokens, events, sampling)
+            else:
+                protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, max_new_tokens,
+                                    keep_events=events, sampling=sampling)
         models.append(calibrate(events))
         every += events
     cost = calibrate(every)
     for c in (cost, *models):
         c.session_s = max(0.0, c.outside_s - trace_session_s)
     return cost, models
+
+
+class _NeverDraft(SpecDecode):
+    """Every step a plain target step (γ = 0), as costaware takes when no window pays: the k = 1 window's timing."""
+
+    def __init__(self) -> None:
+        super().__init__(1, PolicyParams.build())
+        self.gamma = 0
+
+
+def plain_session(pair: Any, prompt: Any, max_new_tokens: int, events: list,
+                  sampling: SamplingConfig | None = None) -> None:
+    """One session of the decoder that never drafts, its events appended to `events`.
+
+    The timing pass needs it because a verify pass of one token is what a
+    skipped draft (costaware's γ = 0, the oracle's "do not draft") costs, and
+    specdecode never takes one but at a session's last token.
+    """
+    from ...engine.decoder import SpeculativeDecoder
+
+    served = sampling if sampling is not None else SamplingConfig()
+    events.extend(SpeculativeDecoder(pair, _NeverDraft(), served).generate(list(prompt.ids),
+                                                                           max_new_tokens=max_new_tokens))
 
 
 def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int,
