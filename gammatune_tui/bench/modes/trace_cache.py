@@ -115,6 +115,9 @@ class TraceSet:
 
 
 TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported with their spread across passes
+# what the kept cost model was timed with: 2 = every calibration window, a session that never drafts, and
+# trimmed means (bench/sim/cost_model.py); passes kept under an older timing are taken again, the traces stay
+TIMING_VERSION = 2
 
 
 def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
@@ -122,7 +125,8 @@ def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
     if data.get("key") != key or data.get("max_window", 0) < max_window:
         return None
     traces = [trace_from_json(t) for t in data["traces"]]
-    passes = [CostModel.from_json(c) for c in data.get("cost_passes", [])]
+    passes = [CostModel.from_json(c) for c in data.get("cost_passes", [])] \
+        if data.get("timing", 1) >= TIMING_VERSION else []
     return TraceSet(traces, CostModel.from_json(data["cost_model"]), "file", path, float(data.get("record_s", 0.0)),
                     passes)
 
@@ -131,7 +135,7 @@ def _write(path: Path, key: dict[str, Any], max_window: int, ts: TraceSet) -> No
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps({"key": key, "max_window": max_window, "cost_model": ts.cost.to_json(),
-                               "record_s": ts.seconds, "created": time.time(),
+                               "record_s": ts.seconds, "created": time.time(), "timing": TIMING_VERSION,
                                "cost_passes": [c.to_json() for c in ts.passes],
                                "traces": [t.to_json() for t in ts.traces]}), encoding="utf-8")
     os.replace(tmp, path)   # a run cut short never leaves half a file behind
@@ -237,8 +241,9 @@ def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_
                    sampling: SamplingConfig | None = None) -> TraceSet:
     """The traces for this key: from `traces_path` or the cache when they match, else recorded (and kept).
 
-    Traces kept before the decoder was timed more than once get their timing
-    passes now (the traces themselves stay).
+    Traces kept before the decoder was timed more than once, or timed by an
+    older timing pass (TIMING_VERSION), get their timing passes now (the
+    traces themselves stay).
     """
     key = trace_key(pair, pid, max_new_tokens, sampling)
     path = traces_path if traces_path is not None else cache_file(key)
@@ -255,7 +260,8 @@ def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_
                            "--refresh-traces records them again)", style="dim"))
             if len(found.passes) < TIMING_PASSES:
                 try:
-                    with err.status(f"timing the decoder ({TIMING_PASSES} passes; these traces were kept with one)"):
+                    with err.status(f"timing the decoder ({TIMING_PASSES} passes; these traces were kept with "
+                                    "fewer, or with an older timing pass)"):
                         found.cost, found.passes = time_decoder(pair, pid[0], max_new_tokens, max_window,
                                                                 found.traces[0].session_s, sampling)
                 except KeyboardInterrupt:
