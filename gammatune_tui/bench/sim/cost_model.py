@@ -84,7 +84,8 @@ def calibrate(events: Iterable[Any]) -> CostModel:
     """A cost model from the decoder's own step timings (the "small timing pass").
 
     Feed it the events of a few live sessions with different windows (e.g.
-    `specdecode` at γ0 = 1, 2, 4, 8, 16, 24 on one prompt). Timing the real
+    `specdecode` at each γ0 of CALIBRATION_GAMMAS on one prompt, and a
+    session that never drafts). Timing the real
     decoder rather than bare forward passes means every host-side cost (the
     per-token sync, the policy call, token text, cache crops, building the
     event) is charged, and under the same machine load as the live runs.
