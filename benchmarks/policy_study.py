@@ -15,8 +15,9 @@ before. The best fixed γ is chosen on the odd prompts themselves (hindsight).
     .venv/bin/python benchmarks/policy_study.py --traces traces07.json --cost cost.json
     .venv/bin/python benchmarks/policy_study.py --traces traces.json --write-prior
 
---retime N times the decoder N more times (specdecode at the calibration
-windows, as the trace cache does) and pools those steps with nothing else:
+--retime N times the decoder N more times (specdecode at every calibration
+window, as the trace cache does, sampled when the traces are) and pools those
+steps with nothing else:
 one noisy timing pass under load can make a longer window look cheaper than
 a shorter one; each pass is kept too, so the spread across timing passes
 survives, and --save-cost / --cost carry the pooled model and its passes to
@@ -62,26 +63,26 @@ def load(path: Path) -> tuple[list[Any], CostModel, list[CostModel], dict[str, A
             [CostModel.from_json(c) for c in data.get("cost_passes", [])], data)
 
 
-def retime(passes: int) -> tuple[CostModel, list[CostModel]]:
-    """`passes` timing passes of the demo pair's decoder (specdecode at the calibration windows): pooled, and each."""
-    from gammatune_tui.bench.live import protocol
-    from gammatune_tui.engine.models import load_pair
-    from gammatune_tui.prompts import load_prompt_set
+def retime(passes: int, data: dict[str, Any]) -> tuple[CostModel, list[CostModel]]:
+    """`passes` timing passes of the demo pair's decoder: pooled, and each.
 
+    The same timing as the trace cache's (`time_decoder`: specdecode at every
+    calibration window, alternate passes in the other order, sampled when the
+    traces were), on the set's first prompt at its token budget.
+    """
+    from gammatune_tui.bench.live import protocol
+    from gammatune_tui.bench.modes.trace_cache import time_decoder
+    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.engine.sampling_config import SamplingConfig
+
+    key = data["key"]
+    sampling = SamplingConfig(**key["sampling"]) if isinstance(key.get("sampling"), dict) else None
     pair = load_pair(demo=True)
-    p = load_prompt_set("code")[0]
-    pid = protocol.PromptIds(p.id, pair.encode_prompt(p.text, raw=False))
+    pid = protocol.PromptIds(*key["prompts"][0])
     protocol.warm_up(pair, pid, protocol.SweepConfig(methods=["specdecode"], gammas=[4], max_new_tokens=16,
                                                      baselines=()))
-    events: list = []
-    each: list[CostModel] = []
-    for _ in range(passes):
-        mine: list = []
-        for g in (1, *CALIBRATION_GAMMAS):
-            protocol.run_policy(pair, PolicySettings.build("specdecode", g), pid, 256, keep_events=mine)
-        events += mine
-        each.append(calibrate(mine))
-    return calibrate(events), each
+    return time_decoder(pair, pid, key["max_new_tokens"], data.get("max_window", max(CALIBRATION_GAMMAS)),
+                        data["traces"][0].get("session_s", 0.0), sampling, passes=passes)
 
 
 class Run:
@@ -182,9 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             cost, passes = CostModel.from_json(saved), []
     if args.retime:
-        cost, passes = retime(args.retime)
-        for c in (cost, *passes):
-            c.session_s = CostModel.from_json(data["cost_model"]).session_s
+        cost, passes = retime(args.retime, data)
     if args.save_cost:
         args.save_cost.write_text(json.dumps({"cost_model": cost.to_json(), "cost_passes": [c.to_json() for c in passes]},
                                              indent=1), encoding="utf-8")

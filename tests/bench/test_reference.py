@@ -107,3 +107,11 @@ def test_traces_cached_with_one_timing_pass_get_three_without_recording_again(be
     assert again.source == "file" and len(again.passes) == tc.TIMING_PASSES
     assert [t.tokens for t in again.traces] == [t.tokens for t in first.traces]
     assert len(json.loads(path.read_text())["cost_passes"]) == tc.TIMING_PASSES  # kept for next time
+    # passes kept by an older timing pass (windows interpolated, plain means) are taken again too
+    data = json.loads(path.read_text())
+    del data["timing"]
+    data["cost_passes"] = [{**c, "verify_s": {"2": 1.0, "9": 1.0}} for c in data["cost_passes"]]
+    path.write_text(json.dumps(data))
+    third = tc.load_or_record(err, bench_pair, pid, 12, 4, path)
+    assert len(third.passes) == tc.TIMING_PASSES and all(1 in c.verify_s for c in third.passes)
+    assert json.loads(path.read_text())["timing"] == tc.TIMING_VERSION

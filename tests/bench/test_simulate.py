@@ -53,7 +53,9 @@ def test_played_trace_equals_live(bench_pair, traces, method, gamma0, params):
 def test_early_stops_happen(bench_pair, traces):
     """The fixture exercises the off-path: early stops after a disagreement, at both policies."""
     for m in ("assistant-threshold", "gammatune+"):
-        s = PolicySettings.build(m, 8, tau=0.5)
+        # a floor of 4 keeps GammaTune+'s windows long enough to draft past a disagreement (its default floor,
+        # 1, shrinks them to a token or two after the first rejection, and this test is about the traces)
+        s = PolicySettings.build(m, 8, tau=0.5, gamma_min=4)
         sim_steps = []
         for t in traces:
             play_trace(t, s.make(), steps_out=sim_steps)

@@ -113,10 +113,12 @@ def test_gammatune_bounds_and_early_stop():
 
 
 def test_shipped_defaults_let_gamma_move():
-    """The defaults (η 0.7, δ 2, γ in [2, 8]): rejections pull γ to 2, full windows push it up by two and more."""
+    """The defaults (η 0.9, δ 1, γ in [1, 8]): a rejection pulls γ to 1, each full window pushes it up by one."""
     p = make_policy("gammatune", 4)
-    assert trace(p, [(0, 4)] * 4) == [2, 2, 2, 2]  # γ̄ = 0.3·4 = 1.2 → clipped to γ_min 2
-    assert trace(p, [(2, 2), (4, 4)]) == [4, 6]  # A = γ = 2 → 4: γ̄ = 0.6 + 2.8 = 3.4; A = γ = 4 → 6: 1.02 + 4.2 = 5.22
+    assert trace(p, [(0, 4)] * 4) == [1, 1, 1, 1]  # γ̄ = 0.1·4 = 0.4 → clipped to γ_min 1
+    # A = γ → A + δ: γ̄ = 0.1 + 1.8 = 1.9 → 2; 0.19 + 2.7 = 2.89 → 3; 0.289 + 3.6 = 3.889 → 4; 0.3889 + 4.5 → 5
+    assert trace(p, [(1, 1), (2, 2), (3, 3), (4, 4)]) == [2, 3, 4, 5]
+    assert trace(p, [(2, 5)]) == [3]  # one early rejection after two tokens: γ̄ = 0.48889 + 1.8 → 3
     assert trace(p, [(8, 8)] * 4)[-1] == 8  # held at γ_max
     paper = make_policy("gammatune", 4, **PAPER_DEFAULTS)  # --paper-defaults: the floor of 4 holds
     assert trace(paper, [(0, 4)] * 6)[-1] == 4

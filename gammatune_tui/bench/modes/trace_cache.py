@@ -32,7 +32,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ...engine.draft_sources import pair_drafter
-from ...engine.policies import PolicySettings
+from ...engine.policies import PolicySettings, SpecDecode
+from ...engine.policy_params import PolicyParams
 from ...engine.sampling import SamplingConfig
 from ...engine.step_events import versions
 from ...engine.text_pieces import prompt_pieces
@@ -114,6 +115,9 @@ class TraceSet:
 
 
 TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported with their spread across passes
+# what the kept cost model was timed with: 2 = every calibration window, a session that never drafts, and
+# trimmed means (bench/sim/cost_model.py); passes kept under an older timing are taken again, the traces stay
+TIMING_VERSION = 2
 
 
 def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
@@ -121,7 +125,8 @@ def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
     if data.get("key") != key or data.get("max_window", 0) < max_window:
         return None
     traces = [trace_from_json(t) for t in data["traces"]]
-    passes = [CostModel.from_json(c) for c in data.get("cost_passes", [])]
+    passes = [CostModel.from_json(c) for c in data.get("cost_passes", [])] \
+        if data.get("timing", 1) >= TIMING_VERSION else []
     return TraceSet(traces, CostModel.from_json(data["cost_model"]), "file", path, float(data.get("record_s", 0.0)),
                     passes)
 
@@ -130,7 +135,7 @@ def _write(path: Path, key: dict[str, Any], max_window: int, ts: TraceSet) -> No
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps({"key": key, "max_window": max_window, "cost_model": ts.cost.to_json(),
-                               "record_s": ts.seconds, "created": time.time(),
+                               "record_s": ts.seconds, "created": time.time(), "timing": TIMING_VERSION,
                                "cost_passes": [c.to_json() for c in ts.passes],
                                "traces": [t.to_json() for t in ts.traces]}), encoding="utf-8")
     os.replace(tmp, path)   # a run cut short never leaves half a file behind
@@ -182,20 +187,24 @@ def _record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window:
 
 def time_decoder(pair: Any, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
                  sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
-    """The pooled cost model and one per timing pass (specdecode at a few windows on one prompt, each pass).
+    """The pooled cost model and one per timing pass (specdecode at every calibration window, and a session
+    that never drafts, on one prompt, each pass).
 
     A pass is what one timing of this machine says; the tables price every
     policy with the pool and report how far the passes disagree. Sampled
     traces are timed with sampled decoding (its draws and accept tests cost too).
     """
-    gammas = [g for g in CALIBRATION_GAMMAS if g <= max_window]
+    gammas = [0] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
     every: list = []
     models = []
     for r in range(passes):
         events: list = []
         for g in (gammas if r % 2 == 0 else gammas[::-1]):  # alternate order: a busy spell owns no window size
-            protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, max_new_tokens,
-                                keep_events=events, sampling=sampling)
+            if g == 0:
+                plain_session(pair, prompt, max_new_tokens, events, sampling)
+            else:
+                protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, max_new_tokens,
+                                    keep_events=events, sampling=sampling)
         models.append(calibrate(events))
         every += events
     cost = calibrate(every)
@@ -204,13 +213,37 @@ def time_decoder(pair: Any, prompt: Any, max_new_tokens: int, max_window: int, t
     return cost, models
 
 
+class _NeverDraft(SpecDecode):
+    """Every step a plain target step (γ = 0), as costaware takes when no window pays: the k = 1 window's timing."""
+
+    def __init__(self) -> None:
+        super().__init__(1, PolicyParams.build())
+        self.gamma = 0
+
+
+def plain_session(pair: Any, prompt: Any, max_new_tokens: int, events: list,
+                  sampling: SamplingConfig | None = None) -> None:
+    """One session of the decoder that never drafts, its events appended to `events`.
+
+    The timing pass needs it because a verify pass of one token is what a
+    skipped draft (costaware's γ = 0, the oracle's "do not draft") costs, and
+    specdecode never takes one but at a session's last token.
+    """
+    from ...engine.decoder import SpeculativeDecoder
+
+    served = sampling if sampling is not None else SamplingConfig()
+    events.extend(SpeculativeDecoder(pair, _NeverDraft(), served).generate(list(prompt.ids),
+                                                                           max_new_tokens=max_new_tokens))
+
+
 def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int,
                    traces_path: Path | None = None, refresh: bool = False,
                    sampling: SamplingConfig | None = None) -> TraceSet:
     """The traces for this key: from `traces_path` or the cache when they match, else recorded (and kept).
 
-    Traces kept before the decoder was timed more than once get their timing
-    passes now (the traces themselves stay).
+    Traces kept before the decoder was timed more than once, or timed by an
+    older timing pass (TIMING_VERSION), get their timing passes now (the
+    traces themselves stay).
     """
     key = trace_key(pair, pid, max_new_tokens, sampling)
     path = traces_path if traces_path is not None else cache_file(key)
@@ -227,7 +260,8 @@ def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_
                            "--refresh-traces records them again)", style="dim"))
             if len(found.passes) < TIMING_PASSES:
                 try:
-                    with err.status(f"timing the decoder ({TIMING_PASSES} passes; these traces were kept with one)"):
+                    with err.status(f"timing the decoder ({TIMING_PASSES} passes; these traces were kept with "
+                                    "fewer, or with an older timing pass)"):
                         found.cost, found.passes = time_decoder(pair, pid[0], max_new_tokens, max_window,
                                                                 found.traces[0].session_s, sampling)
                 except KeyboardInterrupt:

@@ -63,20 +63,42 @@ class CostModel:
 
 
 MIN_SAMPLES = 5
+TRIM = 0.2  # the share of samples `typical` drops at each end
+
+
+def typical(values: Iterable[float]) -> float:
+    """The trimmed mean of `values`: the mean of what is left after the top and bottom TRIM of them.
+
+    At least one sample goes at each end from three on (three samples give
+    their median), so one spike never moves a window's price by more than
+    its share of the middle; with one or two samples it is their mean.
+    """
+    v = sorted(values)
+    if not v:
+        raise ValueError("no samples")
+    cut = max(1, int(len(v) * TRIM)) if len(v) >= 3 else 0
+    return statistics.fmean(v[cut:len(v) - cut])
 
 
 def calibrate(events: Iterable[Any]) -> CostModel:
     """A cost model from the decoder's own step timings (the "small timing pass").
 
     Feed it the events of a few live sessions with different windows (e.g.
-    `specdecode` at γ0 = 1, 2, 4, 8, 16, 24 on one prompt). Timing the real
+    `specdecode` at each γ0 of CALIBRATION_GAMMAS on one prompt, and a
+    session that never drafts). Timing the real
     decoder rather than bare forward passes means every host-side cost (the
     per-token sync, the policy call, token text, cache crops, building the
     event) is charged, and under the same machine load as the live runs.
 
-    * draft_token_s: Σ draft_s / Σ drafted;
-    * verify_s[k]: mean verify_s of the steps that verified k tokens
-      (other k are interpolated, or extrapolated linearly);
+    * draft_token_s: Σ_d n_d·D_d / Σ_d n_d·d, D_d the typical draft_s of the
+      n_d steps that drafted d tokens (so a long window weighs what it drafts);
+    * verify_s[k]: the typical verify_s of the steps that verified k tokens,
+      for every k seen at least MIN_SAMPLES times (other k are interpolated,
+      or extrapolated linearly);
+
+    "Typical" is `typical`, a trimmed mean: another job waking up for a few
+    steps slows those steps several-fold, and a plain mean would hand that
+    spike to whichever window size happened to be timed then.
     * step_s + e·emit_token_s: the rest of a step (step_s − draft_s − verify_s,
       plus the gap to the next step), least squares in the emitted count e,
       coefficients clamped at 0.
@@ -103,16 +125,19 @@ def calibrate(events: Iterable[Any]) -> CostModel:
             session = []
     if not steps:
         raise ValueError("no step events to calibrate from")
-    drafted = sum(len(s.drafted) for s in steps)
-    draft_token_s = sum(s.draft_s for s in steps if s.drafted) / drafted if drafted else 0.0
+    by_d: dict[int, list[float]] = {}
     by_k: dict[int, list[float]] = {}
     for s in steps:
+        if s.drafted:
+            by_d.setdefault(len(s.drafted), []).append(s.draft_s)
         by_k.setdefault(len(s.drafted) + 1, []).append(s.verify_s)
+    drafted = sum(d * len(v) for d, v in by_d.items())
+    draft_token_s = sum(len(v) * typical(v) for v in by_d.values()) / drafted if drafted else 0.0
     # windows seen only a few times (cut short by the budget at the end of a session) are noise; the
     # well-sampled ones (γ0 + 1 of each timing session) carry the model, the rest is interpolated
-    verify = {k: statistics.fmean(v) for k, v in sorted(by_k.items()) if len(v) >= MIN_SAMPLES}
+    verify = {k: typical(v) for k, v in sorted(by_k.items()) if len(v) >= MIN_SAMPLES}
     if len(verify) < 2:
-        verify = {k: statistics.fmean(v) for k, v in sorted(by_k.items())}
+        verify = {k: typical(v) for k, v in sorted(by_k.items())}
     if len(verify) == 1:  # one point: assume the pass cost does not grow (GPU-like), the safe side for drafts
         (k0, v0), = verify.items()
         verify[k0 + 1] = v0
@@ -128,4 +153,8 @@ def calibrate(events: Iterable[Any]) -> CostModel:
                      outside_s=statistics.fmean(outside) if outside else 0.0)
 
 
-CALIBRATION_GAMMAS = (1, 2, 4, 8, 16, 24)
+# the windows a timing pass runs specdecode at: every γ0 up to 9, so every window the adaptive methods
+# use (γ in [1, 8] plus the bonus token: k = 2 … 10) is priced from its own steps rather than between
+# its neighbours (the static runner's pass time is not smooth in k: on the demo pair verifying 4
+# tokens costs nearly what 5 do), and 16 and 24 for the long windows
+CALIBRATION_GAMMAS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 24)

@@ -1,0 +1,74 @@
+"""The simulator's clock (bench/sim/cost_model.py): steady prices, one per window the methods use.
+
+The held-out policy study found the spread between timing passes larger than
+most gaps between methods; these tests hold the two things that steady it: a
+busy spell that slows a few steps does not move a window's price, and every
+window an adaptive method uses (γ up to 9, so k = 2 … 10 tokens verified)
+is priced from its own steps rather than interpolated between neighbours.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import pytest
+
+from gammatune_tui.bench.sim.cost_model import CALIBRATION_GAMMAS, calibrate, typical
+
+
+def _session(steps: list[tuple[int, float, float]]) -> list:
+    """Step events (drafted, draft_s, verify_s) of one session, one token emitted each, then its summary."""
+    out, t = [], 0.0
+    for d, draft_s, verify_s in steps:
+        step_s = draft_s + verify_s + 1e-4
+        t += step_s
+        out.append(NS(type="step", drafted=[0] * d, emitted=[0], draft_s=draft_s, verify_s=verify_s, step_s=step_s,
+                      elapsed_s=t))
+    out.append(NS(type="summary", wall_s=t))
+    return out
+
+
+def test_a_busy_spell_in_a_few_steps_barely_moves_a_windows_price():
+    # 30 steps verifying 3 tokens at 5.0–5.2 ms, and 3 of them caught by another job (40 ms, 20× the draft)
+    steady = [(2, 1.6e-3 + 1e-5 * (i % 3), 5.0e-3 + 1e-4 * (i % 3)) for i in range(30)]
+    spiked = steady[:10] + [(2, 32e-3, 40e-3)] * 3 + steady[13:]
+    calm, busy = calibrate(_session(steady)), calibrate(_session(spiked))
+    assert busy.verify(3) == pytest.approx(calm.verify(3), rel=0.01)  # a plain mean would say 8.5 ms
+    assert busy.draft_token_s == pytest.approx(calm.draft_token_s, rel=0.01)  # a plain mean: 2.6× dearer
+
+
+def test_every_window_the_timing_pass_runs_gets_its_own_price():
+    """A verify curve that is not smooth in k (the static runner's shapes) is priced as measured, not interpolated."""
+    curve = {k: 3.5e-3 + 0.4e-3 * k + (0.8e-3 if k in (4, 7) else 0.0) for k in range(1, 26)}
+    events = []
+    for g in CALIBRATION_GAMMAS:  # what a timing pass runs: specdecode at each γ0, a full window every step
+        events += _session([(g, 0.7e-3 * g, curve[g + 1])] * 20)
+    cost = calibrate(events)
+    gamma_max = 8  # the adaptive methods' shipped ceiling; a window drafts up to 9 with --gamma 9
+    for k in range(2, gamma_max + 3):
+        assert k in cost.verify_s and cost.verify(k) == pytest.approx(curve[k])
+    assert cost.verify(4) > (cost.verify(3) + cost.verify(5)) / 2  # the dear window stays dear
+    assert cost.draft_token_s == pytest.approx(0.7e-3)
+
+
+def test_typical_is_a_trimmed_mean():
+    assert typical([1.0]) == 1.0 and typical([1.0, 3.0]) == 2.0
+    assert typical([1.0, 2.0, 90.0]) == 2.0  # three samples: their median
+    assert typical([1.0] * 8 + [50.0, 60.0]) == 1.0  # the top and bottom fifth go
+    with pytest.raises(ValueError):
+        typical([])
+
+
+def test_the_timing_pass_prices_a_skipped_draft_from_steps_that_skipped_it(bench_pair):
+    """costaware's γ = 0 and the oracle's "do not draft" are one-token passes: timed, not extrapolated from k = 2, 3."""
+    from gammatune_tui.bench.live.protocol import PromptIds
+    from gammatune_tui.bench.modes.trace_cache import plain_session, time_decoder
+
+    prompt = PromptIds("p", [5, 9, 13, 17])
+    events: list = []
+    plain_session(bench_pair, prompt, 12, events)
+    steps = [e for e in events if e.type == "step"]
+    assert len(steps) == 12 and not any(s.drafted for s in steps)  # one target token per step, none drafted
+    cost, passes = time_decoder(bench_pair, prompt, 12, 2, 0.0)
+    for c in (cost, *passes):
+        assert set(c.verify_s) == {1, 2, 3}  # k = 1 (the plain session), 2 and 3 (γ0 = 1, 2): each its own price
