@@ -72,3 +72,31 @@ def test_the_timing_pass_prices_a_skipped_draft_from_steps_that_skipped_it(bench
     cost, passes = time_decoder(bench_pair, prompt, 12, 2, 0.0)
     for c in (cost, *passes):
         assert set(c.verify_s) == {1, 2, 3}  # k = 1 (the plain session), 2 and 3 (γ0 = 1, 2): each its own price
+
+
+def test_target_only_is_priced_by_the_pass_that_prices_the_methods(bench_pair):
+    """"× target-only" divides like by like: the timing pass times target-only decoding too, and the simulator's
+    target-only row and the oracle's speed-up use that, not the traces' own recording time (taken at another
+    load: on the demo pair the sampled traces' 21 ms a token, recorded at load 8, made every method look 5× faster
+    than target-only in a table whose methods were priced on a quiet machine)."""
+    from types import SimpleNamespace
+
+    from gammatune_tui.bench.live.protocol import PromptIds
+    from gammatune_tui.bench.modes.trace_cache import time_decoder
+    from gammatune_tui.bench.results import PLAIN
+    from gammatune_tui.bench.sim import oracle
+    from gammatune_tui.bench.sim.cost_model import CostModel
+    from gammatune_tui.bench.sim.simulate import plain_records
+
+    cost, passes = time_decoder(bench_pair, PromptIds("p", [5, 9, 13, 17]), 12, 2, 0.0)
+    assert cost.plain_token_s > 0 and all(c.plain_token_s > 0 for c in passes)
+    assert CostModel.from_json(cost.to_json()).plain_token_s == cost.plain_token_s
+
+    trace = SimpleNamespace(prompt_id="p", tokens=list(range(100)), plain_s=9.0, ended_eos=False)
+    timed = CostModel(draft_token_s=0.001, verify_s={1: 0.004, 2: 0.005}, plain_token_s=0.003)
+    (rec,) = plain_records([trace], cost=timed)
+    assert rec.method == PLAIN and rec.wall_s == pytest.approx(0.3)        # 100 tokens × 3 ms, not the recorded 9 s
+    assert plain_records([trace])[0].wall_s == 9.0                          # no cost model: as recorded
+    untimed = CostModel(draft_token_s=0.001, verify_s={1: 0.004, 2: 0.005})  # a model kept before this timing
+    assert plain_records([trace], cost=untimed)[0].wall_s == 9.0
+    assert oracle.summarize([trace], [], timed).plain_s == pytest.approx(0.3)

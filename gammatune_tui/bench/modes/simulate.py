@@ -91,7 +91,7 @@ def _after_traces(console: Console, err: Console, pair: Any, pid: list, cfg: Any
     t0 = time.perf_counter()
     records = sim.simulate_sweep(traces, cfg.methods, cfg.gammas, cost, cfg.params)
     sweep_s = time.perf_counter() - t0
-    records += sim.plain_records(traces)
+    records += sim.plain_records(traces, cost=cost)
     # the hindsight-optimal γ on the same traces and cost model: Table 2's top row and each method's share of it
     runs = [oracle.oracle_run(t, cost, cfg.max_new_tokens) for t in traces]
     orecs = [r.record for r in runs]
@@ -100,7 +100,7 @@ def _after_traces(console: Console, err: Console, pair: Any, pid: list, cfg: Any
     cells = aggregate(records)
     derived = report.print_report(console, cells, cfg.gammas, label, title="Table 2 (simulated)" + ("" if cfg.sampling.greedy else f", {_law(cfg)}"),
                                   regret=regret)
-    summary = oracle.summarize(traces, runs)
+    summary = oracle.summarize(traces, runs, cost)
     console.print(report.render_oracle(summary, sum(w == 0 for r in runs for w in r.windows)))
     t1 = time.perf_counter()
     shares = reference.share_rows(traces, cost, found.passes, cfg.methods, cfg.gammas, cfg.params,

@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...engine.draft_sources import pair_drafter
+from ...engine.plain import plain_decode
 from ...engine.policies import PolicySettings, SpecDecode
 from ...engine.policy_params import PolicyParams
 from ...engine.sampling import SamplingConfig
@@ -116,8 +117,10 @@ class TraceSet:
 
 TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported with their spread across passes
 # what the kept cost model was timed with: 2 = every calibration window, a session that never drafts, and
-# trimmed means (bench/sim/cost_model.py); passes kept under an older timing are taken again, the traces stay
-TIMING_VERSION = 2
+# trimmed means (bench/sim/cost_model.py); 3 = target-only decoding timed in the same pass
+# (`CostModel.plain_token_s`: the traces' own target-only time was taken at recording, under another load);
+# passes kept under an older timing are taken again, the traces stay
+TIMING_VERSION = 3
 
 
 def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
@@ -187,27 +190,35 @@ def _record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window:
 
 def time_decoder(pair: Any, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
                  sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
-    """The pooled cost model and one per timing pass (specdecode at every calibration window, and a session
-    that never drafts, on one prompt, each pass).
+    """The pooled cost model and one per timing pass (specdecode at every calibration window, a session
+    that never drafts, and target-only decoding, on one prompt, each pass).
 
     A pass is what one timing of this machine says; the tables price every
     policy with the pool and report how far the passes disagree. Sampled
     traces are timed with sampled decoding (its draws and accept tests cost too).
     """
-    gammas = [0] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
+    gammas = [-1, 0] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
     every: list = []
     models = []
+    plain = [0.0, 0]  # target-only seconds and tokens over every pass
     for r in range(passes):
         events: list = []
+        mine = [0.0, 0]
         for g in (gammas if r % 2 == 0 else gammas[::-1]):  # alternate order: a busy spell owns no window size
-            if g == 0:
+            if g == -1:   # target-only decoding, as compare runs it: what "× target-only" divides by
+                run = plain_decode(pair, prompt.ids, max_new_tokens, sampling)
+                mine = [run.wall_s, len(run.token_ids)]
+            elif g == 0:
                 plain_session(pair, prompt, max_new_tokens, events, sampling)
             else:
                 protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, max_new_tokens,
                                     keep_events=events, sampling=sampling)
         models.append(calibrate(events))
+        models[-1].plain_token_s = mine[0] / mine[1] if mine[1] else 0.0
+        plain = [plain[0] + mine[0], plain[1] + mine[1]]
         every += events
     cost = calibrate(every)
+    cost.plain_token_s = plain[0] / plain[1] if plain[1] else 0.0
     for c in (cost, *models):
         c.session_s = max(0.0, c.outside_s - trace_session_s)
     return cost, models

@@ -28,6 +28,9 @@ class CostModel:
     emit_token_s: float = 0.0
     session_s: float = 0.0  # per-session time outside the steps beyond the trace's own (prefill, header)
     outside_s: float = 0.0  # measured per-session time outside the steps (calibration sessions, mean)
+    # target-only decoding, seconds per token (prefill included), timed in the same pass as the rest, so that
+    # "× target-only" compares like with like; 0: not timed (then the traces' own recording time prices it)
+    plain_token_s: float = 0.0
 
     def verify(self, k: int) -> float:
         v = self.verify_s.get(k)
@@ -49,6 +52,10 @@ class CostModel:
         f = (k - lo) / (hi - lo)
         return self.verify_s[lo] * (1 - f) + self.verify_s[hi] * f
 
+    def plain_s(self, tokens: int, recorded_s: float) -> float:
+        """Target-only decoding of `tokens` tokens: from this pass's own timing when it has one, else as recorded."""
+        return tokens * self.plain_token_s if self.plain_token_s > 0 else recorded_s
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["verify_s"] = {str(k): v for k, v in self.verify_s.items()}
@@ -59,7 +66,7 @@ class CostModel:
     def from_json(cls, d: dict[str, Any]) -> "CostModel":
         return cls(float(d["draft_token_s"]), {int(k): float(v) for k, v in d["verify_s"].items()},
                    float(d.get("step_s", 0.0)), float(d.get("emit_token_s", 0.0)), float(d.get("session_s", 0.0)),
-                   float(d.get("outside_s", 0.0)))
+                   float(d.get("outside_s", 0.0)), float(d.get("plain_token_s", 0.0)))
 
 
 MIN_SAMPLES = 5

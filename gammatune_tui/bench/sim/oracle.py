@@ -285,10 +285,10 @@ class OracleSummary:
                 "speedup_over_plain": self.speedup_over_plain}
 
 
-def summarize(traces: Sequence[Trace], runs: Sequence[OracleRun]) -> OracleSummary:
-    """Totals over the traces; target-only is the decoding timed while the traces were recorded (as the simulator's)."""
+def summarize(traces: Sequence[Trace], runs: Sequence[OracleRun], cost: CostModel | None = None) -> OracleSummary:
+    """Totals over the traces; target-only priced as the simulator's row is (`simulate.plain_records`)."""
     windows = [w for r in runs for w in r.windows]
     return OracleSummary(
         prompts=len(runs), tokens=sum(r.record.tokens for r in runs), steps=sum(r.record.steps for r in runs),
         drafted=sum(r.record.drafted for r in runs), wall_s=sum(r.record.wall_s for r in runs),
-        plain_s=sum(t.plain_s for t in traces), mean_window=statistics.fmean(windows) if windows else 0.0)
+        plain_s=sum(cost.plain_s(len(t.tokens), t.plain_s) if cost else t.plain_s for t in traces), mean_window=statistics.fmean(windows) if windows else 0.0)

@@ -297,12 +297,13 @@ def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iter
     return out
 
 
-def plain_records(traces: Sequence[Trace], kind: str = "sim") -> list[RunRecord]:
-    """Target-only decoding as timed while the traces were recorded."""
+def plain_records(traces: Sequence[Trace], kind: str = "sim", cost: CostModel | None = None) -> list[RunRecord]:
+    """Target-only decoding, priced by the cost model's own timing of it when it has one (the same pass, the
+    same load as the methods' prices), else as timed while the traces were recorded."""
     from ..results import PLAIN
 
     return [RunRecord(method=PLAIN, gamma0=None, prompt_id=t.prompt_id, kind=kind, tokens=len(t.tokens),
-                      steps=len(t.tokens), wall_s=t.plain_s,
+                      steps=len(t.tokens), wall_s=cost.plain_s(len(t.tokens), t.plain_s) if cost else t.plain_s,
                       stop_reason="eos" if t.ended_eos else "max_new_tokens") for t in traces]
 
 
