@@ -33,6 +33,7 @@ from ...render.session_info import settings_line
 from ...render.safe_text import one_line
 from ...session.pace import PACES, next_pace, pace_label
 from ..widgets.stats_panel import render_stats
+from .clipboard import copy_with_notice
 from .help import colour_key
 
 DROP_FIRST = ("app.next_theme", "app.screenshot_svg", "export_html", "toggle_shade", "toggle_history",
@@ -254,10 +255,7 @@ class ChatActions:
         return self._copy(conversation_text(turns), f"the whole transcript ({len(turns)} turn{'s' * (len(turns) != 1)})")
 
     def _copy(self, text: str, what: str) -> str:
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {what} as plain text: {len(text):,} characters "
-                    "(through the terminal; if nothing arrives, it does not pass OSC 52 on)", title="Copy", timeout=5)
-        return text
+        return copy_with_notice(self, text, what)
 
     # -- the command palette ---------------------------------------------------------------
     def system_commands(self) -> Iterable[SystemCommand]:

@@ -16,6 +16,7 @@ from textual.app import SystemCommand
 from ...engine.events import StepEvent
 from ...render.plain_text import answer_text, comparison_text
 from ...render.safe_text import one_line
+from .clipboard import copy_with_notice
 
 
 class CompareCopy:
@@ -54,10 +55,7 @@ class CompareCopy:
         return self._copy(text, f"every method's answer ({len(runs)})")
 
     def _copy(self, text: str, what: str) -> str:
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {what} as plain text: {len(text):,} characters "
-                    "(through the terminal; if nothing arrives, it does not pass OSC 52 on)", title="Copy", timeout=5)
-        return text
+        return copy_with_notice(self, text, what)
 
     def copy_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Copy answer", "The answer of the method in view as plain text (Ctrl+Y)",
