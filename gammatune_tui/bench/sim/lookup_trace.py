@@ -15,7 +15,6 @@ continued by the same copy, for a policy that never reads the stand-ins. Replays
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -27,8 +26,7 @@ from ..results import RunRecord
 from .simulate import (
     SimStep, Trace, TraceTooShallow, book_step, cost_observer, observe_step, price_session, session_budget, session_stop,
 )
-from .trace_record import FRAGILE_GAP, prefilled
-from ...engine.hf_compat import cache_kw
+from .trace_record import FRAGILE_GAP, target_run
 
 KIND = "prompt-lookup"
 
@@ -160,21 +158,8 @@ def record_lookup_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_ne
     eos = set(int(i) for i in eos_ids)
     ids = list(prompt_ids)
     P = len(ids)
+    toks, t_prefill, plain_s = target_run(pair, ids, max_new_tokens, eos, vocab=vocab)
     with torch.no_grad():
-        t0 = time.perf_counter()
-        cache = prefilled(target, ids, device)
-        t_prefill = time.perf_counter() - t0
-        toks: list[int] = []
-        last = ids[-1]
-        while len(toks) < max_new_tokens:
-            logits = target(input_ids=torch.tensor([[last]], device=device), **cache_kw(target, cache), use_cache=True,
-                            logits_to_keep=1).logits[0, -1, :vocab]
-            last = int(logits.argmax())
-            toks.append(last)
-            if last in eos:
-                break
-        plain_s = time.perf_counter() - t0
-        del cache
         # a teacher-forced pass: where one pass over the text disagrees with cached decoding (float near-ties)
         n = len(toks)
         tl = target(input_ids=torch.tensor([ids + toks], device=device), use_cache=False).logits[0, P - 1:P - 1 + n, :vocab].float()

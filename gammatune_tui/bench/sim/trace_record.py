@@ -43,18 +43,22 @@ def prefilled(model: Any, ids: list[int], device: Any) -> Any:
 
 
 def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
-               token_s: list[float] | None = None) -> tuple[list[int], float, float]:
+               token_s: list[float] | None = None, vocab: int | None = None) -> tuple[list[int], float, float]:
     """Target-only greedy decoding, the decoder's cached path at k = 1: (tokens, prefill seconds, total seconds).
 
     The plain baseline every simulated table divides by; it depends on the
     target alone, so several drafts' traces of one prompt can share it.
-    `token_s`, if given, gets each token's seconds.
+    `vocab`: the ids it chooses among (default: those both models speak, as
+    the decoder does; prompt lookup's traces pass the target's own, as the
+    decoder does for a model-free source). `token_s`, if given, gets each
+    token's seconds.
     """
     import torch
 
     target = pair.target
     device = torch.device(getattr(pair, "device", None) or target.device)
-    vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
+    if vocab is None:
+        vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
     eos = set(int(i) for i in eos_ids)
     ids = list(prompt_ids)
     with torch.no_grad():
