@@ -11,7 +11,9 @@ one token of its own (a correction after a rejection, else a bonus).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+
 import torch
 from . import drafting
 from .drafting import Draft, Pending
@@ -121,10 +123,16 @@ def _eos_cut(didx: torch.Tensor, host_d: int, d: int, eos: frozenset[int]) -> to
     Only the pending tail can hold an EOS before the window's end: a token read
     on the host that was an EOS ended drafting there.
     """
-    eos_ids = to_device(sorted(eos), didx.device).view(-1)
+    eos_ids = _eos_ids(eos, didx.device)
     pos = torch.arange(d, device=didx.device)
     hit = torch.isin(didx, eos_ids) & (pos >= host_d)
     return torch.where(hit, pos + 1, torch.full_like(pos, d)).min()
+
+
+@functools.lru_cache(maxsize=16)
+def _eos_ids(eos: frozenset[int], device: torch.device) -> torch.Tensor:
+    """The pair's EOS ids on the device: copied up once per pair and device, not once per step."""
+    return to_device(sorted(eos), device).view(-1)
 
 
 def accept_tokens(drafted: list[int], accepted: int, token: int, eos: frozenset[int], remaining: int) -> list[int]:
