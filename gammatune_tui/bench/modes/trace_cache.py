@@ -188,6 +188,9 @@ def _record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window:
     return TraceSet(traces, cost, "recorded", None, time.perf_counter() - t_start, passes)
 
 
+TARGET_ONLY, NEVER_DRAFT = "target-only", "never-draft"  # a timing pass's sessions besides specdecode at each γ0
+
+
 def time_decoder(pair: Any, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
                  sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
     """The pooled cost model and one per timing pass (specdecode at every calibration window, a session
@@ -197,18 +200,18 @@ def time_decoder(pair: Any, prompt: Any, max_new_tokens: int, max_window: int, t
     policy with the pool and report how far the passes disagree. Sampled
     traces are timed with sampled decoding (its draws and accept tests cost too).
     """
-    gammas = [-1, 0] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
+    sessions = [TARGET_ONLY, NEVER_DRAFT] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
     every: list = []
     models = []
     plain = [0.0, 0]  # target-only seconds and tokens over every pass
     for r in range(passes):
         events: list = []
         mine = [0.0, 0]
-        for g in (gammas if r % 2 == 0 else gammas[::-1]):  # alternate order: a busy spell owns no window size
-            if g == -1:   # target-only decoding, as compare runs it: what "× target-only" divides by
+        for g in (sessions if r % 2 == 0 else sessions[::-1]):  # alternate order: a busy spell owns no window size
+            if g == TARGET_ONLY:   # as compare runs it: what "× target-only" divides by
                 run = plain_decode(pair, prompt.ids, max_new_tokens, sampling)
                 mine = [run.wall_s, len(run.token_ids)]
-            elif g == 0:
+            elif g == NEVER_DRAFT:
                 plain_session(pair, prompt, max_new_tokens, events, sampling)
             else:
                 protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, max_new_tokens,

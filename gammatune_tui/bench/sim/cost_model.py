@@ -52,10 +52,6 @@ class CostModel:
         f = (k - lo) / (hi - lo)
         return self.verify_s[lo] * (1 - f) + self.verify_s[hi] * f
 
-    def plain_s(self, tokens: int, recorded_s: float) -> float:
-        """Target-only decoding of `tokens` tokens: from this pass's own timing when it has one, else as recorded."""
-        return tokens * self.plain_token_s if self.plain_token_s > 0 else recorded_s
-
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["verify_s"] = {str(k): v for k, v in self.verify_s.items()}
@@ -67,6 +63,14 @@ class CostModel:
         return cls(float(d["draft_token_s"]), {int(k): float(v) for k, v in d["verify_s"].items()},
                    float(d.get("step_s", 0.0)), float(d.get("emit_token_s", 0.0)), float(d.get("session_s", 0.0)),
                    float(d.get("outside_s", 0.0)), float(d.get("plain_token_s", 0.0)))
+
+
+def target_only_s(trace: Any, cost: "CostModel | None") -> float:
+    """Target-only decoding of a trace's tokens: priced by the cost model's own timing of it when it has one
+    (the same pass and load as the methods' prices), else as timed while the trace was recorded."""
+    if cost is not None and cost.plain_token_s > 0:
+        return len(trace.tokens) * cost.plain_token_s
+    return trace.plain_s
 
 
 MIN_SAMPLES = 5

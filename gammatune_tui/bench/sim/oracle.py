@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...engine.policies import Policy, PolicyParams
-from .cost_model import CostModel
+from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
 from .lookup_trace import LookupTrace, window_options
 from .simulate import SimStep, Trace, _aux, play_trace
@@ -291,4 +291,4 @@ def summarize(traces: Sequence[Trace], runs: Sequence[OracleRun], cost: CostMode
     return OracleSummary(
         prompts=len(runs), tokens=sum(r.record.tokens for r in runs), steps=sum(r.record.steps for r in runs),
         drafted=sum(r.record.drafted for r in runs), wall_s=sum(r.record.wall_s for r in runs),
-        plain_s=sum(cost.plain_s(len(t.tokens), t.plain_s) if cost else t.plain_s for t in traces), mean_window=statistics.fmean(windows) if windows else 0.0)
+        plain_s=sum(target_only_s(t, cost) for t in traces), mean_window=statistics.fmean(windows) if windows else 0.0)

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ...engine.policies import Policy, PolicySettings
-from .cost_model import CostModel
+from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
 
 @dataclass
@@ -298,12 +298,11 @@ def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iter
 
 
 def plain_records(traces: Sequence[Trace], kind: str = "sim", cost: CostModel | None = None) -> list[RunRecord]:
-    """Target-only decoding, priced by the cost model's own timing of it when it has one (the same pass, the
-    same load as the methods' prices), else as timed while the traces were recorded."""
+    """Target-only decoding, priced by `cost_model.target_only_s`."""
     from ..results import PLAIN
 
     return [RunRecord(method=PLAIN, gamma0=None, prompt_id=t.prompt_id, kind=kind, tokens=len(t.tokens),
-                      steps=len(t.tokens), wall_s=cost.plain_s(len(t.tokens), t.plain_s) if cost else t.plain_s,
+                      steps=len(t.tokens), wall_s=target_only_s(t, cost),
                       stop_reason="eos" if t.ended_eos else "max_new_tokens") for t in traces]
 
 
