@@ -51,11 +51,6 @@ class Draft:
     pending: "Pending | None" = None
     _unseen: int | None = None  # where the settled tokens the policy has not been shown begin
 
-    @property
-    def size(self) -> int:
-        """Tokens drafted, the pending ones included (before the EOS cut that settling may make)."""
-        return len(self.ids) + (self.pending.size if self.pending is not None else 0)
-
     def settle(self, ids: list[int], top: list[float], chosen: list[float], eos: frozenset[int]) -> None:
         """The pending tokens, read back with the verdict: appended, and the window cut after its first EOS."""
         self._unseen = len(self.ids)
@@ -166,8 +161,7 @@ def draft_window(
         return out
     inp = to_device(feed, device)
     if not policy.may_stop_early:
-        return _whole_window(runner, inp, window, out, policy=policy, served=served, gen=gen,
-                             vocab_cut=vocab_cut, eos=eos)
+        return _whole_window(runner, inp, window, out, served=served, gen=gen, vocab_cut=vocab_cut)
     while True:
         x, top, chosen, q = _next_token(runner, inp, served, gen, vocab_cut)
         out.calls += 1
@@ -190,8 +184,8 @@ def draft_window(
         inp = x.view(1, 1)
 
 
-def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *, policy: Policy,
-                  served: Served, gen: torch.Generator, vocab_cut: int | None, eos: frozenset[int]) -> Draft:
+def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *, served: Served,
+                  gen: torch.Generator, vocab_cut: int | None) -> Draft:
     """The whole window on the device, nothing read: it stays pending until the verdict's read."""
     xs, tops, chosen, rows = [], [], [], []
     for _ in range(window):
