@@ -46,7 +46,7 @@ $(OLDEST): $(STAMP)
 test-oldest: $(OLDEST)
 	@echo "engine tests against transformers $(OLDEST_TRANSFORMERS):"
 	PYTHONPATH=$(VENV)/oldest-transformers:$(CURDIR) HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE \
-		$(BIN)/python -m pytest -p no:cacheprovider tests/engine -q
+		$(BIN)/python -m pytest -p no:cacheprovider tests/engine
 
 chat: $(STAMP)
 	$(BIN)/gammatune chat

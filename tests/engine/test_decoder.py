@@ -15,6 +15,7 @@ from gammatune_tui.engine.text_pieces import TextPieces
 from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.engine.hf_compat import cache_kw
+from tiny_models import assert_logits_close
 
 PROMPT = "def fib(n):\n    return"
 # every runner the CPU can run: "graph-body" is the graphs runner's step, uncaptured
@@ -133,8 +134,8 @@ def test_caches_hold_exactly_the_accepted_prefix(tiny_pair, sampling, engine):
                 model(input_ids=torch.tensor([ids[:n]]), **cache_kw(model, fresh), use_cache=True)
             for layer in range(len(fresh.layers)):
                 keys, values = runner.kv(layer)
-                torch.testing.assert_close(keys, fresh.layers[layer].keys, rtol=1e-4, atol=1e-4)
-                torch.testing.assert_close(values, fresh.layers[layer].values, rtol=1e-4, atol=1e-4)
+                assert_logits_close(keys, fresh.layers[layer].keys)
+                assert_logits_close(values, fresh.layers[layer].values)
         checks.append(t_len)
 
     dec = SpeculativeDecoder(with_engine(tiny_pair, engine), PolicySettings.build("hf-heuristic", 3), sampling)

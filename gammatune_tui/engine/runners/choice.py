@@ -35,6 +35,7 @@ from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
 from ..hf_compat import cache_kw
+from ..logits_check import logits_close
 from ..names import ENGINES  # declared without torch, for the command line
 
 # GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
@@ -149,17 +150,7 @@ def self_check(kind: str, model: Any) -> bool:
             got.append(runner.forward(ids[:, 5:6], 1))  # a single token written over them
     except Exception:  # any surprise: this runner is not for this model
         return False
-    # In half precision a step of other shapes rounds differently from the model's own (an ulp at the
-    # logits' scale), which can swap two near-tied tokens: there the check is closeness alone.
-    exact = want[0].dtype == torch.float32
-    tol = 1e-3 if exact else 2e-2
-
-    def close(w: torch.Tensor, g: torch.Tensor) -> bool:
-        w, g = w.float(), g.float()
-        scale = 1.0 if exact else max(1.0, float(w.abs().max()))
-        return torch.allclose(w, g, rtol=tol, atol=tol * scale) and (not exact or torch.equal(w.argmax(-1), g.argmax(-1)))
-
-    return all(close(w, g) for w, g in zip(want, got))
+    return all(logits_close(w, g) for w, g in zip(want, got))
 
 
 @dataclass

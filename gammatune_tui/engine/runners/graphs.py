@@ -34,6 +34,7 @@ from typing import Any, Callable
 import torch
 
 from ...errors import EngineUnavailable
+from ..logits_check import logits_tolerance
 from ..policy_params import DEFAULT_GAMMA_MAX
 from .fixed_step import FixedStep, compile_wanted
 from .plan import MAX_Q, plan_captures, span_for
@@ -136,7 +137,7 @@ class GraphRunner(StaticRunner):
             scale = 1.0 if fp32 else want.abs().max().clamp(min=1.0)
             worst = torch.maximum(worst, ((got - want).abs().max() / scale))
         err = float(worst)  # one read for the whole check
-        if not err <= (1e-3 if fp32 else 2e-2):
+        if not err <= logits_tolerance(self._out.dtype):
             raise RuntimeError(f"a replayed graph differs from the uncaptured step (max error {err:.3g})")
 
     def eager_step(self, ids: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
