@@ -120,6 +120,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
         top, arg = dp.max(-1)
         d_ids = arg.tolist()
         d_prob = top.tolist()
+        d_ent = torch.special.entr(dp).sum(-1).tolist()   # H(q) in nats, q the raw softmax (greedy)
         fragile = int((fragile_t | _margin_small(dl)).sum())
         del dl, dp
 
@@ -127,6 +128,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
         #    so the one cache is only ever cropped back)
         off_ids: dict[int, list[int]] = {}
         off_prob: dict[int, list[float]] = {}
+        off_ent: dict[int, list[float]] = {}
         misses = [j for j in range(n) if d_ids[j] != toks[j] and d_ids[j] not in eos]
         for j in reversed(misses):
             cur = dcache.get_seq_length()
@@ -135,6 +137,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
                 dcache.crop(-(cur - keep))
             xs: list[int] = []
             ps: list[float] = []
+            hs: list[float] = []
             x = d_ids[j]
             for _ in range(off_depth):
                 lg = draft(input_ids=torch.tensor([[x]], device=device), **cache_kw(draft, dcache),
@@ -144,17 +147,19 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
                 x = int(xx)
                 xs.append(x)
                 ps.append(float(p))
+                hs.append(float(torch.special.entr(pr).sum()))
                 if x in eos:
                     break
             off_ids[j] = xs
             off_prob[j] = ps
+            off_ent[j] = hs
         for j in range(n):  # a disagreement whose own token is EOS stops drafting there: nothing follows
             if j not in off_ids and d_ids[j] != toks[j]:
-                off_ids[j], off_prob[j] = [], []
+                off_ids[j], off_prob[j], off_ent[j] = [], [], []
     return Trace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, draft_ids=d_ids, draft_prob=d_prob,
                  off_ids=off_ids, off_prob=off_prob, off_depth=off_depth, eos_ids=sorted(eos),
                  max_new_tokens=max_new_tokens, session_s=header_s + t_prefill + d_prefill, plain_s=plain_s,
-                 target_flips=flips, fragile=fragile)
+                 target_flips=flips, fragile=fragile, draft_entropy=d_ent, off_entropy=off_ent)
 
 
 # -- validation against the live decoder ---------------------------------------------------------------
