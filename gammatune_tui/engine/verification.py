@@ -136,15 +136,4 @@ def _eos_ids(eos: frozenset[int], device: torch.device) -> torch.Tensor:
     return to_device(sorted(eos), device).view(-1)
 
 
-def accept_tokens(drafted: list[int], accepted: int, token: int, eos: frozenset[int], remaining: int) -> list[int]:
-    """The accepted drafts plus the target's token, cut after the first EOS and at the token budget."""
-    new = drafted[:accepted] + [token]
-    cut = len(new)
-    for i, tid in enumerate(new):
-        if tid in eos:
-            cut = i + 1
-            break
-    return new[:min(cut, remaining)]
-
-
-__all__ = ["Verdict", "verify_window", "accept_tokens"]
+__all__ = ["Verdict", "verify_window"]
