@@ -55,18 +55,16 @@ class Draft:
     # tokens drafted on the device and not read yet: they follow `ids` and are read with the verdict
     pending: "Pending | None" = None
 
-    def settle(self, ids: list[int], top: list[float], chosen: list[float], entropy: list[float],
-               eos: frozenset[int]) -> None:
-        """The pending tokens, read back with the verdict: appended, and the window cut after its first EOS."""
+    def settle(self, ids: list[int], top: list[float], chosen: list[float], entropy: list[float], keep: int) -> None:
+        """The pending tokens, read back with the verdict: the first `keep` appended (the window ends after its
+        first EOS; verification.py decides where, on the device, and reads it back with them)."""
         if self.pending is not None:
-            self.q_rows = self.q_rows + self.pending.rows
+            self.q_rows = self.q_rows + self.pending.rows[:keep]
         self.pending = None
-        self.ids = self.ids + [int(v) for v in ids]
-        self.top = self.top + list(top)
-        self.chosen = self.chosen + list(chosen)
-        self.entropy = self.entropy + list(entropy)
-        cut = next((i + 1 for i, t in enumerate(self.ids) if t in eos), len(self.ids))
-        del self.ids[cut:], self.top[cut:], self.chosen[cut:], self.entropy[cut:], self.q_rows[cut:]
+        self.ids = self.ids + [int(v) for v in ids[:keep]]
+        self.top = self.top + list(top[:keep])
+        self.chosen = self.chosen + list(chosen[:keep])
+        self.entropy = self.entropy + list(entropy[:keep])
 
     def stats(self) -> list[TokenStats]:
         """The kept window's statistics, in order: what the policy learns from in its update."""
