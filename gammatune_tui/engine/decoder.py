@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
+from .pair import Pair
 from ..errors import InvalidParameter
 from .context import check_context
 from .draft_sources import DrafterSettings, make_source, pair_drafter
@@ -60,7 +61,7 @@ class SpeculativeDecoder:
 
     def __init__(
         self,
-        pair: Any,
+        pair: Pair,
         policy: PolicySettings | Policy | None = None,
         sampling: SamplingConfig | None = None,
         label: str = "",
@@ -68,7 +69,7 @@ class SpeculativeDecoder:
     ):
         self.pair = pair
         self.drafter = pair_drafter(pair) if drafter is None else DrafterSettings.of(drafter)
-        if not self.drafter.model_free and getattr(pair, "draft", None) is None:
+        if not self.drafter.model_free and pair.draft is None:
             raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
                                    "draft with 'prompt-lookup' or load a draft model")
         if policy is None:
@@ -176,14 +177,14 @@ class SpeculativeDecoder:
 
     def _vocab(self) -> int:
         """The ids both models speak (the target's alone when no draft model drafts)."""
-        target, draft = self.pair.target, getattr(self.pair, "draft", None)
+        target, draft = self.pair.target, self.pair.draft
         if self.drafter.model_free or draft is None:
             return int(target.config.vocab_size)
         return int(min(target.config.vocab_size, draft.config.vocab_size))
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
         pair = self.pair
-        device = torch.device(getattr(pair, "device", None) or pair.target.device)
+        device = torch.device(pair.device)
         self._device = device
         self._take_pending()
         self._served = Served(self.sampling)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
+from ...engine.pair import Pair
 from ...engine.policies import Policy
 from ...engine.policy_base import TokenStats
 from ...engine.prompt_lookup import PromptLookupSource, point_mass_stats
@@ -152,13 +153,13 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
     return tally
 
 
-def record_lookup_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,
+def record_lookup_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,
                         eos_ids: Iterable[int], ngram_min: int, ngram_max: int, header_s: float = 0.0) -> LookupTrace:
     """Decodes the prompt with the target alone once, then asks prompt lookup for a proposal at every position."""
     import torch
 
     target = pair.target
-    device = torch.device(getattr(pair, "device", None) or target.device)
+    device = torch.device(pair.device)
     vocab = int(target.config.vocab_size)
     eos = set(int(i) for i in eos_ids)
     ids = list(prompt_ids)
