@@ -24,7 +24,8 @@ from ...session.hindsight import Hindsight, not_applicable
 from .cost_model import CostModel, calibrate
 from .lookup_trace import LookupTrace, repropose
 from .oracle import oracle_run
-from .simulate import NAN, Trace
+from .simulate import Trace
+from .trace_stats import NAN
 
 
 def session_trace(pair: Pair, header: SessionHeader, steps: Sequence[StepEvent]) -> Trace:

@@ -26,17 +26,15 @@ positions whose top-2 logit gap is small enough for that to happen, and
 from __future__ import annotations
 
 import math
-from collections import abc
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ...engine.policies import Policy, PolicySettings
 from ...engine.policy_base import TokenStats
 from ...engine.step_rule import Costs, plan_window, settle_step, window_ends
+from .trace_stats import TraceWindow, Unknown, UnknownRows
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
-
-NAN = float("nan")
 
 @dataclass
 class Trace:
@@ -151,8 +149,8 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     off_ids, off_prob = trace.off_ids, trace.off_prob
     dtop = trace.draft_top if trace.draft_top is not None else dprob
     off_top = trace.off_top if trace.off_top is not None else off_prob
-    dent = trace.draft_entropy if trace.draft_entropy is not None else _Unknown()
-    off_ent = trace.off_entropy if trace.off_entropy is not None else _UnknownRows()
+    dent = trace.draft_entropy if trace.draft_entropy is not None else Unknown()
+    off_ent = trace.off_entropy if trace.off_entropy is not None else UnknownRows()
     L = len(toks)
     run, off_eos = _aux(trace)
     eos = set(trace.eos_ids)
@@ -191,7 +189,7 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                                 f"window {window} needs {need} draft proposals after a disagreement; "
                                 f"the trace holds {trace.off_depth}")
                         d = window
-            stats = _TraceWindow(trace, dent, off_ent, n, a, d)
+            stats = TraceWindow(trace, dent, off_ent, n, a, d)
         else:
             d = a = 0
             miss = -1
@@ -234,47 +232,6 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     tally.tokens, tally.stop_reason = n, stop_reason
     price_session(tally, windows, cost, trace.session_s)
     return tally
-
-
-class _Unknown:
-    """Entropies of a trace recorded before they were kept: NaN at every position."""
-
-    def __getitem__(self, i: int) -> float:
-        return NAN
-
-
-class _UnknownRows:
-    def __getitem__(self, j: int) -> "_Unknown":
-        return _Unknown()
-
-
-class _TraceWindow(abc.Sequence):
-    """The statistics of the d tokens a fast-path step drafted from position n (a of them matched), in order.
-
-    Read from the trace only when a policy's update reads them: on the path up
-    to and including the first disagreement, then the draft's proposals after
-    its own token there.
-    """
-
-    def __init__(self, trace: Trace, dent: Any, off_ent: Any, n: int, a: int, d: int) -> None:
-        self.trace, self.dent, self.off_ent, self.n, self.a, self.d = trace, dent, off_ent, n, a, d
-
-    def __len__(self) -> int:
-        return self.d
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(self.d))]
-        if not -self.d <= i < self.d:
-            raise IndexError(i)
-        i %= self.d
-        t, pos = self.trace, self.n + i
-        if i <= self.a:   # on the path: the matched tokens, then the draft's own token at the first disagreement
-            top = t.draft_top[pos] if t.draft_top is not None else t.draft_prob[pos]
-            return TokenStats(top, t.draft_prob[pos], self.dent[pos])
-        m, k = self.n + self.a, i - self.a - 1
-        top = t.off_top[m][k] if t.off_top is not None else t.off_prob[m][k]
-        return TokenStats(top, t.off_prob[m][k], self.off_ent[m][k])
 
 
 def session_budget(trace: Any, max_new_tokens: int | None) -> int:
