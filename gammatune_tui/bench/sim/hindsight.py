@@ -15,7 +15,7 @@ session needs no model at all: its proposals are recomputed from its own text.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 from ...engine.pair import Pair
 from ...engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN
