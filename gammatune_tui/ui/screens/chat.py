@@ -40,7 +40,7 @@ from textual.widgets import Header, Input, Label, ProgressBar, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ...errors import GammatuneError
-from ...render.change_marks import change_mark
+from ...render.change_marks import change_mark, sampling_in_force
 from ...render.safe_text import one_line
 from ...session.pace import pace_label
 from ...session.recording import RecordingWriter
@@ -343,15 +343,18 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
 
     def _on_step(self, ev: StepEvent) -> None:
         idx = len(self.steps)
+        change = ""
         if ev.settings_changed:   # a mark where the new settings begin (kept by the HTML export too)
             prev = self.steps[idx - 1] if idx > self._session_step_start else None
-            self.transcript.append(f" {change_mark(prev, ev)} ", "info", step=idx)
+            before = sampling_in_force(self.stats.header, self.steps[self._session_step_start:])
+            change = change_mark(prev, ev, before)
+            self.transcript.append(f" {change} ", "info", step=idx)
         self.steps.append(ev)
         self.stats.add(ev)
         self.transcript.push_step(ev, idx)
         self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
         if ev.settings_changed:
-            self.controls.note_applied(ev.step, ev.method)
+            self.controls.note_applied(change.strip("⟦⟧"))
         self.stats_panel.show(self.stats)
         if self.follow:
             self._schedule_inspector()

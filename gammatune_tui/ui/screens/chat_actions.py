@@ -214,7 +214,7 @@ class ChatActions:
             after += [Text(""), Text(f"{name}: statistics", style="bold")]
             if h is not None:
                 after.append(Text(f"settings: {settings_line(h)}", style="dim"))
-            changes = change_list(steps)
+            changes = change_list(steps, h)
             if changes:   # where the user changed the method or a parameter mid-answer (marked ⟦…⟧ above)
                 after.append(Text("changed at " + " · ".join(changes), style="dim"))
             after.append(render_stats(stats))
