@@ -242,8 +242,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     @on(Input.Submitted, "#prompt")
     def _on_prompt(self, event: Input.Submitted) -> None:
         event.stop()
-        text = event.value
-        if not text.strip():
+        if not event.value.strip():
             return
         if self.load_error:
             self.notify(f"The models did not load: {self.load_error}", severity="error")
@@ -251,7 +250,11 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         if self.generating:
             self.notify("A generation is running: press Esc to stop it, then send.", severity="warning")
             return
-        event.input.value = ""
+        text, notices = self.query_one("#prompt", PromptInput).take_prompt()   # pastes whole, box emptied
+        for notice in notices:
+            self.notify(notice, title="Prompt", severity="warning", timeout=10)
+        if not text.strip():
+            return
         if not self.ready:
             self.queued_prompt = text
             self.notify("The models are still loading; your prompt starts as soon as they are ready.")

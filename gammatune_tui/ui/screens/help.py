@@ -27,6 +27,8 @@ from ..themes import TokenRole
 
 CHAT_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (with the conversation so far)"),
+    ("paste", "several lines stay whole: the box shows [paste 1: 3 lines, 58 chars] and Enter sends "
+              "the full text"),
     ("Esc", "stop the generation at the next step · unpin the inspector"),
     ("Ctrl+P", "command palette: every action, methods, themes, paces"),
     ("F1", "this help (also ? from the empty prompt or outside a text field)"),
