@@ -34,7 +34,8 @@ from .hindsight import Hindsight, HindsightHook, run_hook, sampled_session
 from .live_process import DecoderProcess
 from .pace import StepPacer, check_pace
 from .source import Notice, Progress, SourceItem
-from .turns import Messages, load_decoder, pair_title, run_turn
+from .plain_speed import PlainSpeed
+from .turns import Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn
 
 
 class LiveSource:
@@ -87,6 +88,12 @@ class LiveSource:
 
     def prepare(self, progress: Progress) -> None:
         self.title = self.link.prepare(self.settings, self.sampling, progress) or self.title
+
+    @property
+    def plain_speed(self) -> PlainSpeed | None:
+        """Plain target-only decoding as timed where the models run (at load, again after a turn whose
+        sampling costs differently): what the chat sets its speed against (session/plain_speed.py)."""
+        return self.link.plain
 
     def events(self, prompt: str | None) -> Iterator[SourceItem]:
         if prompt is None:
@@ -143,9 +150,11 @@ class _InThread:
         self.pacer = StepPacer(pace)
         self.hook = hindsight
         self.hindsight: Hindsight | None = None
+        self.plain: PlainSpeed | None = None
 
     def prepare(self, settings: PolicySettings, sampling: SamplingConfig, progress: Progress) -> str:
         self.pair, self.decoder = load_decoder(self.load_kwargs, settings, sampling, progress, self.pair)
+        self.plain = plain_at_load(self.pair, sampling, progress)
         return pair_title(self.pair)
 
     def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
@@ -159,6 +168,7 @@ class _InThread:
                 events.append(item)
             yield item
         self.hindsight = run_hook(self.hook, self.pair, events)
+        self.plain = plain_after_turn(self.pair, self.decoder, self.plain, turn)
 
     def request(self, settings: PolicySettings | None, sampling: SamplingConfig | None) -> None:
         if self.decoder is not None:

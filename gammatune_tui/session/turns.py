@@ -19,6 +19,7 @@ from ..engine.sampling import SamplingConfig
 from ..engine.context import context_window
 from .context import fit_conversation
 from .pace import Idle, StepPacer, paced
+from .plain_speed import PlainSpeed, measure_plain, refresh_plain
 from .source import Notice, Progress, SourceItem
 
 Messages = list[dict[str, str]]
@@ -32,6 +33,19 @@ def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling
     else:
         progress("ready", 1.0)
     return pair, SpeculativeDecoder(pair, settings, sampling)
+
+
+def plain_at_load(pair: Any, sampling: SamplingConfig, progress: Progress) -> PlainSpeed | None:
+    """Plain target decoding timed once the pair is loaded and warm: what the chat's speed is set against."""
+    progress("timing plain target decoding", 1.0)
+    plain = measure_plain(pair, sampling, "at load")
+    progress("ready", 1.0)
+    return plain
+
+
+def plain_after_turn(pair: Any, decoder: Any, current: PlainSpeed | None, turn: int) -> PlainSpeed | None:
+    """After a turn (the user is reading, nothing runs): timed again if the sampling in force changed."""
+    return refresh_plain(pair, decoder.sampling, current, f"after turn {turn + 1}")
 
 
 def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,

@@ -323,7 +323,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
 
     def _on_header(self, h: SessionHeader) -> None:
         self.query_one("#welcome").display = False
-        self.stats = RunningStats()
+        self.stats = RunningStats(plain=getattr(self.source, "plain_speed", None))   # measured by a live source
         self.stats.add(h)
         self.sessions.append(self.stats)
         self.session_starts.append(len(self.steps))
