@@ -65,10 +65,10 @@ class DecoderProcess:
                 raise (GammatuneError if msg[2] else ModelLoadError)(msg[1])
 
     def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
-             turn: int) -> Iterator[SourceItem]:
+             turn: int, note_system: bool = True) -> Iterator[SourceItem]:
         if self._proc is None:
             raise GammatuneError("the models are not loaded yet")
-        self._send(("generate", messages, raw, max_new_tokens, user_text, turn))
+        self._send(("generate", messages, raw, max_new_tokens, user_text, turn, note_system))
         self.hindsight = None
         done = False
         try:
@@ -229,10 +229,10 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
             if not control(msg):
                 return
             continue
-        _, messages, raw, max_new, user_text, turn = msg
+        _, messages, raw, max_new, user_text, turn, note_system = msg
         try:
             events: list[Event] = []
-            for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn, pacer, idle):
+            for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn, pacer, idle, note_system):
                 out.send(("event", ev))
                 if not isinstance(ev, Notice):
                     events.append(ev)

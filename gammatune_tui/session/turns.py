@@ -21,6 +21,7 @@ from .context import fit_conversation
 from .pace import Idle, StepPacer, paced
 from .plain_speed import PlainSpeed, measure_plain, refresh_plain
 from .source import Notice, Progress, SourceItem
+from .system_prompt import fit_system
 
 Messages = list[dict[str, str]]
 
@@ -49,13 +50,19 @@ def plain_after_turn(pair: Any, decoder: Any, current: PlainSpeed | None, turn: 
 
 
 def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
-             turn: int, pacer: StepPacer | None = None, idle: Idle | None = None) -> Iterator[SourceItem]:
+             turn: int, pacer: StepPacer | None = None, idle: Idle | None = None,
+             note_system: bool = True) -> Iterator[SourceItem]:
     """One turn of the conversation `messages` (ending with the user's), as the decoder's events.
 
+    A system message the pair cannot read is left out, and a Notice says so
+    when `note_system` (the first turn it is left out of: `system_prompt.py`).
     The most recent turns that fit the models' context go (a Notice first
     says what was left out); `pacer` holds the steps to its rate, its waits
     taken out of the events' clocks.
     """
+    messages, system_note = fit_system(pair, messages, raw)
+    if system_note and note_system:
+        yield Notice(system_note[:1].upper() + system_note[1:] + ".")
     window = context_window(pair)
     fit = fit_conversation(messages, lambda m: pair.encode_prompt(m, raw=raw), max_new_tokens,
                            window.tokens if window is not None else None)

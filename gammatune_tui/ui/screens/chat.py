@@ -49,7 +49,8 @@ from ...session.stats import RunningStats
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
 from ..widgets.stats_panel import STOP_WORDS, StatsPanel
-from ..widgets.prompt import UNDECODABLE_NOTICE, PromptInput, clean_prompt
+from ..widgets.prompt import (UNDECODABLE_NOTICE, PromptInput, clean_prompt, is_system_command,
+                              system_command_text)
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
 from .chat_actions import ChatActions, ChatFooter
@@ -128,6 +129,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self._inspector_scheduled = False
         self._inspector_last = float("-inf")
         self._notes: list[str] = []
+        self._system_shown = ""          # the system prompt the transcript last said was in force
 
     # -- layout --------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -244,15 +246,19 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         event.stop()
         if not event.value.strip():
             return
-        if self.load_error:
+        command = is_system_command(event.value)
+        if self.load_error and not command:
             self.notify(f"The models did not load: {self.load_error}", severity="error")
             return
-        if self.generating:
+        if self.generating and not command:
             self.notify("A generation is running: press Esc to stop it, then send.", severity="warning")
             return
         text, notices = self.query_one("#prompt", PromptInput).take_prompt()   # pastes whole, box emptied
         for notice in notices:
             self.notify(notice, title="Prompt", severity="warning", timeout=10)
+        if command:
+            self.set_system_prompt(system_command_text(text))
+            return
         if not text.strip():
             return
         if not self.ready:
@@ -260,6 +266,16 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
             self.notify("The models are still loading; your prompt starts as soon as they are ready.")
             return
         self.start_turn(text)
+
+    def set_system_prompt(self, text: str) -> None:
+        """`/system TEXT` typed in the prompt: the source's system prompt from the next turn ('' removes it)."""
+        set_system = getattr(self.source, "set_system", None)
+        if not callable(set_system):
+            self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
+            return
+        set_system(text)
+        self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
+                    "(/system alone removes it).", title="System prompt", timeout=4)
 
     def start_turn(self, prompt: str | None) -> None:
         """Run one session of the source in a worker (prompt None: a recording's next session)."""
@@ -336,13 +352,20 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         label = f" {h.label}" if h.label else ""
         ts.add_line(f"── turn {h.turn + 1}{label} · {h.method} γ0={h.gamma0} ──" if (h.turn or ts.token_count or h.label)
                     else f"── {h.method} γ0={h.gamma0} · {one_line(h.target)} + {one_line(h.draft)} ──", "info")
+        system = getattr(self.source, "system", "") if not self.read_only else ""
+        if system != self._system_shown:   # the system prompt, where it starts or changes
+            self._system_shown = system
+            ts.add_line(f"System: {one_line(system)}" if system else "System prompt: none", "info")
         notes, self._notes = self._notes, []
         for note in notes:
             ts.add_line(f"⚠ {note}", "info")
         user = h.user_text or ("".join(h.prompt_pieces) if h.prompt_pieces else h.prompt)
+        # a model without a chat template continues the text itself: no reply of its own to label
+        joined = h.prompt.endswith(user) or "".join(h.prompt_pieces).endswith(user)
+        ts.add_line("You · the model continues your text" if joined else "You", "info")
         ts.append(user, "prompt")
-        if not (h.prompt.endswith(user) or "".join(h.prompt_pieces).endswith(user)):
-            ts.append("\n", "info")
+        if not joined:
+            ts.add_line("Assistant", "info")
 
     def _on_step(self, ev: StepEvent) -> None:
         idx = len(self.steps)

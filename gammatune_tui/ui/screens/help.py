@@ -27,6 +27,8 @@ from ..themes import TokenRole
 
 CHAT_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (with the conversation so far)"),
+    ("/system TEXT", "set the system prompt for the next turns (/system alone removes it; a model without "
+                     "a chat template leaves it out and says so)"),
     ("paste", "several lines stay whole: the box shows [paste 1: 3 lines, 58 chars] and Enter sends "
               "the full text"),
     ("Esc", "stop the generation at the next step · unpin the inspector"),

@@ -72,6 +72,21 @@ def expand_pastes(value: str, pastes: list[str]) -> tuple[str, list[str]]:
     return value, notices
 
 
+SYSTEM_COMMAND = "/system"
+"""Typed first in the prompt: the rest is the system prompt for the next turns (alone: none)."""
+
+
+def is_system_command(value: str) -> bool:
+    """Whether the prompt's text is `/system` or `/system TEXT` (not a prompt that starts with '/systems')."""
+    head = value.lstrip()
+    return head.startswith(SYSTEM_COMMAND) and (len(head) == len(SYSTEM_COMMAND) or head[len(SYSTEM_COMMAND)].isspace())
+
+
+def system_command_text(value: str) -> str:
+    """The system prompt a `/system TEXT` command sets ('' for `/system` alone)."""
+    return value.lstrip()[len(SYSTEM_COMMAND):].strip()
+
+
 def clean_prompt(text: str) -> tuple[str, bool]:
     """The prompt with every undecodable byte as U+FFFD, and whether it held any.
 
