@@ -21,7 +21,14 @@ def test_the_subtitle_parts_follow_the_load_stages_text():
     assert name == "HuggingFaceTB/SmolLM2-135M-Instruct + prompt lookup · static runner"
     assert total == "loaded in 10.1 s" and stages == "imports 4.1 · tokenizer 0.3 · weights 2.0 · self-checks 2.9 · warm-up 0.8 s"
     assert fit_subtitle(TITLE, 200) == TITLE
-    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 80) == f"{name} · {total} · 40 tokens · end of turn"
+    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 150) == f"{name} · {total} · 40 tokens · end of turn"
+    # at 80 columns SmolLM2's name alone filled the header, and the total was cut (issue 24): the runner,
+    # then the start of the name give way, never the total
+    for width, shown in ((100, "HuggingFaceTB/SmolLM2-135M-Instruct + prompt lookup · loaded in 10.1 s"),
+                         (80, "…-135M-Instruct + prompt lookup · loaded in 10.1 s")):
+        assert fit_subtitle(TITLE, width) == shown
+        assert len("gammatune") + 3 + len(shown) <= width - 18
+    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 80).endswith("· loaded in 10.1 s · 40 tokens · end of turn")
 
 
 def _messages(app):

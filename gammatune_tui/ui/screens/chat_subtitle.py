@@ -6,7 +6,9 @@ weights 2.0 · self-checks 2.9 · warm-up 0.8 s"). At 80 columns the header
 cut that line before the stages. So where the whole line does not fit, the
 subtitle keeps the pair and the total ("… · loaded in 9.8 s"), a notice
 after loading gives the stages, and the palette's "Show load times" gives
-them again at any time (issue 19 leftovers).
+them again at any time (issue 19 leftovers). Where even that is too long
+(SmolLM2's hub name at 80 columns), the runner and then the start of the
+names give way, never the total (issue 24).
 """
 
 from __future__ import annotations
@@ -28,14 +30,29 @@ def split_load(title: str) -> tuple[str, str, str]:
 
 
 def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
-    """`text` if the header shows it whole at `width`, else the same without the load's stages."""
-    if width <= 0 or len(app_title) + 3 + len(text) <= width - HEADER_CHROME:
+    """`text` if the header shows it whole at `width`; else shortened so that the load's total stays.
+
+    Left out in this order until it fits: the load's stages (a notice and the
+    palette give them), the runner, then the start of the models' names
+    (marked "…"). The total ("loaded in 9.8 s") is never the part cut.
+    """
+    room = width - HEADER_CHROME - len(app_title) - 3
+    if width <= 0 or len(text) <= room:
         return text
     name, total, stages = split_load(text)
-    if not stages:
+    if not total:
         return text
-    tail = stages.partition(" s · ")[2]   # what came after the stages (tokens, stop reason), if anything
-    return f"{name} · {total}" + (f" · {tail}" if tail else "")
+    tail = stages.partition(" s · ")[2] if stages else ""   # what came after the stages (tokens, stop reason)
+    end = f" · {total}" + (f" · {tail}" if tail else "")
+    if len(name) + len(end) <= room:
+        return name + end
+    models, sep, runner = name.rpartition(" · ")
+    if sep and runner.endswith(" runner"):
+        name = models
+        if len(name) + len(end) <= room:
+            return name + end
+    keep = room - len(end) - 1
+    return ("…" + name[-keep:] if keep >= 8 else "…") + end
 
 
 class ChatSubtitle:
