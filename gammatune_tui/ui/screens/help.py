@@ -152,7 +152,7 @@ def render_help(roles: dict[str, TokenRole], keys_list: tuple[tuple[str, str], .
     keys.add_column(style="bold", no_wrap=True)
     keys.add_column()
     for k, v in keys_list:
-        keys.add_row(k, v)
+        keys.add_row(Text(k), Text(v))   # plain text: a key list may hold brackets ("[paste 1: …]")
     colours = Text("Colours (the paper's Figure 2b): ")
     colour_key(colours, roles, "prompt", "draft tokens accepted by the target",
                "tokens from the target (corrections and bonus)")
