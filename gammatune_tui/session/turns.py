@@ -62,7 +62,7 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
     """
     messages, system_note = fit_system(pair, messages, raw)
     if system_note and note_system:
-        yield Notice(system_note[:1].upper() + system_note[1:] + ".")
+        yield Notice(system_note[:1].upper() + system_note[1:] + ".", title="System prompt")
     window = context_window(pair)
     fit = fit_conversation(messages, lambda m: pair.encode_prompt(m, raw=raw), max_new_tokens,
                            window.tokens if window is not None else None)

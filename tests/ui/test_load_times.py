@@ -28,7 +28,9 @@ def test_the_subtitle_parts_follow_the_load_stages_text():
                          (80, "…-135M-Instruct + prompt lookup · loaded in 10.1 s")):
         assert fit_subtitle(TITLE, width) == shown
         assert len("gammatune") + 3 + len(shown) <= width - 18
-    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 80).endswith("· loaded in 10.1 s · 40 tokens · end of turn")
+    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 80) == "…-135M-Instruct + prompt lookup · loaded in 10.1 s"
+    demo = f"demo pair · static runner · {load_stages_text(STAGES)} · 256 tokens · reached the token limit"
+    assert fit_subtitle(demo, 80) == "demo pair · loaded in 10.1 s"
 
 
 def _messages(app):

@@ -325,7 +325,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     def on_source_notice(self, msg: SourceNotice) -> None:
         if msg.turn_id != self.turn_id:
             return
-        self.notify(msg.notice.text, title="Context", severity=msg.notice.severity, timeout=10)
+        self.notify(msg.notice.text, title=msg.notice.title, severity=msg.notice.severity, timeout=10)
         self._notes.append(msg.notice.text)   # a line in the transcript, under the turn's separator
 
     def handle_event(self, ev: Event) -> None:

@@ -33,8 +33,9 @@ def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
     """`text` if the header shows it whole at `width`; else shortened so that the load's total stays.
 
     Left out in this order until it fits: the load's stages (a notice and the
-    palette give them), the runner, then the start of the models' names
-    (marked "…"). The total ("loaded in 9.8 s") is never the part cut.
+    palette give them), the runner, the last answer's tokens and stop reason
+    (the statistics show them), then the start of the models' names (marked
+    "…"). The total ("loaded in 9.8 s") is never the part cut.
     """
     room = width - HEADER_CHROME - len(app_title) - 3
     if width <= 0 or len(text) <= room:
@@ -43,16 +44,15 @@ def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
     if not total:
         return text
     tail = stages.partition(" s · ")[2] if stages else ""   # what came after the stages (tokens, stop reason)
-    end = f" · {total}" + (f" · {tail}" if tail else "")
-    if len(name) + len(end) <= room:
-        return name + end
     models, sep, runner = name.rpartition(" · ")
-    if sep and runner.endswith(" runner"):
-        name = models
-        if len(name) + len(end) <= room:
-            return name + end
-    keep = room - len(end) - 1
-    return ("…" + name[-keep:] if keep >= 8 else "…") + end
+    if not (sep and runner.endswith(" runner")):
+        models = name
+    ends = [f" · {total} · {tail}", f" · {total}"] if tail else [f" · {total}"]
+    for shown in (name + ends[0], models + ends[0], models + ends[-1]):
+        if len(shown) <= room:
+            return shown
+    keep = room - len(ends[-1]) - 1
+    return ("…" + models[-keep:] if keep >= 1 else "…") + ends[-1]
 
 
 class ChatSubtitle:
