@@ -79,3 +79,31 @@ def test_a_word_wrapped_to_the_next_line_leaves_its_space_behind():
     assert shown == ["hello world again ", "and more"]
     assert not any(line.startswith(" ") for line in shown)
     assert "".join(p.text for p in layout.tokens) == "hello world again and more"   # the text is unchanged
+
+
+def test_a_long_note_wraps_between_words():
+    """The system-prompt notice was cut mid-word ("the text yo" / "u send") at the transcript's edge."""
+    from textual.app import App, ComposeResult
+
+    from gammatune_tui.ui.widgets.token_stream import TokenStream
+
+    note = ("⚠ The system prompt is left out: the demo pair has no chat template (it continues the text you "
+            "send, so there is no place for a system message).")
+
+    class A(App):
+        def compose(self) -> ComposeResult:
+            yield TokenStream()
+
+    async def scenario():
+        app = A()
+        async with app.run_test(size=(80, 10)) as pilot:
+            ts = app.query_one(TokenStream)
+            ts.add_line(note)
+            await pilot.pause()
+            shown = ["".join(p.text for p in line).rstrip() for line in ts.wrapped.lines if line]
+            assert " ".join(shown) == note and len(shown) == 2
+            words = set(note.split())
+            assert all(line.split()[-1] in words and line.split()[0] in words for line in shown), shown
+            assert ts.plain_text().strip() == note
+
+    run(scenario())
