@@ -20,10 +20,9 @@ measurement, no verdict: a recording or a comparison makes no claim.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from ..engine.events import StepEvent
-from ..engine.sampling import SamplingConfig
+from ..engine.sampling_config import SamplingConfig
 
 PLAIN_STEPS = 24
 """One-token target steps timed per measurement (their median is kept): about 0.1 s on the demo pair,
@@ -103,12 +102,5 @@ class SpeedVerdict:
         return f"⚠ {self.window}: speculation ran slower than plain target decoding"
 
 
-def window_speed(steps: Sequence[StepEvent]) -> float:
-    """Tokens per second over `steps`, by their own times (a step's wall time, else draft + verify)."""
-    tokens = sum(len(ev.emitted) for ev in steps)
-    seconds = sum(ev.step_s or (ev.draft_s + ev.verify_s) for ev in steps)
-    return tokens / seconds if seconds > 0 else 0.0
-
-
 __all__ = ["PLAIN_STEPS", "PlainSpeed", "SpeedVerdict", "measure_plain", "refresh_plain", "sampling_key",
-           "sampling_words", "window_speed"]
+           "sampling_words"]
