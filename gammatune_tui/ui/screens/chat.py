@@ -54,6 +54,7 @@ from ..widgets.prompt import (UNDECODABLE_NOTICE, PromptInput, clean_prompt, is_
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
 from .chat_actions import ChatActions, ChatFooter
+from .chat_heading import write_turn_heading
 from .chat_subtitle import ChatSubtitle
 from .chat_views import ChatViews
 from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone
@@ -267,16 +268,6 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
             return
         self.start_turn(text)
 
-    def set_system_prompt(self, text: str) -> None:
-        """`/system TEXT` typed in the prompt: the source's system prompt from the next turn ('' removes it)."""
-        set_system = getattr(self.source, "set_system", None)
-        if not callable(set_system):
-            self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
-            return
-        set_system(text)
-        self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
-                    "(/system alone removes it).", title="System prompt", timeout=4)
-
     def start_turn(self, prompt: str | None) -> None:
         """Run one session of the source in a worker (prompt None: a recording's next session)."""
         if prompt is not None:
@@ -346,26 +337,10 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self._session_token_start = self.transcript.token_count
         self._session_step_start = len(self.steps)
         self._session_chart_start = self.chart.step_count
-        ts = self.transcript
-        if ts.token_count:
-            ts.add_line("")
-        label = f" {h.label}" if h.label else ""
-        ts.add_line(f"── turn {h.turn + 1}{label} · {h.method} γ0={h.gamma0} ──" if (h.turn or ts.token_count or h.label)
-                    else f"── {h.method} γ0={h.gamma0} · {one_line(h.target)} + {one_line(h.draft)} ──", "info")
-        system = getattr(self.source, "system", "") if not self.read_only else ""
-        if system != self._system_shown:   # the system prompt, where it starts or changes
-            self._system_shown = system
-            ts.add_line(f"System: {one_line(system)}" if system else "System prompt: none", "info")
         notes, self._notes = self._notes, []
-        for note in notes:
-            ts.add_line(f"⚠ {note}", "info")
-        user = h.user_text or ("".join(h.prompt_pieces) if h.prompt_pieces else h.prompt)
-        # a model without a chat template continues the text itself: no reply of its own to label
-        joined = h.prompt.endswith(user) or "".join(h.prompt_pieces).endswith(user)
-        ts.add_line("You · the model continues your text" if joined else "You", "info")
-        ts.append(user, "prompt")
-        if not joined:
-            ts.add_line("Assistant", "info")
+        system = getattr(self.source, "system", "") if not self.read_only else ""
+        self._system_shown = write_turn_heading(self.transcript, h, system=system, system_shown=self._system_shown,
+                                                notes=notes)
 
     def _on_step(self, ev: StepEvent) -> None:
         idx = len(self.steps)

@@ -158,6 +158,17 @@ class ChatActions:
         prompt = self.query_one("#prompt")
         (self.transcript if self.read_only or not prompt.display else prompt).focus()
 
+    # -- the system prompt (`/system TEXT` typed in the prompt) ------------------------------
+    def set_system_prompt(self, text: str) -> None:
+        """The source's system prompt from the next turn ('' removes it)."""
+        set_system = getattr(self.source, "set_system", None)
+        if not callable(set_system):
+            self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
+            return
+        set_system(text)
+        self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
+                    "(/system alone removes it).", title="System prompt", timeout=4)
+
     # -- pace -------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "pace":
