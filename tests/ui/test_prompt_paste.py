@@ -109,3 +109,35 @@ def test_one_line_pastes_are_typed_in_and_markers_expand_in_one_pass():
             assert prompt.pastes == []
 
     run(scenario())
+
+
+def test_a_paste_refused_before_its_turn_begins_goes_back_into_the_box():
+    """A paste too long for the model's context is refused with one line; the user does not have to paste it again."""
+    from gammatune_tui.errors import InvalidParameter
+
+    class TooLong(Recording):
+        def events(self, prompt=None):
+            self.sent = [*getattr(self, "sent", []), prompt]
+            if prompt and prompt.count("\n") > 5:
+                raise InvalidParameter("your message is 130,897 tokens, and the model's context holds 1,024")
+            return super().events(prompt)
+
+    big = "\n".join(f"x = {i}" for i in range(200))
+
+    async def scenario():
+        src = TooLong(steps=2)
+        app, notices = _app(src)
+        async with app.run_test(size=(80, 24)) as pilot:
+            chat = app.main_screen
+            prompt = chat.query_one("#prompt")
+            await wait_until(pilot, lambda: chat.ready, what="ready")
+            prompt.post_message(events.Paste(big))
+            await wait_until(pilot, lambda: prompt.value.startswith("[paste 1"), what="the marker")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: any("back in the box" in m for m, _ in notices), what="the refusal")
+            assert prompt.value == paste_marker(1, big)
+            await pilot.press("enter")   # sent again as it was
+            await wait_until(pilot, lambda: len(src.sent) == 2, what="the second try")
+            assert src.sent == [big, big]
+
+    run(scenario())

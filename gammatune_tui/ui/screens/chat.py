@@ -42,13 +42,12 @@ from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ...errors import GammatuneError
 from ...render.change_marks import change_mark, sampling_in_force
 from ...render.safe_text import one_line
-from ...session.pace import pace_label
 from ...session.recording import RecordingWriter
 from ...session.source import EventSource, Notice
 from ...session.stats import RunningStats
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
-from ..widgets.stats_panel import STOP_WORDS, StatsPanel
+from ..widgets.stats_panel import StatsPanel
 from ..widgets.prompt import (UNDECODABLE_NOTICE, PromptInput, clean_prompt, is_system_command,
                               system_command_text)
 from ..widgets.step_inspector import StepInspector
@@ -277,6 +276,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self.turn_id += 1
         self.generating = True
         self.stop_requested = False
+        self._sent = (prompt, len(self.sessions))   # given back to the box if the turn is refused before it starts
         self.sub_title = "replaying…" if self.read_only else "generating…"  # a recording generates nothing
         self.run_worker(lambda: self._generate(prompt, self.turn_id), thread=True, group="generate",
                         exit_on_error=False)
@@ -289,23 +289,22 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
             self.stats.hindsight = msg.hindsight
         if msg.error:
             self.transcript.add_line(f"[error: {msg.error}]", "info")
-            self.notify(msg.error, title="Generation failed", severity="error", timeout=10)
+            back = self._give_prompt_back()
+            self.notify(msg.error + (" Your prompt is back in the box." if back else ""), title="Generation failed",
+                        severity="error", timeout=10)
         self.set_subtitle(self._idle_subtitle())
         self._flush_views()
         if self.read_only and getattr(self.source, "has_next_session", False) and not self.stop_requested:
             self.start_turn(None)
 
-    def _idle_subtitle(self) -> str:
-        s = self.stats.summary
-        base = one_line(getattr(self.source, "title", ""))
-        if s is None:
-            return base
-        return f"{base} · {s.tokens} tokens · {STOP_WORDS.get(s.stop_reason, s.stop_reason)}"
-
-    def show_pace(self) -> None:
-        """The title: the app's name, and the pace while one holds a live source back."""
-        pace = getattr(self.source, "pace", 0) if not self.read_only else 0
-        self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
+    def _give_prompt_back(self) -> bool:
+        """A prompt refused before its turn began (too long for the context…) goes back into an empty box."""
+        prompt, sessions = getattr(self, "_sent", (None, 0))
+        box = self.query_one("#prompt", PromptInput)
+        if prompt is None or self.read_only or len(self.sessions) != sessions or box.value:
+            return False
+        box.paste(prompt)   # a long one as its marker again
+        return True
 
     # -- events ------------------------------------------------------------------------
     def on_source_event(self, msg: SourceEvent) -> None:

@@ -14,6 +14,8 @@ names give way, never the total (issue 24).
 from __future__ import annotations
 
 from ...render.safe_text import one_line
+from ...session.pace import pace_label
+from ..widgets.stats_panel import STOP_WORDS
 
 LOADED = " · loaded in "
 HEADER_CHROME = 18
@@ -69,6 +71,19 @@ class ChatSubtitle:
         self._subtitle_shown = fit_subtitle(self._subtitle_full or "", self.size.width or self.app.size.width,
                                             self.title)
         self.sub_title = self._subtitle_shown
+
+    def _idle_subtitle(self) -> str:
+        """The subtitle between turns: the source's title, and how the last answer ended."""
+        s = self.stats.summary
+        base = one_line(getattr(self.source, "title", ""))
+        if s is None:
+            return base
+        return f"{base} · {s.tokens} tokens · {STOP_WORDS.get(s.stop_reason, s.stop_reason)}"
+
+    def show_pace(self) -> None:
+        """The title: the app's name, and the pace while one holds a live source back."""
+        pace = getattr(self.source, "pace", 0) if not self.read_only else 0
+        self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
 
     def subtitle_is_cut(self) -> bool:
         """Whether the subtitle shown leaves out the load's stages."""
