@@ -64,3 +64,25 @@ def test_the_load_stages_are_reachable_at_80x24_and_shown_whole_at_160x48():
 
     for size in ((80, 24), (160, 48)):
         run(scenario(size))
+
+
+def test_a_pace_in_the_title_refits_the_subtitle_so_the_total_stays():
+    """F9 put "· pace 10 steps/s" in the title and the header cut the subtitle's load total (issue 24)."""
+    title = f"demo pair · static runner · {load_stages_text(STAGES)}"
+
+    async def scenario():
+        source = SyntheticSource(steps=3)
+        source.title = title
+        source.pace = 0.0
+        source.set_pace = lambda p: setattr(source, "pace", p)
+        app = make_app(source)
+        async with app.run_test(size=(80, 24)) as pilot:
+            chat = app.main_screen
+            await wait_until(pilot, lambda: chat.ready, what="ready")
+            await pilot.press("f9")
+            await pilot.pause()
+            assert chat.title == "gammatune · pace 10 steps/s"
+            assert chat.sub_title == "demo pair · loaded in 10.1 s"
+            assert len(chat.title) + 3 + len(chat.sub_title) <= 80 - 18
+
+    run(scenario())

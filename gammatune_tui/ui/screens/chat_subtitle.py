@@ -84,6 +84,8 @@ class ChatSubtitle:
         """The title: the app's name, and the pace while one holds a live source back."""
         pace = getattr(self.source, "pace", 0) if not self.read_only else 0
         self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
+        if self._subtitle_full is not None and self.sub_title == self._subtitle_shown:   # a longer title: refit
+            self._fit_subtitle()
 
     def subtitle_is_cut(self) -> bool:
         """Whether the subtitle shown leaves out the load's stages."""
