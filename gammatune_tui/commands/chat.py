@@ -11,7 +11,7 @@ import typer
 
 from ..errors import InvalidParameter
 from .options import common_options
-from .prompt_input import given_prompt, prompt_file_option, stdin_is_piped
+from .prompt_input import given_prompt, prompt_file_option, stdin_is_piped, system_option
 from . import terminal
 
 
@@ -19,6 +19,7 @@ from . import terminal
 def chat(
     prompt: Optional[str] = typer.Argument(None, metavar="PROMPT", help="A first prompt, sent as soon as the models are loaded; - or a piped stdin reads it."),
     prompt_file: Optional[Path] = prompt_file_option(),
+    system: Optional[str] = system_option(),
     theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme: paper (default), okabe-ito, high-contrast, light, or one from $GAMMATUNE_THEMES / ~/.config/gammatune/themes."),
     record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", dir_okay=False),
     pace: float = typer.Option(0.0, "--pace", help="At most this many steps per second, to watch each step and tune while it runs (0 = full speed; F9 changes it in the app). Never counted in the timings.", min=0.0),
@@ -34,6 +35,9 @@ def chat(
     """
     settings = opts.policy_settings()   # a bad γ, η, δ, τ, --top-p or --temperature: one line before torch loads
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
+    from ..session.system_prompt import check_system_flags
+
+    check_system_flags(system, opts.raw)
     from ..bench.sim.hindsight import session_hindsight
     from ..engine.models import check_pair
     from ..session.live import LiveSource
@@ -46,7 +50,7 @@ def chat(
     if piped:
         _keyboard_from_terminal()   # the prompt came down the pipe; the app's keys come from the terminal
     source = LiveSource(settings, sampling, load_kwargs=opts.load_kwargs(), max_new_tokens=opts.max_new_tokens,
-                        raw=opts.raw, pace=pace, hindsight=session_hindsight)
+                        raw=opts.raw, pace=pace, hindsight=session_hindsight, system=system)
     # here, not in the app: the models load in another process, and a typo must not open the app
     check_pair(**opts.load_kwargs())
     app = make_app(source, theme=theme, record=record, prompt=prompt, export_dir=export_dir)   # checks the theme

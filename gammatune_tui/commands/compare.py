@@ -23,7 +23,7 @@ from ..engine.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
-from .prompt_input import given_prompt, prompt_file_option
+from .prompt_input import given_prompt, prompt_file_option, system_option
 from .terminal import prints_instead_of_tui
 
 
@@ -32,6 +32,7 @@ def compare(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Argument(None, metavar="PROMPT", help="The prompt; - or a piped stdin reads it (default: the demo prompt --seed picks, named on stderr)."),
     prompt_file: Optional[Path] = prompt_file_option(),
+    system: Optional[str] = system_option(),
     methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False, metavar="LIST",
                                           help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all; "
                                                "specdecode,gammatune+ with --drafters)."),
@@ -57,6 +58,9 @@ def compare(
     if repeats < 1:
         raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
     sampling = opts.sampling(demo_defaults=opts.uses_demo)   # a bad --top-p or --temperature: before torch loads
+    from ..session.system_prompt import check_system_flags
+
+    check_system_flags(system, opts.raw)
     _check_draft_model_exists(opts, drafters)
     from ..engine.draft_sources import parse_drafters
     from ..session.compare_job import CompareJob
@@ -78,7 +82,7 @@ def compare(
     check_models(opts, load_kwargs)   # a wrong path, an uncached hub id or -n past the context: one line, before the TUI
     prompt = prompt_or_demo(prompt, opts.seed)
     job = CompareJob(method_list, settings, sampling, prompt, opts.max_new_tokens, raw=opts.raw,
-                     load_kwargs=load_kwargs, record=record, repeats=repeats, drafters=drafter_list)
+                     load_kwargs=load_kwargs, record=record, repeats=repeats, drafters=drafter_list, system=system)
     if prints_instead_of_tui(print_, "compare"):
         _measure_and_print(job, record)
     else:
@@ -122,6 +126,8 @@ def _measure_and_print(job: Any, record: Optional[Path]) -> None:
         job.prepare(loading)
         if tty:
             print(file=sys.stderr)
+        if job.notice:
+            print(f"note: {job.notice}", file=sys.stderr)
         try:
             summary = job.run(progress)
         finally:

@@ -37,6 +37,15 @@ def prompt_file_option(panel: str | None = None) -> Any:
                         rich_help_panel=panel)
 
 
+def system_option(panel: str | None = None) -> Any:
+    """`--system TEXT` as chat, run and compare declare it (session/system_prompt.py says what it does)."""
+    return typer.Option(None, "--system", metavar="TEXT",
+                        help="A system prompt sent before the conversation, through the model's chat template. "
+                             "A pair without one (the demo pair completes code) leaves it out and says so; "
+                             "refused with --raw. In the chat, /system TEXT changes it.",
+                        rich_help_panel=panel)
+
+
 def stdin_is_piped(stream: IO[Any] | None = None) -> bool:
     """Whether stdin is a pipe or a redirected file (not a terminal, not /dev/null, not closed)."""
     stream = sys.stdin if stream is None else stream

@@ -21,7 +21,7 @@ import typer
 
 from ..errors import Interrupted, InvalidParameter
 from .options import check_models, common_options, prompt_or_demo
-from .prompt_input import given_prompt, prompt_file_option
+from .prompt_input import given_prompt, prompt_file_option, system_option
 
 
 @common_options()
@@ -32,6 +32,7 @@ def run(
              "--seed picks, named on stderr.",
     ),
     prompt_file: Optional[Path] = prompt_file_option(),
+    system: Optional[str] = system_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the event stream as JSON Lines on stdout, nothing else."),
     record: Optional[Path] = typer.Option(
         None, "--record", help="Also write the event stream to FILE (JSON Lines, flushed every step).",
@@ -50,6 +51,9 @@ def run(
     if max_new < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: now, not after loading
+    from ..session.system_prompt import check_system_flags, fit_system, with_system
+
+    check_system_flags(system, opts.raw)
 
     from ..bench.sim.hindsight import session_hindsight
     from ..engine.decoder import SpeculativeDecoder
@@ -66,7 +70,13 @@ def run(
     count = _Count()
     try:
         pair = load_pair(**opts.load_kwargs())
-        ids = pair.encode_prompt(prompt, raw=opts.raw)
+        if system:
+            messages, notice = fit_system(pair, with_system(system, [{"role": "user", "content": prompt}]))
+            if notice:
+                print(f"note: {notice}", file=sys.stderr)
+            ids = pair.encode_prompt(messages)
+        else:
+            ids = pair.encode_prompt(prompt, raw=opts.raw)
         decoder = SpeculativeDecoder(pair, settings, sampling)
         events = count.watch(decoder.generate(ids, max_new_tokens=max_new, user_text=prompt))  # ContextTooLong first
         if json_out:

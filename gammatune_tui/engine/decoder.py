@@ -290,6 +290,7 @@ class SpeculativeDecoder:
                 accepted=a, target_token=target_ev, emitted=emitted, gamma_next=policy.gamma,
                 draft_s=draft_s, verify_s=verify_s, step_s=now - step_start, elapsed_s=now - t0,
                 early_stop=drafted.early, settings_changed=changed,
+                sampling=self.sampling.to_json() if changed else {},
             )
             if settled.stop is not None:
                 stop_reason = settled.stop

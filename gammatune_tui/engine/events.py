@@ -122,9 +122,14 @@ class StepEvent:
     elapsed_s: float = 0.0
     early_stop: bool = False
     settings_changed: bool = False
+    # the sampling in force from this step, on a step that changed settings ({} otherwise, and not written):
+    # what lets a mark say "T 0.7 → 0" (the header holds the sampling a session began with)
+    sampling: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         d = {"type": self.type, **asdict(self)}
+        if not d["sampling"]:
+            del d["sampling"]
         for t in d["drafted"]:  # q_prob only where it differs from chosen_prob (model-free sources)
             if t["q_prob"] is None:
                 del t["q_prob"]
@@ -337,6 +342,7 @@ def _step(d: dict) -> StepEvent:
         draft_s=_num(d, "draft_s", optional=True), verify_s=_num(d, "verify_s", optional=True),
         step_s=_num(d, "step_s", optional=True), elapsed_s=_num(d, "elapsed_s", optional=True),
         early_stop=bool(d.get("early_stop", False)), settings_changed=bool(d.get("settings_changed", False)),
+        sampling=_dict(d, "sampling"),
     )
 
 

@@ -79,4 +79,44 @@ def plain_decode(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int,
     return run
 
 
-__all__ = ["PlainRun", "plain_decode"]
+def plain_step_seconds(pair: Any, sampling: SamplingConfig | None = None, steps: int = 24,
+                       prompt_len: int = 8) -> float:
+    """The median seconds of one plain target step (a one-token forward and the choice of its token).
+
+    What plain target-only decoding costs a token on this machine now, without
+    the prefill: the figure a live chat sets its own speed against (compare
+    measures the same through `plain_decode`). The tokens are the target's
+    own, from a short fixed prompt; EOS does not end the timing (the text is
+    not used)."""
+    sampling = sampling or SamplingConfig()
+    target = pair.target
+    device = torch.device(getattr(pair, "device", None) or target.device)
+    served = Served(sampling)
+    gen = make_generator(sampling.seed, device)
+    draft = getattr(pair, "draft", None)
+    vocab = int(target.config.vocab_size if draft is None else min(target.config.vocab_size, draft.config.vocab_size))
+    ids = [(7 * k + 3) % vocab for k in range(prompt_len)]
+    check_context(pair, len(ids), steps)
+    pool = runner_pool(pair)
+    runners = pool.acquire()
+    times: list[float] = []
+    try:
+        trun = runners.target
+        trun.start(len(ids) + steps)
+        trun.prefill(torch.tensor([ids[:-1]], device=device))
+        last = ids[-1]
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            logits = trun.forward(torch.tensor([[last]], device=device), 1)[-1:, :vocab]
+            if served.greedy:
+                last = int(logits.argmax(-1))     # int() waits for the device: the step is timed whole
+            else:
+                last = int(sample(served.probs(logits.float()), gen)[0])
+            times.append(time.perf_counter() - t0)
+    finally:
+        pool.release(runners)
+    times.sort()
+    return times[len(times) // 2]
+
+
+__all__ = ["PlainRun", "plain_decode", "plain_step_seconds"]

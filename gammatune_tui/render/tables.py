@@ -57,7 +57,7 @@ def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
 
     Given a `width` (the TUI's pane), optional columns (tokens, calls,
     tokens/step, α, the speedup over specdecode) are left out, in that order,
-    until the table fits; without one every column is kept, and a
+    until the table fits, and the caption names them; without one every column is kept, and a
     `FittingConsole` splits the table rather than cut a value.
     """
     rows = summary.rows
@@ -77,11 +77,13 @@ def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
     columns["calls t/d"] = [f"{r.target_calls}/{r.draft_calls}" for r in rows]
     if not one_length:
         columns["tokens"] = [str(r.tokens) for r in rows]
+    dropped: list[str] = []
     if width is not None:
         for name in _DROP_ORDER:
             if _table_width(columns) <= width:
                 break
-            columns.pop(name, None)
+            if columns.pop(name, None) is not None:
+                dropped.append(name)
 
     if summary.ranked:
         title = f"compare: ranked by tokens/s (median of {summary.runs} runs)"
@@ -97,6 +99,9 @@ def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
                      else "× specdecode needs specdecode among the methods")
     if one_length and rows:
         notes.append(f"{rows[0].tokens} tokens each")
+    if dropped:   # never without a word: the reader learns what this width hides, and where to see it
+        notes.append(f"left out at this width: {', '.join(dropped)} (a wider window, or compare --print, "
+                     "shows every column)")
     table = Table(title=title, title_justify="left", caption="; ".join(notes), caption_justify="left",
                   show_edge=False, pad_edge=False)
     for name in columns:

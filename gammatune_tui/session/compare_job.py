@@ -32,6 +32,7 @@ from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError, InvalidParameter
 from .compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS, CompareSummary, MethodRun, Reference, summarize
 from .recording import RecordingWriter
+from .system_prompt import fit_system, with_system
 from .source import Progress
 
 MeasureProgress = Callable[[int, int, str, int], None]
@@ -92,7 +93,7 @@ class CompareJob:
                  max_new_tokens: int, *, raw: bool = False, load_kwargs: dict[str, Any] | None = None,
                  factory: DecoderFactory | None = None, record: str | os.PathLike | None = None,
                  warmup_tokens: int = 8, repeats: int = DEFAULT_REPEATS, plain: PlainFn | None = None,
-                 drafters: Sequence[DrafterSettings] | None = None) -> None:
+                 drafters: Sequence[DrafterSettings] | None = None, system: str | None = None) -> None:
         several = bool(drafters) and len(drafters) > 1  # type: ignore[arg-type]
         names = parse_methods(methods if isinstance(methods, str) else list(methods),
                               at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
@@ -109,6 +110,9 @@ class CompareJob:
         self.settings, self.sampling = settings, sampling
         self.prompt = prompt
         self.raw = raw
+        self.system = system or ""
+        self.notice = ""     # set at prepare() when the pair cannot read the system prompt (it is left out)
+        self._messages: list[dict[str, str]] | None = None
         self.max_new_tokens = max_new_tokens
         self.load_kwargs = dict(load_kwargs or {})
         self.factory = factory
@@ -127,7 +131,9 @@ class CompareJob:
     @property
     def decoder_prompt(self) -> Any:
         """What the decoders get: the raw text, or one user message for the pair's chat format."""
-        return self.prompt if self.raw else [{"role": "user", "content": self.prompt}]
+        if self.raw:
+            return self.prompt
+        return self._messages or with_system(self.system, [{"role": "user", "content": self.prompt}])
 
     @property
     def total_runs(self) -> int:
@@ -149,6 +155,8 @@ class CompareJob:
             if not self.load_kwargs:
                 raise GammatuneError("no models to compare (neither load_kwargs nor a decoder factory)")
             pair = load_pair(**self.load_kwargs, progress=progress)
+            if self.system and not self.raw:   # kept where the pair reads a chat format, else left out, said
+                self._messages, self.notice = fit_system(pair, self.decoder_prompt)
             prompt_ids = pair.encode_prompt(self.decoder_prompt, raw=self.raw)
             check_context(pair, len(prompt_ids), self.max_new_tokens)
             self.factory = engine_factory(pair)

@@ -35,7 +35,9 @@ from .hindsight import Hindsight, HindsightHook, run_hook, sampled_session
 from .live_process import DecoderProcess
 from .pace import StepPacer, check_pace
 from .source import Notice, Progress, SourceItem
-from .turns import Messages, load_decoder, pair_title, run_turn
+from .system_prompt import with_system
+from .plain_speed import PlainSpeed
+from .turns import Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn
 
 
 class LiveSource:
@@ -53,8 +55,10 @@ class LiveSource:
     def __init__(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None, *,
                  pair: Pair | None = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,
                  raw: bool = False, title: str | None = None, process: bool = True, pace: float = 0.0,
-                 hindsight: HindsightHook | None = None) -> None:
+                 hindsight: HindsightHook | None = None, system: str | None = None) -> None:
         self.settings = settings or PolicySettings()
+        self.system = system or ""       # the system prompt sent before the conversation ('' = none)
+        self._system_sent: str | None = None   # the one the last turn went with (a changed one is noted again)
         self.sampling = sampling or SamplingConfig()
         self.max_new_tokens = max_new_tokens
         self.raw = raw
@@ -89,6 +93,12 @@ class LiveSource:
     def prepare(self, progress: Progress) -> None:
         self.title = self.link.prepare(self.settings, self.sampling, progress) or self.title
 
+    @property
+    def plain_speed(self) -> PlainSpeed | None:
+        """Plain target-only decoding as timed where the models run (at load, again after a turn whose
+        sampling costs differently): what the chat sets its speed against (session/plain_speed.py)."""
+        return self.link.plain
+
     def events(self, prompt: str | None) -> Iterator[SourceItem]:
         if prompt is None:
             return
@@ -97,7 +107,9 @@ class LiveSource:
         self.hindsight, self._sampled_midway = None, False
         pieces: list[str] = []
         summary: SessionSummary | None = None
-        for ev in self.link.turn(messages, self.raw, self.max_new_tokens, prompt, turn):
+        note_system, self._system_sent = self.system != self._system_sent, self.system
+        for ev in self.link.turn(with_system(self.system, messages), self.raw, self.max_new_tokens, prompt, turn,
+                                 note_system):
             if isinstance(ev, Notice):
                 yield ev
                 continue
@@ -119,6 +131,10 @@ class LiveSource:
             self.sampling = sampling
             self._sampled_midway = self._sampled_midway or not sampling.greedy
         self.link.request(settings, sampling)
+
+    def set_system(self, text: str) -> None:
+        """The system prompt for the next turns ('' removes it); the history is kept."""
+        self.system = text.strip()
 
     def stop(self) -> None:
         self.link.stop()
@@ -144,22 +160,26 @@ class _InThread:
         self.pacer = StepPacer(pace)
         self.hook = hindsight
         self.hindsight: Hindsight | None = None
+        self.plain: PlainSpeed | None = None
 
     def prepare(self, settings: PolicySettings, sampling: SamplingConfig, progress: Progress) -> str:
         self.pair, self.decoder = load_decoder(self.load_kwargs, settings, sampling, progress, self.pair)
+        self.plain = plain_at_load(self.pair, sampling, progress)
         return pair_title(self.pair)
 
     def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
-             turn: int) -> Iterator[SourceItem]:
+             turn: int, note_system: bool = True) -> Iterator[SourceItem]:
         if self.decoder is None:
             raise GammatuneError("the models are not loaded yet")
         self.hindsight = None
         events: list[Event] = []
-        for item in run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn, self.pacer):
+        for item in run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn, self.pacer,
+                             note_system=note_system):
             if not isinstance(item, Notice):
                 events.append(item)
             yield item
         self.hindsight = run_hook(self.hook, self.pair, events)
+        self.plain = plain_after_turn(self.pair, self.decoder, self.plain, turn)
 
     def request(self, settings: PolicySettings | None, sampling: SamplingConfig | None) -> None:
         if self.decoder is not None:

@@ -22,7 +22,8 @@ from ..errors import GammatuneError, ModelLoadError
 from .hindsight import Hindsight, HindsightHook, run_hook
 from .pace import StepPacer
 from .source import Notice, Progress, SourceItem
-from .turns import Messages, load_decoder, pair_title, run_turn
+from .plain_speed import PlainSpeed
+from .turns import Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn
 
 
 class DecoderProcess:
@@ -33,6 +34,7 @@ class DecoderProcess:
         self.pace = pace
         self.hook = hindsight              # runs in the child, after each turn; its answer comes back
         self.hindsight: Hindsight | None = None
+        self.plain: PlainSpeed | None = None   # plain target decoding, timed in the child
         self._proc: Any = None
         self._cmd: Any = None      # parent's end of the command pipe
         self._ev: Any = None       # parent's end of the event pipe
@@ -56,16 +58,17 @@ class DecoderProcess:
             if msg[0] == "progress":
                 progress(msg[1], msg[2])
             elif msg[0] == "ready":
+                self.plain = msg[2]
                 return msg[1]
             elif msg[0] == "error":
                 self.close()
                 raise (GammatuneError if msg[2] else ModelLoadError)(msg[1])
 
     def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
-             turn: int) -> Iterator[SourceItem]:
+             turn: int, note_system: bool = True) -> Iterator[SourceItem]:
         if self._proc is None:
             raise GammatuneError("the models are not loaded yet")
-        self._send(("generate", messages, raw, max_new_tokens, user_text, turn))
+        self._send(("generate", messages, raw, max_new_tokens, user_text, turn, note_system))
         self.hindsight = None
         done = False
         try:
@@ -75,6 +78,8 @@ class DecoderProcess:
                     yield msg[1]
                 elif msg[0] == "hindsight":
                     self.hindsight = msg[1]
+                elif msg[0] == "plain":
+                    self.plain = msg[1]
                 elif msg[0] == "done":
                     done = True
                     break
@@ -181,12 +186,13 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
                   not isinstance(exc, ModelLoadError)))
 
     try:
-        pair, decoder = load_decoder(load_kwargs, settings, sampling,
-                                     lambda stage, frac: out.send(("progress", stage, frac)))
+        progress = lambda stage, frac: out.send(("progress", stage, frac))   # noqa: E731
+        pair, decoder = load_decoder(load_kwargs, settings, sampling, progress)
+        plain = plain_at_load(pair, sampling, progress)
     except Exception as exc:
         fail(exc)
         return
-    out.send(("ready", pair_title(pair)))
+    out.send(("ready", pair_title(pair), plain))
     pacer = StepPacer(pace)
     quitting = False
 
@@ -223,10 +229,10 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
             if not control(msg):
                 return
             continue
-        _, messages, raw, max_new, user_text, turn = msg
+        _, messages, raw, max_new, user_text, turn, note_system = msg
         try:
             events: list[Event] = []
-            for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn, pacer, idle):
+            for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn, pacer, idle, note_system):
                 out.send(("event", ev))
                 if not isinstance(ev, Notice):
                     events.append(ev)
@@ -236,6 +242,8 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
                     return
             if hook is not None:   # after the turn's last event: never inside its timed loop
                 out.send(("hindsight", run_hook(hook, pair, events)))
+            plain = plain_after_turn(pair, decoder, plain, turn)
+            out.send(("plain", plain))
         except Exception as exc:
             fail(exc)
         out.send(("done",))

@@ -33,6 +33,7 @@ class Notice:
 
     text: str
     severity: str = "warning"
+    title: str = "Context"    # the notification's title: what the notice is about
 
 
 SourceItem = Union[Event, Notice]

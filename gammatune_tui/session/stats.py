@@ -19,6 +19,7 @@ from typing import Iterable, Sequence
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.tally import SessionTally
 from .hindsight import Hindsight
+from .plain_speed import PlainSpeed, SpeedVerdict
 
 
 ROLLING_STEPS = 10
@@ -73,6 +74,8 @@ class RunningStats:
     gamma_sum: int = 0
     recent: list[tuple[int, int]] = field(default_factory=list)
     hindsight: Hindsight | None = None  # set after the session by a source that checks it against the oracle
+    plain: PlainSpeed | None = None     # plain target decoding measured by a live source (session/plain_speed.py)
+    recent_speed: list[tuple[int, float]] = field(default_factory=list)   # (tokens, seconds) of the recent steps
 
     def add(self, event: Event) -> None:
         if isinstance(event, SessionHeader):
@@ -92,8 +95,10 @@ class RunningStats:
         self.elapsed_s = ev.elapsed_s or (self.elapsed_s + (ev.step_s or ev.draft_s + ev.verify_s))
         self.gamma_sum += ev.gamma
         self.recent.append((ev.accepted, d))
+        self.recent_speed.append((len(ev.emitted), ev.step_s or (ev.draft_s + ev.verify_s)))
         if len(self.recent) > self.window:
             del self.recent[0]
+            del self.recent_speed[0]
 
     # -- the tally's counts (SPEC §5) -----------------------------------------------------
     steps = _from_tally("steps")
@@ -148,19 +153,21 @@ class RunningStats:
         return self.draft_s + self.verify_s
 
     @property
-    def plain_estimate_tokens_per_s(self) -> float:
-        """Plain target decoding would take about one verify pass per token."""
-        return 1.0 / self.t_target if self.t_target > 0 else 0.0
+    def recent_tokens_per_s(self) -> float:
+        """Tokens per second over the recent steps, by their own times (no prefill)."""
+        seconds = sum(t for _, t in self.recent_speed)
+        return sum(n for n, _ in self.recent_speed) / seconds if seconds > 0 else 0.0
 
     @property
-    def slower_than_plain(self) -> bool:
-        """Speculation is losing when a step's cost exceeds that of the tokens it emits, one pass each."""
-        if self.steps < 3 or self.t_target <= 0:
-            return False
-        recent_steps = max(1, len(self.recent))
-        recent_tokens = sum(a for a, _ in self.recent) + recent_steps
-        per_step = (self.draft_s + self.verify_s) / self.steps
-        return per_step * recent_steps > self.t_target * recent_tokens
+    def speed_verdict(self) -> SpeedVerdict | None:
+        """This session against plain decoding measured on this machine: over the recent steps while the
+        answer streams, over the whole answer once it ended; None without a measurement or before 3 steps."""
+        if self.plain is None or self.steps < 3:
+            return None
+        if self.summary is not None:
+            return SpeedVerdict(self.tokens_per_s, self.plain, "this answer") if self.tokens_per_s > 0 else None
+        speed = self.recent_tokens_per_s
+        return SpeedVerdict(speed, self.plain, f"last {len(self.recent_speed)} steps") if speed > 0 else None
 
     @property
     def regime(self) -> str:

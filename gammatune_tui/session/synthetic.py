@@ -187,11 +187,14 @@ class SyntheticSource:
                 reason = "stopped"
                 break
             changed = False
+            sampling_now: dict = {}
             with self._lock:
                 pending, self._pending = self._pending, None
             if pending is not None:
                 if pending[0] is not None:
                     policy = pending[0].apply_to(policy)
+                if pending[1] is not None:
+                    sampling_now = pending[1].to_json()
                 changed = True
             gamma, method, params = policy.gamma, policy.name, policy.describe()
             window = plan_window(gamma, None if limit is None else limit - pos)   # one token is left for the target
@@ -221,7 +224,7 @@ class SyntheticSource:
                 step=tally.steps - 1, method=method, params=params, gamma=gamma, drafted=drafted, accepted=a,
                 target_token=TargetToken(ids[tp], tp, "bonus" if a == d else "correction"), emitted=emitted,
                 gamma_next=policy.gamma, draft_s=draft_s, verify_s=verify_s, step_s=draft_s + verify_s,
-                elapsed_s=elapsed, early_stop=early, settings_changed=changed,
+                elapsed_s=elapsed, early_stop=early, settings_changed=changed, sampling=sampling_now,
             )
             pos += len(emitted)
             if self.delay:

@@ -20,7 +20,9 @@ from ..engine.sampling import SamplingConfig
 from ..engine.context import context_window
 from .context import fit_conversation
 from .pace import Idle, StepPacer, paced
+from .plain_speed import PlainSpeed, measure_plain, refresh_plain
 from .source import Notice, Progress, SourceItem
+from .system_prompt import fit_system
 
 Messages = list[dict[str, str]]
 
@@ -35,14 +37,33 @@ def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling
     return pair, SpeculativeDecoder(pair, settings, sampling)
 
 
+def plain_at_load(pair: Pair, sampling: SamplingConfig, progress: Progress) -> PlainSpeed | None:
+    """Plain target decoding timed once the pair is loaded and warm: what the chat's speed is set against."""
+    progress("timing plain target decoding", 1.0)
+    plain = measure_plain(pair, sampling, "at load")
+    progress("ready", 1.0)
+    return plain
+
+
+def plain_after_turn(pair: Pair, decoder: Any, current: PlainSpeed | None, turn: int) -> PlainSpeed | None:
+    """After a turn (the user is reading, nothing runs): timed again if the sampling in force changed."""
+    return refresh_plain(pair, decoder.sampling, current, f"after turn {turn + 1}")
+
+
 def run_turn(pair: Pair, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
-             turn: int, pacer: StepPacer | None = None, idle: Idle | None = None) -> Iterator[SourceItem]:
+             turn: int, pacer: StepPacer | None = None, idle: Idle | None = None,
+             note_system: bool = True) -> Iterator[SourceItem]:
     """One turn of the conversation `messages` (ending with the user's), as the decoder's events.
 
+    A system message the pair cannot read is left out, and a Notice says so
+    when `note_system` (the first turn it is left out of: `system_prompt.py`).
     The most recent turns that fit the models' context go (a Notice first
     says what was left out); `pacer` holds the steps to its rate, its waits
     taken out of the events' clocks.
     """
+    messages, system_note = fit_system(pair, messages, raw)
+    if system_note and note_system:
+        yield Notice(system_note[:1].upper() + system_note[1:] + ".", title="System prompt")
     window = context_window(pair)
     fit = fit_conversation(messages, lambda m: pair.encode_prompt(m, raw=raw), max_new_tokens,
                            window.tokens if window is not None else None)

@@ -132,6 +132,11 @@ def test_summary_table_fits_80_columns_by_dropping_optional_columns():
     assert "calls t/d" in wide and "tok/step" in wide
     assert all(len(line) <= 80 for line in narrow.splitlines())
     assert "…" not in narrow and "assistant-threshold" in narrow and "× target" in narrow and "spread" in narrow
+    # what the narrow table leaves out is said under it (issue 24: the calls column went without a word)
+    said = " ".join(narrow.split())
+    assert "calls t/d" not in narrow.split("left out")[0]
+    assert "left out at this width: calls t/d" in said and "compare --print" in said
+    assert "left out" not in wide
 
 
 def test_summary_numbers_equal_each_methods_own_stats():

@@ -18,6 +18,10 @@ def test_turns_carry_the_history_and_requests_apply_at_the_next_step(tiny_pair):
     stages = []
     src.prepare(lambda stage, frac: stages.append((stage, frac)))
     assert stages[-1] == ("ready", 1.0)
+    # plain target decoding is timed where the models are, once they are loaded: the chat's speed is set against it
+    assert ("timing plain target decoding", 1.0) in stages
+    assert src.plain_speed is not None and src.plain_speed.tokens_per_s > 0
+    assert src.plain_speed.sampling == "greedy" and src.plain_speed.when == "at load"
     # the subtitle says which runner the sessions use (tiny_pair is warmed up by its fixture or not at all)
     assert f"{tiny_pair.runner} runner" in src.title
 
@@ -35,7 +39,11 @@ def test_turns_carry_the_history_and_requests_apply_at_the_next_step(tiny_pair):
     reply = "".join(t.text for s in steps for t in s.emitted)
     assert src.messages == [{"role": "user", "content": "hello"}, {"role": "assistant", "content": summary.text or reply}]
 
+    assert src.plain_speed.when == "at load"   # the same sampling: not timed again
+    src.request(sampling=SamplingConfig(temperature=0.7, top_p=0.9))
     second = list(src.events("again"))
+    # a sampled step costs differently: timed again after the turn that first ran sampled
+    assert src.plain_speed.when == "after turn 2" and src.plain_speed.sampling == "T 0.7, top-p 0.9"
     h2 = second[0]
     assert h2.turn == 1 and h2.user_text == "again"
     assert len(h2.prompt_ids) > len(header.prompt_ids) + len(reply.encode()) // 2   # the history went along
@@ -72,6 +80,7 @@ def test_decoder_process_streams_applies_requests_and_stops(tiny_pair_dirs):
     try:
         src.prepare(lambda stage, frac: stages.append(stage))
         assert stages[0] == "starting the model process" and stages[-1] == "ready" and "target" in stages
+        assert src.plain_speed is not None and src.plain_speed.tokens_per_s > 0   # timed in the child, sent back
         events = []
         for ev in src.events("hello"):
             events.append(ev)

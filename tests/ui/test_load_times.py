@@ -21,7 +21,16 @@ def test_the_subtitle_parts_follow_the_load_stages_text():
     assert name == "HuggingFaceTB/SmolLM2-135M-Instruct + prompt lookup · static runner"
     assert total == "loaded in 10.1 s" and stages == "imports 4.1 · tokenizer 0.3 · weights 2.0 · self-checks 2.9 · warm-up 0.8 s"
     assert fit_subtitle(TITLE, 200) == TITLE
-    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 80) == f"{name} · {total} · 40 tokens · end of turn"
+    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 150) == f"{name} · {total} · 40 tokens · end of turn"
+    # at 80 columns SmolLM2's name alone filled the header, and the total was cut (issue 24): the runner,
+    # then the start of the name give way, never the total
+    for width, shown in ((100, "HuggingFaceTB/SmolLM2-135M-Instruct + prompt lookup · loaded in 10.1 s"),
+                         (80, "…-135M-Instruct + prompt lookup · loaded in 10.1 s")):
+        assert fit_subtitle(TITLE, width) == shown
+        assert len("gammatune") + 3 + len(shown) <= width - 18
+    assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 80) == "…-135M-Instruct + prompt lookup · loaded in 10.1 s"
+    demo = f"demo pair · static runner · {load_stages_text(STAGES)} · 256 tokens · reached the token limit"
+    assert fit_subtitle(demo, 80) == "demo pair · loaded in 10.1 s"
 
 
 def _messages(app):
@@ -55,3 +64,25 @@ def test_the_load_stages_are_reachable_at_80x24_and_shown_whole_at_160x48():
 
     for size in ((80, 24), (160, 48)):
         run(scenario(size))
+
+
+def test_a_pace_in_the_title_refits_the_subtitle_so_the_total_stays():
+    """F9 put "· pace 10 steps/s" in the title and the header cut the subtitle's load total (issue 24)."""
+    title = f"demo pair · static runner · {load_stages_text(STAGES)}"
+
+    async def scenario():
+        source = SyntheticSource(steps=3)
+        source.title = title
+        source.pace = 0.0
+        source.set_pace = lambda p: setattr(source, "pace", p)
+        app = make_app(source)
+        async with app.run_test(size=(80, 24)) as pilot:
+            chat = app.main_screen
+            await wait_until(pilot, lambda: chat.ready, what="ready")
+            await pilot.press("f9")
+            await pilot.pause()
+            assert chat.title == "gammatune · pace 10 steps/s"
+            assert chat.sub_title == "demo pair · loaded in 10.1 s"
+            assert len(chat.title) + 3 + len(chat.sub_title) <= 80 - 18
+
+    run(scenario())

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 
-from gammatune_tui.engine.events import DraftedToken, EmittedToken, StepEvent, TargetToken
+from gammatune_tui.engine.events import DraftedToken, EmittedToken, SessionSummary, StepEvent, TargetToken
+from gammatune_tui.session.plain_speed import PlainSpeed
 from gammatune_tui.session.stats import RunningStats
 from gammatune_tui.ui.widgets.stats_panel import render_stats
 from gammatune_tui.ui.widgets.token_stream import TokenStream
@@ -33,13 +34,50 @@ def test_stats_show_spec_metrics():
     assert "slower than plain" not in text
 
 
-def test_warning_when_speculation_is_slower_than_plain():
+def test_no_speed_verdict_without_a_measured_plain_speed():
+    """The old warning priced a plain token at one verify pass of several tokens: a figure nothing measured."""
     s = RunningStats()
-    for i in range(10):          # slow drafts, nothing accepted: each step costs more than a plain pass
+    for i in range(10):          # slow drafts, nothing accepted
         s.add(_step(i, 4, 0, 0.040, 0.010))
-    assert s.slower_than_plain
+    assert s.speed_verdict is None
     text = " ".join(plain(render_stats(s)).split())
-    assert "⚠ speculation is slower than plain target decoding" in text and "regime difficult" in text
+    assert "plain" not in text and "⚠" not in text and "regime difficult" in text
+
+
+def _measured(tok_s: float) -> PlainSpeed:
+    return PlainSpeed(tok_s, "T 0.7", "at load")
+
+
+def test_the_verdict_names_its_window_and_agrees_with_its_figures():
+    s = RunningStats(plain=_measured(241.0))
+    for i in range(12):          # 4 tokens a step in 14 ms: 285.7 tok/s
+        s.add(_step(i, 4, 3, 0.004, 0.010))
+    v = s.speed_verdict
+    assert not v.slower and v.window == "last 10 steps"
+    text = " ".join(plain(render_stats(s)).split())
+    assert "vs plain 1.19× — last 10 steps 286 tok/s · plain 241 tok/s (T 0.7, measured at load)" in text
+    assert "⚠" not in text and "slower" not in text
+
+    # the issue's case: 196.5 tok/s beside plain 241 is slower, and the warning says so over its window
+    s = RunningStats(plain=_measured(241.0))
+    for i in range(10):
+        s.add(_step(i, 4, 0, 0.00309, 0.002))   # 1 token in 5.09 ms: 196.5 tok/s
+    text = " ".join(plain(render_stats(s)).split())
+    assert "tokens/s 196.5" in text and "vs plain 0.82× — last 10 steps 196 tok/s · plain 241 tok/s" in text
+    assert "⚠ last 10 steps: speculation ran slower than plain target decoding" in text
+
+
+def test_after_the_answer_the_verdict_covers_the_answer_and_uses_its_tokens_per_s():
+    s = RunningStats(plain=_measured(300.0))
+    for i in range(10):
+        s.add(_step(i, 4, 3, 0.004, 0.010))
+    s.add(SessionSummary(tokens=40, steps=10, acceptance_rate=0.75, tokens_per_step=4.0, tokens_per_s=285.7,
+                         stop_reason="eos"))
+    text = " ".join(plain(render_stats(s)).split())
+    assert "tokens/s 285.7" in text
+    assert "vs plain 0.95× — this answer 286 tok/s · plain 300 tok/s (T 0.7, measured at load)" in text
+    assert "⚠ this answer: speculation ran slower than plain target decoding" in text
+    assert "last 10 steps 2" not in text   # the streaming window is not left up once the answer ended
 
 
 def test_confidence_shading_dims_unsure_draft_tokens():

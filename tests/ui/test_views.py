@@ -183,3 +183,14 @@ def test_exports_go_to_the_export_dir_and_the_html_has_legend_settings_and_stats
                 assert piece in html.replace("&#x27;", "'"), piece
 
     run(scenario())
+
+
+def test_small_probabilities_in_the_inspector_read_right_beside_their_ratio():
+    """Two decimals showed "q 0.01, p 0.00, min(1,p/q) 0.40" (issue 24): under 0.1, two significant digits."""
+    tok = DraftedToken(1, "a", 0.3, 0.0099, 0.00396)
+    ev = StepEvent(step=0, method="specdecode", params={}, gamma=1, drafted=[tok], accepted=0,
+                   target_token=TargetToken(2, "b", "correction"),
+                   emitted=[EmittedToken(2, "b", "target")], gamma_next=1, draft_s=0.0, verify_s=0.0)
+    rows = {ln.split("  ")[0].strip(): ln for ln in plain(render_step(ev)).splitlines()}
+    assert "0.0099" in rows["q draft"] and "0.0040" in rows["p target"] and "0.40" in rows["min(1,p/q)"]
+    assert "0.30" in rows["top-1 q"]

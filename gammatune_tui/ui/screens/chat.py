@@ -40,19 +40,20 @@ from textual.widgets import Header, Input, Label, ProgressBar, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ...errors import GammatuneError
-from ...render.change_marks import change_mark
+from ...render.change_marks import change_mark, sampling_in_force
 from ...render.safe_text import one_line
-from ...session.pace import pace_label
 from ...session.recording import RecordingWriter
 from ...session.source import EventSource, Notice
 from ...session.stats import RunningStats
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
-from ..widgets.stats_panel import STOP_WORDS, StatsPanel
-from ..widgets.prompt import UNDECODABLE_NOTICE, PromptInput, clean_prompt
+from ..widgets.stats_panel import StatsPanel
+from ..widgets.prompt import (UNDECODABLE_NOTICE, PromptInput, clean_prompt, is_system_command,
+                              system_command_text)
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
 from .chat_actions import ChatActions, ChatFooter
+from .chat_heading import write_turn_heading
 from .chat_subtitle import ChatSubtitle
 from .chat_views import ChatViews
 from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone
@@ -128,6 +129,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self._inspector_scheduled = False
         self._inspector_last = float("-inf")
         self._notes: list[str] = []
+        self._system_shown = ""          # the system prompt the transcript last said was in force
 
     # -- layout --------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -242,16 +244,23 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     @on(Input.Submitted, "#prompt")
     def _on_prompt(self, event: Input.Submitted) -> None:
         event.stop()
-        text = event.value
-        if not text.strip():
+        if not event.value.strip():
             return
-        if self.load_error:
+        command = is_system_command(event.value)
+        if self.load_error and not command:
             self.notify(f"The models did not load: {self.load_error}", severity="error")
             return
-        if self.generating:
+        if self.generating and not command:
             self.notify("A generation is running: press Esc to stop it, then send.", severity="warning")
             return
-        event.input.value = ""
+        text, notices = self.query_one("#prompt", PromptInput).take_prompt()   # pastes whole, box emptied
+        for notice in notices:
+            self.notify(notice, title="Prompt", severity="warning", timeout=10)
+        if command:
+            self.set_system_prompt(system_command_text(text))
+            return
+        if not text.strip():
+            return
         if not self.ready:
             self.queued_prompt = text
             self.notify("The models are still loading; your prompt starts as soon as they are ready.")
@@ -267,6 +276,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self.turn_id += 1
         self.generating = True
         self.stop_requested = False
+        self._sent = (prompt, len(self.sessions))   # given back to the box if the turn is refused before it starts
         self.sub_title = "replaying…" if self.read_only else "generating…"  # a recording generates nothing
         self.run_worker(lambda: self._generate(prompt, self.turn_id), thread=True, group="generate",
                         exit_on_error=False)
@@ -279,23 +289,22 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
             self.stats.hindsight = msg.hindsight
         if msg.error:
             self.transcript.add_line(f"[error: {msg.error}]", "info")
-            self.notify(msg.error, title="Generation failed", severity="error", timeout=10)
+            back = self._give_prompt_back()
+            self.notify(msg.error + (" Your prompt is back in the box." if back else ""), title="Generation failed",
+                        severity="error", timeout=10)
         self.set_subtitle(self._idle_subtitle())
         self._flush_views()
         if self.read_only and getattr(self.source, "has_next_session", False) and not self.stop_requested:
             self.start_turn(None)
 
-    def _idle_subtitle(self) -> str:
-        s = self.stats.summary
-        base = one_line(getattr(self.source, "title", ""))
-        if s is None:
-            return base
-        return f"{base} · {s.tokens} tokens · {STOP_WORDS.get(s.stop_reason, s.stop_reason)}"
-
-    def show_pace(self) -> None:
-        """The title: the app's name, and the pace while one holds a live source back."""
-        pace = getattr(self.source, "pace", 0) if not self.read_only else 0
-        self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
+    def _give_prompt_back(self) -> bool:
+        """A prompt refused before its turn began (too long for the context…) goes back into an empty box."""
+        prompt, sessions = getattr(self, "_sent", (None, 0))
+        box = self.query_one("#prompt", PromptInput)
+        if prompt is None or self.read_only or len(self.sessions) != sessions or box.value:
+            return False
+        box.paste(prompt)   # a long one as its marker again
+        return True
 
     # -- events ------------------------------------------------------------------------
     def on_source_event(self, msg: SourceEvent) -> None:
@@ -306,7 +315,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     def on_source_notice(self, msg: SourceNotice) -> None:
         if msg.turn_id != self.turn_id:
             return
-        self.notify(msg.notice.text, title="Context", severity=msg.notice.severity, timeout=10)
+        self.notify(msg.notice.text, title=msg.notice.title, severity=msg.notice.severity, timeout=10)
         self._notes.append(msg.notice.text)   # a line in the transcript, under the turn's separator
 
     def handle_event(self, ev: Event) -> None:
@@ -320,38 +329,32 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
 
     def _on_header(self, h: SessionHeader) -> None:
         self.query_one("#welcome").display = False
-        self.stats = RunningStats()
+        self.stats = RunningStats(plain=getattr(self.source, "plain_speed", None))   # measured by a live source
         self.stats.add(h)
         self.sessions.append(self.stats)
         self.session_starts.append(len(self.steps))
         self._session_token_start = self.transcript.token_count
         self._session_step_start = len(self.steps)
         self._session_chart_start = self.chart.step_count
-        ts = self.transcript
-        if ts.token_count:
-            ts.add_line("")
-        label = f" {h.label}" if h.label else ""
-        ts.add_line(f"── turn {h.turn + 1}{label} · {h.method} γ0={h.gamma0} ──" if (h.turn or ts.token_count or h.label)
-                    else f"── {h.method} γ0={h.gamma0} · {one_line(h.target)} + {one_line(h.draft)} ──", "info")
         notes, self._notes = self._notes, []
-        for note in notes:
-            ts.add_line(f"⚠ {note}", "info")
-        user = h.user_text or ("".join(h.prompt_pieces) if h.prompt_pieces else h.prompt)
-        ts.append(user, "prompt")
-        if not (h.prompt.endswith(user) or "".join(h.prompt_pieces).endswith(user)):
-            ts.append("\n", "info")
+        system = getattr(self.source, "system", "") if not self.read_only else ""
+        self._system_shown = write_turn_heading(self.transcript, h, system=system, system_shown=self._system_shown,
+                                                notes=notes)
 
     def _on_step(self, ev: StepEvent) -> None:
         idx = len(self.steps)
+        change = ""
         if ev.settings_changed:   # a mark where the new settings begin (kept by the HTML export too)
             prev = self.steps[idx - 1] if idx > self._session_step_start else None
-            self.transcript.append(f" {change_mark(prev, ev)} ", "info", step=idx)
+            before = sampling_in_force(self.stats.header, self.steps[self._session_step_start:])
+            change = change_mark(prev, ev, before)
+            self.transcript.append(f" {change} ", "info", step=idx)
         self.steps.append(ev)
         self.stats.add(ev)
         self.transcript.push_step(ev, idx)
         self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
         if ev.settings_changed:
-            self.controls.note_applied(ev.step, ev.method)
+            self.controls.note_applied(change.strip("⟦⟧"))
         self.stats_panel.show(self.stats)
         if self.follow:
             self._schedule_inspector()

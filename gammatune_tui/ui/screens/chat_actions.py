@@ -158,6 +158,17 @@ class ChatActions:
         prompt = self.query_one("#prompt")
         (self.transcript if self.read_only or not prompt.display else prompt).focus()
 
+    # -- the system prompt (`/system TEXT` typed in the prompt) ------------------------------
+    def set_system_prompt(self, text: str) -> None:
+        """The source's system prompt from the next turn ('' removes it)."""
+        set_system = getattr(self.source, "set_system", None)
+        if not callable(set_system):
+            self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
+            return
+        set_system(text)
+        self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
+                    "(/system alone removes it).", title="System prompt", timeout=4)
+
     # -- pace -------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "pace":
@@ -214,7 +225,7 @@ class ChatActions:
             after += [Text(""), Text(f"{name}: statistics", style="bold")]
             if h is not None:
                 after.append(Text(f"settings: {settings_line(h)}", style="dim"))
-            changes = change_list(steps)
+            changes = change_list(steps, h)
             if changes:   # where the user changed the method or a parameter mid-answer (marked ⟦…⟧ above)
                 after.append(Text("changed at " + " · ".join(changes), style="dim"))
             after.append(render_stats(stats))

@@ -6,12 +6,16 @@ weights 2.0 · self-checks 2.9 · warm-up 0.8 s"). At 80 columns the header
 cut that line before the stages. So where the whole line does not fit, the
 subtitle keeps the pair and the total ("… · loaded in 9.8 s"), a notice
 after loading gives the stages, and the palette's "Show load times" gives
-them again at any time (issue 19 leftovers).
+them again at any time (issue 19 leftovers). Where even that is too long
+(SmolLM2's hub name at 80 columns), the runner and then the start of the
+names give way, never the total (issue 24).
 """
 
 from __future__ import annotations
 
 from ...render.safe_text import one_line
+from ...session.pace import pace_label
+from ..widgets.stats_panel import STOP_WORDS
 
 LOADED = " · loaded in "
 HEADER_CHROME = 18
@@ -28,14 +32,29 @@ def split_load(title: str) -> tuple[str, str, str]:
 
 
 def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
-    """`text` if the header shows it whole at `width`, else the same without the load's stages."""
-    if width <= 0 or len(app_title) + 3 + len(text) <= width - HEADER_CHROME:
+    """`text` if the header shows it whole at `width`; else shortened so that the load's total stays.
+
+    Left out in this order until it fits: the load's stages (a notice and the
+    palette give them), the runner, the last answer's tokens and stop reason
+    (the statistics show them), then the start of the models' names (marked
+    "…"). The total ("loaded in 9.8 s") is never the part cut.
+    """
+    room = width - HEADER_CHROME - len(app_title) - 3
+    if width <= 0 or len(text) <= room:
         return text
     name, total, stages = split_load(text)
-    if not stages:
+    if not total:
         return text
-    tail = stages.partition(" s · ")[2]   # what came after the stages (tokens, stop reason), if anything
-    return f"{name} · {total}" + (f" · {tail}" if tail else "")
+    tail = stages.partition(" s · ")[2] if stages else ""   # what came after the stages (tokens, stop reason)
+    models, sep, runner = name.rpartition(" · ")
+    if not (sep and runner.endswith(" runner")):
+        models = name
+    ends = [f" · {total} · {tail}", f" · {total}"] if tail else [f" · {total}"]
+    for shown in (name + ends[0], models + ends[0], models + ends[-1]):
+        if len(shown) <= room:
+            return shown
+    keep = room - len(ends[-1]) - 1
+    return ("…" + models[-keep:] if keep >= 1 else "…") + ends[-1]
 
 
 class ChatSubtitle:
@@ -52,6 +71,21 @@ class ChatSubtitle:
         self._subtitle_shown = fit_subtitle(self._subtitle_full or "", self.size.width or self.app.size.width,
                                             self.title)
         self.sub_title = self._subtitle_shown
+
+    def _idle_subtitle(self) -> str:
+        """The subtitle between turns: the source's title, and how the last answer ended."""
+        s = self.stats.summary
+        base = one_line(getattr(self.source, "title", ""))
+        if s is None:
+            return base
+        return f"{base} · {s.tokens} tokens · {STOP_WORDS.get(s.stop_reason, s.stop_reason)}"
+
+    def show_pace(self) -> None:
+        """The title: the app's name, and the pace while one holds a live source back."""
+        pace = getattr(self.source, "pace", 0) if not self.read_only else 0
+        self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
+        if self._subtitle_full is not None and self.sub_title == self._subtitle_shown:   # a longer title: refit
+            self._fit_subtitle()
 
     def subtitle_is_cut(self) -> bool:
         """Whether the subtitle shown leaves out the load's stages."""

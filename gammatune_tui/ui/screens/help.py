@@ -27,6 +27,10 @@ from ..themes import TokenRole
 
 CHAT_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (with the conversation so far)"),
+    ("/system TEXT", "set the system prompt for the next turns (/system alone removes it; a model without "
+                     "a chat template leaves it out and says so)"),
+    ("paste", "several lines stay whole: the box shows [paste 1: 3 lines, 58 chars] and Enter sends "
+              "the full text"),
     ("Esc", "stop the generation at the next step · unpin the inspector"),
     ("Ctrl+P", "command palette: every action, methods, themes, paces"),
     ("F1", "this help (also ? from the empty prompt or outside a text field)"),
@@ -148,7 +152,7 @@ def render_help(roles: dict[str, TokenRole], keys_list: tuple[tuple[str, str], .
     keys.add_column(style="bold", no_wrap=True)
     keys.add_column()
     for k, v in keys_list:
-        keys.add_row(k, v)
+        keys.add_row(Text(k), Text(v))   # plain text: a key list may hold brackets ("[paste 1: …]")
     colours = Text("Colours (the paper's Figure 2b): ")
     colour_key(colours, roles, "prompt", "draft tokens accepted by the target",
                "tokens from the target (corrections and bonus)")

@@ -245,5 +245,6 @@ class ControlsPanel(Vertical):
                 inp.value = value
             self._set_error(name, "")
 
-    def note_applied(self, step: int, method: str) -> None:
-        self.query_one("#ctl-status", Label).update(f"applied at step {step} ({method})")
+    def note_applied(self, change: str) -> None:
+        """Say where the last change took effect, as the transcript's mark does: 'step 7: γ0 4 → 6'."""
+        self.query_one("#ctl-status", Label).update(f"applied at {change}")

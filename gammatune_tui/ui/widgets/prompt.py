@@ -16,6 +16,16 @@ not by an app binding: the app hands keys on faster than the prompt types
 them, so in a burst ("Is this a question? yes" arriving in one chunk) the
 app saw an empty prompt at the `?` and opened the help mid-sentence.
 
+A paste of several lines (code, a document) stays whole: the one-line box
+cannot show it, so it holds a marker in its place, `[paste 1: 3 lines,
+58 chars]`, and Enter sends the prompt with every marker replaced by its
+text (Textual's Input would keep the first line only and drop the rest
+without a word). A marker costs the same whatever the paste's size, so a
+20,000-line paste does not stall the box. Text typed around a marker is
+kept around the paste. A marker the user edited away sends nothing of its
+paste, and the screen says so (`expand_pastes`'s notices): nothing is
+dropped without a notice.
+
 `clean_prompt` is what the screen sends: undecodable bytes as U+FFFD.
 """
 
@@ -28,6 +38,53 @@ from textual.widgets import Input
 UNDECODABLE_NOTICE = ("Part of the prompt was not UTF-8 text (a binary paste?): each undecodable byte was "
                       "sent as � (U+FFFD).")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def paste_marker(number: int, text: str) -> str:
+    """What the box shows in place of a multi-line paste: '[paste 1: 3 lines, 58 chars]'."""
+    return f"[paste {number}: {len(text.splitlines()):,} lines, {len(text):,} chars]"
+
+
+_MARKER = re.compile(r"\[paste (\d+): [\d,]+ lines, [\d,]+ chars\]")
+
+
+def normalise_newlines(text: str) -> str:
+    """A paste's line ends as \\n (terminals and Windows clipboards send \\r\\n or a bare \\r)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def expand_pastes(value: str, pastes: list[str]) -> tuple[str, list[str]]:
+    """The prompt to send: each intact marker in `value` replaced by its paste; and a notice per paste left out.
+
+    One pass over the typed text, so a paste that itself holds a marker's words is sent as it is."""
+    sent: set[int] = set()
+
+    def expand(m: re.Match) -> str:
+        k = int(m.group(1))
+        if 1 <= k <= len(pastes) and m.group(0) == paste_marker(k, pastes[k - 1]):
+            sent.add(k)
+            return pastes[k - 1]
+        return m.group(0)
+
+    value = _MARKER.sub(expand, value)
+    notices = [f"Paste {k} ({len(text.splitlines()):,} lines) was not sent: its marker was edited out of "
+               "the prompt. Paste it again to send it." for k, text in enumerate(pastes, start=1) if k not in sent]
+    return value, notices
+
+
+SYSTEM_COMMAND = "/system"
+"""Typed first in the prompt: the rest is the system prompt for the next turns (alone: none)."""
+
+
+def is_system_command(value: str) -> bool:
+    """Whether the prompt's text is `/system` or `/system TEXT` (not a prompt that starts with '/systems')."""
+    head = value.lstrip()
+    return head.startswith(SYSTEM_COMMAND) and (len(head) == len(SYSTEM_COMMAND) or head[len(SYSTEM_COMMAND)].isspace())
+
+
+def system_command_text(value: str) -> str:
+    """The system prompt a `/system TEXT` command sets ('' for `/system` alone)."""
+    return value.lstrip()[len(SYSTEM_COMMAND):].strip()
 
 
 def clean_prompt(text: str) -> tuple[str, bool]:
@@ -43,7 +100,39 @@ def clean_prompt(text: str) -> tuple[str, bool]:
 
 
 class PromptInput(Input):
-    """The chat's prompt (see the module docstring)."""
+    """The chat's prompt (see the module docstring). `pastes` holds the multi-line pastes its markers stand for."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.pastes: list[str] = []
+
+    def _on_paste(self, event) -> None:
+        event.stop()
+        event.prevent_default()   # Input's own handler (next in the MRO) would insert the first line again
+        if event.text:
+            self.paste(event.text)
+
+    def action_paste(self) -> None:
+        """Ctrl+V: the app's own clipboard, kept whole as a terminal paste is."""
+        self.paste(self.app.clipboard)
+
+    def paste(self, text: str) -> None:
+        """Insert `text` at the cursor (over a selection): as itself when one line, as a marker when several."""
+        text = normalise_newlines(text)
+        if "\n" in text.rstrip("\n"):
+            self.pastes.append(text)
+            text = paste_marker(len(self.pastes), text)
+        else:
+            text = text.rstrip("\n")
+        start, end = sorted(self.selection)
+        self.replace(text, start, end)
+
+    def take_prompt(self) -> tuple[str, list[str]]:
+        """What Enter sends (the markers replaced by their pastes) and the notices; empties the box."""
+        text, notices = expand_pastes(self.value, self.pastes)
+        self.pastes = []
+        self.value = ""
+        return text, notices
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
         if key == "question_mark" and not self.value:

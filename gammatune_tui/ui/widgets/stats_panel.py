@@ -65,11 +65,12 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
     t.add_row("regime", Text.assemble((reg, "bold"), f"  {REGIME_HELP.get(reg, '')}"))
     if s.hindsight is not None:
         t.add_row("vs oracle", s.hindsight.short())
+    verdict = s.speed_verdict
+    if verdict is not None:
+        t.add_row("vs plain", verdict.figures())
     parts: list[RenderableType] = [t]
-    if s.slower_than_plain:
-        plain = s.plain_estimate_tokens_per_s
-        parts.append(Text(f"⚠ speculation is slower than plain target decoding right now (≈{plain:,.0f} tok/s plain)",
-                          style=Style(bold=True, color="red")))
+    if verdict is not None and verdict.slower:
+        parts.append(Text(verdict.warning(), style=Style(bold=True, color="red")))
     if s.summary is not None:
         sm = s.summary
         parts.append(Text(f"done: {sm.tokens} tokens in {sm.steps} steps · "
@@ -116,7 +117,8 @@ class StatsPanel(Static):
     def _redraw(self) -> None:
         self._scheduled = False
         self._last = time.monotonic()
-        self.set_class(bool(self.stats and self.stats.slower_than_plain), "-slower")
+        verdict = self.stats.speed_verdict if self.stats is not None else None
+        self.set_class(bool(verdict and verdict.slower), "-slower")
         content = render_stats(self.stats)
         lines = self._line_count(content)
         # a layout repaints the whole screen: only when the panel's height has to change

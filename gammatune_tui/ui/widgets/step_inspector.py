@@ -34,7 +34,13 @@ def _cell(text: str, ends_turn: bool = False) -> str:
 
 
 def _num(x: float) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
+    """A probability as it reads right beside its neighbours: two decimals from 0.1 up, two significant
+    digits under it ("q 0.0099, p 0.0040, min(1,p/q) 0.40", where two decimals read "q 0.01, p 0.00")."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if x == 0 or abs(x) >= 0.0995:
+        return f"{x:.2f}"
+    return f"{x:#.2g}"
 
 
 def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None, *,

@@ -34,6 +34,7 @@ Usage::
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from rich.console import RenderableType
@@ -56,6 +57,9 @@ from ..themes import FALLBACK, TokenRole
 from .transcript_layout import Piece, TranscriptLayout, step_pieces
 
 ROLES = ("prompt", "draft", "target", "info")
+
+_WORDS = re.compile(r"\s*\S+|\s+")
+"""A note's words, each with the spaces before it: a note wraps between words, as tokens do."""
 
 FRAME_INTERVAL = 0.08
 """Seconds between draws of pushed steps while tokens stream in (about 12 frames/s)."""
@@ -160,10 +164,10 @@ class TokenStream(ScrollView, can_focus=True):
         self._add([Piece(text, role, step, confidence)])
 
     def add_line(self, text: str = "", role: str = "info") -> None:
-        """Start a new line (if the current one is not empty) holding `text`."""
+        """Start a new line (if the current one is not empty) holding `text`, wrapped between words."""
         self.flush()
         pieces = [Piece("\n", "info")] if self.wrapped.widths[-1] > 0 else []
-        pieces += [Piece(text, role), Piece("\n", "info")]
+        pieces += [Piece(word, role) for word in _WORDS.findall(text)] + [Piece("\n", "info")]
         self._add(pieces)
 
     def clear(self) -> None:

@@ -4,7 +4,9 @@ Kept apart from the widget so wrapping can be read (and tested) as plain list
 work: tokens are placed on the last line, wrapped at token boundaries when a
 short token does not fit, split by characters when a long one does not, and
 each step remembers the lines it spans (so the inspector can scroll to it and
-a click can find it).
+a click can find it). A word wrapped to the next line leaves the spaces
+before it at the end of the line above (invisible there), so no wrapped line
+starts with a stray space; the logical tokens keep their text unchanged.
 """
 
 from __future__ import annotations
@@ -109,9 +111,16 @@ class TranscriptLayout:
             self.widths[-1] = cur + w
             return
         if w <= width // 3 and cur > 0:
-            # short token: move it whole to the next line (wraps at token boundaries)
-            self.lines.append([p])
-            self.widths.append(w)
+            # short token: move it to the next line (wraps at token boundaries); its leading spaces stay at the
+            # end of this line, where they show as nothing, so a wrapped line does not start with a stray space
+            word = p.text.lstrip(" ")
+            lead = min(len(p.text) - len(word), width - cur)
+            if lead:
+                self.lines[-1].append(Piece(p.text[:lead], p.role, p.step, p.confidence))
+                self.widths[-1] = cur + lead
+            if word:
+                self.lines.append([Piece(word, p.role, p.step, p.confidence)])
+                self.widths.append(cell_len(word))
             return
         # long run: split by characters
         buf, bw = [], cur
