@@ -80,7 +80,7 @@ class DrafterSettings:
     @property
     def short(self) -> str:
         """A label for compare's contestants: `model` or `lookup`."""
-        return "lookup" if self.name == PROMPT_LOOKUP else self.name.replace("self:", "")
+        return "lookup" if self.name == PROMPT_LOOKUP else self.name
 
     def params(self) -> dict[str, Any]:
         """What a header records beside the name (nothing for the model)."""

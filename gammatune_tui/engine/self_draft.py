@@ -129,14 +129,4 @@ def model_bytes(model: Any, base: Any = None) -> int:
     return weight_bytes(model)
 
 
-def human_bytes(n: int) -> str:
-    """`538 MB`, `74 MB`, `1.2 GB`, `3.4 kB`: a weight size at a glance."""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            v = n / size
-            return f"{v:.1f} {unit}" if v < 10 else f"{v:.0f} {unit}"
-    return f"{n} B"
-
-
-__all__ = ["SelfDraftSpec", "parse_self_draft", "build_self_draft", "model_precision", "model_bytes",
-           "human_bytes"]
+__all__ = ["SelfDraftSpec", "parse_self_draft", "build_self_draft", "model_precision", "model_bytes"]

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.load_stages import load_stages_text
+from ..engine.precision_text import is_self_name, model_note
 from ..engine.models import load_pair
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
@@ -51,6 +52,21 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
     yield from paced(events, pacer, idle)
 
 
+def _precisions(pair: Any) -> str:
+    """' (float32 + int4 g32, +84 MB)': each model's precision and size, where the pair can say them."""
+    try:
+        info = pair.models()
+    except Exception:   # pair-likes without models() (tests' stand-ins)
+        return ""
+    t = info.get("target", {})
+    parts = [model_note(t.get("precision", ""), t.get("bytes", 0))]
+    d = info.get("draft")
+    if d is not None and getattr(pair, "draft", None) is not None:
+        parts.append(model_note(d.get("precision", ""), d.get("bytes", 0),
+                                added=is_self_name(getattr(pair, "name_draft", ""))))
+    return f" ({' + '.join(p for p in parts if p)})" if any(parts) else ""
+
+
 def pair_title(pair: Any) -> str:
     """The app's subtitle once loaded: which pair (or target + prompt lookup), which runner, and where the
     load's time went, stage by stage (so a slow start, or the first turn's speed, is not a surprise)."""
@@ -60,6 +76,7 @@ def pair_title(pair: Any) -> str:
     else:
         name = "demo pair" if getattr(pair, "is_demo", False) else \
             f"{getattr(pair, 'name_target', 'target')} + {getattr(pair, 'name_draft', 'draft')}"
+    name += _precisions(pair)
     try:
         runner = str(pair.runner)
     except Exception:   # pair-likes without a runner pool (tests' stand-ins)
