@@ -97,6 +97,8 @@ def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
                      else "× specdecode needs specdecode among the methods")
     if one_length and rows:
         notes.append(f"{rows[0].tokens} tokens each")
+    if summary.models:
+        notes.append("models: " + ", ".join(printable(m) for m in summary.models))
     table = Table(title=title, title_justify="left", caption="; ".join(notes), caption_justify="left",
                   show_edge=False, pad_edge=False)
     for name in columns:
