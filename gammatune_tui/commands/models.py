@@ -129,8 +129,7 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
     console.print(Text("precision: a model loads at --dtype (auto: float32 on a CPU, bfloat16 or "
                        "float16 on a GPU). Any target can draft with a copy of itself built at load: --draft "
                        "self:int4 (4-bit groups of 32: about 1/6 of its float32 Linear weights added), self:int8 "
-                       "(about 1/4), self:bf16 (1/2); the embedding is shared.", style="dim"),
-                  soft_wrap=not console.is_terminal)
+                       "(about 1/4), self:bf16 (1/2); the embedding is shared.", style="dim"), soft_wrap=False)
     if installed:
         console.print(Text(f"demo: embedded in the package, in {printable(str(root))}", style="dim"))
     hub = [p for p in rows if "installed" not in p]

@@ -56,7 +56,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
     ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", metavar="ENGINE", panel=MODEL)),
-    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)} (prompt-lookup copies what followed the text's last words earlier in the prompt or output, no draft model loaded; self:… is --draft self:…). Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
+    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)} (prompt-lookup copies what followed the text's last words earlier in the prompt or output, no draft model loaded; a self-draft is the same as --draft self:int4 etc.). Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
     ("ngram_min", Optional[int], _opt(None, "--ngram-min", help=f"prompt-lookup: shortest n-gram to match (default {DEFAULT_NGRAM_MIN}).", panel=MODEL)),
     ("ngram_max", Optional[int], _opt(None, "--ngram-max", help=f"prompt-lookup: longest n-gram to match, tried first (default {DEFAULT_NGRAM_MAX}).", panel=MODEL)),
 ]

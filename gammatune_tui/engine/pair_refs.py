@@ -119,9 +119,14 @@ def settle_pair(target: str | None, draft: str | None, pair: str | None, demo: b
             raise InvalidParameter(f"--drafter {settings.name} builds its own draft: leave --draft out")
         draft, settings = settings.name, DrafterSettings(MODEL)
     pre = PRESETS.get(pair or "")
-    if pre is not None and pre.draft is None and draft is None and not settings.model_free \
-            and is_self_draft(pre.drafter):
-        draft = pre.drafter   # a preset whose default drafter is a self-draft
+    asked_model = drafter is not None and settings.name == MODEL and draft is None
+    if pre is not None and pre.draft is None and draft is None and not settings.model_free:
+        if asked_model:   # asked for a draft model by name: say there is none, and what drafts by default
+            raise InvalidParameter(f"--pair {pre.name} has no draft model: give --draft self:int4 (a 4-bit copy "
+                                   "of the target), --draft MODEL, or --drafter prompt-lookup"
+                                   + (f" (its default: {pre.drafter})" if pre.drafter else ""))
+        if is_self_draft(pre.drafter):
+            draft = pre.drafter   # a preset whose default drafter is a self-draft
     own = _self_spec(draft, settings.model_free)
     target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, None if own else draft, pair, demo,
                                                                 settings.model_free, own is not None)
