@@ -122,7 +122,7 @@ def main() -> None:
             for cfg in configs:
                 key = (temp, cfg)
                 res = results.setdefault(key, {"tokens": 0, "wall": 0.0, "per_prompt": [], "draft_s": 0.0,
-                                               "verify_s": 0.0, "step_s": 0.0, "steps": 0, "drafted": 0,
+                                               "verify_s": 0.0, "step_s": 0.0, "steps": 0, "drafted": 0, "emitted": 0,
                                                "accepted": 0, "exact": True})
                 sampling = SamplingConfig(temperature=temp, seed=pi)
                 if cfg == "plain":
@@ -145,6 +145,7 @@ def main() -> None:
                             res["steps"] += 1
                             res["drafted"] += len(ev.drafted)
                             res["accepted"] += ev.accepted
+                            res["emitted"] += len(ev.emitted)
                         elif isinstance(ev, SessionSummary):
                             summ = ev
                     toks, wall = summ.tokens, summ.wall_s
@@ -170,9 +171,9 @@ def main() -> None:
     for kind, b in build.items():
         print(f"| self:{kind} | {b['build_s']:.2f} | {b['extra_bytes'] / 1e6:.0f} MB | "
               f"{b['extra_bytes'] / target_bytes:.2f} | {steps[kind]:.1f} | {t_ms / steps[kind]:.2f} | {alpha[kind]:.3f} |")
-    print("\n| T | config | tok/s (total) | speed-up (median over prompts) | α | draft ms/step | verify ms/step "
-          "| other ms/step | greedy exact |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    print("\n| T | config | tok/s (total) | speed-up (median over prompts) | α | tok/step | draft ms/step "
+          "| verify ms/step | other ms/step | greedy exact |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     rows = []
     for temp in temps:
         plain = results[(temp, "plain")]["per_prompt"]
@@ -183,6 +184,7 @@ def main() -> None:
             row = {"temperature": temp, "config": cfg, "tok_s": r["tokens"] / r["wall"],
                    "speedup_median": statistics.median(ups), "speedup_min": min(ups), "speedup_max": max(ups),
                    "alpha": r["accepted"] / r["drafted"] if r["drafted"] else None,
+                   "tokens_per_step": r["emitted"] / n if r["steps"] else 1.0,
                    "draft_ms": 1000 * r["draft_s"] / n, "verify_ms": 1000 * r["verify_s"] / n,
                    "other_ms": 1000 * (r["step_s"] - r["draft_s"] - r["verify_s"]) / n, "exact": r["exact"]}
             rows.append(row)
@@ -191,7 +193,7 @@ def main() -> None:
             if cfg == "plain":
                 st = "– | – | –"
             print(f"| {temp} | {cfg} | {row['tok_s']:.1f} | {row['speedup_median']:.2f}× "
-                  f"({row['speedup_min']:.2f}–{row['speedup_max']:.2f}) | {a} | {st} | "
+                  f"({row['speedup_min']:.2f}–{row['speedup_max']:.2f}) | {a} | {row['tokens_per_step']:.2f} | {st} | "
                   f"{'yes' if r['exact'] or temp > 0 else 'NO'} |")
     if args.json:
         Path(args.json).write_text(json.dumps({"build": build, "steps_ms": steps, "alpha": alpha, "rows": rows,
