@@ -31,3 +31,6 @@ SELF_DRAFTS: tuple[str, ...] = tuple(SELF_PREFIX + f for f in SELF_FORMATS)
 def is_self_draft(name: object) -> bool:
     """Whether a `--draft` value names a self-draft (`self:…`), valid or not (so a typo is refused as one)."""
     return isinstance(name, str) and name.strip().lower().startswith(SELF_PREFIX)
+
+# the chat's drafter switch, in its palette's order (session/turns.py `switch_drafter`)
+CHAT_DRAFTERS: tuple[str, ...] = (MODEL, "self:int8", "self:int4", PROMPT_LOOKUP)

@@ -20,6 +20,7 @@ from ..engine.sampling import SamplingConfig
 from ..engine.context import context_window
 from .context import fit_conversation
 from .pace import Idle, StepPacer, paced
+from ..errors import GammatuneError
 from .source import Notice, Progress, SourceItem
 
 Messages = list[dict[str, str]]
@@ -33,6 +34,32 @@ def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling
     else:
         progress("ready", 1.0)
     return pair, SpeculativeDecoder(pair, settings, sampling)
+
+
+def switch_drafter(pair: Any, name: str, settings: PolicySettings, sampling: SamplingConfig,
+                   out: list) -> Iterator[Notice]:
+    """A decoder drafting with `name` (appended to `out`), and notices saying what happens while it is built.
+
+    Between two turns of a chat: a self-draft is built from the target the
+    first time it is asked for (a second or two, said before it starts); a
+    draft model the pair does not have is one notice, and the old decoder stays.
+    """
+    from ..engine.draft_sources import DrafterSettings
+
+    try:
+        d = DrafterSettings.of(name)
+    except GammatuneError as exc:
+        yield Notice(str(exc), severity="error")
+        return
+    if d.self_draft:
+        yield Notice(f"building {d.name}: the target's own weights quantized in memory, for the next answer",
+                     severity="information")
+    try:
+        out.append(SpeculativeDecoder(pair, settings, sampling, drafter=d))
+    except GammatuneError as exc:
+        yield Notice(f"cannot draft with {d.name}: {exc}", severity="error")
+        return
+    yield Notice(f"drafting with {d.name} from this answer on", severity="information")
 
 
 def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
