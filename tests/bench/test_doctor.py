@@ -254,7 +254,7 @@ def test_doctor_at_a_temperature_simulates_sampled_decoding_and_recommends_it(fi
     out = tmp_path / "doctor.json"
     code, text, err = _doctor(capsys, "--target", str(t), "--draft", str(d), "--prompts", str(prompts), "-n", "16",
                               "--gammas", "1,2", "--device", "cpu", "--raw", "-t", "0.7", "--top-p", "0.9",
-                              "--json", str(out))
+                              "--json", str(out), "--self-drafts", "none")
     assert code == 0, err
     assert len(seen) == 2 and seen[0].temperature == 0.7 and seen[0].top_p == 0.9  # one sampled trace per prompt
     data = _strict_json(out)

@@ -257,7 +257,7 @@ def payload(reports: Sequence[DraftReport], rec: Recommendation | None, verify: 
             config: dict[str, Any], complete: bool, command: Sequence[str], created: float) -> dict[str, Any]:
     """The JSON file: valid after every draft, so an interrupted run leaves a partial but readable report."""
     env = {k: v for k, v in next((r.machine for r in reports if r.machine), {}).items()
-           if k not in ("draft", "draft_params")}  # the machine and the target; each draft is in its own entry
+           if k not in ("draft", "draft_params", "models")}  # the machine and the target; each draft is in its own entry
     return _finite({"schema": 1, "created": created, "command": list(command), "complete": complete, "config": config,
             "environment": env, "drafts": [r.to_json() for r in reports],
             "ranking": [r.label for r in rank(reports) if r.examined],
