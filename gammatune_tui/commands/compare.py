@@ -36,7 +36,7 @@ def compare(
     methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False, metavar="LIST",
                                           help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all; "
                                                "specdecode,gammatune+ with --drafters)."),
-    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help="Race draft sources too: model,prompt-lookup runs every method once per source (at most 6 contestants)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help="Race draft sources too: model,self:int4,prompt-lookup runs every method once per source (self-drafts are built from the target at load; at most 7 contestants)."),
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
@@ -103,7 +103,8 @@ def _check_draft_model_exists(opts: CommonOptions, drafters: Optional[str]) -> N
     names = {n.strip() for n in (drafters or "").split(",")}
     if MODEL_DRAFTER in names and preset_drafter(pair, opts.values.get("draft")):
         raise InvalidParameter(f"--drafters model needs a draft model, but --pair {pair} has none: "
-                               "give one with --draft MODEL, or race prompt-lookup alone")
+                               "give one with --draft MODEL, or race self:int4 or prompt-lookup "
+                               "(--drafters self:int4,prompt-lookup)")
 
 
 def _measure_and_print(job: Any, record: Optional[Path]) -> None:

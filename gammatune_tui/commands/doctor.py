@@ -25,6 +25,7 @@ from ..prompts import load_prompt_set
 from ..render.console import make_console
 
 DEFAULT_LIMIT = 4
+DEFAULT_SELF = "self:int4,self:int8"   # a draft for every target: its own weights at 4 and 8 bits (docs/engine.md)
 
 
 def register(app: typer.Typer) -> None:
@@ -34,7 +35,8 @@ def register(app: typer.Typer) -> None:
 
 def doctor(
     target: Optional[str] = typer.Option(None, "--target", metavar="MODEL", help="Target model: local directory or hub id (default: the demo pair's)."),
-    drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer."),
+    drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer, or be a self-draft (self:int4, self:int8, self:bf16)."),
+    self_drafts: str = typer.Option(DEFAULT_SELF, "--self-drafts", metavar="LIST", help="Quantized copies of the target examined beside the drafts given ('none': only those)."),
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
     limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="Use the first N prompts of the set."),
     max_new_tokens: int = typer.Option(96, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
@@ -60,8 +62,9 @@ def doctor(
     """
     if drafts and not target:
         raise InvalidParameter("--draft needs --target (the model the drafts would speed up)")
-    if target and not drafts:
-        raise InvalidParameter("give at least one --draft to examine for --target")
+    selfs = _self_drafts(self_drafts)
+    if target and not drafts and not selfs:
+        raise InvalidParameter("give at least one --draft to examine for --target (or leave --self-drafts on)")
     dupes = sorted({d for d in drafts if drafts.count(d) > 1})
     if dupes:
         raise InvalidParameter(f"--draft {dupes[0]} is given twice")
@@ -91,25 +94,40 @@ def doctor(
             extra += [flag, str(value)]
     err = Console(stderr=True)
     quiet_transformers()
-    with _candidates(demo, target, drafts, err) as (target_ref, candidates):
+    with _candidates(demo, target, drafts, err, selfs) as (target_ref, candidates):
         cfg = DoctorConfig(target_ref, prompt_list, max_new_tokens, gamma_list, raw, load_kwargs, sampling)
         code = run_doctor(make_console(), err, cfg, candidates, json_path=json_out, verify=verify, extra_args=extra)
     if code:
         raise typer.Exit(code)
 
 
+def _self_drafts(text: str) -> list[str]:
+    """--self-drafts: canonical self-draft names ('none' or '': no self-drafts); a bad one is one line."""
+    if text.strip().lower() in ("", "none"):
+        return []
+    from ..engine.self_draft import parse_self_draft
+
+    names = [parse_self_draft(p).name for p in text.split(",") if p.strip()]
+    return list(dict.fromkeys(names))
+
+
 @contextlib.contextmanager
 def _candidates(demo: bool, target: Optional[str], drafts: List[str],
-                err: Console) -> Iterator[tuple[str, list]]:
-    """The target and the Candidates to examine: the user's, or the demo pair's draft beside two poor ones."""
+                err: Console, selfs: List[str] = ()) -> Iterator[tuple[str, list]]:  # type: ignore[assignment]
+    """The target and the Candidates to examine: the user's, or the demo pair's draft beside two poor ones;
+    then the target's self-drafts (`selfs`) not given already."""
     from ..bench.doctor.examine import Candidate
     from ..bench.doctor.candidates import built_demo_candidates, demo_target
+    from ..engine.names import is_self_draft
 
+    given = {d.strip().lower() for d in drafts if is_self_draft(d)}
     if not demo:
-        yield str(target), [Candidate(d, d, ("--target", str(target), "--draft", d)) for d in drafts]
+        own = [Candidate(s, s, ("--target", str(target), "--draft", s)) for s in selfs if s not in given]
+        yield str(target), [Candidate(d, d, ("--target", str(target), "--draft", d)) for d in drafts] + own
         return
     ref = demo_target()   # ModelLoadError (one line) when the demo pair is not installed
     err.print(Text("no --target/--draft: examining the demo pair's draft beside two deliberately poor drafts "
-                   "built for this check (the draft's first layer alone; random weights, one layer)", style="dim"))
+                   "built for this check (the draft's first layer alone; random weights, one layer)"
+                   + (f" and the target's own {' and '.join(selfs)}" if selfs else ""), style="dim"))
     with built_demo_candidates() as cands:
-        yield ref, cands
+        yield ref, cands + [Candidate(s, s, ("--draft", s)) for s in selfs]

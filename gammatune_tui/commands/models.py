@@ -54,7 +54,9 @@ def _demo_params(root: Path) -> tuple[str, str]:
 def _preset_row(p: Preset) -> dict:
     """One preset as `models` shows it: hub pairs say what is cached, a packaged model whether it is installed."""
     row = {
-        "name": p.name, "target": p.target, "draft": p.draft if p.draft is not None else "prompt lookup",
+        "name": p.name, "target": p.target,
+        "draft": p.draft if p.draft is not None else (p.drafter or "prompt-lookup").replace("prompt-lookup", "prompt lookup"),
+        "target_precision": p.target_precision, "draft_precision": p.draft_precision,
         "target_params": p.target_params, "draft_params": p.draft_params,
         "target_size": p.target_size, "draft_size": p.draft_size,
         "quantize": p.quantize, "prompt_format": "vicuna" if p.vicuna else "chat template", "note": p.note,
@@ -86,7 +88,7 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
     console = make_console()
     table = Table(title="model pairs (gammatune … --pair NAME)", title_justify="left", show_edge=False,
                   pad_edge=False, show_lines=True)
-    for col in ("pair", "role", "model", "params", "weights", "cached", "prompts"):
+    for col in ("pair", "role", "model", "params", "precision", "weights", "cached", "prompts"):
         table.add_column(col, justify="left", no_wrap=True)   # never cut: the console splits a table too wide
 
     def mark(flag: bool) -> Text:
@@ -104,25 +106,30 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
         if "installed" in r:   # a model a package ships: installed or not, and no draft model of its own
             state = Text("installed", style="green") if r["installed"] else Text("not installed", style="dim")
             table.add_row(r["name"], two("target", "draft"), two(r["target"], r["draft"]),
-                          two(tparams, r["draft_params"]), two(r["target_size"], r["draft_size"]),
-                          two(state, "–"), r["prompt_format"])
+                          two(tparams, r["draft_params"]), two(r["target_precision"], r["draft_precision"]),
+                          two(r["target_size"], r["draft_size"]), two(state, "–"), r["prompt_format"])
             continue
         table.add_row(r["name"], two("target", "draft"), two(r["target"], r["draft"]),
-                      two(tparams, r["draft_params"]), two(r["target_size"], r["draft_size"]),
+                      two(tparams, r["draft_params"]), two(r["target_precision"], r["draft_precision"]),
+                      two(r["target_size"], r["draft_size"]),
                       two(mark(r["target_cached"]), mark(r["draft_cached"])), r["prompt_format"])
     if installed:
         # named as run's header names them; where they live goes under the table (a long path widened it)
         table.add_row(Text("demo", style="bold"), two("target", "draft"), two("demo/target", "demo/draft"),
-                      two(demo["target_params"], demo["draft_params"]),
+                      two(demo["target_params"], demo["draft_params"]), two("--dtype", "--dtype"),
                       two(demo["target_size"], demo["draft_size"]), Text("embedded", style="green"),
                       "raw")
     else:
-        table.add_row(Text("demo", style="bold"), "", Text(printable(str(root))), "–", "–",
+        table.add_row(Text("demo", style="bold"), "", Text(printable(str(root))), "–", "–", "–",
                       Text("not installed", style="red"), "raw")
     console.print(set_keys(table, 2))   # split at 80 columns: every part keeps the pair and the role
     console.print(Text("cached: found in the local Hugging Face cache (checked without network). Fetch a pair "
                        "with `hf download TARGET && hf download DRAFT` while online, or add --download to the "
                        "command that uses it.", style="dim"), soft_wrap=not console.is_terminal)
+    console.print(Text("precision: a model loads at --dtype (auto: float32 on a CPU, bfloat16 or "
+                       "float16 on a GPU). Any target can draft with a copy of itself built at load: --draft "
+                       "self:int4 (4-bit groups of 32: about 1/6 of its float32 Linear weights added), self:int8 "
+                       "(about 1/4), self:bf16 (1/2); the embedding is shared.", style="dim"), soft_wrap=False)
     if installed:
         console.print(Text(f"demo: embedded in the package, in {printable(str(root))}", style="dim"))
     hub = [p for p in rows if "installed" not in p]

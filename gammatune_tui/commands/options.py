@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import typer
 
-from ..engine.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES
+from ..engine.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES, SELF_DRAFTS
 from ..engine.names import MODEL as MODEL_DRAFTER
 from ..engine.param_specs import PARAM_NAMES, SPECS, ParamSpec
 from ..engine.policies import PAPER_DEFAULTS, PolicyParams, PolicySettings, grouped_methods, param_help
@@ -41,7 +41,8 @@ def _opt(default: Any, *names: str, help: str, panel: str, **kw: Any) -> Any:
 
 _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local Hugging Face cache; see --download).", metavar="MODEL", panel=MODEL)),
-    ("draft", Optional[str], _opt(None, "--draft", help="Draft model: local directory or hub id; must share the target's vocabulary.", metavar="MODEL", panel=MODEL)),
+    ("draft", Optional[str], _opt(None, "--draft", help=f"Draft model: local directory or hub id sharing the target's vocabulary, or {', '.join(SELF_DRAFTS)}: the target's own weights quantized in memory at load (int4 groups: self:int4:gN, N 32 to 256).", metavar="MODEL", panel=MODEL)),
+    ("draft_dtype", Optional[str], _opt(None, "--draft-dtype", help="The draft model's dtype when it differs from the target's (float32, float16, bfloat16; default: the target's). Output stays the target's, as loaded.", metavar="DTYPE", panel=MODEL)),
     ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", metavar="NAME", panel=MODEL)),
     ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", metavar="DEVICE", panel=MODEL)),
     ("dtype", str, _opt("auto", "--dtype", help="auto (float16/bfloat16 on GPU, float32 on CPU), float32, float16, bfloat16.", metavar="DTYPE", panel=MODEL)),
@@ -52,7 +53,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
     ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", metavar="ENGINE", panel=MODEL)),
-    ("drafter", str, _opt("model", "--drafter", help=f"Who drafts: {' or '.join(DRAFTERS)} (copies what followed the text's last words earlier in the prompt or output; no draft model is loaded).", metavar="NAME", panel=MODEL)),
+    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)} (prompt-lookup copies what followed the text's last words earlier in the prompt or output, no draft model loaded; a self-draft is the same as --draft self:int4 etc.). Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
     ("ngram_min", Optional[int], _opt(None, "--ngram-min", help=f"prompt-lookup: shortest n-gram to match (default {DEFAULT_NGRAM_MIN}).", panel=MODEL)),
     ("ngram_max", Optional[int], _opt(None, "--ngram-max", help=f"prompt-lookup: longest n-gram to match, tried first (default {DEFAULT_NGRAM_MAX}).", panel=MODEL)),
 ]
@@ -128,7 +129,7 @@ class CommonOptions:
 
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
         v = self.values
-        if "drafter" in v and (v["drafter"] != MODEL_DRAFTER or v.get("ngram_min") is not None
+        if "drafter" in v and (v["drafter"] not in (None, MODEL_DRAFTER) or v.get("ngram_min") is not None
                                or v.get("ngram_max") is not None):   # --drafter and the n-gram sizes, now
             d = self.drafter_settings()
             if d.model_free and self.values.get("draft"):
@@ -147,9 +148,9 @@ class CommonOptions:
 
         v = self.values
         if name is None:
-            name = v.get("drafter") or "model"
-            if name == "model":   # the default: --pair smollm2 (no --draft) has no model to draft with
-                name = preset_drafter(v.get("pair"), v.get("draft")) or name
+            name = v.get("drafter")
+            if name is None:   # the default: a preset without a draft model (smollm2) drafts by its own drafter
+                name = preset_drafter(v.get("pair"), v.get("draft")) or MODEL_DRAFTER
         return DrafterSettings.of(name, ngram_min=v.get("ngram_min"),
                                   ngram_max=v.get("ngram_max"))
 
@@ -211,6 +212,8 @@ class CommonOptions:
         v = self.values
         kw = {k: v[k] for k in ("target", "draft", "pair", "device", "dtype", "quantize", "device_map",
                                 "trust_remote_code", "allow_pickle", "threads", "download")}
+        if v.get("draft_dtype") not in (None, "auto"):
+            kw["draft_dtype"] = v["draft_dtype"]
         kw["engine"] = v.get("engine", "auto")
         if "drafter" in v:
             kw["drafter"] = self.drafter_settings()

@@ -67,8 +67,10 @@ class SpeculativeDecoder:
         label: str = "",
         drafter: DrafterSettings | str | None = None,
     ):
-        self.pair = pair
         self.drafter = pair_drafter(pair) if drafter is None else DrafterSettings.of(drafter)
+        if self.drafter.self_draft:   # a quantized copy of the target drafts: the pair that has it as its draft
+            pair, self.drafter = pair.with_draft(self.drafter.name), DrafterSettings()
+        self.pair = pair
         if not self.drafter.model_free and pair.draft is None:
             raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
                                    "draft with 'prompt-lookup' or load a draft model")

@@ -29,7 +29,7 @@ from .pair import Pair
 from ..errors import InvalidParameter
 from .drafting import Draft, DraftSource, draft_window
 # the names and n-gram defaults live in names.py, which the command line reads without torch
-from .names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, MODEL, PROMPT_LOOKUP  # noqa: F401
+from .names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, MODEL, PROMPT_LOOKUP, SELF_DRAFTS, is_self_draft  # noqa: F401
 from .policies import Policy
 from .prompt_lookup import PromptLookupSource
 from .runners import Runner
@@ -48,22 +48,35 @@ def _whole(v: Any, flag: str) -> int:
 
 @dataclass(frozen=True)
 class DrafterSettings:
-    """Which source drafts (`model` or `prompt-lookup`) and, for prompt lookup, the n-gram sizes it matches."""
+    """Which source drafts (`model`, `prompt-lookup`, or a self-draft such as `self:int4`) and prompt lookup's n-grams.
+
+    A self-draft drafts as a model does, with a quantized copy of the target
+    built for it (`ModelPair.with_draft`; the decoder swaps the pair).
+    """
 
     name: str = MODEL
     ngram_min: int = DEFAULT_NGRAM_MIN
     ngram_max: int = DEFAULT_NGRAM_MAX
 
     def __post_init__(self) -> None:
-        if self.name not in DRAFTERS:
-            raise InvalidParameter(f"unknown drafter {self.name!r}; expected one of {', '.join(DRAFTERS)}")
+        if is_self_draft(self.name):
+            from .self_draft import parse_self_draft
+
+            object.__setattr__(self, "name", parse_self_draft(self.name).name)   # canonical, or one clear line
+        elif self.name not in DRAFTERS:
+            raise InvalidParameter(f"unknown drafter {self.name!r}; expected one of "
+                                   f"{', '.join(DRAFTERS + SELF_DRAFTS)}")
         lo, hi = _whole(self.ngram_min, "--ngram-min"), _whole(self.ngram_max, "--ngram-max")
         if lo > hi:
             raise InvalidParameter(f"--ngram-min ({lo}) must not exceed --ngram-max ({hi})")
 
     @property
     def model_free(self) -> bool:
-        return self.name != MODEL
+        return self.name == PROMPT_LOOKUP
+
+    @property
+    def self_draft(self) -> bool:
+        return is_self_draft(self.name)
 
     @property
     def short(self) -> str:
@@ -90,13 +103,18 @@ class DrafterSettings:
 
 
 def parse_drafters(text: str) -> list[str]:
-    """'model,prompt-lookup' → ['model', 'prompt-lookup']; known names, no duplicates."""
+    """'model,self:int4,prompt-lookup' → the names; known names (self-drafts canonical), no duplicates."""
     names = [p.strip() for p in str(text).split(",") if p.strip()]
+    known = ", ".join(DRAFTERS + SELF_DRAFTS)
     if not names:
-        raise InvalidParameter(f"--drafters must name at least one of {', '.join(DRAFTERS)}")
-    for n in names:
-        if n not in DRAFTERS:
-            raise InvalidParameter(f"unknown drafter {n!r} in --drafters; expected {', '.join(DRAFTERS)}")
+        raise InvalidParameter(f"--drafters must name at least one of {known}")
+    for i, n in enumerate(names):
+        if is_self_draft(n):
+            from .self_draft import parse_self_draft
+
+            names[i] = parse_self_draft(n).name
+        elif n not in DRAFTERS:
+            raise InvalidParameter(f"unknown drafter {n!r} in --drafters; expected {known}")
     if len(set(names)) != len(names):
         raise InvalidParameter(f"--drafters names a drafter twice: {text!r}")
     return names
@@ -131,7 +149,7 @@ class ModelDraftSource(DraftSource):
 
 def make_source(settings: DrafterSettings, draft_runner: Runner | None, vocab_cut: int | None) -> DraftSource:
     """The source for one session: the draft model's (needs its runner) or prompt lookup's."""
-    if settings.name == MODEL:
+    if not settings.model_free:   # the model (a self-draft's pair has it as its draft model)
         if draft_runner is None:
             raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
                                    "use drafter 'prompt-lookup' or load a draft model")

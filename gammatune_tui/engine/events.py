@@ -98,6 +98,12 @@ class SessionHeader:
     drafter: str = ""  # the draft source: "model" or "prompt-lookup" ("" in recordings made before sources)
     drafter_params: dict[str, Any] = field(default_factory=dict)  # prompt lookup: ngram_min, ngram_max
     end_ids: list[int] = field(default_factory=list)  # ids that end a turn (no text; shown as ⟨end of turn⟩) ([] in older recordings)
+    # each model as it ran: precision ("float32", "int4 g32", "int8 (quanto)") and weight bytes (a self-draft:
+    # what it adds to the target's); "" and 0 in older recordings and where no model drafts
+    target_precision: str = ""
+    draft_precision: str = ""
+    target_bytes: int = 0
+    draft_bytes: int = 0
     schema: int = SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -297,6 +303,8 @@ def _header(d: dict) -> SessionHeader:
         engine=_str(d, "engine"), runner=_str(d, "runner"), warmup_s=_num(d, "warmup_s", optional=True),
         load_s={str(k): float(v) for k, v in load_s.items()}, drafter=_str(d, "drafter"), drafter_params=_dict(d, "drafter_params"),
         end_ids=list(end_ids),
+        target_precision=_str(d, "target_precision"), draft_precision=_str(d, "draft_precision"),
+        target_bytes=_int(d, "target_bytes", optional=True), draft_bytes=_int(d, "draft_bytes", optional=True),
     )
 
 

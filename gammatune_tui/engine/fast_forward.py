@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 from .hf_compat import cache_kw
-from .logits_check import logits_close
+from .logits_check import compute_dtype, logits_close
 
 _FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 _FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -93,7 +93,7 @@ def make_forward(model: Any):
                 full = std(ids, c1, 7)  # one pass of the model; the direct path in chunks of 4, 2 and 1
                 a = [full[:4], full[4:6], full[6:]]
                 b = [fast(ids[:, :4], c2, 4), fast(ids[:, 4:6], c2, 2), fast(ids[:, 6:], c2, 1)]
-            ok = all(logits_close(x, y) for x, y in zip(a, b))
+            ok = all(logits_close(x, y, compute_dtype(model)) for x, y in zip(a, b))
             if ok:
                 chosen = fast
         except Exception:  # any surprise: the standard path is always correct

@@ -21,15 +21,30 @@ def logits_tolerance(dtype: torch.dtype) -> float:
     return FP32_TOL if dtype == torch.float32 else HALF_TOL
 
 
-def logits_close(want: torch.Tensor, got: torch.Tensor) -> bool:
+def compute_dtype(model: object) -> torch.dtype:
+    """The precision a model computes its logits in: bfloat16 for a weight-only quantized copy
+    (engine/quantized.py: every matmul's inputs and outputs are bfloat16, though its logits are
+    handed back as float32), else its parameters' dtype."""
+    if getattr(model, "gammatune_precision", None):
+        return torch.bfloat16
+    try:
+        return next(model.parameters()).dtype   # type: ignore[attr-defined]
+    except (AttributeError, StopIteration):
+        return torch.float32
+
+
+def logits_close(want: torch.Tensor, got: torch.Tensor, computed_in: torch.dtype | None = None) -> bool:
     """Whether `got` is `want` computed another way: close, and in fp32 the same argmax.
 
     In half precision a step of other shapes rounds differently from the
     model's own (an ulp at the logits' scale), which can swap two near-tied
     tokens, so there the rule is closeness alone, scaled to the logits' size.
+    `computed_in` names the precision the logits were computed in where it is
+    lower than their dtype (a quantized draft's bfloat16 matmuls, `compute_dtype`).
     """
-    exact = want.dtype == torch.float32
-    tol = logits_tolerance(want.dtype)
+    dtype = computed_in or want.dtype
+    exact = dtype == torch.float32
+    tol = logits_tolerance(dtype)
     w, g = want.float(), got.float()
     if w.shape != g.shape:
         return False

@@ -21,16 +21,15 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from .. import resources
 from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
-from .context import window_of
 from .devices import resolve_device, resolve_dtype
 from .model_files import (ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config,
                           with_gguf_converted)
-from .draft_sources import PROMPT_LOOKUP, DrafterSettings
+from .draft_sources import MODEL, DrafterSettings
 from .end_of_turn import collect_eos_ids
 from .load_stages import LOAD_STAGES, StageClock
-from .presets import DEMO, PRESETS, VICUNA_SYSTEM, Preset, pair_names, preset_target, vicuna_format
+from .pair_refs import PairRefs, check_pair, settle_pair
+from .presets import PRESETS, VICUNA_SYSTEM, Preset, vicuna_format
 from .runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
 
@@ -63,11 +62,44 @@ class ModelPair:
     load_s: dict[str, float] = field(default_factory=dict)  # load_pair's stages → seconds (load_stages.py)
     drafter: DrafterSettings | None = None  # the default draft source (None: the model if loaded, else prompt lookup)
     runner_pool: Any = field(default=None, init=False, repr=False, compare=False)
+    _self_drafts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.eos_ids:
             self.eos_ids = collect_eos_ids(self.tokenizer, self.target)
         self.runner_pool = RunnerPool(self.target, self.draft, self.engine)
+
+    def models(self) -> dict[str, dict[str, Any]]:
+        """Each model's precision and weight bytes (a self-draft: what it adds to the target's), for headers."""
+        from .self_draft import model_bytes, model_precision
+
+        out = {"target": {"precision": model_precision(self.target, self.quantize),
+                          "bytes": model_bytes(self.target)}}
+        if self.draft is not None:
+            out["draft"] = {"precision": model_precision(self.draft), "bytes": model_bytes(self.draft, self.target)}
+        return out
+
+    def with_draft(self, draft: str) -> "ModelPair":
+        """This pair with a self-draft (`self:int4`, …) as its draft model: built once, then kept.
+
+        The sibling shares the target, tokenizer and settings; it has its own
+        runners (warmed up when this pair was). The chat's drafter switch and
+        compare's `--drafters model,self:int4` run on it.
+        """
+        from .self_draft import build_self_draft, parse_self_draft
+
+        spec = parse_self_draft(draft)
+        if getattr(self.draft, "gammatune_self", None) == spec.name:
+            return self
+        sib = self._self_drafts.get(spec.name)
+        if sib is None:
+            model = build_self_draft(self.target, spec)
+            sib = replace(self, draft=model, name_draft=spec.name, drafter=DrafterSettings(MODEL))
+            sib.load_s = {**self.load_s, "self-draft": model.gammatune_build_s}
+            if self.warmup_s:
+                sib.warmup_s = warm_up(sib)
+            self._self_drafts[spec.name] = sib
+        return sib
 
     @property
     def runner(self) -> str:
@@ -105,74 +137,6 @@ class ModelPair:
 
 
 # -- finding and loading models ---------------------------------------------------------
-
-@dataclass(frozen=True)
-class PairRefs:
-    """What `check_pair` found: where each model is, and the pair's context from the configs (no weights read)."""
-
-    target: ModelRef
-    draft: ModelRef | None   # None: a model-free drafter (prompt lookup) drafts, no draft model
-    window: Any = None   # engine.context.ContextWindow | None (None when a config is still to be downloaded)
-
-
-def check_pair(target: str | None = None, draft: str | None = None, *, pair: str | None = None, demo: bool = False,
-               allow_pickle: bool = False, download: bool = False, drafter: DrafterSettings | str | None = None,
-               **_ignored: Any) -> PairRefs:
-    """The checks `load_pair` makes before loading anything, on their own: cheap (no weights, no network).
-
-    Takes the same keyword arguments as `load_pair`, so a command can call
-    it with its load kwargs before starting an app that loads the models
-    later (a wrong path or an uncached hub id is one line and exit 2, not a
-    notice inside the app). `window` is the pair's context read from the
-    config files, for checking `max_new_tokens` early.
-    """
-    lookup = DrafterSettings.of(drafter).model_free
-    target, draft, _, _, _ = _resolve_refs(target, draft, pair, demo, lookup)
-    t, d = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
-    window = window_of(read_config(t), read_config(d) if d is not None else None)
-    return PairRefs(t, d, window)
-
-
-def _resolve_refs(target: str | None, draft: str | None, pair: str | None, demo: bool, lookup: bool = False
-                  ) -> tuple[str, str | None, bool, str | None, bool]:
-    """(target, draft, vicuna, preset name, is_demo) from paths/hub ids, a preset or the demo pair.
-
-    With a model-free drafter (`lookup`) only the target is needed: draft is None.
-    A preset without a draft model (smollm2) drafts by prompt lookup (draft
-    None) unless `draft` names one; `--pair demo` is the embedded pair.
-    """
-    if lookup and draft is not None:
-        raise InvalidParameter("--draft names a draft model, but --drafter prompt-lookup drafts without one: "
-                               "leave --draft out")
-    vicuna = False
-    preset_name = None
-    if pair == DEMO:
-        if target or draft:
-            raise InvalidParameter("give either --pair or --target/--draft, not both")
-        pair, demo = None, True
-    if pair is not None:
-        if pair not in PRESETS:
-            raise InvalidParameter(f"unknown pair {pair!r}; expected one of {', '.join(pair_names())}")
-        pre = PRESETS[pair]
-        if target or (draft and pre.draft is not None):
-            raise InvalidParameter("give either --pair or --target/--draft, not both"
-                                   + (f" (--pair {pair} takes --draft: it has no draft model of its own)"
-                                      if pre.draft is None and target else ""))
-        target, vicuna, preset_name = preset_target(pre), pre.vicuna, pre.name
-        draft = draft if pre.draft is None else pre.draft
-        lookup = lookup or draft is None
-    elif target is None and draft is None:
-        demo = True
-    elif target is None or (draft is None and not lookup):
-        raise InvalidParameter("give both --target and --draft (or --pair, or neither for the demo pair)")
-    if demo:
-        root = resources.require_demo_pair()
-        target, draft = str(root / "target"), str(root / "draft")
-    if lookup:
-        draft = None
-    assert target is not None and (draft is not None or lookup)
-    return target, draft, vicuna, preset_name, demo
-
 
 def _load_tokenizer(ref: ModelRef, what: str, trust_remote_code: bool, download: bool = False) -> Any:
     from transformers import AutoTokenizer
@@ -231,12 +195,19 @@ def load_pair(
     download: bool = False,
     progress: ProgressFn | None = None,
     drafter: DrafterSettings | str | None = None,
+    draft_dtype: str | torch.dtype | None = None,
 ) -> ModelPair:
     """Load a draft/target pair (paths, hub ids, a preset, or the embedded demo pair).
 
     `drafter="prompt-lookup"` (or a DrafterSettings with that name) drafts by
     prompt lookup: only the target is loaded (of a preset or the demo pair too),
     and `draft` must not be given.
+
+    `draft="self:int4"` (or `self:int4:gN`, `self:int8`, `self:bf16`) builds the
+    draft from the target's own weights in memory (engine/self_draft.py): any
+    target, a preset's or the demo's, no tokenizer gate. `draft_dtype` loads a
+    draft model at a dtype of its own (default: the target's); exactness is the
+    target's, as loaded, either way.
 
     `engine` picks how forward passes run (auto, eager, static, graphs; docs/engine.md);
     a runner that cannot run here raises EngineUnavailable. With `warmup` (the
@@ -270,17 +241,18 @@ def load_pair(
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InvalidParameter(f"--threads must be a whole number >= 1, got {threads!r}")
     engine = check_engine(engine)
-    drafter_settings = DrafterSettings.of(drafter)
-
-    target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, draft, pair, demo, drafter_settings.model_free)
-    if draft is None and not drafter_settings.model_free:   # a preset without a draft model: prompt lookup drafts
-        drafter_settings = replace(drafter_settings, name=PROMPT_LOOKUP)
+    target, draft, vicuna, preset_name, is_demo, drafter_settings, own = settle_pair(target, draft, pair, demo,
+                                                                                     drafter)
     lookup = drafter_settings.model_free
+    if draft_dtype not in (None, "auto") and (own is not None or lookup):
+        raise InvalidParameter("--draft-dtype is for a draft model loaded from files"
+                               + (f"; {own.name} sets its own precision ({own.precision})" if own else ""))
     if preset_name is not None and quantize is None:
         quantize = PRESETS[preset_name].quantize
 
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
+    d_dt = dt if draft_dtype in (None, "auto") else resolve_dtype(draft_dtype, dev)
     if device_map is None:
         check_engine_device(engine, dev)  # known before loading anything
     t_ref, d_ref = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
@@ -316,11 +288,17 @@ def load_pair(
     if d_ref is not None:
         report("draft", 0.7)
         draft_model = from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, "draft", download=download,
-                                      **common)
+                                      **{**common, "dtype": d_dt})
         draft_model.to(dev)
         draft_model.eval()
     target_model.eval()
     clock.lap("weights")
+    if own is not None:
+        report(f"draft {own.name}", 0.7)
+        from .self_draft import build_self_draft
+
+        draft_model = build_self_draft(target_model, own)
+        clock.lap("self-draft")
 
     if dev.type == "cpu":
         n = threads
@@ -339,7 +317,8 @@ def load_pair(
     pair = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
         name_target=name_target,
-        name_draft=drafter_settings.name if lookup else ("demo/draft" if is_demo else str(draft)),
+        name_draft=drafter_settings.name if lookup else (own.name if own is not None else
+                                                         "demo/draft" if is_demo else str(draft)),
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
         drafter=drafter_settings,
     )

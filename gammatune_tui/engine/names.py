@@ -21,3 +21,16 @@ DRAFTERS: tuple[str, ...] = (MODEL, PROMPT_LOOKUP)
 # "Prompt lookup"): a 1-token match is worth proposing when a wrong window costs one wider verify.
 DEFAULT_NGRAM_MIN = 1
 DEFAULT_NGRAM_MAX = 3
+
+# a draft built from the target's own weights at load (engine/self_draft.py): `--draft self:int4[:gN]`
+SELF_PREFIX = "self:"
+SELF_FORMATS: tuple[str, ...] = ("int4", "int8", "bf16")
+SELF_DRAFTS: tuple[str, ...] = tuple(SELF_PREFIX + f for f in SELF_FORMATS)
+
+
+def is_self_draft(name: object) -> bool:
+    """Whether a `--draft` value names a self-draft (`self:…`), valid or not (so a typo is refused as one)."""
+    return isinstance(name, str) and name.strip().lower().startswith(SELF_PREFIX)
+
+# the chat's drafter switch, in its palette's order (session/turns.py `switch_drafter`)
+CHAT_DRAFTERS: tuple[str, ...] = (MODEL, "self:int8", "self:int4", PROMPT_LOOKUP)

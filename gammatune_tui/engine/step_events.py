@@ -78,8 +78,20 @@ def session_header(
         load_s=dict(getattr(pair, "load_s", None) or {}),
         drafter=name,
         drafter_params=drafter.params() if drafter is not None else {},
-        end_ids=sorted(int(i) for i in pair.eos_ids),
+        end_ids=sorted(int(i) for i in (getattr(pair, "eos_ids", None) or ())),
+        **_precisions(pair, target, draft if name == "model" else None),
     )
+
+
+def _precisions(pair: Any, target: Any, draft: Any) -> dict[str, Any]:
+    """Each model's precision and weight bytes as the header records them (no draft model: empty)."""
+    from .self_draft import model_bytes, model_precision
+
+    out: dict[str, Any] = {"target_precision": model_precision(target, getattr(pair, "quantize", None)),
+                           "target_bytes": model_bytes(target)}
+    if draft is not None:
+        out.update(draft_precision=model_precision(draft), draft_bytes=model_bytes(draft, target))
+    return out
 
 
 def token_events(

@@ -20,6 +20,7 @@ from ..session.replay import Playlist, ReplaySource
 from ..session.stats import RunningStats, stats_of
 from .console import has_colour, make_console  # noqa: F401  (re-exported)
 from .safe_text import printable
+from ..engine.precision_text import header_models
 from .session_info import runner_note
 from .tables import as_flag, backfire_text, lossless_text, shown_params, summary_table
 
@@ -35,7 +36,8 @@ def header_text(h: SessionHeader) -> Text:
     samp = " ".join(as_flag(k, v) for k, v in h.sampling.items() if k != "seed")   # the seed is shown once, below
     vers = ", ".join(f"{k} {v}" for k, v in h.versions.items())
     t = Text(style=DIM)
-    t.append(printable(f"target {h.target} · draft {h.draft}{' (demo pair)' if h.demo else ''} · {h.device} {h.dtype}"
+    t.append(printable(f"{header_models(h)}{' (demo pair)' if h.demo else ''} · {h.device}"
+                       f"{'' if h.target_precision else ' ' + h.dtype}"
                        f"{runner_note(h)}\n"))
     t.append(printable(f"{h.method} γ0={h.gamma0}{' · ' + params if params else ''} · {samp or 'greedy'}"
                        f" · seed {h.seed} · max {h.max_new_tokens} tokens"))

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ..engine.events import SessionHeader
 from ..engine.load_stages import load_stages_text
+from ..engine.precision_text import is_self_name, model_note
 from .safe_text import one_line
 from .tables import shown_params
 
@@ -34,6 +35,11 @@ def runner_note(h: SessionHeader) -> str:
     return f" · {h.runner} runner" + (f" (warm-up {h.warmup_s:.1f} s)" if h.warmup_s > 0 else "")
 
 
+def _note(precision: str, nbytes: int, added: bool = False) -> str:
+    note = model_note(precision, nbytes, added=added)
+    return f" ({note})" if note else ""
+
+
 def header_lines(h: SessionHeader, full: bool = True) -> Text:
     """Models, device, settings and versions of a session (all text escaped).
 
@@ -43,11 +49,12 @@ def header_lines(h: SessionHeader, full: bool = True) -> Text:
     """
     t = Text()
     t.append("models ", style="dim")
-    t.append(one_line(f"{h.target} ← {h.draft}"))
+    t.append(one_line(f"{h.target}{_note(h.target_precision, h.target_bytes)} ← "
+                      f"{h.draft}{_note(h.draft_precision, h.draft_bytes, is_self_name(h.draft))}"))
     if h.demo:
         t.append(" (demo pair)", style="dim")
     t.append("  device ", style="dim")
-    t.append(one_line(f"{h.device} {h.dtype}" + (runner_note(h) if full else (f" · {h.runner}" if h.runner else ""))))
+    t.append(one_line(f"{h.device}{'' if h.target_precision else ' ' + h.dtype}" + (runner_note(h) if full else (f" · {h.runner}" if h.runner else ""))))
     t.append("\nsettings ", style="dim")
     t.append(settings_line(h))
     if h.versions and full:

@@ -102,6 +102,8 @@ def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
     if dropped:   # never without a word: the reader learns what this width hides, and where to see it
         notes.append(f"left out at this width: {', '.join(dropped)} (a wider window, or compare --print, "
                      "shows every column)")
+    if summary.models:
+        notes.append("models: " + ", ".join(printable(m) for m in summary.models))
     table = Table(title=title, title_justify="left", caption="; ".join(notes), caption_justify="left",
                   show_edge=False, pad_edge=False)
     for name in columns:

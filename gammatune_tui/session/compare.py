@@ -25,6 +25,7 @@ from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.policies import METHODS
+from ..engine.precision_text import is_self_name, model_note
 from .recording import RecordedSession, Recording
 from .stats import RunningStats
 
@@ -185,6 +186,7 @@ class CompareSummary:
     ranked: bool = True       # False: one run per method, no spread, so no ranking
     runs: int = 1             # measured runs per method (the fewest, when they differ)
     greedy: bool = False      # every method decoded greedily (the backfire line then does not blame sampling)
+    models: list[str] = field(default_factory=list)   # each model raced and its precision and size, once each
 
     def row(self, label: str) -> SummaryRow:
         return next(r for r in self.rows if r.label == label)
@@ -310,7 +312,24 @@ def summarize(runs: Sequence[MethodRun], reference: Reference | None = None) -> 
     # a noisy C overlaps both), so median order alone could print a "2" above a "1=" (issue 17 row 18)
     rows.sort(key=lambda row: (row.rank if ranked and row.rank is not None else 0, -row.tokens_per_s))
     return CompareSummary(rows, check_lossless(runs, reference), BASELINE if base is not None else None,
-                          ranked=ranked, runs=n_runs, greedy=bool(runs) and all(r.greedy for r in runs))
+                          ranked=ranked, runs=n_runs, greedy=bool(runs) and all(r.greedy for r in runs),
+                          models=raced_models(runs))
+
+
+def raced_models(runs: Sequence[MethodRun]) -> list[str]:
+    """'target X (float32, 538 MB)', then each draft model raced ('self:int4 (int4 g32, +84 MB)'), once each."""
+    out: list[str] = []
+    for r in runs:
+        h = r.header
+        if h is None or not h.target_precision:
+            continue
+        t = f"target {h.target} ({model_note(h.target_precision, h.target_bytes)})"
+        d = f"draft {h.draft} ({model_note(h.draft_precision, h.draft_bytes, added=is_self_name(h.draft))})" \
+            if h.draft_precision else ""
+        for item in (t, d):
+            if item and item not in out:
+                out.append(item)
+    return out
 
 
 def runs_from_recording(recording: Recording) -> list[MethodRun]:

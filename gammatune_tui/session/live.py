@@ -37,7 +37,8 @@ from .pace import StepPacer, check_pace
 from .source import Notice, Progress, SourceItem
 from .system_prompt import with_system
 from .plain_speed import PlainSpeed
-from .turns import Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn
+from .turns import (Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn,
+                    switch_drafter)
 
 
 class LiveSource:
@@ -144,6 +145,14 @@ class LiveSource:
         self.pace = check_pace(steps_per_s)
         self.link.set_pace(self.pace)
 
+    def set_drafter(self, name: str) -> None:
+        """Draft with `name` (model, self:int8, self:int4, prompt-lookup) from the next turn on.
+
+        The next turn starts with notices: a self-draft being built, then the switch (or why it could not be).
+        """
+        self.drafter = name
+        self.link.set_drafter(name, self.settings, self.sampling)
+
     def close(self) -> None:
         """End the decoder process (if any)."""
         self.link.close()
@@ -172,6 +181,11 @@ class _InThread:
         if self.decoder is None:
             raise GammatuneError("the models are not loaded yet")
         self.hindsight = None
+        switch, self._switch = getattr(self, "_switch", None), None
+        if switch is not None:
+            built: list = []
+            yield from switch_drafter(self.pair, *switch, built)
+            self.decoder = built[0] if built else self.decoder
         events: list[Event] = []
         for item in run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn, self.pacer,
                              note_system=note_system):
@@ -192,6 +206,9 @@ class _InThread:
 
     def set_pace(self, steps_per_s: float) -> None:
         self.pacer.set(steps_per_s)
+
+    def set_drafter(self, name: str, settings: PolicySettings, sampling: SamplingConfig) -> None:
+        self._switch = (name, settings, sampling)
 
     def close(self) -> None:
         pass

@@ -23,7 +23,8 @@ from .hindsight import Hindsight, HindsightHook, run_hook
 from .pace import StepPacer
 from .source import Notice, Progress, SourceItem
 from .plain_speed import PlainSpeed
-from .turns import Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn
+from .turns import (Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn,
+                    switch_drafter)
 
 
 class DecoderProcess:
@@ -101,6 +102,9 @@ class DecoderProcess:
     def set_pace(self, steps_per_s: float) -> None:
         self.pace = steps_per_s
         self._send(("pace", steps_per_s))
+
+    def set_drafter(self, name: str, settings: PolicySettings, sampling: SamplingConfig) -> None:
+        self._send(("drafter", name, settings, sampling))
 
     def close(self) -> None:
         """End the child process (if any)."""
@@ -195,6 +199,7 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
     out.send(("ready", pair_title(pair), plain))
     pacer = StepPacer(pace)
     quitting = False
+    switch: list = []   # a drafter switch asked for, applied as the next turn starts
 
     def control(msg: tuple) -> bool:
         nonlocal quitting
@@ -202,6 +207,8 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
             decoder.request(settings=msg[1], sampling=msg[2])
         elif msg[0] == "pace":
             pacer.set(msg[1])
+        elif msg[0] == "drafter":
+            switch[:] = [msg[1:]]
         elif msg[0] == "stop":
             decoder.stop()
             pacer.interrupt()
@@ -231,6 +238,11 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
             continue
         _, messages, raw, max_new, user_text, turn, note_system = msg
         try:
+            if switch:
+                built: list = []
+                for note in switch_drafter(pair, *switch.pop(), built):
+                    out.send(("event", note))
+                decoder = built[0] if built else decoder
             events: list[Event] = []
             for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn, pacer, idle, note_system):
                 out.send(("event", ev))

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 from ..engine.pair import Pair
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.load_stages import load_stages_text
+from ..engine.precision_text import is_self_name, model_note
 from ..engine.models import load_pair
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
@@ -21,6 +22,7 @@ from ..engine.context import context_window
 from .context import fit_conversation
 from .pace import Idle, StepPacer, paced
 from .plain_speed import PlainSpeed, measure_plain, refresh_plain
+from ..errors import GammatuneError
 from .source import Notice, Progress, SourceItem
 from .system_prompt import fit_system
 
@@ -50,6 +52,32 @@ def plain_after_turn(pair: Pair, decoder: Any, current: PlainSpeed | None, turn:
     return refresh_plain(pair, decoder.sampling, current, f"after turn {turn + 1}")
 
 
+def switch_drafter(pair: Pair, name: str, settings: PolicySettings, sampling: SamplingConfig,
+                   out: list) -> Iterator[Notice]:
+    """A decoder drafting with `name` (appended to `out`), and notices saying what happens while it is built.
+
+    Between two turns of a chat: a self-draft is built from the target the
+    first time it is asked for (a second or two, said before it starts); a
+    draft model the pair does not have is one notice, and the old decoder stays.
+    """
+    from ..engine.draft_sources import DrafterSettings
+
+    try:
+        d = DrafterSettings.of(name)
+    except GammatuneError as exc:
+        yield Notice(str(exc), severity="error")
+        return
+    if d.self_draft:
+        yield Notice(f"building {d.name}: the target's own weights quantized in memory, for the next answer",
+                     severity="information")
+    try:
+        out.append(SpeculativeDecoder(pair, settings, sampling, drafter=d))
+    except GammatuneError as exc:
+        yield Notice(f"cannot draft with {d.name}: {exc}", severity="error")
+        return
+    yield Notice(f"drafting with {d.name} from this answer on", severity="information")
+
+
 def run_turn(pair: Pair, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
              turn: int, pacer: StepPacer | None = None, idle: Idle | None = None,
              note_system: bool = True) -> Iterator[SourceItem]:
@@ -73,6 +101,21 @@ def run_turn(pair: Pair, decoder: Any, messages: Messages, raw: bool, max_new_to
     yield from paced(events, pacer, idle)
 
 
+def _precisions(pair: Pair) -> str:
+    """' (float32 + int4 g32, +84 MB)': each model's precision and size, where the pair can say them."""
+    try:
+        info = pair.models()
+    except Exception:   # pair-likes without models() (tests' stand-ins)
+        return ""
+    t = info.get("target", {})
+    parts = [model_note(t.get("precision", ""), t.get("bytes", 0))]
+    d = info.get("draft")
+    if d is not None and getattr(pair, "draft", None) is not None:
+        parts.append(model_note(d.get("precision", ""), d.get("bytes", 0),
+                                added=is_self_name(getattr(pair, "name_draft", ""))))
+    return f" ({' + '.join(p for p in parts if p)})" if any(parts) else ""
+
+
 def pair_title(pair: Pair) -> str:
     """The app's subtitle once loaded: which pair (or target + prompt lookup), which runner, and where the
     load's time went, stage by stage (so a slow start, or the first turn's speed, is not a surprise)."""
@@ -82,6 +125,7 @@ def pair_title(pair: Pair) -> str:
     else:
         name = "demo pair" if getattr(pair, "is_demo", False) else \
             f"{getattr(pair, 'name_target', 'target')} + {getattr(pair, 'name_draft', 'draft')}"
+    name += _precisions(pair)
     try:
         runner = str(pair.runner)
     except Exception:   # pair-likes without a runner pool (tests' stand-ins)

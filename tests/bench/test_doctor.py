@@ -69,7 +69,8 @@ def fixed_costs(monkeypatch):
 
 def test_with_no_arguments_the_embedded_draft_ranks_above_the_poor_ones(fixed_costs, tmp_path, capsys):
     out = tmp_path / "doctor.json"
-    code, text, err = _doctor(capsys, "--limit", "2", "-n", "32", "--gammas", "1,2,4", "--json", str(out))
+    code, text, err = _doctor(capsys, "--limit", "2", "-n", "32", "--gammas", "1,2,4", "--json", str(out),
+                              "--self-drafts", "none")
     assert code == 0, err
     data = _strict_json(out)
     assert data["complete"] and data["ranking"][0] == "demo draft"
@@ -109,7 +110,7 @@ def test_a_mismatched_tokenizer_is_refused_and_the_others_go_on(tiny_pair_dirs, 
     out = tmp_path / "doctor.json"
     code, text, err = _doctor(capsys, "--target", str(t), "--draft", str(mismatched_draft), "--draft", str(d),
                               "--prompts", str(prompts), "-n", "16", "--gammas", "1,2", "--device", "cpu", "--raw",
-                              "--verify", "--json", str(out))
+                              "--verify", "--json", str(out), "--self-drafts", "none")
     assert code == 0, err
     data = _strict_json(out)
     refused, examined = data["drafts"]
@@ -126,7 +127,7 @@ def test_a_mismatched_tokenizer_is_refused_and_the_others_go_on(tiny_pair_dirs, 
 def test_every_draft_refused_is_one_line_and_exit_2(tiny_pair_dirs, mismatched_draft, prompts, capsys):
     t, _ = tiny_pair_dirs
     code, out, err = _doctor(capsys, "--target", str(t), "--draft", str(mismatched_draft), "--prompts", str(prompts),
-                             "--device", "cpu")
+                             "--device", "cpu", "--self-drafts", "none")
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gammatune: error: no candidate draft can be used")
@@ -148,7 +149,7 @@ def test_ctrl_c_leaves_a_partial_valid_report(tiny_pair_dirs, prompts, tmp_path,
     out = tmp_path / "doctor.json"
     code, text, err = _doctor(capsys, "--target", str(t), "--draft", str(d), "--draft", str(t),
                               "--prompts", str(prompts), "-n", "12", "--gammas", "1,2", "--device", "cpu", "--raw",
-                              "--json", str(out))
+                              "--json", str(out), "--self-drafts", "none")
     assert code == 130
     data = _strict_json(out)
     assert data["complete"] is False
@@ -161,7 +162,8 @@ def test_ctrl_c_leaves_a_partial_valid_report(tiny_pair_dirs, prompts, tmp_path,
 
 @pytest.mark.parametrize("argv,needle", [
     (["--draft", "x"], "--draft needs --target"),
-    (["--target", "x"], "at least one --draft"),
+    (["--target", "x", "--self-drafts", "none"], "at least one --draft"),
+    (["--self-drafts", "self:int5"], "unknown self-draft"),
     (["--target", "t", "--draft", "x", "--draft", "x"], "given twice"),
     (["--gammas", "1,,2"], "--gammas"),
     (["--device", "tpu"], "device"),
@@ -252,7 +254,7 @@ def test_doctor_at_a_temperature_simulates_sampled_decoding_and_recommends_it(fi
     out = tmp_path / "doctor.json"
     code, text, err = _doctor(capsys, "--target", str(t), "--draft", str(d), "--prompts", str(prompts), "-n", "16",
                               "--gammas", "1,2", "--device", "cpu", "--raw", "-t", "0.7", "--top-p", "0.9",
-                              "--json", str(out))
+                              "--json", str(out), "--self-drafts", "none")
     assert code == 0, err
     assert len(seen) == 2 and seen[0].temperature == 0.7 and seen[0].top_p == 0.9  # one sampled trace per prompt
     data = _strict_json(out)
@@ -261,3 +263,20 @@ def test_doctor_at_a_temperature_simulates_sampled_decoding_and_recommends_it(fi
     cmd = data["recommendation"]["command"]
     if cmd:  # the advice serves tokens as they were simulated
         assert cmd.endswith("--temperature 0.7 --top-p 0.9")
+
+
+def test_self_drafts_are_candidates_by_default_with_their_precision(tiny_pair_dirs, prompts, tmp_path, capsys):
+    """Issue 26: beside the given draft, the target's own int4 and int8 copies, each with c, α and a verdict."""
+    t, d = tiny_pair_dirs
+    out = tmp_path / "doctor.json"
+    code, text, err = _doctor(capsys, "--target", str(t), "--draft", str(d), "--prompts", str(prompts), "-n", "12",
+                              "--gammas", "1,2", "--device", "cpu", "--raw", "--json", str(out))
+    assert code == 0, err
+    data = _strict_json(out)
+    drafts = {x["label"]: x for x in data["drafts"]}
+    assert set(drafts) == {str(d), "self:int4", "self:int8"}
+    for name, precision in (("self:int4", "int4 g32"), ("self:int8", "int8")):
+        x = drafts[name]
+        assert x["status"] == "examined" and x["precision"] == precision and x["weight_bytes"] > 0
+        assert 0 < x["agreement"] <= 1 and x["c"] > 0 and x["verdict"]   # a random tiny net: α means little
+    assert "int4 g32 +" in text   # the ranking's size column: precision and the bytes it adds

@@ -54,12 +54,13 @@ def test_smollm2_takes_a_draft_but_not_a_target(capsys):
     assert code == 2 and "not both" in err
 
 
-def test_smollm2_drafts_by_prompt_lookup_in_every_command_unless_given_a_draft():
+def test_smollm2_drafts_with_its_own_int4_copy_in_every_command_unless_given_a_draft():
     from gammatune_tui.commands.options import default_options
 
-    # what bench picks its baselines by (transformers' prompt lookup, not assisted generation with no draft)
-    assert default_options(pair="smollm2").drafter_settings().name == "prompt-lookup"
-    assert default_options(pair="smollm2").load_kwargs()["drafter"].name == "prompt-lookup"
+    # issue 26: self:int4 measured faster than prompt lookup on the shipped prompts, so it is the preset's drafter
+    assert default_options(pair="smollm2").drafter_settings().name == "self:int4"
+    assert default_options(pair="smollm2").load_kwargs()["drafter"].name == "self:int4"
+    assert default_options(pair="smollm2", drafter="prompt-lookup").drafter_settings().name == "prompt-lookup"
     assert default_options(pair="smollm2", draft="./my-draft").drafter_settings().name == "model"
     assert default_options(pair="llama-8b").drafter_settings().name == "model"
     assert default_options(pair="smollm2").drafter_settings("model").name == "model"   # compare's contestants

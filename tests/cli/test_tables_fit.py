@@ -83,7 +83,7 @@ def test_models_at_80_columns_shows_every_model_id_in_full(capsys, monkeypatch):
     lines = [line for line in out.splitlines() if not line.startswith("cached:")]
     assert "…" not in out.replace("gammatune … --pair", "") and all(len(line) <= 80 for line in lines)
     for p in PRESETS.values():
-        assert p.target in out and (p.draft or "prompt lookup") in out and p.target_size in out   # smollm2: no draft model
+        assert p.target in out and (p.draft or p.drafter or "prompt lookup") in out and p.target_size in out   # smollm2: no draft model
 
 
 def test_compare_summary_at_80_columns_keeps_every_column():

@@ -96,6 +96,8 @@ class DraftReport:
     status: str = "examined"
     reason: str = ""
     params: int = 0
+    precision: str = ""                  # the draft's precision ("float32", "int4 g32") and its weight bytes
+    weight_bytes: int = 0                # (a self-draft: what it adds to the target's)
     prompts: int = 0
     tokens: int = 0
     agreement: float = math.nan          # α: share of positions where the draft's argmax is the target's token
@@ -358,6 +360,8 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
     device = str(pair.device)
     try:
         report.params = sum(p.numel() for p in pair.draft.parameters())
+        info = pair.models()["draft"]
+        report.precision, report.weight_bytes = info["precision"], info["bytes"]
         report.machine = protocol.environment(pair)
         progress(f"traces of {cand.label}", 1)
         measured = record(pair, cfg, progress, plain)

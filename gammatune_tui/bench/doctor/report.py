@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import METHODS
+from ...engine.precision_text import human_bytes, is_self_name
 from .examine import DEFAULT_GAMMA0, Candidate, DraftReport, rank
 from .grid import bound_flags
 from ..sim.ranks import gap_ranks
@@ -67,16 +68,23 @@ def ranking_table(reports: Sequence[DraftReport], law: str = "greedy") -> Table:
     for r in rank(reports):
         style = _style(r)
         if not r.examined:
-            t.add_row(Text("–"), Text(r.label), Text(size(r.params)), *(Text("") for _ in range(7)),
+            t.add_row(Text("–"), Text(r.label), Text(_size(r)), *(Text("") for _ in range(7)),
                       Text(r.short_verdict, style=style or "dim"))
             continue
         lo, hi = r.spread
-        t.add_row(Text(ranks[r.label]), Text(r.label), Text(size(r.params)), Text(f"{r.agreement:.2f}"),
+        t.add_row(Text(ranks[r.label]), Text(r.label), Text(_size(r)), Text(f"{r.agreement:.2f}"),
                   Text(f"{r.mean_run:.2f}"), Text(f"{r.c:.1f}"), Text(f"{r.best_method} γ0={r.best_gamma}"),
                   Text(_xs(r.predicted, r.predicted_spread)), Text(f"{lo:.2f}–{hi:.2f}"),
                   Text(_xs(r.oracle, r.oracle_spread)),
                   Text(r.short_verdict, style=style))
     return t
+
+
+def _size(r: DraftReport) -> str:
+    """'0.95M float32' for a draft model; 'int4 g32 +84 MB' for a self-draft (its parameters are the target's)."""
+    if r.precision and is_self_name(r.path):
+        return f"{r.precision} +{human_bytes(r.weight_bytes)}"
+    return f"{size(r.params)} {r.precision}".strip()
 
 
 def _style(r: DraftReport) -> str:
@@ -249,7 +257,7 @@ def payload(reports: Sequence[DraftReport], rec: Recommendation | None, verify: 
             config: dict[str, Any], complete: bool, command: Sequence[str], created: float) -> dict[str, Any]:
     """The JSON file: valid after every draft, so an interrupted run leaves a partial but readable report."""
     env = {k: v for k, v in next((r.machine for r in reports if r.machine), {}).items()
-           if k not in ("draft", "draft_params")}  # the machine and the target; each draft is in its own entry
+           if k not in ("draft", "draft_params", "models")}  # the machine and the target; each draft is in its own entry
     return _finite({"schema": 1, "created": created, "command": list(command), "complete": complete, "config": config,
             "environment": env, "drafts": [r.to_json() for r in reports],
             "ranking": [r.label for r in rank(reports) if r.examined],

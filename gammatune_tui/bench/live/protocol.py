@@ -82,6 +82,10 @@ def environment(pair: Pair) -> dict[str, Any]:
         "engine": str(getattr(pair, "engine", "") or ""),
         "warmup_s": float(getattr(pair, "warmup_s", 0.0) or 0.0),
     }
+    try:   # each model's precision and weight bytes (a self-draft's: what it adds), as headers record them
+        env["models"] = pair.models()
+    except Exception:   # pair-likes without models() (tests' stand-ins)
+        pass
     try:
         env["runner"] = str(pair.runner)   # what the sweep's sessions ran on (eager, static, graphs)
     except Exception:  # a pair-like without a runner pool

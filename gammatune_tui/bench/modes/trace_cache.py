@@ -90,6 +90,8 @@ def trace_key(pair: Pair, pid: list, max_new_tokens: int, sampling: SamplingConf
         "format": FORMAT,
         "target": str(pair.name_target), "draft": str(pair.name_draft),
         "target_weights": _weights_fingerprint(pair.target), "draft_weights": _weights_fingerprint(pair.draft),
+        # a self-draft has its target's files: its format (self:int4, self:int8…) tells the traces apart
+        **({"self_draft": pair.draft.gammatune_self} if getattr(pair.draft, "gammatune_self", None) else {}),
         "device": str(pair.device), "dtype": str(pair.dtype),
         "runner": str(getattr(pair, "runner", "") or ""), "threads": torch.get_num_threads(),
         "versions": versions(),

@@ -36,7 +36,7 @@ from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
 from ..hf_compat import cache_kw
-from ..logits_check import logits_close
+from ..logits_check import compute_dtype, logits_close
 from ..names import ENGINES  # declared without torch, for the command line
 
 # GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
@@ -135,6 +135,8 @@ def self_check(kind: str, model: Any) -> bool:
     tokens, and three runner passes that cover each window class — a prompt of
     4, a window of 3 over it, a rewind by two and a single token over them.
     Captured graphs are checked against this step when they are captured (graphs.py).
+    A quantized draft is checked against its own forward at the tolerance of the
+    bfloat16 it computes in (logits_check.compute_dtype), never against the target.
     """
     runner = GraphRunner(model, capture=False, compile=False) if kind in ("graphs", GRAPH_BODY) else StaticRunner(model)
     device = runner.device
@@ -151,7 +153,7 @@ def self_check(kind: str, model: Any) -> bool:
             got.append(runner.forward(ids[:, 5:6], 1))  # a single token written over them
     except Exception:  # any surprise: this runner is not for this model
         return False
-    return all(logits_close(w, g) for w, g in zip(want, got))
+    return all(logits_close(w, g, compute_dtype(model)) for w, g in zip(want, got))
 
 
 @dataclass

@@ -34,7 +34,7 @@ from typing import Any, Callable
 import torch
 
 from ...errors import EngineUnavailable
-from ..logits_check import logits_tolerance
+from ..logits_check import compute_dtype, logits_tolerance
 from ..policy_params import DEFAULT_GAMMA_MAX
 from .fixed_step import FixedStep, compile_wanted
 from .plan import MAX_Q, plan_captures, span_for
@@ -73,11 +73,11 @@ class GraphRunner(StaticRunner):
         if compile_wanted(self.device, capture) if compile is None else compile:
             self._fixed = FixedStep(self)
             self._fixed.enable_compile()
-        vocab = int(self.head.weight.shape[0])
+        vocab = int(getattr(self.head, "out_features", 0) or self.head.weight.shape[0])  # packed weights: not shape[0]
         with torch.inference_mode(False), torch.no_grad():
             self._ids = torch.zeros((1, MAX_Q), dtype=torch.long, device=self.device)
             self._pos = torch.zeros((MAX_Q,), dtype=torch.long, device=self.device)
-            self._out = torch.zeros((MAX_Q, vocab), dtype=self.head.weight.dtype, device=self.device)
+            self._out = torch.zeros((MAX_Q, vocab), dtype=self.dtype, device=self.device)  # the model's own dtype (a quantized head hands it back)
 
     def _on_allocate(self) -> None:
         self.graphs.clear()  # they point at the old buffers
@@ -124,7 +124,8 @@ class GraphRunner(StaticRunner):
         assert self.cache is not None
         gen = torch.Generator().manual_seed(1)
         vocab = int(self.model.config.vocab_size)
-        fp32 = self._out.dtype == torch.float32
+        precision = torch.bfloat16 if compute_dtype(self.model) == torch.bfloat16 else self._out.dtype
+        fp32 = precision == torch.float32
         worst = torch.zeros((), device=self.device)
         for q, span in keys:
             ids = torch.randint(0, vocab, (1, q), generator=gen).to(self.device)
@@ -137,7 +138,7 @@ class GraphRunner(StaticRunner):
             scale = 1.0 if fp32 else want.abs().max().clamp(min=1.0)
             worst = torch.maximum(worst, ((got - want).abs().max() / scale))
         err = float(worst)  # one read for the whole check
-        if not err <= logits_tolerance(self._out.dtype):
+        if not err <= logits_tolerance(precision):
             raise RuntimeError(f"a replayed graph differs from the uncaptured step (max error {err:.3g})")
 
     def eager_step(self, ids: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:

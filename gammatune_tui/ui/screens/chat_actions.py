@@ -26,6 +26,7 @@ from textual.app import SystemCommand
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+from ...engine.names import CHAT_DRAFTERS
 from ...engine.policies import METHODS
 from ...render.change_marks import change_list
 from ...render.plain_text import answer_text, conversation_text
@@ -182,6 +183,11 @@ class ChatActions:
     def action_pace(self, direction: int = 1) -> None:
         self.set_pace(next_pace(getattr(self.source, "pace", 0.0), direction))
 
+    def set_drafter(self, name: str) -> None:
+        """Between turns: the next answer drafts with `name` (the source says, as it starts, what it built)."""
+        self.source.set_drafter(name)
+        self.notify(f"The next answer drafts with {name}.", title="Drafter", timeout=4)
+
     def set_pace(self, steps_per_s: float) -> None:
         if not self.can_pace:
             return
@@ -292,6 +298,10 @@ class ChatActions:
                             lambda: self.select_step(None))
         yield SystemCommand("Focus prompt", "Move the cursor to the prompt box", self._focus_main)
         yield SystemCommand("Focus controls", "Move the cursor to the policy controls (F8)", self.focus_controls)
+        if not self.read_only and callable(getattr(self.source, "set_drafter", None)):
+            for name in CHAT_DRAFTERS:
+                yield SystemCommand(f"Drafter: {name}", "Draft with this from the next answer on (a self-draft is "
+                                    "built from the target first)", lambda name=name: self.set_drafter(name))
         if self.can_pace:
             for pace in PACES:
                 yield SystemCommand(f"Pace: {pace_label(pace)}",

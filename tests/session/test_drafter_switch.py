@@ -1,0 +1,62 @@
+"""The chat's drafter switch: between turns, model / self:int8 / self:int4 / prompt lookup, with a notice while built.
+
+Each answer stays the target's own (greedy: the same tokens whichever drafter drafted them).
+"""
+
+from __future__ import annotations
+
+from gammatune_tui.engine import SamplingConfig
+from gammatune_tui.engine.events import SessionHeader, StepEvent
+from gammatune_tui.session.live import LiveSource
+from gammatune_tui.session.source import Notice
+
+
+def _turn(src, prompt):
+    items = list(src.events(prompt))
+    notes = [i.text for i in items if isinstance(i, Notice)]
+    head = next(i for i in items if isinstance(i, SessionHeader))
+    ids = [t.id for i in items if isinstance(i, StepEvent) for t in i.emitted]
+    return notes, head, ids
+
+
+def test_switching_drafters_between_turns_keeps_the_answer_the_targets(tiny_pair):
+    src = LiveSource(sampling=SamplingConfig(temperature=0.0), pair=tiny_pair, max_new_tokens=12, raw=True, process=False)
+    src.prepare(lambda stage, frac: None)
+    _, head, want = _turn(src, "abc")
+    assert head.draft_precision == "float32"   # the pair's own draft model
+    for name, draft in (("self:int4", "self:int4"), ("prompt-lookup", "prompt-lookup"), ("self:int8", "self:int8"),
+                        ("model", head.draft)):
+        src.messages = []   # the same single-turn prompt each time: its greedy answer must not change
+        src.set_drafter(name)
+        notes, h, ids = _turn(src, "abc")
+        assert notes[-1] == f"drafting with {name} from this answer on"
+        assert any(n.startswith(f"building {name}") for n in notes) == name.startswith("self:")
+        assert h.draft == draft and ids == want
+    src.messages = []
+    notes, h, ids = _turn(src, "abc")   # no switch asked: no notice, the same drafter
+    assert notes == [] and h.draft == head.draft
+
+
+def test_a_bad_drafter_is_a_notice_and_the_old_one_stays(tiny_pair):
+    src = LiveSource(sampling=SamplingConfig(temperature=0.0), pair=tiny_pair, max_new_tokens=6, raw=True, process=False)
+    src.prepare(lambda stage, frac: None)
+    src.set_drafter("self:int3")
+    notes, h, _ = _turn(src, "abc")
+    assert len(notes) == 1 and "unknown self-draft" in notes[0]
+    assert h.draft == tiny_pair.name_draft
+
+
+def test_the_switch_reaches_a_decoder_in_its_own_process(tiny_pair_dirs):
+    t, d = map(str, tiny_pair_dirs)
+    src = LiveSource(sampling=SamplingConfig(temperature=0.0), max_new_tokens=8, raw=True, process=True,
+                     load_kwargs={"target": t, "draft": d, "device": "cpu", "dtype": "float32", "threads": 1})
+    try:
+        src.prepare(lambda stage, frac: None)
+        _, head, want = _turn(src, "abc")
+        src.messages = []
+        src.set_drafter("self:int4")
+        notes, h, ids = _turn(src, "abc")
+        assert notes[-1] == "drafting with self:int4 from this answer on"
+        assert h.draft == "self:int4" and h.draft_precision == "int4 g32" and ids == want
+    finally:
+        src.close()
