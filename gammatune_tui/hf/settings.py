@@ -97,13 +97,13 @@ def _eos_ids(config: Any) -> frozenset[int]:
 
 def refuse_unsupported(config: Any, input_ids: torch.Tensor, model_kwargs: dict[str, Any]) -> None:
     """One line for each setting the engine cannot honour (the first found)."""
-    if input_ids.dim() != 2 or input_ids.shape[0] != 1:
-        raise InvalidParameter(f"gammatune decodes one sequence at a time: input_ids has shape {tuple(input_ids.shape)}"
-                               " (batch size 1 needed; call it once per prompt)")
     if int(getattr(config, "num_beams", 1) or 1) > 1:
         raise InvalidParameter(f"num_beams={config.num_beams}: gammatune decodes one sequence (no beam search)")
     if int(getattr(config, "num_return_sequences", 1) or 1) > 1:
         raise InvalidParameter(f"num_return_sequences={config.num_return_sequences}: gammatune returns one sequence")
+    if input_ids.dim() != 2 or input_ids.shape[0] != 1:
+        raise InvalidParameter(f"gammatune decodes one sequence at a time: input_ids has shape {tuple(input_ids.shape)}"
+                               " (batch size 1 needed; call it once per prompt)")
     for flag in ("output_attentions", "output_hidden_states"):
         if getattr(config, flag, False):
             raise InvalidParameter(f"{flag}=True is not supported by gammatune's decoding (scores and logits are)")
