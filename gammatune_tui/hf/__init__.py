@@ -11,6 +11,16 @@ Hugging Face transformers. `generate` is the same without `custom_generate`.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from .. import resources
 from .generate import gammatune_generate, generate
 
-__all__ = ["gammatune_generate", "generate"]
+
+def demo_paths() -> tuple[Path, Path]:
+    """(target folder, draft folder) of the demo pair the package ships, for `from_pretrained`."""
+    root = resources.require_demo_pair()
+    return root / "target", root / "draft"
+
+
+__all__ = ["gammatune_generate", "generate", "demo_paths"]
