@@ -20,6 +20,11 @@ per-prompt ratios (each prompt's rows ran back to back, so a load burst on the
 shared machine hits them alike), beside the totals.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/hf_generate.py [--prompts 8] [--repeats 3] [--max-new-tokens 128]
+        [--repetition-penalty 1.2]
+
+`--repetition-penalty` runs every row with it (the engine through its
+SamplingConfig, the others through generate's `repetition_penalty`): what the
+processors applied to both models, position by position, cost.
 """
 
 from __future__ import annotations
@@ -59,9 +64,11 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--max-new-tokens", type=int, default=128)
+    ap.add_argument("--repetition-penalty", type=float, default=1.0)
     args = ap.parse_args()
     torch.set_num_threads(1)
     n = args.max_new_tokens
+    rp = args.repetition_penalty
 
     pair = load_pair(demo=True, device="cpu", dtype="float32", threads=1)
     t_dir, d_dir = demo_paths()
@@ -73,7 +80,7 @@ def main() -> None:
 
     def engine(ids):
         out = []
-        for ev in SpeculativeDecoder(pair, settings, SamplingConfig()).generate(ids, n):
+        for ev in SpeculativeDecoder(pair, settings, SamplingConfig(repetition_penalty=rp)).generate(ids, n):
             if isinstance(ev, StepEvent):
                 out += [t.id for t in ev.emitted]
         return out
@@ -81,17 +88,18 @@ def main() -> None:
     def callable_(ids):
         x = torch.tensor([ids])
         return target.generate(x, custom_generate=gammatune_generate, draft_model=draft, gamma_method="gammatune+",
-                               gamma0=4, max_new_tokens=n, do_sample=False)[0, len(ids):].tolist()
+                               gamma0=4, max_new_tokens=n, do_sample=False, repetition_penalty=rp)[0, len(ids):].tolist()
 
     def assisted(ids):
         gc = draft.generation_config
         gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = 4, "heuristic", 0.0
         x = torch.tensor([ids])
-        return target.generate(x, assistant_model=draft, max_new_tokens=n, do_sample=False)[0, len(ids):].tolist()
+        return target.generate(x, assistant_model=draft, max_new_tokens=n, do_sample=False,
+                               repetition_penalty=rp)[0, len(ids):].tolist()
 
     def plain(ids):
         x = torch.tensor([ids])
-        return target.generate(x, max_new_tokens=n, do_sample=False)[0, len(ids):].tolist()
+        return target.generate(x, max_new_tokens=n, do_sample=False, repetition_penalty=rp)[0, len(ids):].tolist()
 
     fns = {"engine": engine, "callable": callable_, "assisted": assisted, "plain": plain}
     prompts = [p.text for p in load_prompt_set("code")][: args.prompts]
@@ -121,7 +129,8 @@ def main() -> None:
     total = sum(tokens)
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, {platform.processor() or ''} · torch {torch.__version__}"
           f" · transformers {transformers.__version__} · 1 thread · load average {min(loads):.1f}–{max(loads):.1f}")
-    print(f"{len(encoded)} prompts × {args.repeats} repeats × {n} tokens (greedy, all rows identical to plain); "
+    print(f"{len(encoded)} prompts × {args.repeats} repeats × {n} tokens (greedy, repetition penalty {rp}, "
+          "all rows identical to plain); "
           "tok/s from per-prompt medians over repeats")
     for label, times in (("wall", wall), ("cpu", cpu)):
         med = {r: per_prompt(times, r) for r in ROWS}
