@@ -79,28 +79,29 @@ def gammatune_generate(model: Any, input_ids: torch.Tensor, logits_processor: An
         from transformers.generation.stopping_criteria import StopStringCriteria
 
         p.stops.append(StopStringCriteria(tokenizer, [stop_strings] if isinstance(stop_strings, str) else list(stop_strings)))
-    if streamer is not None and not prompt_shown:
-        streamer.put(input_ids.cpu())
     want_scores = bool(getattr(generation_config, "output_scores", False))
     want_logits = bool(getattr(generation_config, "output_logits", False))
     pair = pair_for(model, draft_model, text_tokenizer, engine)
     prompt = [int(i) for i in input_ids[0].tolist()]
-    new = _decode(pair, settings, p, prompt, tokenizer, streamer, on_event, rows={} if (want_scores or want_logits) else None,
-                  ngram=(ngram_min, ngram_max))
-    tokens, rows = new
+    rows: dict | None = {} if (want_scores or want_logits) else None   # the target's raw logits by position
+    if streamer is not None and not prompt_shown:
+        streamer.put(input_ids.cpu())
+    try:
+        tokens = _decode(pair, settings, p, prompt, streamer, on_event, rows, (ngram_min, ngram_max))
+    finally:   # a reader thread of a TextIteratorStreamer is released even when decoding fails
+        if streamer is not None:
+            streamer.end()
     sequences = torch.tensor([prompt + tokens], dtype=input_ids.dtype, device=input_ids.device)
-    if streamer is not None:
-        streamer.end()
     if not getattr(generation_config, "return_dict_in_generate", False):
         return sequences
     return _output(sequences, prompt, tokens, rows, p, want_scores, want_logits)
 
 
-def _decode(pair: Any, settings: Any, p: Any, prompt: list[int], tokenizer: Any, streamer: Any,
-            on_event: Callable[[Any], None] | None, rows: dict | None, ngram: tuple) -> tuple[list[int], dict | None]:
+def _decode(pair: Any, settings: Any, p: Any, prompt: list[int], streamer: Any,
+            on_event: Callable[[Any], None] | None, rows: dict | None, ngram: tuple) -> list[int]:
     """Run the engine; the generated ids (cut at the first stop), streamed step by step."""
     if p.max_new < 1:
-        return [], rows
+        return []
     from ..engine.draft_sources import DrafterSettings
 
     drafter = DrafterSettings.of(pair.drafter, ngram_min=ngram[0], ngram_max=ngram[1])
@@ -126,7 +127,7 @@ def _decode(pair: Any, settings: Any, p: Any, prompt: list[int], tokenizer: Any,
         out += new
         if streamer is not None and new:
             streamer.put(torch.tensor(new))
-    return out, rows
+    return out
 
 
 def _stop(criteria: list, seq: list[int]) -> bool:

@@ -21,7 +21,7 @@ translated here:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -57,7 +57,6 @@ class Plan:
     eos: frozenset[int]
     max_new: int
     all_processors: Any = None  # the list as generate built it: the scores `output_scores` reports
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _split_warpers(processors: list) -> tuple[list, dict[str, Any]]:
