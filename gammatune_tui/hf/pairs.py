@@ -30,6 +30,20 @@ from ..engine.names import PROMPT_LOOKUP
 SELF_PREFIX = "self:"
 
 _PAIRS_ATTR = "_gammatune_pairs"   # on the target: pair → target is a cycle the collector frees with the model
+
+
+class _PairCache(dict):
+    """The target's pairs by draft; a copy or a pickle of the model carries an empty one.
+
+    (A pair holds locks and runners: `copy.deepcopy(model)`, which a self-draft
+    builder or a user may call, or `torch.save(model)` must not try to copy them.)"""
+
+    def __deepcopy__(self, memo: dict) -> "_PairCache":
+        return _PairCache()
+
+    def __reduce__(self) -> tuple:
+        return (_PairCache, ())
+
 _TOKENIZERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
@@ -117,7 +131,7 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
     with _LOCK:
         pairs = getattr(target, _PAIRS_ATTR, None)
         if pairs is None:
-            pairs = {}
+            pairs = _PairCache()
             object.__setattr__(target, _PAIRS_ATTR, pairs)   # a plain attribute, not a submodule
         pairs[key] = pair
     return pair

@@ -213,3 +213,14 @@ def test_without_a_seed_torch_manual_seed_reproduces_a_sampled_run(models):
         torch.manual_seed(7)
         runs.append(generate(target, ids_of(tok), draft_model=draft, do_sample=True, max_new_tokens=15))
     assert torch.equal(runs[0], runs[1])
+
+
+def test_a_model_used_by_gammatune_can_still_be_copied(models):
+    """The pair cached on the target holds locks and runners: a deepcopy (a self-draft builder makes one) skips it."""
+    import copy
+
+    target, draft, tok = models
+    ids = ids_of(tok)
+    first = generate(target, ids, draft_model=draft, max_new_tokens=8, do_sample=False)
+    twin = copy.deepcopy(target)
+    assert torch.equal(generate(twin, ids, draft_model=draft, max_new_tokens=8, do_sample=False), first)
