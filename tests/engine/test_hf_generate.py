@@ -224,3 +224,16 @@ def test_a_model_used_by_gammatune_can_still_be_copied(models):
     first = generate(target, ids, draft_model=draft, max_new_tokens=8, do_sample=False)
     twin = copy.deepcopy(target)
     assert torch.equal(generate(twin, ids, draft_model=draft, max_new_tokens=8, do_sample=False), first)
+
+
+@pytest.mark.parametrize("spec", ["self:int8", "self:bf16"])
+def test_a_self_draft_is_identical_to_generate(models, spec):
+    """Runs where this gammatune builds self-drafts (engine/self_draft.py, issue 26)."""
+    pytest.importorskip("gammatune_tui.engine.self_draft")
+    target, _, tok = models
+    ids = ids_of(tok)
+    want = target.generate(ids, do_sample=False, max_new_tokens=30, repetition_penalty=1.2)
+    events = []
+    got = generate(target, ids, draft_model=spec, do_sample=False, max_new_tokens=30, repetition_penalty=1.2,
+                   on_event=events.append)
+    assert torch.equal(got, want) and events[0].draft == spec
