@@ -66,6 +66,18 @@ def test_greedy_is_token_identical_to_generate(models, kw, method):
     assert torch.equal(got, want)
 
 
+def test_the_users_generation_config_is_honoured(models):
+    from transformers import GenerationConfig
+
+    target, draft, tok = models
+    ids = ids_of(tok)
+    config = GenerationConfig(max_new_tokens=25, do_sample=False, repetition_penalty=1.3, no_repeat_ngram_size=3,
+                              eos_token_id=[1, 131])
+    want = target.generate(ids, generation_config=config)
+    got = target.generate(ids, generation_config=config, custom_generate=gammatune_generate, draft_model=draft)
+    assert torch.equal(got, want)
+
+
 def test_prompt_lookup_and_the_plain_function_are_identical_too(models):
     target, _, tok = models
     ids = ids_of(tok, PROMPT * 3)
