@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import resources
-from .generate import gammatune_generate, generate
+from .custom_generate import gammatune_generate, generate
 
 
 def demo_paths() -> tuple[Path, Path]:
