@@ -107,7 +107,7 @@ class ProcessedRunner:
         if end > self._ids.shape[1]:   # a session that outgrew its start capacity (a runner grows too)
             more = torch.zeros((1, end - self._ids.shape[1]), dtype=torch.long, device=self._ids.device)
             self._ids = torch.cat((self._ids, more), dim=1)
-        self._ids[:, start:end] = ids.to(self._ids.device)
+        self._ids[:, start:end] = ids if ids.device == self._ids.device else ids.to(self._ids.device)
         return end
 
     def prefill(self, ids: torch.Tensor) -> None:
@@ -117,6 +117,8 @@ class ProcessedRunner:
     def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
         end = self._write(ids)
         logits = self.runner.forward(ids, keep).float()
+        if keep == 1 and self.raw_rows is None:   # a drafted token: one row, its prefix everything fed
+            return self.processors(self._ids[:, :end], logits) if self.processors else logits
         first = end - keep   # row j predicts the token at position first + j + 1 from ids[:first + j + 1]
         rows = []
         for j in range(keep):
