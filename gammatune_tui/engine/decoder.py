@@ -61,7 +61,7 @@ class SpeculativeDecoder:
     is applied to both models at every position before the served
     distributions, as assisted generation does (logits_processing.py); the
     SamplingConfig's `repetition_penalty` joins it. `target_rows`, a dict,
-    collects the target's raw logits by position (hf.py's `output_logits`).
+    collects the target's raw logits by position (`output_logits` in hf/custom_generate.py).
     """
 
     def __init__(
