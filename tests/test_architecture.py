@@ -20,10 +20,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     "engine": {"base", "engine"},
     "demo": {"base", "engine", "demo"},
     "session": {"base", "engine", "session"},
+    "hf": {"base", "engine", "hf"},
     "render": {"base", "engine", "session", "render"},
     "bench": {"base", "engine", "session", "bench"},
     "ui": {"base", "engine", "session", "render", "ui"},
-    "commands": {"base", "engine", "demo", "session", "render", "bench", "ui", "commands"},
+    "commands": {"base", "engine", "demo", "hf", "session", "render", "bench", "ui", "commands"},
 }
 # floor → third-party packages it must not import
 MUST_NOT_USE: dict[str, set[str]] = {
@@ -31,6 +32,7 @@ MUST_NOT_USE: dict[str, set[str]] = {
     "engine": {"textual", "rich", "textual_plotext", "typer", "click"},
     "demo": {"textual", "rich", "typer", "click"},
     "session": {"textual", "rich", "textual_plotext", "typer", "click"},
+    "hf": {"textual", "rich", "textual_plotext", "typer", "click"},
     "render": {"textual", "textual_plotext", "typer", "click"},
     "bench": {"textual", "textual_plotext", "typer", "click"},
     "ui": {"typer", "click"},

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
                               "--tune searches the policy parameters; --latency gives Table 1.")(bench)
 
 
-@common_options()
+@common_options(hidden=("repetition_penalty",))
 def bench(
     ctx: typer.Context,
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, a .jsonl file, or - (JSON Lines on stdin) (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
@@ -69,6 +69,9 @@ def bench(
     opts: Any,
 ) -> None:
     sampling = opts.sampling()   # a bad --top-p or --temperature: one line before torch loads
+    if sampling.repetition_penalty != 1.0:
+        raise InvalidParameter("bench measures the paper's protocol, without a repetition penalty: leave "
+                               "--repetition-penalty out (run, chat and compare take it)")
     from ..bench.modes.latency import run_latency
     from ..bench.modes.simulate import SimulateOptions
     from ..bench.modes.sweep import run_sweep

@@ -28,6 +28,7 @@ from .draft_sources import DrafterSettings, make_source, pair_drafter
 from .drafting import DraftSource
 from .events import SessionHeader, SessionSummary, StepEvent
 from .kv_cache import prefill, rewind
+from .logits_processing import check_processors, session_processors, wrap_runner
 from .policies import Policy, PolicySettings
 from .runners import RunnerSet, runner_pool
 from .sampling import SamplingConfig, Served, make_generator
@@ -57,6 +58,12 @@ class SpeculativeDecoder:
     `drafter` picks the draft source (`"model"`, `"prompt-lookup"` or a
     `DrafterSettings`); by default the one the pair was loaded for
     (`load_pair(drafter=...)`), i.e. the draft model when it has one.
+
+    `logits_processor` (transformers processors, e.g. a `LogitsProcessorList`)
+    is applied to both models at every position before the served
+    distributions, as assisted generation does (logits_processing.py); the
+    SamplingConfig's `repetition_penalty` joins it. `target_rows`, a dict,
+    collects the target's raw logits by position (`output_logits` in hf/custom_generate.py).
     """
 
     def __init__(
@@ -66,7 +73,12 @@ class SpeculativeDecoder:
         sampling: SamplingConfig | None = None,
         label: str = "",
         drafter: DrafterSettings | str | None = None,
+        *,
+        logits_processor: Any = None,
     ):
+        self.logits_processor = list(logits_processor or [])
+        check_processors(self.logits_processor)
+        self.target_rows: dict | None = None
         self.drafter = pair_drafter(pair) if drafter is None else DrafterSettings.of(drafter)
         if self.drafter.self_draft:   # a quantized copy of the target drafts: the pair that has it as its draft
             pair, self.drafter = pair.with_draft(self.drafter.name), DrafterSettings()
@@ -203,14 +215,15 @@ class SpeculativeDecoder:
         pair = self.pair
         tok = pair.tokenizer
         target = pair.target
-        trun = runners.target
+        procs = session_processors(self.sampling, self.logits_processor)   # [] by default: runners unwrapped
+        trun = wrap_runner(runners.target, procs, self.target_rows)
         # a pair whose vocabularies differ in padding only: both speak the shared part
         vocab = self._vocab()
         t_cut = vocab if target.config.vocab_size != vocab else None
         d_cut = None
         if not self.drafter.model_free:
             d_cut = vocab if pair.draft.config.vocab_size != vocab else None
-        source = make_source(self.drafter, runners.draft, d_cut)
+        source = make_source(self.drafter, wrap_runner(runners.draft, procs), d_cut)
         drun = source.runner  # None for a model-free source: no draft cache at all
 
         t0 = time.perf_counter()

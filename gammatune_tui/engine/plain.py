@@ -19,6 +19,7 @@ import torch
 
 from .pair import Pair
 from .context import check_context
+from .logits_processing import session_processors, wrap_runner
 from .runners import runner_pool
 from .sampling import SamplingConfig, Served, make_generator, sample
 
@@ -57,7 +58,8 @@ def plain_decode(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int,
     pool = runner_pool(pair)
     runners = pool.acquire()
     try:
-        trun = runners.target
+        # the same processors as the speculative sessions (a repetition penalty): the reference is their law
+        trun = wrap_runner(runners.target, session_processors(sampling, None))
         t0 = time.perf_counter()
         trun.start(len(ids) + max_new_tokens)
         if len(ids) > 1:

@@ -18,12 +18,18 @@ from ..errors import InvalidParameter
 
 @dataclass(frozen=True)
 class SamplingConfig:
-    """How tokens are served: temperature 0 is greedy; top_k 0 and top_p 1 are off."""
+    """How tokens are served: temperature 0 is greedy; top_k 0 and top_p 1 are off.
+
+    `repetition_penalty` (1.0 = off) is transformers' `repetition_penalty`,
+    applied to both models' logits before serving (engine/logits_processing.py),
+    so the output is `generate(..., repetition_penalty=…)`'s law, greedy or sampled.
+    """
 
     temperature: float = 0.0
     top_k: int = 0
     top_p: float = 1.0
     seed: int | None = 0
+    repetition_penalty: float = 1.0
 
     def __post_init__(self) -> None:
         t, k, p = self.temperature, self.top_k, self.top_p
@@ -33,13 +39,20 @@ class SamplingConfig:
             raise InvalidParameter(f"top_k must be a whole number >= 0 (0 = off), got {k!r}")
         if not isinstance(p, (int, float)) or isinstance(p, bool) or not (0 < p <= 1):
             raise InvalidParameter(f"top_p must be in (0, 1], got {p!r}")
+        r = self.repetition_penalty
+        if not isinstance(r, (int, float)) or isinstance(r, bool) or not math.isfinite(r) or r <= 0:
+            raise InvalidParameter(f"repetition_penalty must be a number > 0 (1 = off), got {r!r}")
 
     @property
     def greedy(self) -> bool:
         return self.temperature == 0
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The settings as JSON; the repetition penalty only when on, so other sessions record what they always did."""
+        d = asdict(self)
+        if self.repetition_penalty == 1.0:
+            del d["repetition_penalty"]
+        return d
 
 
 __all__ = ["SamplingConfig"]

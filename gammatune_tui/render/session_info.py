@@ -21,6 +21,8 @@ def settings_line(h: SessionHeader) -> str:
     samp = h.sampling
     temp = samp.get("temperature", 0)
     sampling = "greedy" if temp == 0 else f"T={temp} top-k={samp.get('top_k', 0)} top-p={samp.get('top_p', 1.0)}"
+    if samp.get("repetition_penalty", 1.0) != 1.0:
+        sampling += f" repetition-penalty={samp['repetition_penalty']}"
     method = f"{h.method} γ0={h.gamma0}" + (f" {params}" if params else "")
     return one_line(f"{method} · {sampling} · seed={h.seed} · max {h.max_new_tokens} tokens")
 

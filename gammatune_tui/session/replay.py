@@ -51,6 +51,7 @@ def recorded_settings(method: str, gamma0: int | None, params: dict[str, Any], s
             seed = sampling.get("seed")
             sc = SamplingConfig(temperature=float(sampling.get("temperature", 0.0)),
                                 top_k=int(sampling.get("top_k", 0)), top_p=float(sampling.get("top_p", 1.0)),
+                                repetition_penalty=float(sampling.get("repetition_penalty", 1.0)),
                                 seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
         except (GammatuneError, ValueError, TypeError):
             sc = None

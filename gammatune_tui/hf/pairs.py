@@ -1,0 +1,140 @@
+"""A gammatune `ModelPair` around models a user already holds, built once per (target, draft) and kept.
+
+`load_pair` finds, loads and warms models from paths; a user of `generate`
+has them in memory already. This module wraps those objects, unchanged, in
+the engine's `ModelPair`, so the decoder, its runners (eager, static or
+graphs, chosen by the same self-checks) and its draft sources run exactly as
+under `gammatune run`. A pair is cached on the target, per draft (it goes
+when the models go), so the runners' self-checks, buffers and CUDA
+graphs are paid for on the first call only.
+
+The draft is one of: a model sharing the target's vocabulary, the string
+"prompt-lookup" (no draft model), or a self-draft "self:int4" / "self:int8" /
+"self:bf16" built from the target's own weights by the engine's self-draft
+builder (issue 26), when this gammatune has one.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+import torch
+
+from ..errors import InvalidParameter, ModelLoadError
+from ..engine.draft_sources import DrafterSettings
+from ..engine.models import ModelPair
+from ..engine.names import PROMPT_LOOKUP
+
+SELF_PREFIX = "self:"
+
+_PAIRS_ATTR = "_gammatune_pairs"   # on the target: pair → target is a cycle the collector frees with the model
+
+
+class _PairCache(dict):
+    """The target's pairs by draft; a copy or a pickle of the model carries an empty one.
+
+    (A pair holds locks and runners: `copy.deepcopy(model)`, which a self-draft
+    builder or a user may call, or `torch.save(model)` must not try to copy them.)"""
+
+    def __deepcopy__(self, memo: dict) -> "_PairCache":
+        return _PairCache()
+
+    def __reduce__(self) -> tuple:
+        return (_PairCache, ())
+
+_TOKENIZERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def model_tokenizer(model: Any, given: Any = None) -> Any:
+    """The tokenizer the events' text and stop strings use: the one given, else the model's own folder's."""
+    if given is not None:
+        return given
+    with _LOCK:
+        tok = _TOKENIZERS.get(model)
+    if tok is not None:
+        return tok
+    where = getattr(model, "name_or_path", "") or getattr(getattr(model, "config", None), "_name_or_path", "")
+    try:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(where)
+    except Exception as exc:   # any loader error: say what to pass instead
+        raise ModelLoadError(f"no tokenizer found for the target ({where or 'no name_or_path'}: "
+                             f"{type(exc).__name__}); pass text_tokenizer=<its tokenizer>") from None
+    with _LOCK:
+        _TOKENIZERS[model] = tok
+    return tok
+
+
+def self_draft(target: Any, spec: str) -> Any:
+    """The target's own weights at lower precision as a draft model (the engine's builder, issue 26)."""
+    try:
+        from ..engine.self_draft import build_self_draft   # the self-draft module (branch `selfdraft`)
+    except ImportError:
+        raise InvalidParameter(f"draft_model={spec!r}: this gammatune cannot build self-drafts yet; pass a draft "
+                               "model or 'prompt-lookup'") from None
+    return build_self_draft(target, spec)
+
+
+def _check_draft(target: Any, draft: Any) -> None:
+    if not isinstance(draft, torch.nn.Module) or not hasattr(draft, "config"):
+        raise InvalidParameter(f"draft_model must be a causal LM, 'prompt-lookup' or 'self:int4'/'self:int8'/"
+                               f"'self:bf16', got {type(draft).__name__}")
+    if draft is target:
+        raise InvalidParameter("draft_model is the target itself: pass a smaller model, 'prompt-lookup' or a self-draft")
+    t_dev, d_dev = next(target.parameters()).device, next(draft.parameters()).device
+    if t_dev != d_dev:
+        raise InvalidParameter(f"draft_model is on {d_dev} but the target is on {t_dev}: move it with .to({str(t_dev)!r})")
+    tv, dv = int(target.config.vocab_size), int(draft.config.vocab_size)
+    if abs(tv - dv) > 128:   # padding differs by a few rows; anything more is another tokenizer
+        raise InvalidParameter(f"draft_model's vocabulary ({dv}) is not the target's ({tv}): a draft must share "
+                               "the target's tokenizer")
+
+
+def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto") -> ModelPair:
+    """The cached pair for `target` and `draft_model` (a model, "prompt-lookup" or "self:…")."""
+    if draft_model is None:
+        raise InvalidParameter("gammatune needs a draft: pass draft_model=<a model>, 'prompt-lookup' or a "
+                               "self-draft such as 'self:int4'")
+    if isinstance(draft_model, str):
+        if draft_model != PROMPT_LOOKUP and not draft_model.startswith(SELF_PREFIX):
+            raise InvalidParameter(f"draft_model={draft_model!r}: expected a model, 'prompt-lookup' or "
+                                   "'self:int4' / 'self:int8' / 'self:bf16'")
+        key: Any = (draft_model, engine)
+    else:
+        _check_draft(target, draft_model)
+        key = (id(draft_model), engine)
+    with _LOCK:
+        cached = getattr(target, _PAIRS_ATTR, {}).get(key)
+    if cached is not None and (isinstance(draft_model, str) or cached.draft is draft_model):
+        if tokenizer is not None:
+            cached.tokenizer = tokenizer
+        return cached
+    tok = model_tokenizer(target, tokenizer)
+    lookup = draft_model == PROMPT_LOOKUP
+    if lookup:
+        draft = None
+    elif isinstance(draft_model, str):
+        draft = self_draft(target, draft_model)
+    else:
+        draft = draft_model
+    param = next(target.parameters())
+    name = str(getattr(target, "name_or_path", "") or "target")
+    pair = ModelPair(
+        target=target, draft=draft, tokenizer=tok, device=param.device, dtype=param.dtype, name_target=name,
+        name_draft=draft_model if isinstance(draft_model, str) else str(getattr(draft, "name_or_path", "") or "draft"),
+        engine=engine, drafter=DrafterSettings(PROMPT_LOOKUP) if lookup else DrafterSettings(),
+    )
+    with _LOCK:
+        pairs = getattr(target, _PAIRS_ATTR, None)
+        if pairs is None:
+            pairs = _PairCache()
+            object.__setattr__(target, _PAIRS_ATTR, pairs)   # a plain attribute, not a submodule
+        pairs[key] = pair
+    return pair
+
+
+__all__ = ["pair_for", "model_tokenizer", "self_draft", "SELF_PREFIX"]
