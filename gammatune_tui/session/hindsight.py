@@ -70,7 +70,7 @@ class Hindsight:
         return (f"oracle: this session reached {self.share:.2f} of the hindsight-optimal γ's modelled speed "
                 f"({self.session_tokens_per_step:.2f} tokens/step in {self.session_steps} steps; the oracle "
                 f"{self.oracle_tokens_per_step:.2f} in {self.oracle_steps}, mean window {self.oracle_mean_window:.1f}, "
-                f"{self.oracle_plain_steps} steps without drafting) · checked in {self.check_s:.2f} s after the session")
+                f"{self.oracle_plain_steps} step{'' if self.oracle_plain_steps == 1 else 's'} without drafting) · checked in {self.check_s:.2f} s after the session")
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)

@@ -66,7 +66,7 @@ def test_run_pair_smollm2_from_the_cli_reuses_the_conversion(smollm2_pair, smoll
                              CAPITAL], capsys)
     assert code == 0, err
     assert "Paris" in out and IM_END not in out and IM_END not in err
-    assert "prompt-lookup" in err                  # the preset drafts by prompt lookup
+    assert "draft self:int4" in err                # the preset drafts with its own int4 self-draft (issue 26)
     assert (converted / "model.safetensors").stat().st_mtime_ns == stamp   # read from the cache, not converted again
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     assert all(IM_END not in t["text"] for d in lines for t in d.get("emitted", []))
