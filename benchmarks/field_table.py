@@ -38,7 +38,7 @@ policy_study = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(policy_study)
 
 PAPER_GAMMAS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24)
-LAMBDAS = [round(0.05 * i, 2) for i in range(1, 20)]  # λ0 ∈ {0.05 … 0.95}
+LAMBDAS = [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # λ0 (the bound 1 − √(0.2·H) is in (−∞, 1])
 SENSITIVITY = {"p-min": ("p_min", [0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9]),
                "svip": ("svip_h", [0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6])}
 

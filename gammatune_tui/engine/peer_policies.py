@@ -79,6 +79,7 @@ class AdaEDL(Policy):
 
     name = "adaedl"
     may_stop_early = True
+    reads_entropy = True
     uses = ("edl_lambda", "edl_target")
 
     def __init__(self, gamma0: int, params: Any):
@@ -120,6 +121,7 @@ class SVIP(Policy):
 
     name = "svip"
     may_stop_early = True
+    reads_entropy = True
     uses = ("svip_h",)
 
     def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float = 0.0) -> bool:

@@ -55,6 +55,10 @@ class Trace:
     draft_top: list[float] | None = None
     off_top: dict[int, list[float]] | None = None
     sampling: dict[str, Any] | None = None
+    # H(q) in nats of the distribution each drafted token came from (on the path, and after each
+    # disagreement), for the policies that read entropy; None in traces recorded before it was kept
+    draft_ent: list[float] | None = None
+    off_ent: dict[int, list[float]] | None = None
 
     @property
     def ended_eos(self) -> bool:
@@ -64,9 +68,10 @@ class Trace:
         d = asdict(self)
         d["off_ids"] = {str(k): v for k, v in self.off_ids.items()}
         d["off_prob"] = {str(k): v for k, v in self.off_prob.items()}
-        if self.off_top is not None:
-            d["off_top"] = {str(k): v for k, v in self.off_top.items()}
-        for k in ("draft_top", "off_top", "sampling"):  # greedy traces keep their old form
+        for k in ("off_top", "off_ent"):
+            if getattr(self, k) is not None:
+                d[k] = {str(j): v for j, v in getattr(self, k).items()}
+        for k in ("draft_top", "off_top", "sampling", "draft_ent", "off_ent"):  # greedy traces keep their old form
             if d[k] is None:
                 del d[k]
         return d
@@ -76,8 +81,9 @@ class Trace:
         d = dict(d)
         d["off_ids"] = {int(k): v for k, v in d["off_ids"].items()}
         d["off_prob"] = {int(k): v for k, v in d["off_prob"].items()}
-        if d.get("off_top") is not None:
-            d["off_top"] = {int(k): v for k, v in d["off_top"].items()}
+        for k in ("off_top", "off_ent"):
+            if d.get(k) is not None:
+                d[k] = {int(j): v for j, v in d[k].items()}
         return cls(**d)
 
     @property
@@ -138,6 +144,11 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     off_ids, off_prob = trace.off_ids, trace.off_prob
     dtop = trace.draft_top if trace.draft_top is not None else dprob
     off_top = trace.off_top if trace.off_top is not None else off_prob
+    reads_entropy = getattr(policy, "reads_entropy", False)
+    if reads_entropy and trace.draft_ent is None:
+        raise ValueError(f"{policy.name} reads the draft's entropy, which this trace was recorded without; "
+                         "record it again (--refresh-traces)")
+    dent, off_ent = trace.draft_ent, trace.off_ent or {}
     L = len(toks)
     run, off_eos = _aux(trace)
     eos = set(trace.eos_ids)
@@ -183,15 +194,20 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
             off: list[int] = []
             offp: list[float] = []
             offt: list[float] = []
+            offh: list[float] = []
+            h = 0.0
             while True:
                 pos = n + d
                 if miss < 0:
                     x, p, top = dids[pos], dprob[pos], dtop[pos]
+                    if reads_entropy:
+                        h = dent[pos]
                     if x == toks[pos]:
                         a += 1
                     else:
                         miss = pos
                         off, offp, offt = off_ids[miss], off_prob[miss], off_top[miss]
+                        offh = off_ent.get(miss, [])
                 else:
                     k = pos - miss - 1
                     if k >= len(off):
@@ -199,8 +215,10 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                             f"window {window} needs {k + 1} draft proposals after a disagreement; "
                             f"the trace holds {trace.off_depth}")
                     x, p, top = off[k], offp[k], offt[k]
+                    if reads_entropy:
+                        h = offh[k]
                 d += 1
-                keep = keep_drafting(top, p)
+                keep = keep_drafting(top, p, h) if reads_entropy else keep_drafting(top, p)
                 if d >= window or x in eos:
                     break
                 if not keep:

@@ -27,6 +27,13 @@ def _margin_small(logits: Any) -> Any:
     return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
 
 
+def entropy(probs: Any) -> Any:
+    """H(q) in nats along the last axis (a zero-probability token adds nothing): what entropy policies read."""
+    import torch
+
+    return torch.special.entr(probs.double()).sum(-1)
+
+
 def prefilled(model: Any, ids: list[int], device: Any) -> Any:
     """A fresh KV cache holding `ids` but the last token (the one the next pass feeds), as every recorder starts.
 
@@ -120,6 +127,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
         top, arg = dp.max(-1)
         d_ids = arg.tolist()
         d_prob = top.tolist()
+        d_ent = entropy(dp).tolist()
         fragile = int((fragile_t | _margin_small(dl)).sum())
         del dl, dp
 
@@ -127,6 +135,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
         #    so the one cache is only ever cropped back)
         off_ids: dict[int, list[int]] = {}
         off_prob: dict[int, list[float]] = {}
+        off_ent: dict[int, list[float]] = {}
         misses = [j for j in range(n) if d_ids[j] != toks[j] and d_ids[j] not in eos]
         for j in reversed(misses):
             cur = dcache.get_seq_length()
@@ -135,6 +144,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
                 dcache.crop(-(cur - keep))
             xs: list[int] = []
             ps: list[float] = []
+            hs: list[float] = []
             x = d_ids[j]
             for _ in range(off_depth):
                 lg = draft(input_ids=torch.tensor([[x]], device=device), **cache_kw(draft, dcache),
@@ -144,20 +154,22 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
                 x = int(xx)
                 xs.append(x)
                 ps.append(float(p))
+                hs.append(float(entropy(pr)))
                 if x in eos:
                     break
             off_ids[j] = xs
             off_prob[j] = ps
+            off_ent[j] = hs
         for j in range(n):  # a disagreement whose own token is EOS stops drafting there: nothing follows
             if j not in off_ids and d_ids[j] != toks[j]:
-                off_ids[j], off_prob[j] = [], []
+                off_ids[j], off_prob[j], off_ent[j] = [], [], []
     return Trace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, draft_ids=d_ids, draft_prob=d_prob,
                  off_ids=off_ids, off_prob=off_prob, off_depth=off_depth, eos_ids=sorted(eos),
                  max_new_tokens=max_new_tokens, session_s=header_s + t_prefill + d_prefill, plain_s=plain_s,
-                 target_flips=flips, fragile=fragile)
+                 target_flips=flips, fragile=fragile, draft_ent=d_ent, off_ent=off_ent)
 
 
 # -- validation against the live decoder ---------------------------------------------------------------
 
 
-__all__ = ["FRAGILE_GAP", "target_run", "record_trace"]
+__all__ = ["FRAGILE_GAP", "entropy", "target_run", "record_trace"]

@@ -40,7 +40,7 @@ from typing import Any, Iterable
 from ...engine.hf_compat import cache_kw
 from ...engine.sampling import SamplingConfig, Served
 from .simulate import Trace
-from .trace_record import prefilled
+from .trace_record import entropy, prefilled
 
 OFF_STREAM = 0x5EED  # added to the seed for the off-path stream
 
@@ -107,9 +107,11 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
     d_ids: list[int] = []
     d_prob: list[float] = []
     d_top: list[float] = []
+    d_ent: list[float] = []
     off_ids: dict[int, list[int]] = {}
     off_prob: dict[int, list[float]] = {}
     off_top: dict[int, list[float]] = {}
+    off_ent: dict[int, list[float]] = {}
     with torch.no_grad():
         t0 = time.perf_counter()
         tcache = prefilled(target, ids, device)
@@ -131,10 +133,12 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
             d_ids.append(x)
             d_prob.append(qx)
             d_top.append(float(q.max()))
+            d_ent.append(float(entropy(q)))
             if x != y and x not in eos:  # off-path: what the draft proposes after its own rejected token
                 xs: list[int] = []
                 ps: list[float] = []
                 tops: list[float] = []
+                hs: list[float] = []
                 xx = x
                 for _ in range(off_depth):
                     qq = law(draft, xx, dcache)
@@ -142,21 +146,22 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
                     xs.append(xx)
                     ps.append(float(qq[xx]))
                     tops.append(float(qq.max()))
+                    hs.append(float(entropy(qq)))
                     if xx in eos:
                         break
-                off_ids[i], off_prob[i], off_top[i] = xs, ps, tops
+                off_ids[i], off_prob[i], off_top[i], off_ent[i] = xs, ps, tops, hs
                 cur = dcache.get_seq_length()
                 if cur > P + i:
                     dcache.crop(-(cur - (P + i)))
             elif x != y:  # the rejected token is EOS: drafting stops on it, nothing follows
-                off_ids[i], off_prob[i], off_top[i] = [], [], []
+                off_ids[i], off_prob[i], off_top[i], off_ent[i] = [], [], [], []
             last = y
             if y in eos:
                 break
     return Trace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, draft_ids=d_ids, draft_prob=d_prob,
                  off_ids=off_ids, off_prob=off_prob, off_depth=off_depth, eos_ids=sorted(eos),
                  max_new_tokens=max_new_tokens, session_s=session_s, plain_s=plain_s,
-                 draft_top=d_top, off_top=off_top, sampling=sampling.to_json())
+                 draft_top=d_top, off_top=off_top, sampling=sampling.to_json(), draft_ent=d_ent, off_ent=off_ent)
 
 
 __all__ = ["draw", "residual_law", "coupled_token", "record_sampled_trace"]
