@@ -22,11 +22,8 @@ import typer
 
 from ..engine.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES
 from ..engine.names import MODEL as MODEL_DRAFTER
-from ..engine.policies import (
-    DEFAULT_ALPHA_PRIOR, DEFAULT_CALIB_FORGET, DEFAULT_CALIB_WEIGHT, DEFAULT_COOLDOWN, DEFAULT_DELTA,
-    DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA0, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_TAU, METHODS,
-    PAPER_DEFAULTS, PolicyParams, PolicySettings,
-)
+from ..engine.param_specs import PARAM_NAMES, SPECS, ParamSpec
+from ..engine.policies import PAPER_DEFAULTS, PolicyParams, PolicySettings, grouped_methods, param_help
 from ..engine.context import check_budget
 from ..engine.presets import preset_drafter
 from ..errors import InvalidParameter
@@ -60,20 +57,25 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("ngram_max", Optional[int], _opt(None, "--ngram-max", help=f"prompt-lookup: longest n-gram to match, tried first (default {DEFAULT_NGRAM_MAX}).", panel=MODEL)),
 ]
 
+def _policy_option(s: ParamSpec) -> tuple[str, Any, Any]:
+    """A parameter's option, from its row in engine/param_specs.py (None = not given: the default, or a preset)."""
+    text = param_help(s.name)
+    if text == s.help:   # not led by a method's name
+        text = text[0].upper() + text[1:]
+    if s.kind is bool:
+        return s.name, bool, _opt(False, s.cli_flag, help=f"{text}.", panel=POLICY)
+    names = (s.cli_flag, s.short) if s.short else (s.cli_flag,)
+    if not s.in_params:   # γ0: always a value (--help shows it), the option named after the flag
+        return s.cli_flag.lstrip("-"), s.kind, _opt(s.default, *names, help=f"{text}, {s.range_text()}.",
+                                                    panel=POLICY)
+    return s.name, Optional[s.kind], _opt(None, *names, help=f"{text}, {s.range_text()} (default {s.default}).",
+                                          panel=POLICY)
+
+
+_METHOD_HELP = "γ policy: " + "; ".join(f"{', '.join(names)} ({words})" for words, names in grouped_methods()) + "."
 _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
-    ("method", str, _opt("gammatune+", "--method", "-m", help=f"γ policy: {', '.join(METHODS)}.", metavar="METHOD", panel=POLICY)),
-    ("gamma", int, _opt(DEFAULT_GAMMA0, "--gamma", "-g", help="Initial speculation length γ0; a γ bound left at its default moves to take it in.", panel=POLICY)),
-    ("eta", Optional[float], _opt(None, "--eta", help=f"GammaTune EWMA rate η in (0, 1] (default {DEFAULT_ETA}).", panel=POLICY)),
-    ("delta", Optional[int], _opt(None, "--delta", help=f"GammaTune expansion offset δ >= 0 (default {DEFAULT_DELTA}).", panel=POLICY)),
-    ("tau", Optional[float], _opt(None, "--tau", help=f"Confidence threshold τ in [0, 1] (default {DEFAULT_TAU}).", panel=POLICY)),
-    ("gamma_min", Optional[int], _opt(None, "--gamma-min", help=f"Lower bound on γ (default {DEFAULT_GAMMA_MIN}).", panel=POLICY)),
-    ("gamma_max", Optional[int], _opt(None, "--gamma-max", help=f"Upper bound on γ (default {DEFAULT_GAMMA_MAX}).", panel=POLICY)),
-    ("dynamic_tau", bool, _opt(False, "--dynamic-tau", help="assistant-threshold: adapt τ with transformers' ROC rule.", panel=POLICY)),
-    ("ema_alpha", Optional[float], _opt(None, "--ema-alpha", help=f"adaptive-k: weight of each new acceptance rate in its per-position EMA, in (0, 1] (default {DEFAULT_EMA_ALPHA}).", panel=POLICY)),
-    ("alpha_prior", Optional[float], _opt(None, "--alpha-prior", help=f"adaptive-k: acceptance assumed where a position has no data yet, in [0, 1] (default {DEFAULT_ALPHA_PRIOR}).", panel=POLICY)),
-    ("cooldown", Optional[int], _opt(None, "--cooldown", help=f"adaptive-k: steps a new window is held before it may change again, >= 0 (default {DEFAULT_COOLDOWN}).", panel=POLICY)),
-    ("calib_weight", Optional[float], _opt(None, "--calib-weight", help=f"costaware: pseudo-counts of the shipped calibration prior per confidence bin, > 0 (default {DEFAULT_CALIB_WEIGHT}).", panel=POLICY)),
-    ("calib_forget", Optional[float], _opt(None, "--calib-forget", help=f"costaware: factor the session's own calibration counts decay by each step, in (0, 1] (default {DEFAULT_CALIB_FORGET}).", panel=POLICY)),
+    ("method", str, _opt("gammatune+", "--method", "-m", help=_METHOD_HELP, metavar="METHOD", panel=POLICY)),
+    *(_policy_option(s) for s in SPECS),
     ("paper_defaults", bool, _opt(False, "--paper-defaults", help="Use the Table 2 preset for η, δ, τ and the γ bounds (" + ", ".join(f"{k.replace('gamma_', 'γ_')} {v}" for k, v in PAPER_DEFAULTS.items()).replace("eta", "η").replace("delta", "δ").replace("tau", "τ") + "); flags given beside it win.", panel=POLICY)),
 ]
 
@@ -88,12 +90,8 @@ _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
 
 
 # the engine's names (its Python API) → the flags a command-line user typed
-FLAGS = {
-    "gamma0": "--gamma", "gamma_min": "--gamma-min", "gamma_max": "--gamma-max", "eta": "--eta",
-    "delta": "--delta", "tau": "--tau", "ema_alpha": "--ema-alpha", "alpha_prior": "--alpha-prior",
-    "cooldown": "--cooldown", "temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p",
-    "max_new_tokens": "--max-new-tokens", "dynamic_tau": "--dynamic-tau",
-}
+FLAGS = {**{s.name: s.cli_flag for s in SPECS}, "temperature": "--temperature", "top_k": "--top-k",
+         "top_p": "--top-p", "max_new_tokens": "--max-new-tokens"}
 _FLAG_WORDS = re.compile(r"(?<![-\w])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")\b")
 
 
@@ -167,9 +165,8 @@ class CommonOptions:
         flags; a bound left to a default (or to the preset) moves to take γ0 in.
         """
         v = self.values
-        out = {k: v.get(k) for k in ("eta", "delta", "tau", "gamma_min", "gamma_max", "ema_alpha", "alpha_prior",
-                                     "cooldown", "calib_weight", "calib_forget")}
-        out["dynamic_tau"] = v.get("dynamic_tau") or None
+        out = {k: v.get(k) for k in PARAM_NAMES}
+        out.update({k: None for k, x in out.items() if x is False})   # a switch left off is not given
         with flag_names():
             PolicyParams.build(**{k: x for k, x in out.items() if x is not None})  # each value in range first
         g = gamma0  # bench sweeps its own γ0s: it checks none here

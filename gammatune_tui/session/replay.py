@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ..engine.events import Event, SessionSummary
-from ..engine.policies import OWN_PARAMS, PolicySettings
+from ..engine.policies import PARAM_NAMES, PolicySettings
 from ..engine.sampling import SamplingConfig
 from ..errors import GammatuneError, InvalidParameter, RecordingError
 from .compare import MAX_METHODS, MethodRun, runs_from_recording
@@ -41,8 +41,7 @@ def recorded_settings(method: str, gamma0: int | None, params: dict[str, Any], s
     method and params only (γ0 then comes from the params, else `fallback_gamma0`).
     """
     try:
-        keep = {k: params[k] for k in ("eta", "delta", "tau", "gamma_min", "gamma_max", "dynamic_tau",
-                                         *OWN_PARAMS) if params.get(k) is not None}
+        keep = {k: params[k] for k in PARAM_NAMES if params.get(k) is not None}
         st = PolicySettings.build(method, gamma0 or params.get("gamma0") or fallback_gamma0, **keep)
     except (GammatuneError, ValueError, TypeError):
         return None, None

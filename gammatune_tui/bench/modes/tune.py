@@ -11,14 +11,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ...engine.param_specs import PARAM_SPECS
 from ..sim import reference
 from ..sim import tune as tn
 from ..report.shares import print_shares
 from .common import progress_bar
 
-HEADERS = {"eta": "η", "delta": "δ", "tau": "τ", "gamma_min": "γ_min", "gamma_max": "γ_max",
-           "ema_alpha": "ema α", "alpha_prior": "prior", "cooldown": "cooldown", "calib_weight": "calib w",
-           "calib_forget": "forget"}
+HEADERS = {s.name: s.header for s in PARAM_SPECS}
 
 
 def _value(v: Any) -> str:

@@ -16,30 +16,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ...engine.policies import PolicyParams, PolicySettings
+from ...engine.param_specs import PARAM_SPECS
+from ...engine.policies import PolicyParams, PolicySettings, method_spec
 from .cost_model import CostModel
 from .simulate import Trace, play_trace
 
-GRID: dict[str, list[Any]] = {
-    "eta": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
-    "delta": [0, 1, 2, 3, 4, 5, 6, 8],
-    "tau": [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8],
-    "gamma_min": [1, 2, 3, 4, 5, 6, 8],
-    "gamma_max": [4, 6, 8, 10, 12, 16, 20, 24],
-    "ema_alpha": [0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
-    "alpha_prior": [0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0],
-    "cooldown": [0, 1, 2, 3, 4, 6],
-    "calib_weight": [2, 5, 10, 20, 40, 80],
-    "calib_forget": [0.9, 0.95, 0.98, 0.99, 1.0],
-}
-TUNED = ("eta", "delta", "tau", "gamma_min", "gamma_max")
-TUNED_ADAPTIVE_K = ("ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max")
-TUNED_COSTAWARE = ("calib_weight", "calib_forget", "gamma_max")
+# each parameter's search grid, from its row in engine/param_specs.py
+GRID: dict[str, list[Any]] = {s.name: list(s.grid) for s in PARAM_SPECS if s.grid}
 
 
 def tuned_names(method: str) -> tuple[str, ...]:
-    """The parameters `tune` searches for `method`: adaptive-k and costaware read none of η, δ, τ."""
-    return {"adaptive-k": TUNED_ADAPTIVE_K, "costaware": TUNED_COSTAWARE}.get(method, TUNED)
+    """The parameters `tune` searches for `method` (its row in the method registry says)."""
+    return method_spec(method).tuned_names()
 
 
 @dataclass
@@ -76,9 +64,7 @@ def score(traces: Sequence[Trace], method: str, gammas: Sequence[int], params: d
 
 def current_defaults() -> dict[str, Any]:
     p = PolicyParams()
-    return {"eta": float(p.eta), "delta": p.delta, "tau": float(p.tau), "gamma_min": p.gamma_min,
-            "gamma_max": p.gamma_max, "ema_alpha": float(p.ema_alpha), "alpha_prior": float(p.alpha_prior),
-            "cooldown": p.cooldown, "calib_weight": float(p.calib_weight), "calib_forget": float(p.calib_forget)}
+    return {s.name: s.to_json(getattr(p, s.name)) for s in PARAM_SPECS if s.grid}
 
 
 def _valid(params: dict[str, Any], max_window: int) -> bool:

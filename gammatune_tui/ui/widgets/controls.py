@@ -28,26 +28,26 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, Select
 
-from ...engine.policies import METHODS, PolicySettings, used_params
+from ...engine.param_specs import SPECS, ParamSpec
+from ...engine.policies import METHODS, PolicySettings, param_help, used_params
 from ...engine.sampling import SamplingConfig
 from ...errors import InvalidParameter
 
-# name, label, step, tooltip
+
+def _tooltip(s: ParamSpec) -> str:
+    return f"{param_help(s.name)}, {s.range_text(unicode=True)}"
+
+
+# name, label, step, tooltip: every numeric parameter of engine/param_specs.py (switches have no field),
+# the γ bounds last, beside T
+_BOUNDS = ("gamma_min", "gamma_max")
+_NUMERIC = [s for s in SPECS if s.kind is not bool]
 FIELDS: tuple[tuple[str, str, float, str], ...] = (
-    ("gamma0", "γ0", 1, "initial speculation length, a whole number ≥ 1"),
-    ("eta", "η", 0.05, "GammaTune's EWMA rate, in (0, 1]"),
-    ("delta", "δ", 1, "GammaTune's expansion offset, a whole number ≥ 0"),
-    ("tau", "τ", 0.05, "confidence threshold: stop drafting under it, in [0, 1]"),
-    ("ema_alpha", "α EMA", 0.05, "adaptive-k: weight of the newest steps in each position's acceptance EMA, in (0, 1]"),
-    ("alpha_prior", "α prior", 0.05, "adaptive-k: acceptance assumed at positions not drafted yet, in [0, 1]"),
-    ("cooldown", "cooldown", 1, "adaptive-k: steps a new window is kept before it may change, ≥ 0"),
-    ("calib_weight", "calib w", 5, "costaware: pseudo-counts of the shipped calibration prior per confidence bin, > 0"),
-    ("calib_forget", "forget", 0.01, "costaware: factor the session's own calibration counts decay by each step, in (0, 1]"),
-    ("gamma_min", "γ min", 1, "lower bound on γ"),
-    ("gamma_max", "γ max", 1, "upper bound on γ"),
+    *((s.name, s.label, s.step, _tooltip(s)) for s in _NUMERIC if s.name not in _BOUNDS),
+    *((s.name, s.label, s.step, _tooltip(s)) for s in _NUMERIC if s.name in _BOUNDS),
     ("temperature", "T", 0.1, "sampling temperature (0 = greedy)"),
 )
-INTEGER_FIELDS = {"gamma0", "delta", "cooldown", "gamma_min", "gamma_max"}
+INTEGER_FIELDS = {s.name for s in _NUMERIC if s.kind is int}
 ALWAYS_SHOWN = {"gamma0", "temperature"}
 LABELS = {name: label for name, label, _, _ in FIELDS}
 _NAME = re.compile(r"\b(" + "|".join(sorted(LABELS, key=len, reverse=True)) + r")\b")

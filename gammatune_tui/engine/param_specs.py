@@ -1,0 +1,224 @@
+"""Every tunable of the γ policies, declared once: one `ParamSpec` row each.
+
+A row says the parameter's name, type, range, default, flag, label on
+screen, help and tuning grid. Everything else is read from these rows, so a
+new parameter is one row here and nothing more: the validation and the
+frozen `PolicyParams` (engine/policy_params.py), the controls panel and its
+tooltips (ui/widgets/controls.py), the command-line options and `--help`
+(commands/options.py), the header of `bench --tune` and its search grid
+(bench/), and the parameter table in docs/engine.md (`markdown_table`,
+checked against the file by tests/engine/test_param_specs.py). Which methods
+read a parameter is said once too, by each method (`Policy.uses`, listed in
+the method registry of engine/policies.py).
+
+Pure data and arithmetic on it (no torch), so `--help` answers at once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..errors import InvalidParameter
+
+# Defaults. The paper gives none; these were chosen with benchmarks/fit_defaults.py
+# on the demo pair: GammaTune+ on the even prompts of the code set at T = 0 and
+# T = 0.7 together (one setting for both, each temperature priced by its own timing
+# pass), the best mean share of the oracle among settings that change γ on at least
+# a third of the steps at both; the odd prompts are the held-out report
+# (docs/benchmarks.md). With the floor at 1 a rejection drops γ to one token, η 0.9
+# follows the last step, and each full window adds δ = 1 (γ changes on 53–70 % of
+# steps); τ 0.3 stops on the draft's doubts. The same floor and η lifted every other
+# method that reads them on the even prompts. The previous defaults (η 0.7, δ 2,
+# γ in [2, 8]) lost 0.03 to the best fixed γ at T = 0.7 under the cost model timed
+# sampled. The first ones (PAPER_DEFAULTS, below) made GammaTune+ stop 94 % of
+# windows on τ = 0.4 and pinned γ at γ_min = 4 on 97 % of steps. γ_max stays 8 (it
+# also sizes the warm-up and the CUDA graphs); γ0 stays 4 (the CLI's --gamma, every
+# method).
+#
+# adaptive-k: vLLM's Adaptive K defaults (adaptive_k_ema_alpha, _alpha_prior, _cooldown_steps).
+# costaware: pseudo-counts of the shipped calibration prior in each confidence bin,
+# and the factor every step multiplies the session's own counts by (engine/costaware.py):
+# a light prior the session's own tokens outweigh within a few steps, remembered for
+# ~20 steps (the even prompts' fit at both temperatures; 20 / 0.9 lost to it there).
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One tunable: what it is, what values it takes, and how a user meets it.
+
+    `kind` is float (kept as the exact rational the user typed), int (a whole
+    number) or bool (a switch). The range is [lo, hi], each end open when
+    `lo_open`/`hi_open`, either end absent when None. `recorded` is True for
+    the parameters every session records; the others are recorded only where
+    they differ from the default, so sessions of the methods that do not read
+    them record what they always did (their own methods list them always,
+    `Policy.describe`). `in_params` is False for γ0 alone (a setting of its
+    own beside `PolicyParams`, `--gamma`).
+    """
+
+    name: str
+    kind: type
+    default: Any
+    label: str
+    help: str
+    lo: Any = None
+    hi: Any = None
+    lo_open: bool = False
+    hi_open: bool = False
+    step: float = 1
+    flag: str = ""
+    short: str = ""
+    column: str = ""
+    grid: tuple = ()
+    recorded: bool = False
+    in_params: bool = True
+
+    @property
+    def cli_flag(self) -> str:
+        """The long option: `--calib-forget` for calib_forget (γ0 is `--gamma`)."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    @property
+    def header(self) -> str:
+        """The column header where tables are narrow (`bench --tune`)."""
+        return self.column or self.label
+
+    @property
+    def stored_default(self) -> Any:
+        """The default as `PolicyParams` holds it (an exact rational for a float)."""
+        return Fraction(str(self.default)) if self.kind is float else self.default
+
+    def range_text(self, unicode: bool = False) -> str:
+        """'in (0, 1]', 'a whole number >= 0', '> 0': the words of the error, `--help` and the tooltip."""
+        if self.kind is bool:
+            return "on or off"
+        ge, gt = ("≥", ">") if unicode else (">=", ">")
+        if self.lo is not None and self.hi is not None:
+            text = f"in {'(' if self.lo_open else '['}{_num(self.lo)}, {_num(self.hi)}{')' if self.hi_open else ']'}"
+        elif self.lo is not None:
+            text = f"{gt if self.lo_open else ge} {_num(self.lo)}"
+        else:
+            text = "a number"
+        if self.kind is int:
+            return "a whole number" if self.lo is None else f"a whole number {text}"
+        return text
+
+    def check(self, value: Any) -> Any:
+        """The value as `PolicyParams` holds it, or InvalidParameter naming the parameter and its range."""
+        if self.kind is bool:
+            return bool(value)
+        v = _integer(value, self.name) if self.kind is int else _exact(value, self.name)
+        low_bad = self.lo is not None and (v <= self.lo if self.lo_open else v < self.lo)
+        high_bad = self.hi is not None and (v >= self.hi if self.hi_open else v > self.hi)
+        if low_bad or high_bad:
+            raise InvalidParameter(f"{self.name} must be {self.range_text()}, got {value}")
+        return v
+
+    def to_json(self, value: Any) -> Any:
+        """The value as a JSON number (a rational becomes a float)."""
+        return float(value) if self.kind is float else value
+
+
+def _num(x: Any) -> str:
+    f = Fraction(x)
+    return str(f.numerator) if f.denominator == 1 else f"{float(f):g}"
+
+
+def _exact(value: Any, name: str) -> Fraction:
+    """The exact rational the user meant: 0.1 is 1/10, not the nearest double."""
+    if isinstance(value, bool):
+        raise InvalidParameter(f"{name} must be a number, got {value!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidParameter(f"{name} must be a finite number, got {value!r}")
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise InvalidParameter(f"{name} must be a number, got {value!r}") from None
+    raise InvalidParameter(f"{name} must be a number, got {value!r}")
+
+
+def _integer(value: Any, name: str) -> int:
+    frac = _exact(value, name)
+    if frac.denominator != 1:
+        raise InvalidParameter(f"{name} must be a whole number, got {value!r}")
+    return int(frac)
+
+
+# The rows. Their order is the order of PolicyParams' fields, of a recording's `params`
+# and of `--help`; the controls panel shows the γ bounds last, beside T.
+SPECS: tuple[ParamSpec, ...] = (
+    ParamSpec("gamma0", int, 4, "γ0", "initial speculation length γ0; a γ bound left at its default moves to "
+              "take it in", lo=1, flag="--gamma", short="-g", in_params=False, recorded=True),
+    ParamSpec("eta", float, 0.9, "η", "GammaTune's EWMA rate η", lo=0, hi=1, lo_open=True, step=0.05,
+              grid=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), recorded=True),
+    ParamSpec("delta", int, 1, "δ", "GammaTune's expansion offset δ", lo=0,
+              grid=(0, 1, 2, 3, 4, 5, 6, 8), recorded=True),
+    ParamSpec("tau", float, 0.3, "τ", "confidence threshold τ: stop drafting under it", lo=0, hi=1, step=0.05,
+              grid=(0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8), recorded=True),
+    ParamSpec("gamma_min", int, 1, "γ min", "lower bound on γ", lo=1, column="γ_min",
+              grid=(1, 2, 3, 4, 5, 6, 8), recorded=True),
+    ParamSpec("gamma_max", int, 8, "γ max", "upper bound on γ", lo=1, column="γ_max",
+              grid=(4, 6, 8, 10, 12, 16, 20, 24), recorded=True),
+    ParamSpec("dynamic_tau", bool, False, "dynamic τ", "adapt τ with transformers' ROC rule",
+              recorded=True),
+    ParamSpec("ema_alpha", float, 0.3, "α EMA", "weight of the newest steps in each position's "
+              "acceptance EMA", lo=0, hi=1, lo_open=True, step=0.05, column="ema α",
+              grid=(0.1, 0.2, 0.3, 0.5, 0.7, 1.0)),
+    ParamSpec("alpha_prior", float, 0.85, "α prior", "acceptance assumed at positions not drafted yet",
+              lo=0, hi=1, step=0.05, column="prior", grid=(0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)),
+    ParamSpec("cooldown", int, 2, "cooldown", "steps a new window is kept before it may change",
+              lo=0, grid=(0, 1, 2, 3, 4, 6)),
+    ParamSpec("calib_weight", float, 5, "calib w", "pseudo-counts of the shipped calibration prior per "
+              "confidence bin", lo=0, lo_open=True, step=5, grid=(2, 5, 10, 20, 40, 80)),
+    ParamSpec("calib_forget", float, 0.95, "forget", "factor the session's own calibration counts "
+              "decay by each step", lo=0, hi=1, lo_open=True, step=0.01, grid=(0.9, 0.95, 0.98, 0.99, 1.0)),
+)
+BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
+PARAM_SPECS: tuple[ParamSpec, ...] = tuple(s for s in SPECS if s.in_params)
+PARAM_NAMES: tuple[str, ...] = tuple(s.name for s in PARAM_SPECS)
+# Recorded only where they differ from the defaults, so the other methods record what they always did.
+OWN_PARAMS: tuple[str, ...] = tuple(s.name for s in PARAM_SPECS if not s.recorded)
+
+# `--paper-defaults`: the settings gammatune shipped for reproducing the paper's Table 2
+# (η 0.5, δ 2, γ bounds 4–16 from an earlier `bench --tune`; τ 0.4 is transformers'
+# default assistant_confidence_threshold). The paper itself gives no values.
+PAPER_DEFAULTS = {"eta": 0.5, "delta": 2, "tau": 0.4, "gamma_min": 4, "gamma_max": 16}
+
+
+def spec(name: str) -> ParamSpec:
+    return BY_NAME[name]
+
+
+def check_gamma0(gamma0: Any) -> int:
+    return BY_NAME["gamma0"].check(gamma0)
+
+
+def markdown_table(readers: "dict[str, tuple[str, ...]] | None" = None) -> str:
+    """The parameter table of docs/engine.md: flag, range, default, the methods that read it, meaning.
+
+    `readers` maps a parameter to the methods that read it (the method
+    registry knows; engine/policies.py `readers()`); without it that column
+    is left out.
+    """
+    cols = ["parameter", "flag", "range", "default"] + (["read by"] if readers is not None else []) + ["meaning"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for s in SPECS:
+        default = str(s.default).lower() if s.kind is bool else _num(s.default)
+        row = [f"`{s.name}` ({s.label})", f"`{s.cli_flag}`", s.range_text(unicode=True), default]
+        if readers is not None:
+            who = readers.get(s.name, ())
+            row.append(", ".join(f"`{m}`" for m in who) if who else "every method")
+        row.append(s.help)
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
