@@ -21,7 +21,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from .policies import Policy, _check_update, _clip
+from .policy_base import Policy, check_update as _check_update, clip as _clip
 
 # --- the sources' constants (SPEC §2; docs/engine.md "The peers") -------------------------
 EDL_SCALE = 0.2  # AdaEDL's entropy scale s (the paper's γ): bound = 1 − √(s·H)
@@ -35,18 +35,6 @@ TIER_INTERVAL = 5  # update_interval
 TIER_DOWN = Fraction(3, 4)  # move down while ema ≤ cand[i−1] − 0.5 + down_hysteresis (−0.25)
 TIER_UP = Fraction(1, 2)  # move up while ema > cand[i] − 0.5 (+ up_hysteresis 0)
 UCB_EXPLORE = 6.0  # BanditSpec's exploration weight: mean + √(6·ln t / n)
-
-# --- defaults of the peers' own parameters ---------------------------------------------
-DEFAULT_P_MIN = 0.75  # llama.cpp's --draft-p-min
-DEFAULT_EDL_LAMBDA = 0.6  # AdaEDL's λ0: chosen from measurements (docs/benchmarks.md)
-DEFAULT_EDL_TARGET = 0.9  # AdaEDL's target acceptance rate α*
-DEFAULT_SVIP_H = 0.3  # SVIP's entropy_threshold
-
-
-def _param(params: Any, name: str, default: float) -> float:
-    value = getattr(params, name, None)
-    return float(default if value is None else value)
-
 
 def edl_bound(entropy: float) -> float:
     """AdaEDL's lower bound on the chance a token is accepted: 1 − √(s·H), H in nats."""
@@ -66,7 +54,7 @@ class PMin(Policy):
     uses = ("p_min",)
 
     def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float = 0.0) -> bool:
-        return top_prob >= _param(self.params, "p_min", DEFAULT_P_MIN)
+        return top_prob >= self.params.p_min
 
 
 class AdaEDL(Policy):
@@ -84,8 +72,8 @@ class AdaEDL(Policy):
 
     def __init__(self, gamma0: int, params: Any):
         super().__init__(gamma0, params)
-        self._lambda0 = getattr(params, "edl_lambda", None)
-        self.lam = Fraction(str(_param(params, "edl_lambda", DEFAULT_EDL_LAMBDA)))
+        self._lambda0 = Fraction(params.edl_lambda)
+        self.lam = self._lambda0
         self.ar: float | None = None  # no step drafted yet
 
     def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float = 0.0) -> bool:
@@ -97,7 +85,7 @@ class AdaEDL(Policy):
             return
         rate = accepted / drafted
         self.ar = rate if self.ar is None else 0.5 * self.ar + 0.5 * rate
-        if self.ar < _param(self.params, "edl_target", DEFAULT_EDL_TARGET):
+        if self.ar < self.params.edl_target:
             nxt = self.lam + EDL_STEP
         elif accepted != self.gamma:
             nxt = self.lam - EDL_STEP
@@ -107,9 +95,9 @@ class AdaEDL(Policy):
 
     def _on_params(self) -> None:
         # a new λ0 starts λ again from it (as a new τ does for assistant-threshold); AR carries over
-        lambda0 = getattr(self.params, "edl_lambda", None)
+        lambda0 = Fraction(self.params.edl_lambda)
         if lambda0 != self._lambda0:
-            self.lam = Fraction(str(_param(self.params, "edl_lambda", DEFAULT_EDL_LAMBDA)))
+            self.lam = lambda0
         self._lambda0 = lambda0
 
     def describe(self) -> dict[str, Any]:
@@ -125,7 +113,7 @@ class SVIP(Policy):
     uses = ("svip_h",)
 
     def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float = 0.0) -> bool:
-        return svip_score(entropy) <= _param(self.params, "svip_h", DEFAULT_SVIP_H)
+        return svip_score(entropy) <= self.params.svip_h
 
 
 def tier_candidates(gamma0: int, gamma_min: int, gamma_max: int) -> list[int]:

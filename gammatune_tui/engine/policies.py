@@ -18,6 +18,7 @@ from .adaptive_k import AdaptiveK
 from .confidence import roc_threshold  # noqa: F401  (re-exported)
 from .costaware_policy import CostAware
 from .paper_policies import AssistantThreshold, GammaTune, GammaTunePlus, HFHeuristic, SpecDecode
+from .peer_policies import AdaEDL, EmaTiers, PMin, SVIP, UCB
 from .param_specs import BY_NAME, check_gamma0 as _check_gamma0, markdown_table
 from .policy_base import Policy
 from .policy_params import (  # noqa: F401  (re-exported: the policies' public names)
@@ -81,6 +82,11 @@ REGISTRY: tuple[MethodSpec, ...] = (
     MethodSpec(GammaTune, "paper", _PAPER_TUNED),
     MethodSpec(GammaTunePlus, "paper", _PAPER_TUNED),
     MethodSpec(AdaptiveK, "peer", ("ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max")),
+    MethodSpec(PMin, "peer", ("p_min",)),
+    MethodSpec(AdaEDL, "peer", ("edl_lambda", "edl_target")),
+    MethodSpec(SVIP, "peer", ("svip_h",)),
+    MethodSpec(EmaTiers, "peer", ("gamma_min", "gamma_max")),
+    MethodSpec(UCB, "peer", ("gamma_min", "gamma_max")),
     MethodSpec(CostAware, "own", ("calib_weight", "calib_forget", "gamma_max")),
 )
 _BY_METHOD: dict[str, MethodSpec] = {m.name: m for m in REGISTRY}

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from gammatune_tui.bench.sim.simulate import SimStep, Trace, play_trace
-from gammatune_tui.engine.peer_policies import SVIP, AdaEDL
+from gammatune_tui.engine.policies import make_policy
 
 
 def _trace(ents, miss_at=None):
@@ -22,14 +20,9 @@ def _trace(ents, miss_at=None):
                  draft_ent=list(ents), off_ent=off_ent)
 
 
-def _params(**kw):
-    return SimpleNamespace(**{"gamma_min": 1, "gamma_max": 8, "svip_h": None, "edl_lambda": None,
-                              "edl_target": None, **kw})
-
-
 def test_svip_stops_on_the_recorded_entropy_and_keeps_the_token():
     steps: list[SimStep] = []
-    rec = play_trace(_trace([0.1, 0.1, 2.0, 0.1, 0.1, 0.1, 0.1, 0.1]), SVIP(4, _params()), steps_out=steps)
+    rec = play_trace(_trace([0.1, 0.1, 2.0, 0.1, 0.1, 0.1, 0.1, 0.1]), make_policy("svip", 4), steps_out=steps)
     # H > 0.6 at the third token: the window ends there with it (3 drafted, all accepted, + the target's token)
     assert steps == [SimStep(4, 3, 3, 4, True), SimStep(4, 3, 3, 4, False)]
     assert rec.tokens == 8
@@ -37,7 +30,7 @@ def test_svip_stops_on_the_recorded_entropy_and_keeps_the_token():
 
 def test_entropy_after_a_disagreement_is_the_off_path_one():
     steps: list[SimStep] = []
-    play_trace(_trace([0.1] * 8, miss_at=1), SVIP(5, _params()), steps_out=steps)
+    play_trace(_trace([0.1] * 8, miss_at=1), make_policy("svip", 5), steps_out=steps)
     # token 1 is rejected; the draft goes on with 51 (H 0.1, kept) and 52 (H 5.0: stop, kept): 4 drafted
     assert steps[0] == SimStep(5, 4, 1, 2, True)
 
@@ -46,4 +39,4 @@ def test_an_entropy_policy_refuses_a_trace_recorded_without_entropy():
     t = _trace([0.1] * 8)
     t.draft_ent = None
     with pytest.raises(ValueError, match="entropy"):
-        play_trace(t, AdaEDL(4, _params()))
+        play_trace(t, make_policy("adaedl", 4))

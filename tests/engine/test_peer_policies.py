@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from types import SimpleNamespace
-
 import pytest
 
-from gammatune_tui.engine.peer_policies import AdaEDL, EmaTiers, PMin, SVIP, UCB, edl_bound, svip_score
-
-_CLASSES = {cls.name: cls for cls in (PMin, AdaEDL, SVIP, EmaTiers, UCB)}
-_DEFAULTS = dict(gamma_min=1, gamma_max=8, p_min=None, edl_lambda=None, edl_target=None, svip_h=None)
+from gammatune_tui.engine.peer_policies import edl_bound, svip_score
+from gammatune_tui.engine.policies import make_policy
 
 
 def peer(name, gamma0, **params):
-    """A peer policy with the house's default bounds [1, 8] unless given."""
-    return _CLASSES[name](gamma0, SimpleNamespace(**{**_DEFAULTS, **params}))
+    """A peer policy through the public API, with the house's default bounds [1, 8] unless given."""
+    return make_policy(name, gamma0, **params)
 
 
 def feed(policy, steps, seconds=None):
@@ -67,7 +63,7 @@ def test_adaedl_lambda_and_acceptance_rate_follow_algorithm_one():
         p.update(accepted=a, drafted=d)
         assert p.ar == ar and p.lam == lam
         assert p.gamma == 4  # γ0 is the cap, always planned
-    assert float(p.lam) == 0.501
+    assert float(p.lam) == 0.501 and p.describe()["edl_lambda_now"] == 0.501
 
 
 def test_adaedl_first_drafted_step_sets_the_rate_even_when_nothing_was_accepted():
