@@ -189,9 +189,9 @@ SPECS: tuple[ParamSpec, ...] = (
     ParamSpec("edl_lambda", float, 0.6, "λ0", "starting threshold λ on the entropy bound 1 − √(0.2·H): stop "
               "drafting under it", lo=0, hi=1, step=0.05, column="λ0",
               grid=(0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)),
-    ParamSpec("edl_target", float, 0.9, "α*", "target acceptance rate: λ rises while the smoothed rate is under "
+    ParamSpec("edl_target", float, 0.9, "α target", "target acceptance rate: λ rises while the smoothed rate is under "
               "it", lo=0, hi=1, step=0.05, column="α*", grid=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95)),
-    ParamSpec("svip_h", float, 0.3, "h", "stop drafting once √(0.15·H) exceeds it (H the draft's entropy, "
+    ParamSpec("svip_h", float, 0.3, "svip h", "stop drafting once √(0.15·H) exceeds it (H the draft's entropy, "
               "nats)", lo=0, step=0.05, grid=(0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)),
 )
 BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}

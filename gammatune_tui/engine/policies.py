@@ -56,6 +56,9 @@ class MethodSpec:
     cls: type[Policy]
     group: str
     tuned: tuple[str, ...] = ()
+    live_default: bool = True
+    """Run by a live `bench` and `compare` when no --methods is given (the five peers of issue 27 are not,
+    so those runs take what they took before; `--methods all` and `bench --simulate` run every method)."""
 
     @property
     def name(self) -> str:
@@ -82,11 +85,11 @@ REGISTRY: tuple[MethodSpec, ...] = (
     MethodSpec(GammaTune, "paper", _PAPER_TUNED),
     MethodSpec(GammaTunePlus, "paper", _PAPER_TUNED),
     MethodSpec(AdaptiveK, "peer", ("ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max")),
-    MethodSpec(PMin, "peer", ("p_min",)),
-    MethodSpec(AdaEDL, "peer", ("edl_lambda", "edl_target")),
-    MethodSpec(SVIP, "peer", ("svip_h",)),
-    MethodSpec(EmaTiers, "peer", ("gamma_min", "gamma_max")),
-    MethodSpec(UCB, "peer", ("gamma_min", "gamma_max")),
+    MethodSpec(PMin, "peer", ("p_min",), live_default=False),
+    MethodSpec(AdaEDL, "peer", ("edl_lambda", "edl_target"), live_default=False),
+    MethodSpec(SVIP, "peer", ("svip_h",), live_default=False),
+    MethodSpec(EmaTiers, "peer", ("gamma_min", "gamma_max"), live_default=False),
+    MethodSpec(UCB, "peer", ("gamma_min", "gamma_max"), live_default=False),
     MethodSpec(CostAware, "own", ("calib_weight", "calib_forget", "gamma_max")),
 )
 _BY_METHOD: dict[str, MethodSpec] = {m.name: m for m in REGISTRY}
@@ -96,6 +99,7 @@ assert [m.group for m in REGISTRY] == sorted((m.group for m in REGISTRY), key=li
 assert all(n in BY_NAME and BY_NAME[n].in_params for m in REGISTRY for n in m.reads + m.tuned), \
     "a method reads and tunes only parameters declared in engine/param_specs.py"
 METHODS: tuple[str, ...] = tuple(_BY_METHOD)
+LIVE_DEFAULT_METHODS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.live_default)
 
 
 def check_method(name: str) -> str:
