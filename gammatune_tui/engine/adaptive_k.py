@@ -5,8 +5,10 @@ Listed in the method registry of engine/policies.py.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from .goodput import CostEstimate, PositionAcceptance, best_window
-from .policy_base import Policy, check_update as _check_update
+from .policy_base import Policy, TokenStats, check_update as _check_update
 from .policy_params import PolicyParams
 
 
@@ -33,7 +35,7 @@ class AdaptiveK(Policy):
     def observe_costs(self, draft_s: float, drafted: int, verify_s: float, verified: int) -> None:
         self.costs.observe(draft_s, drafted, verify_s, verified)
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
         p = self.params
         self.acceptance.add(accepted, drafted)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from .confidence import Calibration, Prior, shipped_prior
 from .goodput import FALLBACK_C_DRAFT, CostEstimate
@@ -42,7 +43,7 @@ from .goodput import FALLBACK_C_DRAFT, CostEstimate
 
 @dataclass
 class CostAwareState:
-    """What the costaware policy knows: the table, the step costs, the rate earned, the window so far."""
+    """What the costaware policy knows: the table, the step costs and the rate earned (learned in `update` only)."""
 
     calibration: Calibration
     gamma_max: int = 16
@@ -50,9 +51,7 @@ class CostAwareState:
     tokens: float = 0.0  # decayed tokens emitted …
     seconds: float = 0.0  # … and the decayed seconds they took (draft + verify)
     last_s: float | None = None
-    confidences: list[float] = field(default_factory=list)
-    p_all: float = 1.0
-    _prices: dict[int, float] | None = None  # R · C(k), for this step
+    _prices: dict[int, float] | None = None  # R · C(k), for this step: a memo of `priced()`, dropped on any change
 
     # -- what a step costs and earns ------------------------------------------------------------
     def observe_costs(self, draft_s: float, drafted: int, verify_s: float, verified: int) -> None:
@@ -97,21 +96,22 @@ class CostAwareState:
                 return True
         return False
 
-    def keep(self, confidence: float) -> bool:
-        """After drafting a token of this confidence: is the next one worth drafting?"""
-        self.confidences.append(float(confidence))
-        self.p_all *= self.calibration.accept(confidence)
-        return self.worth_going_on(len(self.confidences), self.p_all)
+    def keep(self, confidences: Sequence[float]) -> bool:
+        """After drafting tokens of these confidences (the window so far, in order): is the next one worth
+        drafting? A pure question: P_k is the product of the table's acceptances, taken in order."""
+        p_all = 1.0
+        for c in confidences:
+            p_all *= self.calibration.accept(c)
+        return self.worth_going_on(len(confidences), p_all)
 
-    def update(self, accepted: int, drafted: int) -> None:
-        self.calibration.learn(self.confidences, accepted, drafted)
+    def update(self, accepted: int, drafted: int, confidences: Sequence[float]) -> None:
+        """One verified window: the table learns its tokens' confidences, the rate its tokens and seconds."""
+        self.calibration.learn(list(confidences), accepted, drafted)
         f = self.calibration.forget
         if self.last_s is not None:
             self.tokens = self.tokens * f + accepted + 1
             self.seconds = self.seconds * f + self.last_s
         self.last_s = None
-        self.confidences = []
-        self.p_all = 1.0
         self._prices = None
 
     def plan(self, gamma_min: int, gamma_max: int) -> int:

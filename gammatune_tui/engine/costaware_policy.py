@@ -5,8 +5,10 @@ Listed in the method registry of engine/policies.py.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from .costaware import new_state
-from .policy_base import Policy, check_update as _check_update, clip as _clip
+from .policy_base import Policy, TokenStats, check_update as _check_update, clip as _clip
 from .policy_params import PolicyParams
 
 
@@ -28,15 +30,16 @@ class CostAware(Policy):
         super().__init__(gamma0, params)
         self.state = new_state(float(params.calib_weight), float(params.calib_forget), params.gamma_max)
 
-    def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
-        return self.state.keep(chosen_prob)
+    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float,
+                      earlier: Sequence[TokenStats] = ()) -> bool:
+        return self.state.keep([t.chosen for t in earlier] + [chosen_prob])
 
     def observe_costs(self, draft_s: float, drafted: int, verify_s: float, verified: int) -> None:
         self.state.observe_costs(draft_s, drafted, verify_s, verified)
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
-        self.state.update(accepted, drafted)
+        self.state.update(accepted, drafted, [t.chosen for t in window])
         self.gamma = self.state.plan(self.params.gamma_min, self.params.gamma_max)
 
     def _on_params(self) -> None:
@@ -44,5 +47,6 @@ class CostAware(Policy):
         cal = self.state.calibration
         cal.weight, cal.forget = float(self.params.calib_weight), float(self.params.calib_forget)
         self.state.gamma_max = self.params.gamma_max
+        self.state._prices = None   # priced up to the old γ_max: a larger one asked for prices it lacked
         if self.gamma:
             self.gamma = _clip(self.gamma, self.params)

@@ -260,7 +260,6 @@ class SpeculativeDecoder:
             verdict = verify_window(trun, ids, drafted, served=served, gen=gen, vocab_cut=t_cut,
                                     device=device, eos=eos, clock=clock)
             draft_s, verify_s = clock.spans()
-            drafted.tell(policy)
             d = len(drafted.ids)
             a = verdict.accepted
 
@@ -276,12 +275,12 @@ class SpeculativeDecoder:
             # ---- 5. update the policy (a source that found nothing to propose told it nothing) ----
             if d or window <= 0:
                 policy.observe_costs(draft_s, d, verify_s, verdict.verified)
-                policy.update(accepted=a, drafted=d)
+                policy.update(accepted=a, drafted=d, window=drafted.stats())
 
             # ---- 6. report ----------------------------------------------------
             tally.add_step(d, a, drafted.calls, draft_s, verify_s)
             emitted, drafted_ev, target_ev = token_events(
-                new, drafted.ids, drafted.top, drafted.chosen, verdict.target_probs, a, verdict.kind(d),
+                new, drafted.ids, drafted.stats(), verdict.target_probs, a, verdict.kind(d),
                 pieces=pieces, single=single, finished=ended_eos or generated >= max_new,
                 point_mass=drafted.point_mass,
             )

@@ -11,8 +11,8 @@ How often the host waits for the device (issue 18, m2):
   the window stays `pending` and comes back with the verdict, in the step's
   one read (verification.py). The window is cut after its first EOS then
   (the tokens drafted past it were verified for nothing and are rewound with
-  the rest), and the policy's `keep_drafting` is shown every kept token, in
-  order, before its update (`Draft.tell`);
+  the rest); the policy learns the kept window, every token's statistics in
+  order, in its update (`Draft.stats`);
 * a policy that may end the window early (`Policy.may_stop_early`: assistant-
   threshold, gammatune+, costaware) must see each token's probabilities
   before deciding to draft the next, so that loop reads one small tensor
@@ -22,6 +22,9 @@ How often the host waits for the device (issue 18, m2):
 
 Every device→host read goes through `host_read`, so tests can count them.
 In sampled mode each distribution q is kept for the target's accept test.
+Each drafted token's statistics (`TokenStats`: top and chosen probability and
+the entropy, all of the q it was drawn from) travel with it, on the device
+until read, so the one read per step stays one read.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .policies import Policy
+from .policy_base import Policy, TokenStats
 from .runners import Runner
 from .sampling import Served, sample
 from .staging import to_device
@@ -41,6 +44,7 @@ class Draft:
     ids: list[int] = field(default_factory=list)
     top: list[float] = field(default_factory=list)  # the draft's highest probability at each position
     chosen: list[float] = field(default_factory=list)  # the draft's probability of the token it drafted
+    entropy: list[float] = field(default_factory=list)  # H(q) in nats at each position (0: a point mass)
     q_rows: list[torch.Tensor] = field(default_factory=list)  # sampled mode only
     early: bool = False  # the policy ended the window before γ
     calls: int = 0
@@ -49,36 +53,33 @@ class Draft:
     point_mass: bool = False
     # tokens drafted on the device and not read yet: they follow `ids` and are read with the verdict
     pending: "Pending | None" = None
-    _unseen: int | None = None  # where the settled tokens the policy has not been shown begin
 
-    def settle(self, ids: list[int], top: list[float], chosen: list[float], eos: frozenset[int]) -> None:
+    def settle(self, ids: list[int], top: list[float], chosen: list[float], entropy: list[float],
+               eos: frozenset[int]) -> None:
         """The pending tokens, read back with the verdict: appended, and the window cut after its first EOS."""
-        self._unseen = len(self.ids)
         if self.pending is not None:
             self.q_rows = self.q_rows + self.pending.rows
         self.pending = None
         self.ids = self.ids + [int(v) for v in ids]
         self.top = self.top + list(top)
         self.chosen = self.chosen + list(chosen)
+        self.entropy = self.entropy + list(entropy)
         cut = next((i + 1 for i, t in enumerate(self.ids) if t in eos), len(self.ids))
-        del self.ids[cut:], self.top[cut:], self.chosen[cut:], self.q_rows[cut:]
+        del self.ids[cut:], self.top[cut:], self.chosen[cut:], self.entropy[cut:], self.q_rows[cut:]
 
-    def tell(self, policy: Policy) -> None:
-        """Show the policy the kept tokens it has not seen (the pending ones, once settled), in order."""
-        if self._unseen is None:
-            return
-        for t, c in zip(self.top[self._unseen:], self.chosen[self._unseen:]):
-            policy.keep_drafting(t, c)
-        self._unseen = None
+    def stats(self) -> list[TokenStats]:
+        """The kept window's statistics, in order: what the policy learns from in its update."""
+        return [TokenStats(*t) for t in zip(self.top, self.chosen, self.entropy)]
 
 
 @dataclass
 class Pending:
-    """Drafted tokens still on the device: ids, top and chosen probabilities (k each) and, sampled, q rows."""
+    """Drafted tokens still on the device: ids, top and chosen probabilities, entropies (k each) and, sampled, q rows."""
 
     ids: torch.Tensor  # (k,) long
     top: torch.Tensor  # (k,) float32
     chosen: torch.Tensor  # (k,) float32
+    entropy: torch.Tensor  # (k,) float32
     rows: list[torch.Tensor] = field(default_factory=list)  # sampled mode only
 
     @property
@@ -109,23 +110,22 @@ class DraftSource:
         raise NotImplementedError
 
 
-def cut_window(ids: list[int], top: list[float], chosen: list[float], window: int, policy: Policy,
+def cut_window(ids: list[int], stats: list[TokenStats], window: int, policy: Policy,
                eos: frozenset[int]) -> tuple[int, bool]:
     """How many of a deterministic proposal's tokens a window keeps, and whether the policy stopped it early.
 
     The rules of the model's loop below, for a source whose proposals are
     known at once: at most `window`; after a drafted EOS nothing more; a
-    policy that may stop early is asked after each token and the token that
-    stopped it stays; the others are still shown every kept token, in order.
+    policy that may stop early is asked after each token before the last
+    (the question changes nothing) and the token that stopped it stays.
     The simulator plays windows with this same function.
     """
     n = min(window, len(ids))
     stop_early = policy.may_stop_early
     for i in range(n):
-        keep = policy.keep_drafting(top[i], chosen[i])
         if i + 1 >= window or ids[i] in eos:
             return i + 1, False
-        if stop_early and not keep:
+        if stop_early and not policy.keep_drafting(*stats[i], stats[:i]):
             return i + 1, True
     return n, False
 
@@ -135,9 +135,14 @@ def host_read(t: torch.Tensor) -> list:
     return t.tolist()
 
 
-def _next_token(runner: Runner, inp: torch.Tensor, served: Served, gen: torch.Generator,
-                vocab_cut: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """One draft forward: (token (1,), top prob, chosen prob, served row q or None), all left on the device."""
+def _next_token(runner: Runner, inp: torch.Tensor, served: Served, gen: torch.Generator, vocab_cut: int | None
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """One draft forward: (token (1,), top prob, chosen prob, entropy, served row q or None), all on the device.
+
+    The entropy is H(q) in nats of the law the token came from: the raw
+    softmax when greedy, the served one when sampling (`torch.special.entr`
+    counts a zero probability as 0).
+    """
     logits = runner.forward(inp, 1)[-1]
     if vocab_cut is not None:
         logits = logits[:vocab_cut]
@@ -145,10 +150,11 @@ def _next_token(runner: Runner, inp: torch.Tensor, served: Served, gen: torch.Ge
     if served.greedy:
         probs = torch.softmax(logits, dim=-1)
         top, x = probs.max(dim=-1, keepdim=True)
-        return x, top, top, None
+        return x, top, top, torch.special.entr(probs).sum().view(1), None
     probs = served.probs(logits.unsqueeze(0))
     x = sample(probs, gen)
-    return x, probs.max(dim=-1).values, probs.gather(1, x.view(1, 1)).view(1), probs[0]
+    return (x, probs.max(dim=-1).values, probs.gather(1, x.view(1, 1)).view(1),
+            torch.special.entr(probs).sum().view(1), probs[0])
 
 
 def draft_window(
@@ -162,42 +168,45 @@ def draft_window(
     inp = to_device(feed, device)
     if not policy.may_stop_early:
         return _whole_window(runner, inp, window, out, served=served, gen=gen, vocab_cut=vocab_cut)
+    seen: list[TokenStats] = []
     while True:
-        x, top, chosen, q = _next_token(runner, inp, served, gen, vocab_cut)
+        x, top, chosen, ent, q = _next_token(runner, inp, served, gen, vocab_cut)
         out.calls += 1
         if len(out.ids) + 1 >= window:  # the window's last token: nothing left to decide, read it with the verdict
-            out.pending = Pending(x.view(1), top.view(1), chosen.view(1), [q] if q is not None else [])
+            out.pending = Pending(x.view(1), top.view(1), chosen.view(1), ent, [q] if q is not None else [])
             return out
         if q is not None:
             out.q_rows.append(q)
-        xf, top_p, chosen_p = host_read(torch.cat((x.to(top.dtype), top.view(1), chosen.view(1))))
+        xf, top_p, chosen_p, ent_p = host_read(torch.cat((x.to(top.dtype), top.view(1), chosen.view(1), ent)))
         xi = int(xf)
         out.ids.append(xi)
         out.top.append(top_p)
         out.chosen.append(chosen_p)
-        keep = policy.keep_drafting(top_p, chosen_p)
+        out.entropy.append(ent_p)
         if xi in eos:
             return out
-        if not keep:
+        if not policy.keep_drafting(top_p, chosen_p, ent_p, seen):
             out.early = True
             return out
+        seen.append(TokenStats(top_p, chosen_p, ent_p))
         inp = x.view(1, 1)
 
 
 def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *, served: Served,
                   gen: torch.Generator, vocab_cut: int | None) -> Draft:
     """The whole window on the device, nothing read: it stays pending until the verdict's read."""
-    xs, tops, chosen, rows = [], [], [], []
+    xs, tops, chosen, ents, rows = [], [], [], [], []
     for _ in range(window):
-        x, top, ch, q = _next_token(runner, inp, served, gen, vocab_cut)
+        x, top, ch, ent, q = _next_token(runner, inp, served, gen, vocab_cut)
         xs.append(x.view(1))
         tops.append(top.view(1))
         chosen.append(ch.view(1))
+        ents.append(ent)
         if q is not None:
             rows.append(q)
         inp = x.view(1, 1)
     out.calls = window
-    out.pending = Pending(torch.cat(xs), torch.cat(tops), torch.cat(chosen), rows)
+    out.pending = Pending(torch.cat(xs), torch.cat(tops), torch.cat(chosen), torch.cat(ents), rows)
     return out
 
 

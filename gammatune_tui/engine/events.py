@@ -27,6 +27,8 @@ class DraftedToken:
     source (prompt lookup) records its stand-ins (a match confidence) as
     `top_prob`/`chosen_prob` and sets `q_prob`, the true proposal probability
     q(x) = 1 of its point mass; None (the JSON omits it) means q(x) = chosen_prob.
+    `entropy` is H(q) in nats of the law `top_prob` comes from (0 for a point
+    mass); None (the JSON omits it) in recordings made before it was kept.
     """
 
     id: int
@@ -35,6 +37,7 @@ class DraftedToken:
     chosen_prob: float
     target_prob: float = float("nan")
     q_prob: float | None = None
+    entropy: float | None = None
 
     @property
     def proposal_prob(self) -> float:
@@ -125,6 +128,8 @@ class StepEvent:
         for t in d["drafted"]:  # q_prob only where it differs from chosen_prob (model-free sources)
             if t["q_prob"] is None:
                 del t["q_prob"]
+            if t["entropy"] is None:   # as recordings before it was kept
+                del t["entropy"]
         return _nan_to_none(d)
 
 
@@ -241,6 +246,16 @@ def _prob(d: dict, key: str) -> float:
     return p
 
 
+def _entropy(d: dict) -> float | None:
+    """A drafted token's entropy in nats: None where the recording predates it."""
+    if d.get("entropy") is None:
+        return None
+    h = _num(d, "entropy")
+    if not h >= -1e-6:
+        raise EventFormatError("'entropy' must be a number >= 0 (nats)")
+    return h
+
+
 def _header(d: dict) -> SessionHeader:
     schema = d.get("schema")
     if schema != SCHEMA_VERSION:
@@ -294,6 +309,7 @@ def _step(d: dict) -> StepEvent:
             id=_int(t, "id"), text=_str(t, "text"),
             top_prob=_prob(t, "top_prob"), chosen_prob=_prob(t, "chosen_prob"),
             target_prob=_prob(t, "target_prob"), q_prob=_prob(t, "q_prob") if t.get("q_prob") is not None else None,
+            entropy=_entropy(t),
         ))
     emitted = []
     for t in _list(d, "emitted"):

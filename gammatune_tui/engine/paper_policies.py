@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, Sequence
 
 from .confidence import roc_threshold
-from .policy_base import Policy, check_update as _check_update, clip as _clip
+from .policy_base import Policy, TokenStats, check_update as _check_update, clip as _clip
 from .policy_params import PolicyParams
 
 
@@ -38,7 +38,7 @@ class HFHeuristic(Policy):
         super().__init__(gamma0, params)
         self.n = float(self.gamma)
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
         p = self.params
         if accepted == drafted:
@@ -68,7 +68,6 @@ class AssistantThreshold(Policy):
         super().__init__(gamma0, params)
         self.tau = float(params.tau)
         self._tau_param = params.tau
-        self._step_probs: list[float] = []
         self._probs: list[float] = []
         self._labels: list[int] = []
 
@@ -82,13 +81,13 @@ class AssistantThreshold(Policy):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "tau": self.tau}
 
-    def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
-        self._step_probs.append(chosen_prob)
+    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float,
+                      earlier: Sequence[TokenStats] = ()) -> bool:
         return chosen_prob >= self.tau
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
-        probs, self._step_probs = self._step_probs[:drafted], []
+        probs = [t.chosen for t in window[:drafted]]
         if not self.params.dynamic_tau:
             return
         # accepted tokens are positives, the first rejected one a negative;
@@ -114,7 +113,7 @@ class GammaTune(Policy):
         super().__init__(gamma0, params)
         self.gamma_bar = Fraction(self.gamma)
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
         p = self.params
         a = Fraction(accepted)
@@ -138,5 +137,6 @@ class GammaTunePlus(GammaTune):
     may_stop_early = True
     uses = ("eta", "delta", "tau", "gamma_min", "gamma_max")
 
-    def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
+    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float,
+                      earlier: Sequence[TokenStats] = ()) -> bool:
         return top_prob >= self.params.tau

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, Sequence
 
-from .policy_base import Policy, check_update as _check_update, clip as _clip
+from .policy_base import Policy, TokenStats, check_update as _check_update, clip as _clip
 
 # --- the sources' constants (SPEC §2; docs/engine.md "The peers") -------------------------
 EDL_SCALE = 0.2  # AdaEDL's entropy scale s (the paper's γ): bound = 1 − √(s·H)
@@ -36,14 +36,23 @@ TIER_DOWN = Fraction(3, 4)  # move down while ema ≤ cand[i−1] − 0.5 + down
 TIER_UP = Fraction(1, 2)  # move up while ema > cand[i] − 0.5 (+ up_hysteresis 0)
 UCB_EXPLORE = 6.0  # BanditSpec's exploration weight: mean + √(6·ln t / n)
 
+def _known(entropy: float) -> float:
+    """H in nats, never below 0 (rounding); a NaN (a trace recorded before entropy was kept) is refused:
+    playing it as any number would print a rule's results for a rule that never ran."""
+    if math.isnan(entropy):
+        raise ValueError("this policy reads the draft's entropy, which these traces were recorded without: "
+                         "record them again (bench --refresh-traces)")
+    return max(0.0, entropy)
+
+
 def edl_bound(entropy: float) -> float:
     """AdaEDL's lower bound on the chance a token is accepted: 1 − √(s·H), H in nats."""
-    return 1.0 - math.sqrt(EDL_SCALE * max(0.0, entropy))
+    return 1.0 - math.sqrt(EDL_SCALE * _known(entropy))
 
 
 def svip_score(entropy: float) -> float:
     """SVIP's stop score √(0.15·H), H in nats: drafting stops once it exceeds h."""
-    return math.sqrt(SVIP_SCALE * max(0.0, entropy))
+    return math.sqrt(SVIP_SCALE * _known(entropy))
 
 
 class PMin(Policy):
@@ -53,7 +62,8 @@ class PMin(Policy):
     may_stop_early = True
     uses = ("p_min",)
 
-    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float = 0.0) -> bool:
+    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float,
+                      earlier: Sequence[TokenStats] = ()) -> bool:
         return top_prob >= self.params.p_min
 
 
@@ -67,7 +77,6 @@ class AdaEDL(Policy):
 
     name = "adaedl"
     may_stop_early = True
-    reads_entropy = True
     uses = ("edl_lambda", "edl_target")
 
     def __init__(self, gamma0: int, params: Any):
@@ -76,10 +85,11 @@ class AdaEDL(Policy):
         self.lam = self._lambda0
         self.ar: float | None = None  # no step drafted yet
 
-    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float = 0.0) -> bool:
+    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float,
+                      earlier: Sequence[TokenStats] = ()) -> bool:
         return edl_bound(entropy) >= self.lam
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
         if drafted <= 0:
             return
@@ -109,10 +119,10 @@ class SVIP(Policy):
 
     name = "svip"
     may_stop_early = True
-    reads_entropy = True
     uses = ("svip_h",)
 
-    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float = 0.0) -> bool:
+    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float,
+                      earlier: Sequence[TokenStats] = ()) -> bool:
         return svip_score(entropy) <= self.params.svip_h
 
 
@@ -139,7 +149,7 @@ class EmaTiers(Policy):
         self.ema = Fraction(self.gamma - 1)
         self.count = 0
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
         self.ema = TIER_EMA * self.ema + (1 - TIER_EMA) * accepted
         self.count += 1
@@ -189,7 +199,7 @@ class UCB(Policy):
     def observe_costs(self, draft_s: float, drafted: int, verify_s: float, verified: int) -> None:
         self._step_s = draft_s + verify_s
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
         seconds, self._step_s = self._step_s, None
         # without a reported cost (a bare test, a source that times nothing) a step counts as one unit of time

@@ -7,14 +7,36 @@ registry of engine/policies.py without an import circle.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple, Sequence
 
 from .param_specs import BY_NAME, check_gamma0
 from .policy_params import PolicyParams
 
 
+class TokenStats(NamedTuple):
+    """What a policy may read of one drafted token (SPEC §2): from the draft distribution q it was drawn from.
+
+    `top` is q's largest probability, `chosen` q of the drafted token and
+    `entropy` H(q) in nats; q is the served law when sampling, the raw
+    softmax when greedy. A point-mass source (prompt lookup) gives its
+    stand-in probabilities and entropy 0. NaN where it is not known (a trace
+    recorded before entropy was kept).
+    """
+
+    top: float
+    chosen: float
+    entropy: float
+
+
 class Policy:
-    """Base policy: fixed window, never stops early, learns nothing (= specdecode)."""
+    """Base policy: fixed window, never stops early, learns nothing (= specdecode).
+
+    The protocol is *ask, then learn*: `keep_drafting` is a pure question
+    (the same arguments give the same answer, and asking changes nothing),
+    so a caller may ask about a token or not, once or again; the policy
+    learns only in `update`, which is given the whole window drafted (each
+    token's `TokenStats`) with its outcome, after `observe_costs`.
+    """
 
     name = "specdecode"
     # True when keep_drafting can end a window early: the decoder must then read each
@@ -31,10 +53,15 @@ class Policy:
         self.gamma = clip(self.gamma0, params)
 
     # -- protocol -----------------------------------------------------------
-    def keep_drafting(self, top_prob: float, chosen_prob: float) -> bool:
+    def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float,
+                      earlier: Sequence[TokenStats] = ()) -> bool:
+        """After drafting a token with these statistics, should the window go on? `earlier`: the window's
+        tokens before it. Asked only of a policy that `may_stop_early`; never changes the policy."""
         return True
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
+        """Learn from a verified window: `accepted` of `drafted` tokens, `window` their statistics in order
+        (empty where a caller has none, e.g. a hand-worked test of a policy that reads none)."""
         check_update(accepted, drafted)
 
     def observe_costs(self, draft_s: float, drafted: int, verify_s: float, verified: int) -> None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import torch
 
 from .drafting import Draft, DraftSource, cut_window
-from .policies import Policy
+from .policy_base import Policy, TokenStats
 from .sampling import Served
 
 Entry = list  # [end index of the latest occurrence, N followers, top count, {follower: count}]
@@ -118,6 +118,11 @@ class NgramIndex:
         return out, tops, chosen
 
 
+def point_mass_stats(tops: list[float], chosen: list[float]) -> list[TokenStats]:
+    """A proposal's statistics as the policies read them: the stand-in probabilities, entropy 0 (a point mass)."""
+    return [TokenStats(t, c, 0.0) for t, c in zip(tops, chosen)]
+
+
 class PromptLookupSource(DraftSource):
     """The `prompt-lookup` draft source: an `NgramIndex` over the session's accepted text."""
 
@@ -143,8 +148,9 @@ class PromptLookupSource(DraftSource):
         if window <= 0:
             return out
         xs, tops, chosen = self.propose(ids, window)
-        n, early = cut_window(xs, tops, chosen, window, policy, eos)
-        out.ids, out.top, out.chosen, out.early = xs[:n], tops[:n], chosen[:n], early
+        stats = point_mass_stats(tops, chosen)
+        n, early = cut_window(xs, stats, window, policy, eos)
+        out.ids, out.top, out.chosen, out.entropy, out.early = xs[:n], tops[:n], chosen[:n], [0.0] * n, early
         return out
 
 

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import torch
 
 from .events import DraftedToken, EmittedToken, SessionHeader, TargetToken
-from .policies import Policy
+from .policy_base import Policy, TokenStats
 from .sampling import SamplingConfig
 from .text_pieces import SingleTokenText, TextPieces, prompt_pieces
 
@@ -82,7 +82,7 @@ def session_header(
 
 
 def token_events(
-    new: list[int], drafted: list[int], draft_top: list[float], draft_chosen: list[float],
+    new: list[int], drafted: list[int], stats: Sequence[TokenStats],
     target_probs: list[float], accepted: int, kind: str, *, pieces: TextPieces, single: SingleTokenText,
     finished: bool, point_mass: bool = False,
 ) -> tuple[list[EmittedToken], list[DraftedToken], TargetToken | None]:
@@ -100,7 +100,8 @@ def token_events(
     ]
     q = 1.0 if point_mass else None
     drafted_ev = [
-        DraftedToken(drafted[i], single(drafted[i]), draft_top[i], draft_chosen[i], target_probs[i], q)
+        DraftedToken(drafted[i], single(drafted[i]), stats[i].top, stats[i].chosen, target_probs[i], q,
+                     stats[i].entropy)
         for i in range(len(drafted))
     ]
     # the budget or an EOS among the drafts can cut the target's own token off

@@ -103,10 +103,11 @@ def verify_window(
 
 
 def _read(clock: StepClock | None, parts: tuple[torch.Tensor, ...], pend: Pending | None) -> list:
-    """The step's one read: the verdict's tensors, then the pending drafts' ids, top and chosen probabilities."""
+    """The step's one read: the verdict's tensors, then the pending drafts' ids, top and chosen probabilities
+    and entropies."""
     if pend is not None:
         dtype = parts[0].dtype
-        parts = (*parts, pend.ids.to(dtype), pend.top.to(dtype), pend.chosen.to(dtype))
+        parts = (*parts, pend.ids.to(dtype), pend.top.to(dtype), pend.chosen.to(dtype), pend.entropy.to(dtype))
     if clock is not None:
         clock.verified()
     return drafting.host_read(torch.cat(parts))
@@ -114,7 +115,7 @@ def _read(clock: StepClock | None, parts: tuple[torch.Tensor, ...], pend: Pendin
 
 def _settle(draft: Draft, tail: list, k: int, eos: frozenset[int]) -> None:
     if k:
-        draft.settle(tail[:k], tail[k:2 * k], tail[2 * k:3 * k], eos)
+        draft.settle(tail[:k], tail[k:2 * k], tail[2 * k:3 * k], tail[3 * k:4 * k], eos)
 
 
 def _eos_cut(didx: torch.Tensor, host_d: int, d: int, eos: frozenset[int]) -> torch.Tensor:

@@ -1,7 +1,9 @@
 """The one model-free speculative decoder: deterministic event streams for tests, screenshots and benchmarks.
 
 A fixed text stands for the target's greedy output and a seeded
-per-position agreement and confidence pattern for the draft; the real
+per-position agreement and confidence pattern for the draft (a token of
+confidence c stands for a two-way law (c, 1 − c): its entropy is that
+law's); the real
 policies (`engine.policies`) plan γ and decide early stops, so every method
 produces the same text in a different number of steps — what a lossless
 greedy compare looks like — with a simple timing model (c = T_target / T_draft).
@@ -16,6 +18,7 @@ as a list.
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -23,6 +26,7 @@ from typing import Any, Iterator, Sequence
 
 from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, StepEvent, TargetToken
 from ..engine.policies import PolicySettings
+from ..engine.policy_base import TokenStats
 from ..engine.sampling import SamplingConfig
 from ..engine.tally import SessionTally
 from .pace import StepPacer, check_pace
@@ -191,13 +195,18 @@ class SyntheticSource:
             room = (limit - pos - 1) if limit is not None else policy.gamma  # one token is left for the target
             window = min(policy.gamma, room)
             drafted: list[DraftedToken] = []
+            stats: list[TokenStats] = []
             early = False
             for j in range(window):
                 ok, top = draft.at(pos + j)
                 piece = pieces[(pos + j) % len(pieces)] if ok else "~"
-                drafted.append(DraftedToken(ids.get(piece, 5), piece, top, top, target_prob=top if ok else 0.0))
-                if not policy.keep_drafting(top, top):
-                    early = j + 1 < window
+                h = _two_way_entropy(top)
+                drafted.append(DraftedToken(ids.get(piece, 5), piece, top, top, target_prob=top if ok else 0.0,
+                                            entropy=h))
+                keep = j + 1 >= window or not policy.may_stop_early or policy.keep_drafting(top, top, h, stats)
+                stats.append(TokenStats(top, top, h))
+                if not keep:
+                    early = True
                     break
             d = len(drafted)
             a = 0
@@ -211,7 +220,7 @@ class SyntheticSource:
             elapsed += draft_s + verify_s
             gamma, method, params = policy.gamma, policy.name, policy.describe()
             if d:
-                policy.update(a, d)
+                policy.update(a, d, stats)
             tally.add_step(d, a, d, draft_s, verify_s)
             yield StepEvent(
                 step=tally.steps - 1, method=method, params=params, gamma=gamma, drafted=drafted, accepted=a,
@@ -224,6 +233,11 @@ class SyntheticSource:
                 time.sleep(self.delay)
         out = "".join(pieces[k % len(pieces)] for k in range(pos)) if pieces else ""
         yield tally.summary(pos, elapsed, reason, out)
+
+
+def _two_way_entropy(c: float) -> float:
+    """H of the law (c, 1 − c) in nats: what a synthetic token of confidence c stands for."""
+    return -sum(p * math.log(p) for p in (c, 1.0 - c) if p > 0)
 
 
 def _prompt_text(prompt: Any, default: str) -> str:

@@ -116,7 +116,7 @@ class Replayer(Policy):
         self.windows, self.i = windows, 0
         self.gamma = windows[0]
 
-    def update(self, accepted, drafted):
+    def update(self, accepted, drafted, window=()):
         self.i += 1
         self.gamma = self.windows[self.i] if self.i < len(self.windows) else 1
 

@@ -17,7 +17,7 @@ def _trace(ents, miss_at=None):
         off_ids[miss_at], off_prob[miss_at], off_ent[miss_at] = [51, 52], [0.9, 0.9], [0.1, 5.0]
     return Trace(prompt_id="p", prompt_ids=[3, 4], tokens=toks, draft_ids=dids, draft_prob=[0.9] * 8,
                  off_ids=off_ids, off_prob=off_prob, off_depth=4, eos_ids=[1], max_new_tokens=8,
-                 draft_ent=list(ents), off_ent=off_ent)
+                 draft_entropy=list(ents), off_entropy=off_ent)
 
 
 def test_svip_stops_on_the_recorded_entropy_and_keeps_the_token():
@@ -37,6 +37,6 @@ def test_entropy_after_a_disagreement_is_the_off_path_one():
 
 def test_an_entropy_policy_refuses_a_trace_recorded_without_entropy():
     t = _trace([0.1] * 8)
-    t.draft_ent = None
+    t.draft_entropy = None  # a trace file written before entropy was kept: the simulator reads NaN
     with pytest.raises(ValueError, match="entropy"):
         play_trace(t, make_policy("adaedl", 4))

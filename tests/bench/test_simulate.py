@@ -113,14 +113,64 @@ def test_fast_path_equals_token_by_token(bench_pair, traces):
     eos_pair = dataclasses.replace(bench_pair, eos_ids=frozenset({t.tokens[20], t.draft_ids[7]}))
     t_eos = record_trace(eos_pair, "eos", t.prompt_ids, MAX_NEW, DEPTH, eos_pair.eos_ids)
     for cls in (SpecDecode, HFHeuristic, GammaTune):
-        slow_cls = type("Slow" + cls.__name__, (cls,), {"keep_drafting": lambda self, top, chosen: True})
+        def learning(c, **kw):   # records the window statistics each update is given
+            def update(self, accepted, drafted, window=()):
+                self.windows.append(list(window))
+                c.update(self, accepted, drafted, window)
+            return type("Rec" + c.__name__, (c,), {"update": update, "windows": None, **kw})
+        fast_cls, slow_cls = learning(cls), learning(cls, may_stop_early=True)   # slow: asked about every token
         for tr in traces + [t_eos]:
             for g in (1, 3, 7, 12):
                 fast_steps, slow_steps = [], []
                 p = PolicySettings.build(cls.name, g)
-                a = play_trace(tr, cls(g, p.params), steps_out=fast_steps)
-                b = play_trace(tr, slow_cls(g, p.params), steps_out=slow_steps)
+                fast, slow = fast_cls(g, p.params), slow_cls(g, p.params)
+                fast.windows, slow.windows = [], []
+                a = play_trace(tr, fast, steps_out=fast_steps)
+                b = play_trace(tr, slow, steps_out=slow_steps)
                 assert fast_steps == slow_steps and a.pos_drafted == b.pos_drafted and a.tokens == b.tokens
+                assert fast.windows == slow.windows   # the same statistics, read from the trace only when asked
+
+
+def test_a_policy_reading_entropy_plays_a_trace_as_it_runs_live(bench_pair, traces):
+    """Entropy reaches the simulator as it reaches the live decoder: a policy that stops on it stops alike."""
+    from gammatune_tui.engine.policies import GammaTune
+
+    ents = sorted(h for t in traces for h in t.draft_entropy)
+    gap, cut = max((b - a, (a + b) / 2) for a, b in zip(ents[len(ents) // 4:], ents[len(ents) // 4 + 1:3 * len(ents) // 4]))
+    assert gap > 1e-3   # no recorded entropy sits near the threshold: float paths cannot flip a decision
+
+    class EntropyStop(GammaTune):
+        name = "gammatune"
+        may_stop_early = True
+
+        def keep_drafting(self, top_prob, chosen_prob, entropy, earlier=()):
+            return entropy <= cut
+
+    params = PolicySettings.build("gammatune", 6, gamma_min=3).params
+    early = 0
+    for t in traces:
+        events = _live(bench_pair, EntropyStop(6, params), t.prompt_ids)
+        sim_steps = []
+        play_trace(t, EntropyStop(6, params), steps_out=sim_steps)
+        live, _, _ = live_steps(events)
+        assert live == [(s.gamma, s.drafted, s.accepted, s.emitted) for s in sim_steps]
+        early += sum(s.early_stop for s in sim_steps)
+        steps = [e for e in events if getattr(e, "type", "") == "step"]
+        pos = 0
+        for e in steps:   # the live window's on-path entropies are the trace's, up to float paths
+            for i, tok in enumerate(e.drafted[:e.accepted + 1]):
+                assert tok.entropy == pytest.approx(t.draft_entropy[pos + i], abs=1e-3)
+            pos += len(e.emitted)
+    assert early   # the threshold did stop windows
+
+
+def test_a_trace_kept_before_entropy_still_plays(traces):
+    d = traces[0].to_json()
+    del d["draft_entropy"], d["off_entropy"]
+    old = Trace.from_json(d)
+    assert old.draft_entropy is None
+    for m in METHODS:
+        assert play_trace(old, PolicySettings.build(m, 4).make()).tokens == MAX_NEW
 
 
 def test_calibrate_recovers_known_costs():

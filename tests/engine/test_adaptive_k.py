@@ -27,7 +27,7 @@ def test_it_is_a_method():
     assert "adaptive-k" in METHODS
     p = make_policy("adaptive-k", 3)
     assert p.name == "adaptive-k" and p.gamma == 3 and p.may_stop_early is False
-    assert p.keep_drafting(0.0, 0.0)  # never stops a window early
+    assert p.keep_drafting(0.0, 0.0, 0.0)  # never stops a window early
 
 
 def test_expected_tokens_hand_worked():

@@ -8,6 +8,7 @@ from gammatune_tui.engine.confidence import BIN_EDGES, N_BINS, Calibration, Prio
 from gammatune_tui.engine.costaware import new_state
 from gammatune_tui.engine.goodput import FALLBACK_C_DRAFT
 from gammatune_tui.engine.policies import METHODS, PolicySettings, make_policy
+from gammatune_tui.engine.policy_base import TokenStats
 from gammatune_tui.errors import InvalidParameter
 
 TOP = N_BINS - 1  # the bin of confidences ≥ 0.99
@@ -69,19 +70,20 @@ def test_keeps_drafting_while_a_token_pays_for_its_time():
     s = _fixed()
     # one step: drafting 2 cost 2 ms, verifying 3 tokens 10 ms, 2 tokens came out: R = 2 / 0.012 s
     s.observe_costs(0.002, 2, 0.010, 3)
-    s.update(accepted=1, drafted=2)
+    s.update(accepted=1, drafted=2, confidences=[])
     # one more token costs 1 ms (the verify line is flat with one size seen): R·c = 1/6 of a token;
     # it is worth P_k · ā = P_k / 2, so drafting goes on while P_k > 1/3
     assert s.plan(1, 16) == 16  # the top bin promises 1.0: nothing caps the window below γ_max
-    assert s.keep(0.999) is True      # P = 1
-    assert s.keep(0.55) is True       # P = 0.5: 0.25 > 1/6
-    assert s.keep(0.55) is False      # P = 0.25: 0.125 < 1/6
+    assert s.keep([0.999]) is True                # P = 1
+    assert s.keep([0.999, 0.55]) is True          # P = 0.5: 0.25 > 1/6
+    assert s.keep([0.999, 0.55, 0.55]) is False   # P = 0.25: 0.125 < 1/6
+    assert s.keep([0.999, 0.55]) is True          # asked again: the same answer (a pure question)
 
 
 def test_does_not_draft_when_even_the_first_token_does_not_pay():
     s = _fixed()
     s.observe_costs(0.05, 1, 0.01, 2)  # drafting one token dearer than a target pass
-    s.update(accepted=0, drafted=1)
+    s.update(accepted=0, drafted=1, confidences=[])
     assert s.plan(1, 16) == 0
     p = make_policy("costaware", 4, gamma_min=1)
     p.state = s
@@ -94,9 +96,9 @@ def test_looks_past_a_dear_next_token_to_a_cheap_window():
     s = _fixed(top=1.0, rest=0.9, mean=0.9)
     for k, secs in ((2, 0.010), (3, 0.030), (4, 0.012)):
         s.observe_costs(0.0, k - 1, secs, k)
-        s.update(accepted=0, drafted=k - 1)
+        s.update(accepted=0, drafted=k - 1, confidences=[])
     prices = s.priced()  # R · C(k), R = 3 tokens / 0.052 s
-    assert s.keep(0.5) is True  # P = 0.9
+    assert s.keep([0.5]) is True  # P = 0.9
     # the next token alone does not pay (0.81 < C(2) − C(1)); two more do (0.81 + 0.729 > C(3) − C(1))
     assert 0.9 * 0.9 < prices[2] - prices[1] and 0.9 * (0.9 + 0.81) > prices[3] - prices[1]
 
@@ -104,9 +106,9 @@ def test_looks_past_a_dear_next_token_to_a_cheap_window():
 def test_before_any_timing_vllms_default_ratio_prices_a_token():
     s = _fixed(rest=0.5, mean=0.5)
     assert s.priced()[3] == pytest.approx(3 * FALLBACK_C_DRAFT)
-    assert s.keep(0.5) is True  # P = 0.5: 0.5 · 0.5 > 0.1144
-    assert s.keep(0.5) is True  # P = 0.25: 0.125 > 0.1144
-    assert s.keep(0.5) is False  # P = 0.125: 0.0625, and no longer window catches up with 0.1144 a token
+    assert s.keep([0.5]) is True  # P = 0.5: 0.5 · 0.5 > 0.1144
+    assert s.keep([0.5] * 2) is True  # P = 0.25: 0.125 > 0.1144
+    assert s.keep([0.5] * 3) is False  # P = 0.125: 0.0625, and no longer window catches up with 0.1144 a token
 
 
 def test_invalid_parameters_are_refused_by_name():
@@ -123,9 +125,22 @@ def test_deterministic_and_replayable():
         p = make_policy("costaware", 3, gamma_min=1)
         out = []
         for confs in seq:
-            kept = [p.keep_drafting(c, c) for c in confs]
+            window = [TokenStats(c, c, 0.0) for c in confs]
+            kept = [p.keep_drafting(c, c, 0.0, window[:i]) for i, c in enumerate(confs)]
             p.observe_costs(0.001 * len(confs), len(confs), 0.008 + 0.001 * len(confs), len(confs) + 1)
-            p.update(accepted=len(confs) - 1, drafted=len(confs))
+            p.update(accepted=len(confs) - 1, drafted=len(confs), window=window)
             out.append((kept, p.gamma))
         runs.append(out)
     assert runs[0] == runs[1]
+
+
+def test_raising_gamma_max_mid_session_prices_the_longer_windows():
+    """The app's γ max field raised while costaware runs: its next question must not fail (it raised KeyError)."""
+    p = make_policy("costaware", 4, gamma_max=4)
+    window = [TokenStats(0.99, 0.99, 0.0)] * 2
+    for _ in range(3):
+        p.observe_costs(0.002, 2, 0.01, 3)
+        p.update(accepted=2, drafted=2, window=window)
+    p.set_params(gamma_max=8)
+    confident = [TokenStats(0.999, 0.999, 0.0)] * 6
+    assert all(isinstance(p.keep_drafting(0.999, 0.999, 0.0, confident[:i]), bool) for i in range(6))

@@ -31,8 +31,8 @@ def feed(policy, steps, seconds=None):
 def test_p_min_stops_after_a_top_probability_below_p_min_and_keeps_its_window():
     p = peer("p-min", 5)
     assert p.gamma == 5 and p.may_stop_early
-    assert p.keep_drafting(0.75, 0.01)  # the default 0.75 itself keeps drafting; chosen is not read
-    assert not p.keep_drafting(0.7499, 0.7499)
+    assert p.keep_drafting(0.75, 0.01, 0.0)  # the default 0.75 itself keeps drafting; chosen is not read
+    assert not p.keep_drafting(0.7499, 0.7499, 0.0)
     assert feed(p, [(0, 1), (5, 5), (2, 3)]) == [5, 5, 5]  # learns nothing
     strict = peer("p-min", 3, p_min=0.9)
     assert not strict.keep_drafting(0.89, 0.89, 0.0) and strict.keep_drafting(0.9, 0.2, 5.0)

@@ -4,7 +4,7 @@ The window is verified whole and cut after its first EOS only once read, so
 these check what that could break: greedy output stays `target.generate`'s
 when the draft proposes an EOS mid-window, the sampled law stays the
 target's (chi-square, with the EOS as a token that ends the answer), and the
-policy is still shown every kept token, in order, before its update.
+policy's update still gets every kept token's statistics, in order.
 """
 
 from __future__ import annotations
@@ -87,28 +87,22 @@ def test_sampled_windows_cut_at_a_drafted_eos_follow_the_targets_law(micro_pair)
     assert chi2_test(counts, q_law, N_SAMPLES) < 1e-6
 
 
-def test_the_policy_is_shown_every_kept_token_before_its_update(tiny_pair):
-    """Whole-window policies see the window only once it is read with the verdict; still all of it, in order."""
+def test_the_policy_learns_every_kept_token_in_order_in_its_update(tiny_pair):
+    """Whole-window policies see the window only once it is read with the verdict; their update gets all of it."""
     for method in ("specdecode", "gammatune", "gammatune+", "costaware"):
         policy = PolicySettings.build(method, 4).make()
-        log: list = []
-        keep, update = policy.keep_drafting, policy.update
-        policy.keep_drafting = lambda t, c: log.append(("seen", round(c, 5))) or keep(t, c)
-        policy.update = lambda accepted, drafted: log.append(("update", drafted)) or update(accepted=accepted,
-                                                                                          drafted=drafted)
+        learned: list = []
+        update = policy.update
+        policy.update = lambda accepted, drafted, window: learned.append((drafted, list(window))) or update(
+            accepted=accepted, drafted=drafted, window=window)
         dec = SpeculativeDecoder(tiny_pair, policy, SamplingConfig())
         steps = [e for e in dec.generate(PROMPT, max_new_tokens=30) if isinstance(e, StepEvent)]
-        shown: list = []
-        updates = iter(steps)
-        for kind, v in log:
-            if kind == "seen":
-                shown.append(v)
-                continue
-            e = next(updates)
-            assert v == len(e.drafted)
-            assert shown == [round(t.chosen_prob, 5) for t in e.drafted], (method, e.step)
-            shown = []
-        assert next(updates, None) is None and any(len(e.drafted) > 1 for e in steps)
+        assert len(learned) == len(steps)
+        for (d, window), e in zip(learned, steps):
+            assert d == len(e.drafted) == len(window)
+            assert [(w.top, w.chosen, w.entropy) for w in window] == [
+                (t.top_prob, t.chosen_prob, t.entropy) for t in e.drafted], (method, e.step)
+        assert any(len(e.drafted) > 1 for e in steps)
 
 
 def test_step_clock_spans_are_the_gaps_between_marks_on_the_cpu(monkeypatch):

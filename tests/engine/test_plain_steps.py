@@ -31,7 +31,7 @@ class Script(Policy):
         self.windows, self.i = list(windows), 0
         self.gamma = self.windows[0]
 
-    def update(self, accepted, drafted):
+    def update(self, accepted, drafted, window=()):
         super().update(accepted, drafted)
         self.i += 1
         self.gamma = self.windows[self.i % len(self.windows)]

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gammatune_tui.engine.policies import METHODS, PAPER_DEFAULTS, PolicySettings, make_policy, roc_threshold
+from gammatune_tui.engine.policy_base import TokenStats
 
 
 def trace(policy, steps):
@@ -21,43 +22,42 @@ def trace(policy, steps):
     return out
 
 
+def _window(*probs):
+    """A drafted window's statistics, each token's top = chosen probability (greedy), entropy unknown."""
+    return [TokenStats(p, p, float("nan")) for p in probs]
+
+
 def test_specdecode_is_fixed():
     p = make_policy("specdecode", 5)
     assert p.gamma == 5
     assert trace(p, [(5, 5), (0, 5), (2, 5)]) == [5, 5, 5]
-    assert p.keep_drafting(0.0, 0.0)
+    assert p.keep_drafting(0.0, 0.0, 0.0)
 
 
 def test_hf_heuristic_trace():
     p = make_policy("hf-heuristic", 4, gamma_min=1, gamma_max=24)
     # full window: +2; otherwise −1, floor 1 (transformers' schedule, bounds opened wide)
     assert trace(p, [(4, 4), (2, 6), (0, 5), (0, 4), (0, 3), (0, 2), (0, 1), (1, 1)]) == [6, 5, 4, 3, 2, 1, 1, 3]
-    assert p.keep_drafting(0.01, 0.01)
+    assert p.keep_drafting(0.01, 0.01, 0.0)
 
 
 def test_assistant_threshold_stops_on_chosen_probability():
     p = make_policy("assistant-threshold", 6, tau=0.4)
-    assert p.keep_drafting(top_prob=0.9, chosen_prob=0.5)
-    assert not p.keep_drafting(top_prob=0.9, chosen_prob=0.39)
-    assert p.keep_drafting(top_prob=0.1, chosen_prob=0.4)  # τ itself keeps drafting
+    assert p.keep_drafting(top_prob=0.9, chosen_prob=0.5, entropy=0.0)
+    assert not p.keep_drafting(top_prob=0.9, chosen_prob=0.39, entropy=0.0)
+    assert p.keep_drafting(top_prob=0.1, chosen_prob=0.4, entropy=0.0)  # τ itself keeps drafting
     assert trace(p, [(1, 3)]) == [6]
 
 
 def test_assistant_threshold_dynamic_tau_follows_roc_rule():
     p = make_policy("assistant-threshold", 4, tau=0.4, dynamic_tau=True)
     # step 1: probs .9 .8 accepted, .3 rejected, .95 after the rejection is dropped
-    for prob in (0.9, 0.8, 0.3, 0.95):
-        p.keep_drafting(prob, prob)
-    p.update(accepted=2, drafted=4)
+    p.update(accepted=2, drafted=4, window=_window(0.9, 0.8, 0.3, 0.95))
     assert p.tau == 0.4  # only 3 labelled samples so far
-    for prob in (0.7, 0.2):
-        p.keep_drafting(prob, prob)
-    p.update(accepted=1, drafted=2)
+    p.update(accepted=1, drafted=2, window=_window(0.7, 0.2))
     # samples: (.9,1) (.8,1) (.3,0) (.7,1) (.2,0) = 5, not > 5: unchanged
     assert p.tau == 0.4
-    for prob in (0.1,):
-        p.keep_drafting(prob, prob)
-    p.update(accepted=0, drafted=1)
+    p.update(accepted=0, drafted=1, window=_window(0.1))
     # 6 samples, perfectly separated at .7: fpr 0, tpr 1
     assert p.tau == pytest.approx(0.7)
 
@@ -105,8 +105,8 @@ def test_gammatune_bounds_and_early_stop():
     assert trace(p, [(4, 4), (6, 6), (6, 6), (6, 6)])[-1] == 6
     assert trace(p, [(0, 6)] * 10)[-1] == 2
     plus = make_policy("gammatune+", 4, eta=0.5, delta=1, tau=0.4, gamma_min=1)
-    assert plus.keep_drafting(top_prob=0.4, chosen_prob=0.01)
-    assert not plus.keep_drafting(top_prob=0.39, chosen_prob=0.39)
+    assert plus.keep_drafting(top_prob=0.4, chosen_prob=0.01, entropy=0.0)
+    assert not plus.keep_drafting(top_prob=0.39, chosen_prob=0.39, entropy=0.0)
     # an early stop drafted 2 < γ = 4; both accepted: A < γ, no expansion -> γ̄ = 3
     plus.update(accepted=2, drafted=2)
     assert plus.gamma == 3 and plus.gamma_bar == 3
@@ -127,8 +127,8 @@ def test_shipped_defaults_let_gamma_move():
 def test_shipped_gammatune_plus_stops_on_the_drafts_doubts():
     """τ = 0.3 by default: a token the draft gives under 30 % ends the window; one above it does not."""
     plus = make_policy("gammatune+", 4)
-    assert not plus.keep_drafting(top_prob=0.2, chosen_prob=0.2)
-    assert plus.keep_drafting(top_prob=0.31, chosen_prob=0.31)
+    assert not plus.keep_drafting(top_prob=0.2, chosen_prob=0.2, entropy=0.0)
+    assert plus.keep_drafting(top_prob=0.31, chosen_prob=0.31, entropy=0.0)
 
 
 def test_set_params_changes_in_place_and_clips():
@@ -238,12 +238,25 @@ def test_set_params_validation_property(name, value):
         assert p.params == before  # a rejected change leaves the policy untouched
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_asking_changes_nothing_the_policy_learns_in_its_update(method):
+    """keep_drafting is a pure question: asked any number of times, the policy plans and answers the same."""
+    asked, quiet = (make_policy(method, 4, dynamic_tau=True) for _ in range(2))
+    steps = [((0.9, 0.8, 0.3), 2), ((0.7, 0.2), 1), ((0.1,), 0), ((0.95, 0.9, 0.99, 0.97), 4)] * 3
+    for probs, a in steps:
+        window = _window(*probs)
+        answers = [asked.keep_drafting(t.top, t.chosen, 0.5, window[:i]) for i, t in enumerate(window)]
+        assert answers == [asked.keep_drafting(t.top, t.chosen, 0.5, window[:i]) for i, t in enumerate(window)]
+        for p in (asked, quiet):
+            p.observe_costs(0.001 * len(probs), len(probs), 0.01, len(probs) + 1)
+            p.update(accepted=a, drafted=len(probs), window=window)
+        assert asked.gamma == quiet.gamma and asked.describe() == quiet.describe()
+
+
 def test_dynamic_tau_survives_unrelated_parameter_changes():
     p = make_policy("assistant-threshold", 4, tau=0.4, dynamic_tau=True)
     for probs, a in (((0.9, 0.8, 0.3), 2), ((0.7, 0.2), 1), ((0.1,), 0)):
-        for prob in probs:
-            p.keep_drafting(prob, prob)
-        p.update(accepted=a, drafted=len(probs))
+        p.update(accepted=a, drafted=len(probs), window=_window(*probs))
     assert p.tau == pytest.approx(0.7)
     p.set_params(eta=0.3)
     assert p.tau == pytest.approx(0.7)  # learned τ kept

@@ -7,7 +7,7 @@ import pytest
 from gammatune_tui.engine.draft_sources import DrafterSettings, parse_drafters, pair_drafter
 from gammatune_tui.engine.drafting import cut_window
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.prompt_lookup import NgramIndex, PromptLookupSource
+from gammatune_tui.engine.prompt_lookup import NgramIndex, PromptLookupSource, point_mass_stats
 from gammatune_tui.errors import InvalidParameter
 
 
@@ -94,18 +94,26 @@ def test_the_source_cuts_windows_as_the_model_loop_does():
     assert d.ids == [7, 8, 0, 5] and not d.early
 
 
-def test_cut_window_asks_the_policy_about_each_kept_token():
+def test_cut_window_asks_a_policy_that_may_stop_early_with_the_window_so_far():
     seen = []
 
     class Spy:
-        may_stop_early = False
+        may_stop_early = True
 
-        def keep_drafting(self, top, chosen):
-            seen.append(chosen)
-            return False
+        def keep_drafting(self, top, chosen, entropy, earlier):
+            seen.append((chosen, entropy, [t.chosen for t in earlier]))
+            return chosen > 0.15
 
-    assert cut_window([1, 2, 3], [1.0] * 3, [0.1, 0.2, 0.3], 3, Spy(), frozenset({2})) == (2, False)
-    assert seen == [0.1, 0.2]
+    stats = point_mass_stats([1.0] * 4, [0.1, 0.2, 0.3, 0.4])
+    assert cut_window([1, 2, 3, 4], stats, 4, Spy(), frozenset()) == (1, True)   # stopped after the first
+    assert seen == [(0.1, 0.0, [])]
+    seen.clear()
+    stats = point_mass_stats([1.0] * 4, [0.2, 0.3, 0.4, 0.5])
+    assert cut_window([1, 2, 3, 4], stats, 4, Spy(), frozenset({3})) == (3, False)   # the drafted EOS ends it
+    assert seen == [(0.2, 0.0, []), (0.3, 0.0, [0.2])]
+    Spy.may_stop_early = False
+    seen.clear()
+    assert cut_window([1, 2, 3, 4], stats, 4, Spy(), frozenset()) == (4, False) and seen == []  # never asked
 
 
 def test_drafter_settings_and_their_errors():

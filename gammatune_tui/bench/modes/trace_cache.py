@@ -47,7 +47,9 @@ from ..sim.lookup_trace import record_lookup_trace, trace_from_json
 from ..sim.trace_sampled import record_sampled_trace
 from .common import progress_bar
 
-FORMAT = 1
+# what a kept trace holds: 2 = the draft's entropy at every position (traces kept before lack it, so their
+# key differs and they are recorded again)
+FORMAT = 2
 
 
 def _weights_fingerprint(model: Any) -> list[list[Any]]:

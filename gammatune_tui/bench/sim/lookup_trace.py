@@ -20,7 +20,8 @@ from typing import Any, Iterable, Sequence
 
 from ...engine.drafting import cut_window
 from ...engine.policies import Policy
-from ...engine.prompt_lookup import PromptLookupSource
+from ...engine.policy_base import TokenStats
+from ...engine.prompt_lookup import PromptLookupSource, point_mass_stats
 from .cost_model import CostModel
 from ..results import RunRecord
 from .simulate import (
@@ -81,21 +82,25 @@ class LookupTrace:
         return play_lookup(self, policy, max_new_tokens, cost, steps_out, timings)
 
 
-def window_outcome(trace: LookupTrace, n: int, window: int, policy: Policy) -> tuple[int, int, bool]:
-    """(drafted, accepted, early stop) of a step from position n with this window, as the live source drafts it."""
+def window_outcome(trace: LookupTrace, n: int, window: int,
+                   policy: Policy) -> tuple[int, int, bool, list[TokenStats]]:
+    """(drafted, accepted, early stop, the drafted tokens' statistics) of a step from position n with this
+    window, as the live source drafts it (entropy 0: a point mass)."""
     props, tops, chosen = trace.proposals[n], trace.tops[n], trace.chosen[n]
     if window > len(props) and props:
-        if type(policy).keep_drafting is not Policy.keep_drafting:
+        if policy.may_stop_early:
             raise TraceTooShallow(f"window {window} needs {window} proposals with their probabilities; "
                                   f"the trace holds {trace.depth}")
         props = _copied(trace, n, window)
-        tops = chosen = [0.0] * window  # never read: this policy's keep_drafting is the base one
-    d, early = cut_window(props, tops, chosen, window, policy, frozenset(trace.eos_ids))
+        # past the recorded depth the stand-ins are not known; never asked (this policy does not stop early)
+        tops = chosen = [0.0] * window
+    stats = point_mass_stats(tops, chosen)
+    d, early = cut_window(props, stats, window, policy, frozenset(trace.eos_ids))
     toks, L = trace.tokens, len(trace.tokens)
     a = 0
     while a < d and n + a < L and props[a] == toks[n + a]:
         a += 1
-    return d, a, early
+    return d, a, early, stats[:d]
 
 
 def _copied(trace: LookupTrace, n: int, window: int) -> list[int]:
@@ -131,13 +136,14 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
         window = min(gamma, max_new - n - 1)
         d = a = 0
         early = False
+        stats: list[TokenStats] = []
         if window > 0:
-            d, a, early = window_outcome(trace, n, window, policy)
+            d, a, early, stats = window_outcome(trace, n, window, policy)
         new = min(a + 1, L - n)
         n += new
         if d or window <= 0:
             observe_step(observe, timings, cost, tally.steps, d)
-            policy.update(accepted=a, drafted=d)
+            policy.update(accepted=a, drafted=d, window=stats)
         book_step(tally, windows, steps_out, gamma, d, a, new, early, draft_calls=0)
         stop_reason = session_stop(toks, n, eos, max_new)
         if stop_reason:

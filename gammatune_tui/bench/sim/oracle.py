@@ -60,7 +60,7 @@ class WindowScript(Policy):
             raise ValueError(f"the script holds {len(self.windows)} windows, but the session went on")
         return self.windows[self._step]
 
-    def update(self, accepted: int, drafted: int) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[Any] = ()) -> None:
         super().update(accepted, drafted)
         self._step += 1
 

@@ -5,8 +5,8 @@ greedy continuation, so everything a live run can observe is fixed in advance:
 
 * the continuation itself (computed with the KV-cached, one-token-at-a-time
   path the target uses when decoding on its own; recorded by trace_record.py);
-* at every position, the draft's argmax and top-1 probability given that
-  prefix (one teacher-forced draft pass; greedy ⇒ chosen = top-1);
+* at every position, the draft's argmax, top-1 probability and entropy given
+  that prefix (one teacher-forced draft pass; greedy ⇒ chosen = top-1);
 * after each position where the draft disagrees, what the draft would go on
   proposing from its own wrong token (needed only to know when an
   early-stopping policy stops and whether the draft runs into EOS).
@@ -25,12 +25,16 @@ positions whose top-2 logit gap is small enough for that to happen, and
 from __future__ import annotations
 
 import math
+from collections import abc
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ...engine.policies import Policy, PolicySettings
+from ...engine.policy_base import TokenStats
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
+
+NAN = float("nan")
 
 @dataclass
 class Trace:
@@ -55,10 +59,10 @@ class Trace:
     draft_top: list[float] | None = None
     off_top: dict[int, list[float]] | None = None
     sampling: dict[str, Any] | None = None
-    # H(q) in nats of the distribution each drafted token came from (on the path, and after each
-    # disagreement), for the policies that read entropy; None in traces recorded before it was kept
-    draft_ent: list[float] | None = None
-    off_ent: dict[int, list[float]] | None = None
+    # the entropy of the draft's law at each position and off-path proposal (nats; the served law when sampled);
+    # None in traces recorded before it was kept: they play with NaN (unknown)
+    draft_entropy: list[float] | None = None
+    off_entropy: dict[int, list[float]] | None = None
 
     @property
     def ended_eos(self) -> bool:
@@ -68,10 +72,10 @@ class Trace:
         d = asdict(self)
         d["off_ids"] = {str(k): v for k, v in self.off_ids.items()}
         d["off_prob"] = {str(k): v for k, v in self.off_prob.items()}
-        for k in ("off_top", "off_ent"):
-            if getattr(self, k) is not None:
-                d[k] = {str(j): v for j, v in getattr(self, k).items()}
-        for k in ("draft_top", "off_top", "sampling", "draft_ent", "off_ent"):  # greedy traces keep their old form
+        for name in ("off_top", "off_entropy"):
+            if getattr(self, name) is not None:
+                d[name] = {str(k): v for k, v in getattr(self, name).items()}
+        for k in ("draft_top", "off_top", "sampling", "draft_entropy", "off_entropy"):  # greedy traces keep their old form
             if d[k] is None:
                 del d[k]
         return d
@@ -81,9 +85,9 @@ class Trace:
         d = dict(d)
         d["off_ids"] = {int(k): v for k, v in d["off_ids"].items()}
         d["off_prob"] = {int(k): v for k, v in d["off_prob"].items()}
-        for k in ("off_top", "off_ent"):
-            if d.get(k) is not None:
-                d[k] = {int(j): v for j, v in d[k].items()}
+        for name in ("off_top", "off_entropy"):
+            if d.get(name) is not None:
+                d[name] = {int(k): v for k, v in d[name].items()}
         return cls(**d)
 
     @property
@@ -125,10 +129,11 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
     """One session of `policy` over `trace`, with the decoder's exact rules; timed by `cost`.
 
-    Policies that never stop early (the base `keep_drafting`, which has no
-    state) take a shortcut that needs no per-token Python: the window is cut
-    only by the end of the match run, a drafted EOS and the budget. The others
-    are asked about every drafted token, as the decoder asks them.
+    Policies that never stop early (`may_stop_early` False) take a shortcut
+    that needs no per-token Python: the window is cut only by the end of the
+    match run, a drafted EOS and the budget (the window's statistics are read
+    from the trace only if the policy's update reads them). The others are
+    asked about every drafted token, as the decoder asks them.
 
     A policy that plans by cost (one that overrides `observe_costs`) is told
     each step's cost before its update, as the decoder tells it: the
@@ -144,15 +149,12 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     off_ids, off_prob = trace.off_ids, trace.off_prob
     dtop = trace.draft_top if trace.draft_top is not None else dprob
     off_top = trace.off_top if trace.off_top is not None else off_prob
-    reads_entropy = getattr(policy, "reads_entropy", False)
-    if reads_entropy and trace.draft_ent is None:
-        raise ValueError(f"{policy.name} reads the draft's entropy, which this trace was recorded without; "
-                         "record it again (--refresh-traces)")
-    dent, off_ent = trace.draft_ent, trace.off_ent or {}
+    dent = trace.draft_entropy if trace.draft_entropy is not None else _Unknown()
+    off_ent = trace.off_entropy if trace.off_entropy is not None else _UnknownRows()
     L = len(toks)
     run, off_eos = _aux(trace)
     eos = set(trace.eos_ids)
-    fast = type(policy).keep_drafting is Policy.keep_drafting
+    fast = not policy.may_stop_early
     keep_drafting = policy.keep_drafting
     update = policy.update
     observe = cost_observer(policy, timings, cost)
@@ -164,6 +166,7 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
         gamma = policy.gamma
         window = min(gamma, max_new - n - 1)
         early = False
+        stats: Sequence[TokenStats] = ()
         if window <= 0:
             d = a = 0
         elif fast:
@@ -188,48 +191,44 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                                 f"window {window} needs {need} draft proposals after a disagreement; "
                                 f"the trace holds {trace.off_depth}")
                         d = window
+            stats = _TraceWindow(trace, dent, off_ent, n, a, d)
         else:
             d = a = 0
             miss = -1
             off: list[int] = []
             offp: list[float] = []
             offt: list[float] = []
-            offh: list[float] = []
-            h = 0.0
+            offe: Sequence[float] = ()
+            stats = []
             while True:
                 pos = n + d
                 if miss < 0:
-                    x, p, top = dids[pos], dprob[pos], dtop[pos]
-                    if reads_entropy:
-                        h = dent[pos]
+                    x, p, top, ent = dids[pos], dprob[pos], dtop[pos], dent[pos]
                     if x == toks[pos]:
                         a += 1
                     else:
                         miss = pos
-                        off, offp, offt = off_ids[miss], off_prob[miss], off_top[miss]
-                        offh = off_ent.get(miss, [])
+                        off, offp, offt, offe = off_ids[miss], off_prob[miss], off_top[miss], off_ent[miss]
                 else:
                     k = pos - miss - 1
                     if k >= len(off):
                         raise TraceTooShallow(
                             f"window {window} needs {k + 1} draft proposals after a disagreement; "
                             f"the trace holds {trace.off_depth}")
-                    x, p, top = off[k], offp[k], offt[k]
-                    if reads_entropy:
-                        h = offh[k]
+                    x, p, top, ent = off[k], offp[k], offt[k], offe[k]
                 d += 1
-                keep = keep_drafting(top, p, h) if reads_entropy else keep_drafting(top, p)
-                if d >= window or x in eos:
-                    break
-                if not keep:
-                    early = True
+                done = d >= window or x in eos
+                if not done and not keep_drafting(top, p, ent, stats):
+                    early = done = True
+                stats.append(TokenStats(top, p, ent))
+                if done:
                     break
         # accept a, then the target's token; only the trace's last token can be EOS, and the
         # budget never cuts (a + 1 <= remaining), so the emitted run ends at the trace's end at the latest
         new = min(a + 1, L - n)
         n += new
         observe_step(observe, timings, cost, tally.steps, d)
-        update(accepted=a, drafted=d)
+        update(accepted=a, drafted=d, window=stats)
         book_step(tally, windows, steps_out, gamma, d, a, new, early, draft_calls=d)
         stop_reason = session_stop(toks, n, eos, max_new)
         if stop_reason:
@@ -237,6 +236,47 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     tally.tokens, tally.stop_reason = n, stop_reason
     price_session(tally, windows, cost, trace.session_s)
     return tally
+
+
+class _Unknown:
+    """Entropies of a trace recorded before they were kept: NaN at every position."""
+
+    def __getitem__(self, i: int) -> float:
+        return NAN
+
+
+class _UnknownRows:
+    def __getitem__(self, j: int) -> "_Unknown":
+        return _Unknown()
+
+
+class _TraceWindow(abc.Sequence):
+    """The statistics of the d tokens a fast-path step drafted from position n (a of them matched), in order.
+
+    Read from the trace only when a policy's update reads them: on the path up
+    to and including the first disagreement, then the draft's proposals after
+    its own token there.
+    """
+
+    def __init__(self, trace: Trace, dent: Any, off_ent: Any, n: int, a: int, d: int) -> None:
+        self.trace, self.dent, self.off_ent, self.n, self.a, self.d = trace, dent, off_ent, n, a, d
+
+    def __len__(self) -> int:
+        return self.d
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.d))]
+        if not -self.d <= i < self.d:
+            raise IndexError(i)
+        i %= self.d
+        t, pos = self.trace, self.n + i
+        if i <= self.a:   # on the path: the matched tokens, then the draft's own token at the first disagreement
+            top = t.draft_top[pos] if t.draft_top is not None else t.draft_prob[pos]
+            return TokenStats(top, t.draft_prob[pos], self.dent[pos])
+        m, k = self.n + self.a, i - self.a - 1
+        top = t.off_top[m][k] if t.off_top is not None else t.off_prob[m][k]
+        return TokenStats(top, t.off_prob[m][k], self.off_ent[m][k])
 
 
 def session_budget(trace: Any, max_new_tokens: int | None) -> int:

@@ -27,13 +27,6 @@ def _margin_small(logits: Any) -> Any:
     return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
 
 
-def entropy(probs: Any) -> Any:
-    """H(q) in nats along the last axis (a zero-probability token adds nothing): what entropy policies read."""
-    import torch
-
-    return torch.special.entr(probs.double()).sum(-1)
-
-
 def prefilled(model: Any, ids: list[int], device: Any) -> Any:
     """A fresh KV cache holding `ids` but the last token (the one the next pass feeds), as every recorder starts.
 
@@ -127,7 +120,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
         top, arg = dp.max(-1)
         d_ids = arg.tolist()
         d_prob = top.tolist()
-        d_ent = entropy(dp).tolist()
+        d_ent = torch.special.entr(dp).sum(-1).tolist()   # H(q) in nats, q the raw softmax (greedy)
         fragile = int((fragile_t | _margin_small(dl)).sum())
         del dl, dp
 
@@ -154,7 +147,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
                 x = int(xx)
                 xs.append(x)
                 ps.append(float(p))
-                hs.append(float(entropy(pr)))
+                hs.append(float(torch.special.entr(pr).sum()))
                 if x in eos:
                     break
             off_ids[j] = xs
@@ -166,10 +159,10 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
     return Trace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, draft_ids=d_ids, draft_prob=d_prob,
                  off_ids=off_ids, off_prob=off_prob, off_depth=off_depth, eos_ids=sorted(eos),
                  max_new_tokens=max_new_tokens, session_s=header_s + t_prefill + d_prefill, plain_s=plain_s,
-                 target_flips=flips, fragile=fragile, draft_ent=d_ent, off_ent=off_ent)
+                 target_flips=flips, fragile=fragile, draft_entropy=d_ent, off_entropy=off_ent)
 
 
 # -- validation against the live decoder ---------------------------------------------------------------
 
 
-__all__ = ["FRAGILE_GAP", "entropy", "target_run", "record_trace"]
+__all__ = ["FRAGILE_GAP", "target_run", "record_trace"]

@@ -40,7 +40,7 @@ from typing import Any, Iterable
 from ...engine.hf_compat import cache_kw
 from ...engine.sampling import SamplingConfig, Served
 from .simulate import Trace
-from .trace_record import entropy, prefilled
+from .trace_record import prefilled
 
 OFF_STREAM = 0x5EED  # added to the seed for the off-path stream
 
@@ -133,7 +133,7 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
             d_ids.append(x)
             d_prob.append(qx)
             d_top.append(float(q.max()))
-            d_ent.append(float(entropy(q)))
+            d_ent.append(float(torch.special.entr(q).sum()))   # H(q) of the served law, in nats
             if x != y and x not in eos:  # off-path: what the draft proposes after its own rejected token
                 xs: list[int] = []
                 ps: list[float] = []
@@ -146,7 +146,7 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
                     xs.append(xx)
                     ps.append(float(qq[xx]))
                     tops.append(float(qq.max()))
-                    hs.append(float(entropy(qq)))
+                    hs.append(float(torch.special.entr(qq).sum()))
                     if xx in eos:
                         break
                 off_ids[i], off_prob[i], off_top[i], off_ent[i] = xs, ps, tops, hs
@@ -161,7 +161,8 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
     return Trace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, draft_ids=d_ids, draft_prob=d_prob,
                  off_ids=off_ids, off_prob=off_prob, off_depth=off_depth, eos_ids=sorted(eos),
                  max_new_tokens=max_new_tokens, session_s=session_s, plain_s=plain_s,
-                 draft_top=d_top, off_top=off_top, sampling=sampling.to_json(), draft_ent=d_ent, off_ent=off_ent)
+                 draft_top=d_top, off_top=off_top, sampling=sampling.to_json(), draft_entropy=d_ent,
+                 off_entropy=off_ent)
 
 
 __all__ = ["draw", "residual_law", "coupled_token", "record_sampled_trace"]
