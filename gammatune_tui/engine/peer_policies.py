@@ -21,6 +21,7 @@ import math
 from fractions import Fraction
 from typing import Any, Sequence
 
+from ..errors import TraceWithoutEntropy
 from .policy_base import Policy, TokenStats, check_update as _check_update, clip as _clip
 
 # --- the sources' constants (SPEC §2; docs/engine.md "The peers") -------------------------
@@ -40,8 +41,8 @@ def _known(entropy: float) -> float:
     """H in nats, never below 0 (rounding); a NaN (a trace recorded before entropy was kept) is refused:
     playing it as any number would print a rule's results for a rule that never ran."""
     if math.isnan(entropy):
-        raise ValueError("this policy reads the draft's entropy, which these traces were recorded without: "
-                         "record them again (bench --refresh-traces)")
+        raise TraceWithoutEntropy("adaedl and svip read the draft's entropy, which these traces were recorded "
+                                  "without: record them again (bench --refresh-traces, or a new --traces file)")
     return max(0.0, entropy)
 
 

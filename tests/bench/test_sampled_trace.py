@@ -69,7 +69,10 @@ def test_trace_structure_and_round_trip(sampled_traces):
 
 
 CASES = [("specdecode", 4, {}), ("gammatune+", 4, {"tau": 0.5}), ("assistant-threshold", 6, {"tau": 0.3}),
-         ("hf-heuristic", 2, {}), ("gammatune", 2, {"gamma_min": 1})]
+         ("hf-heuristic", 2, {}), ("gammatune", 2, {"gamma_min": 1}),
+         # the peers (issue 27): the stop rules at thresholds that end windows on this pair's served laws
+         ("p-min", 6, {"p_min": 0.6}), ("adaedl", 6, {"edl_lambda": 0.7}), ("svip", 6, {"svip_h": 0.2}),
+         ("ema-tiers", 4, {}), ("ucb", 4, {"gamma_max": 4})]
 
 
 @pytest.mark.parametrize("method,gamma0,params", CASES)
