@@ -91,6 +91,18 @@ def test_replay_agrees_with_live_sampled_runs_in_tokens_per_step(bench_pair, sam
     assert abs(sim_tps / live_tps - 1) < TOLERANCE, (sim_tps, live_tps)
 
 
+def test_the_peers_sampled_thresholds_do_end_windows(sampled_traces):
+    """The peers' cases above are not vacuous: at those thresholds their stop rules end windows on these traces."""
+    for method, gamma0, params in CASES:
+        if method not in ("p-min", "adaedl", "svip"):
+            continue
+        steps = []
+        for t in sampled_traces.values():
+            play_trace(t, PolicySettings.build(method, gamma0, **params).make(), steps_out=steps)
+        early = sum(x.early_stop for x in steps) / len(steps)
+        assert 0.05 < early < 0.95, (method, early)
+
+
 def test_a_greedy_trace_would_not_pass_that_check(bench_pair, sampled_traces):
     """The tolerance separates: greedy acceptance (x == argmax) on sampled text is far from the sampled law."""
     from gammatune_tui.bench.sim.trace_record import record_trace
