@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .pair import Pair
 from ..errors import ContextTooLong
 
 _CONFIG_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx")
@@ -98,15 +99,15 @@ def window_of(target_config: Any, draft_config: Any = None, tokenizer: Any = Non
     return None
 
 
-def context_window(pair: Any) -> ContextWindow | None:
+def context_window(pair: Pair) -> ContextWindow | None:
     """The context of a loaded `ModelPair` (anything with `.target`, `.draft`, `.tokenizer`)."""
-    target = getattr(pair, "target", None)
-    draft = getattr(pair, "draft", None)
+    target = pair.target
+    draft = pair.draft
     return window_of(getattr(target, "config", None), getattr(draft, "config", None),
-                     getattr(pair, "tokenizer", None))
+                     pair.tokenizer)
 
 
-def check_context(pair: Any, prompt_tokens: int, max_new_tokens: int) -> None:
+def check_context(pair: Pair, prompt_tokens: int, max_new_tokens: int) -> None:
     """Raises ContextTooLong when a prompt of `prompt_tokens` plus `max_new_tokens` does not fit the pair."""
     window = context_window(pair)
     if window is not None:

@@ -33,7 +33,6 @@ than verifying 2, so a myopic rule would stop just before the cheap window.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -135,6 +134,6 @@ class CostAwareState:
 
 
 def new_state(weight: float, forget: float, gamma_max: int, prior: Prior | None = None) -> CostAwareState:
-    if not (weight > 0 and math.isfinite(weight)) or not (0 < forget <= 1):
-        raise ValueError(f"calibration weight must be > 0 and forget in (0, 1], got {weight}, {forget}")
+    """A fresh state; `weight` and `forget` are `calib_weight` and `calib_forget`, checked where every parameter
+    is (engine/param_specs.py)."""
     return CostAwareState(Calibration(prior or shipped_prior(), float(weight), float(forget)), gamma_max)

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
+from .pair import Pair
 from ..errors import InvalidParameter
 from .context import check_context
 from .draft_sources import DrafterSettings, make_source, pair_drafter
@@ -32,9 +33,10 @@ from .runners import RunnerSet, runner_pool
 from .sampling import SamplingConfig, Served, make_generator
 from .step_clock import StepClock
 from .step_events import session_header, token_events
+from .step_rule import plan_window, settle_step
 from .tally import SessionTally
 from .text_pieces import SingleTokenText, TextPieces, answer_text
-from .verification import accept_tokens, verify_window
+from .verification import verify_window
 
 
 def _settings_of(policy: Policy) -> PolicySettings:
@@ -59,7 +61,7 @@ class SpeculativeDecoder:
 
     def __init__(
         self,
-        pair: Any,
+        pair: Pair,
         policy: PolicySettings | Policy | None = None,
         sampling: SamplingConfig | None = None,
         label: str = "",
@@ -67,7 +69,7 @@ class SpeculativeDecoder:
     ):
         self.pair = pair
         self.drafter = pair_drafter(pair) if drafter is None else DrafterSettings.of(drafter)
-        if not self.drafter.model_free and getattr(pair, "draft", None) is None:
+        if not self.drafter.model_free and pair.draft is None:
             raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
                                    "draft with 'prompt-lookup' or load a draft model")
         if policy is None:
@@ -175,14 +177,14 @@ class SpeculativeDecoder:
 
     def _vocab(self) -> int:
         """The ids both models speak (the target's alone when no draft model drafts)."""
-        target, draft = self.pair.target, getattr(self.pair, "draft", None)
+        target, draft = self.pair.target, self.pair.draft
         if self.drafter.model_free or draft is None:
             return int(target.config.vocab_size)
         return int(min(target.config.vocab_size, draft.config.vocab_size))
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
         pair = self.pair
-        device = torch.device(getattr(pair, "device", None) or pair.target.device)
+        device = torch.device(pair.device)
         self._device = device
         self._take_pending()
         self._served = Served(self.sampling)
@@ -247,9 +249,7 @@ class SpeculativeDecoder:
             method = policy.name
             params = policy.describe()
             gamma = policy.gamma
-            remaining = max_new - generated
-            # the target always adds one token, so at most remaining - 1 drafts
-            window = min(gamma, remaining - 1)
+            window = plan_window(gamma, max_new - generated)   # never past the budget (step_rule.py)
 
             # ---- 1. draft (a whole window stays on the device until the verdict's read) ----
             clock.start()
@@ -262,26 +262,24 @@ class SpeculativeDecoder:
             draft_s, verify_s = clock.spans()
             d = len(drafted.ids)
             a = verdict.accepted
+            stats = drafted.stats()
 
-            # ---- 3. accept, with EOS and the token budget ---------------------
-            new = accept_tokens(drafted.ids, a, verdict.token, eos, remaining)
-            ended_eos = bool(new) and new[-1] in eos
+            # ---- 3. accept, with EOS and the token budget; the policy learns (step_rule.py) ----
+            settled = settle_step(policy, window=window, drafted=d, accepted=a, stats=stats,
+                                  run=drafted.ids[:a] + [verdict.token], eos=eos, generated=generated,
+                                  max_new=max_new, costs=(draft_s, d, verify_s, verdict.verified))
+            new = settled.emitted
             ids.extend(new)
             generated += len(new)
 
             # ---- 4. rewind both caches to the accepted prefix -----------------
             rewind(trun, drun, len(ids) - 1)
 
-            # ---- 5. update the policy (a source that found nothing to propose told it nothing) ----
-            if d or window <= 0:
-                policy.observe_costs(draft_s, d, verify_s, verdict.verified)
-                policy.update(accepted=a, drafted=d, window=drafted.stats())
-
-            # ---- 6. report ----------------------------------------------------
+            # ---- 5. report ----------------------------------------------------
             tally.add_step(d, a, drafted.calls, draft_s, verify_s)
             emitted, drafted_ev, target_ev = token_events(
-                new, drafted.ids, drafted.stats(), verdict.target_probs, a, verdict.kind(d),
-                pieces=pieces, single=single, finished=ended_eos or generated >= max_new,
+                new, drafted.ids, stats, verdict.target_probs, a, verdict.kind(d),
+                pieces=pieces, single=single, finished=settled.stop is not None,
                 point_mass=drafted.point_mass,
             )
             now = time.perf_counter()
@@ -293,11 +291,8 @@ class SpeculativeDecoder:
                 draft_s=draft_s, verify_s=verify_s, step_s=now - step_start, elapsed_s=now - t0,
                 early_stop=drafted.early, settings_changed=changed,
             )
-            if ended_eos:
-                stop_reason = "eos"
-                break
-            if generated >= max_new:
-                stop_reason = "max_new_tokens"
+            if settled.stop is not None:
+                stop_reason = settled.stop
                 break
 
         wall = time.perf_counter() - t0

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from .pair import Pair
 from ..errors import InvalidParameter
 from .drafting import Draft, DraftSource, draft_window
 # the names and n-gram defaults live in names.py, which the command line reads without torch
@@ -101,12 +102,12 @@ def parse_drafters(text: str) -> list[str]:
     return names
 
 
-def pair_drafter(pair: Any) -> DrafterSettings:
+def pair_drafter(pair: Pair) -> DrafterSettings:
     """The drafter a pair's sessions use unless told otherwise: what it was loaded for, else the model."""
     d = getattr(pair, "drafter", None)
     if isinstance(d, DrafterSettings):
         return d
-    if getattr(pair, "draft", None) is None:
+    if pair.draft is None:
         return DrafterSettings(PROMPT_LOOKUP)
     return DrafterSettings(MODEL)
 

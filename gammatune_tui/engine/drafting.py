@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .policy_base import Policy, TokenStats
+from .step_rule import window_ends
 from .runners import Runner
 from .sampling import Served, sample
 from .staging import to_device
@@ -54,18 +55,16 @@ class Draft:
     # tokens drafted on the device and not read yet: they follow `ids` and are read with the verdict
     pending: "Pending | None" = None
 
-    def settle(self, ids: list[int], top: list[float], chosen: list[float], entropy: list[float],
-               eos: frozenset[int]) -> None:
-        """The pending tokens, read back with the verdict: appended, and the window cut after its first EOS."""
+    def settle(self, ids: list[int], top: list[float], chosen: list[float], entropy: list[float], keep: int) -> None:
+        """The pending tokens, read back with the verdict: the first `keep` appended (the window ends after its
+        first EOS; verification.py decides where, on the device, and reads it back with them)."""
         if self.pending is not None:
-            self.q_rows = self.q_rows + self.pending.rows
+            self.q_rows = self.q_rows + self.pending.rows[:keep]
         self.pending = None
-        self.ids = self.ids + [int(v) for v in ids]
-        self.top = self.top + list(top)
-        self.chosen = self.chosen + list(chosen)
-        self.entropy = self.entropy + list(entropy)
-        cut = next((i + 1 for i, t in enumerate(self.ids) if t in eos), len(self.ids))
-        del self.ids[cut:], self.top[cut:], self.chosen[cut:], self.entropy[cut:], self.q_rows[cut:]
+        self.ids = self.ids + [int(v) for v in ids[:keep]]
+        self.top = self.top + list(top[:keep])
+        self.chosen = self.chosen + list(chosen[:keep])
+        self.entropy = self.entropy + list(entropy[:keep])
 
     def stats(self) -> list[TokenStats]:
         """The kept window's statistics, in order: what the policy learns from in its update."""
@@ -108,26 +107,6 @@ class DraftSource:
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:  # pragma: no cover - abstract
         raise NotImplementedError
-
-
-def cut_window(ids: list[int], stats: list[TokenStats], window: int, policy: Policy,
-               eos: frozenset[int]) -> tuple[int, bool]:
-    """How many of a deterministic proposal's tokens a window keeps, and whether the policy stopped it early.
-
-    The rules of the model's loop below, for a source whose proposals are
-    known at once: at most `window`; after a drafted EOS nothing more; a
-    policy that may stop early is asked after each token before the last
-    (the question changes nothing) and the token that stopped it stays.
-    The simulator plays windows with this same function.
-    """
-    n = min(window, len(ids))
-    stop_early = policy.may_stop_early
-    for i in range(n):
-        if i + 1 >= window or ids[i] in eos:
-            return i + 1, False
-        if stop_early and not policy.keep_drafting(*stats[i], stats[:i]):
-            return i + 1, True
-    return n, False
 
 
 def host_read(t: torch.Tensor) -> list:
@@ -183,12 +162,11 @@ def draft_window(
         out.top.append(top_p)
         out.chosen.append(chosen_p)
         out.entropy.append(ent_p)
-        if xi in eos:
+        stats = TokenStats(top_p, chosen_p, ent_p)
+        done, out.early = window_ends(len(out.ids), window, xi, stats, seen, policy, eos)
+        if done:
             return out
-        if not policy.keep_drafting(top_p, chosen_p, ent_p, seen):
-            out.early = True
-            return out
-        seen.append(TokenStats(top_p, chosen_p, ent_p))
+        seen.append(stats)
         inp = x.view(1, 1)
 
 
@@ -210,4 +188,4 @@ def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *,
     return out
 
 
-__all__ = ["Draft", "DraftSource", "Pending", "cut_window", "draft_window", "host_read"]
+__all__ = ["Draft", "DraftSource", "Pending", "draft_window", "host_read"]

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 import torch
 
+from .pair import Pair
 from .context import check_context
 from .runners import runner_pool
 from .sampling import SamplingConfig, Served, make_generator, sample
@@ -39,17 +40,17 @@ class PlainRun:
         return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
 
 
-def plain_decode(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int,
+def plain_decode(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int,
                  sampling: SamplingConfig | None = None) -> PlainRun:
     """The target alone, KV-cached, one token per forward; greedy or sampled as `sampling` says."""
     ids = [int(i) for i in prompt_ids]
     check_context(pair, len(ids), max_new_tokens)
     sampling = sampling or SamplingConfig()
     target = pair.target
-    device = torch.device(getattr(pair, "device", None) or target.device)
+    device = torch.device(pair.device)
     served = Served(sampling)
     gen = make_generator(sampling.seed, device)
-    draft = getattr(pair, "draft", None)  # None: a pair loaded for prompt lookup has the target alone
+    draft = pair.draft  # None: a pair loaded for prompt lookup has the target alone
     vocab = int(target.config.vocab_size if draft is None else min(target.config.vocab_size, draft.config.vocab_size))
     eos = set(pair.eos_ids)
     run = PlainRun()

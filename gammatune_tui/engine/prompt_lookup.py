@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import torch
 
-from .drafting import Draft, DraftSource, cut_window
+from .drafting import Draft, DraftSource
 from .policy_base import Policy, TokenStats
+from .step_rule import cut_window
 from .sampling import Served
 
 Entry = list  # [end index of the latest occurrence, N followers, top count, {follower: count}]

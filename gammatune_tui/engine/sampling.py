@@ -101,44 +101,25 @@ def uniforms(n: int, generator: torch.Generator, device: torch.device) -> torch.
     return u if same_device(u.device, device) else u.to(device)
 
 
-def greedy_accept(draft_ids: list[int], target_argmax: list[int]) -> int:
-    """Length of the leading run where the draft token equals the target's argmax."""
-    a = 0
-    for x, y in zip(draft_ids, target_argmax):
-        if x != y:
-            break
-        a += 1
-    return a
+def leading_run(passed: torch.Tensor) -> torch.Tensor:
+    """How many of a window's tests pass before the first failure, as a 0-dim long device tensor (no read).
 
-
-def sampled_accept(
-    p_chosen: torch.Tensor, q_chosen: torch.Tensor, generator: torch.Generator,
-) -> int:
-    """Accept drafted token i with probability min(1, p(x_i)/q(x_i)); the count before the first rejection.
-
-    One vector of uniforms for the whole window (one host sync, not one per
-    token). u < p/q is tested as u·q < p so that p = q accepts surely.
+    Greedy decoding's test is "the drafted token is the target's argmax",
+    sampled decoding's `accepted_count`'s; verification.py applies either.
     """
-    n = p_chosen.shape[0]
-    if n == 0:
-        return 0
-    u = uniforms(n, generator, p_chosen.device)
-    ok = (u * q_chosen < p_chosen).tolist()
-    a = 0
-    for flag in ok:
-        if not flag:
-            break
-        a += 1
-    return a
+    return torch.cumprod(passed.long(), dim=0).sum()
 
 
 def accepted_count(p_chosen: torch.Tensor, q_chosen: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """`sampled_accept` left on the device: a 0-dim long tensor (no read back). Draws the same uniforms."""
+    """Accept drafted token i with probability min(1, p(x_i)/q(x_i)): the leading run of acceptances, on the device.
+
+    One vector of uniforms for the whole window; u < p/q is tested as
+    u·q < p so that p = q accepts surely.
+    """
     n = p_chosen.shape[0]
     if n == 0:
         return torch.zeros((), dtype=torch.long, device=p_chosen.device)
-    u = uniforms(n, generator, p_chosen.device)
-    return torch.cumprod((u * q_chosen < p_chosen).long(), dim=0).sum()
+    return leading_run(uniforms(n, generator, p_chosen.device) * q_chosen < p_chosen)
 
 
 def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -151,6 +132,6 @@ def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 
 
 __all__ = [
-    "SamplingConfig", "Served", "make_generator", "sample", "sample_without_sync", "greedy_accept", "sampled_accept",
-    "accepted_count", "residual",
+    "SamplingConfig", "Served", "make_generator", "sample", "sample_without_sync", "leading_run", "accepted_count",
+    "residual",
 ]

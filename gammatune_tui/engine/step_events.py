@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import torch
 
+from .pair import Pair
 from .events import DraftedToken, EmittedToken, SessionHeader, TargetToken
 from .policy_base import Policy, TokenStats
 from .sampling import SamplingConfig
@@ -32,7 +33,7 @@ def versions() -> dict[str, str]:
 
 
 def session_header(
-    pair: Any, policy: Policy, sampling: SamplingConfig, device: torch.device, max_new: int,
+    pair: Pair, policy: Policy, sampling: SamplingConfig, device: torch.device, max_new: int,
     prompt_ids: Sequence[int], *, label: str, turn: int, user_text: str | None, engine: str = "",
     runner: str = "", warmup_s: float = 0.0, drafter: Any = None,
 ) -> SessionHeader:
@@ -42,7 +43,7 @@ def session_header(
     model's name, or the source's name ("prompt-lookup") when no model drafts.
     """
     tok = pair.tokenizer
-    target, draft = pair.target, getattr(pair, "draft", None)
+    target, draft = pair.target, pair.draft
     name = getattr(drafter, "name", "model")
     if name != "model":
         draft_name = name
@@ -77,7 +78,7 @@ def session_header(
         load_s=dict(getattr(pair, "load_s", None) or {}),
         drafter=name,
         drafter_params=drafter.params() if drafter is not None else {},
-        end_ids=sorted(int(i) for i in (getattr(pair, "eos_ids", None) or ())),
+        end_ids=sorted(int(i) for i in pair.eos_ids),
     )
 
 

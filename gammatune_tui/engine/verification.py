@@ -18,7 +18,7 @@ import torch
 from . import drafting
 from .drafting import Draft, Pending
 from .runners import Runner
-from .sampling import Served, accepted_count, greedy_accept, residual, sample
+from .sampling import Served, accepted_count, leading_run, residual, sample
 from .staging import to_device
 from .step_clock import StepClock
 
@@ -28,9 +28,8 @@ class Verdict:
     accepted: int
     token: int  # the target's own token after the accepted drafts
     target_probs: list[float]  # the target's probability of each drafted token
-    target_end: int  # the target cache's length after the forward, before rewinding
     # the tokens of the pass the kept window needed: what a policy prices (the simulator charges the same);
-    # less than target_end − length when the window was cut after a drafted EOS once read
+    # fewer than were fed when the window was cut after a drafted EOS once read
     verified: int = 0
 
     def kind(self, drafted: int) -> str:
@@ -44,11 +43,18 @@ def verify_window(
 ) -> Verdict:
     """Feed [tokens the target has not cached, drafts...] and decide; rows 0..d are the target's laws.
 
-    Everything is decided on the device and read back once (`drafting.host_read`),
-    greedy or sampled, together with the draft's pending tokens (drafting.py),
-    which `draft.settle` then cuts after their first EOS; the ids go up without
-    a blocking copy (staging.py). `clock.verified()` is marked just before
-    the read, so on a GPU the step's timing needs no sync of its own.
+    One path for greedy and sampled decoding: each drafted token passes or
+    fails its test (greedy: it is the target's argmax; sampled: u·q(x) < p(x)),
+    the accepted count is the leading run of passes, cut at the window's end
+    (a pending window ends after its first EOS: `_eos_cut`, the one place that
+    cut is decided), and the target's token is read at that row (greedy: its
+    argmax; sampled: a draw from the residual norm(max(0, p − q)), or from p
+    after a full window). Everything is decided on the device and read back
+    once (`drafting.host_read`), together with the draft's pending tokens
+    (drafting.py), which `draft.settle` then keeps up to the cut read back;
+    the ids go up without a blocking copy (staging.py). `clock.verified()` is
+    marked just before the read, so on a GPU the step's timing needs no sync
+    of its own.
     """
     pend = draft.pending
     host_d = len(draft.ids)
@@ -64,42 +70,42 @@ def verify_window(
         tlogits = tlogits[:, :vocab_cut]
     tlogits = tlogits.float()
     didx = vin[0, n_new - d:]  # the drafted ids, already on the device
-    # rows 0..d: the target's distribution after ids[:n] + d_ids[:i]
-    if served.greedy:
-        tprobs = torch.softmax(tlogits, dim=-1)
-        targmax = tlogits.argmax(dim=-1)
-        d_p = tprobs[:d].gather(1, didx.view(-1, 1)).view(-1)
-        pack = _read(clock, (targmax.to(tprobs.dtype), d_p), pend)
-        t_arg = [int(v) for v in pack[: d + 1]]
-        t_probs = pack[d + 1: 2 * d + 1]
-        _settle(draft, pack[2 * d + 1:], k, eos)
-        a = greedy_accept(draft.ids, t_arg)  # stops within the kept window: the rows past an EOS are not read
-        return Verdict(accepted=a, token=t_arg[a], target_probs=t_probs[:len(draft.ids)],
-                       target_end=t_len + n_new, verified=n_new - (d - len(draft.ids)))
-    p = served.probs(tlogits)
-    vocab = p.shape[1]
+    # rows 0..d: the target's law after ids[:n] + d_ids[:i] (the raw softmax when greedy: what p(x) reports)
+    p = torch.softmax(tlogits, dim=-1) if served.greedy else served.probs(tlogits)
     p_ch = p[:d].gather(1, didx.view(-1, 1)).view(-1)
-    # q for each drafted position, and a zero row after them: q_rows[a] is the law a rejection at a corrects
-    q_rows = torch.zeros((d + 1, vocab), dtype=p.dtype, device=p.device)
-    if d and draft.point_mass:  # a deterministic proposal: q = δ_x, so accept with p(x), correct from p − δ_x
-        q_rows[torch.arange(d, device=p.device), didx] = 1.0
-    elif d:
-        q_rows[:d] = torch.stack(draft.q_rows + (pend.rows if pend is not None else [])).to(p.dtype)[:, :vocab]
-    q_ch = q_rows[:d].gather(1, didx.view(-1, 1)).view(-1)
-    a_dev = accepted_count(p_ch, q_ch, gen)
-    if k and eos:
-        # a pending window is cut after its first EOS once read; decide as if it had been cut already:
-        # no acceptance past the cut, and the row after it is the bonus row (q = 0 there)
-        cut = _eos_cut(didx, host_d, d, eos)
-        a_dev = torch.minimum(a_dev, cut)
-        q_rows = q_rows * (torch.arange(d + 1, device=p.device) < cut).unsqueeze(1).to(q_rows.dtype)
-    law = residual(p.index_select(0, a_dev.view(1))[0], q_rows.index_select(0, a_dev.view(1))[0])
-    y = sample(law.unsqueeze(0), gen)
-    pack = _read(clock, (a_dev.view(1).to(p.dtype), y.to(p.dtype), p_ch), pend)
-    a, token = int(pack[0]), int(pack[1])
-    _settle(draft, pack[2 + d:], k, eos)
-    return Verdict(accepted=a, token=token, target_probs=pack[2: 2 + len(draft.ids)], target_end=t_len + n_new,
-                   verified=n_new - (d - len(draft.ids)))
+    cut = _eos_cut(didx, host_d, d, eos) if k and eos else None
+    if served.greedy:
+        targmax = tlogits.argmax(dim=-1)
+        a_dev = _within(leading_run(didx == targmax[:d]), cut)
+        token = targmax.index_select(0, a_dev.view(1))
+    else:
+        vocab = p.shape[1]
+        # q for each drafted position, and a zero row after them: q_rows[a] is the law a rejection at a corrects
+        q_rows = torch.zeros((d + 1, vocab), dtype=p.dtype, device=p.device)
+        if d and draft.point_mass:  # a deterministic proposal: q = δ_x, so accept with p(x), correct from p − δ_x
+            q_rows[torch.arange(d, device=p.device), didx] = 1.0
+        elif d:
+            q_rows[:d] = torch.stack(draft.q_rows + (pend.rows if pend is not None else [])).to(p.dtype)[:, :vocab]
+        q_ch = q_rows[:d].gather(1, didx.view(-1, 1)).view(-1)
+        a_dev = _within(accepted_count(p_ch, q_ch, gen), cut)
+        if cut is not None:   # the row after the cut is the bonus row: q = 0 there
+            q_rows = q_rows * (torch.arange(d + 1, device=p.device) < cut).unsqueeze(1).to(q_rows.dtype)
+        law = residual(p.index_select(0, a_dev.view(1))[0], q_rows.index_select(0, a_dev.view(1))[0])
+        token = sample(law.unsqueeze(0), gen)
+    head = (a_dev.view(1), token.view(1)) + ((cut.view(1),) if cut is not None else ())
+    pack = _read(clock, tuple(t.to(p.dtype) for t in head) + (p_ch,), pend)
+    a, token_id = int(pack[0]), int(pack[1])
+    kept = int(pack[2]) if cut is not None else d
+    body = pack[len(head):]
+    if k:
+        tail = body[d:]
+        draft.settle(tail[:k], tail[k:2 * k], tail[2 * k:3 * k], tail[3 * k:4 * k], kept - host_d)
+    return Verdict(accepted=a, token=token_id, target_probs=body[:kept], verified=n_new - (d - kept))
+
+
+def _within(accepted: torch.Tensor, cut: torch.Tensor | None) -> torch.Tensor:
+    """No acceptance past the window's end once cut after its first EOS."""
+    return accepted if cut is None else torch.minimum(accepted, cut)
 
 
 def _read(clock: StepClock | None, parts: tuple[torch.Tensor, ...], pend: Pending | None) -> list:
@@ -111,11 +117,6 @@ def _read(clock: StepClock | None, parts: tuple[torch.Tensor, ...], pend: Pendin
     if clock is not None:
         clock.verified()
     return drafting.host_read(torch.cat(parts))
-
-
-def _settle(draft: Draft, tail: list, k: int, eos: frozenset[int]) -> None:
-    if k:
-        draft.settle(tail[:k], tail[k:2 * k], tail[2 * k:3 * k], tail[3 * k:4 * k], eos)
 
 
 def _eos_cut(didx: torch.Tensor, host_d: int, d: int, eos: frozenset[int]) -> torch.Tensor:
@@ -136,15 +137,4 @@ def _eos_ids(eos: frozenset[int], device: torch.device) -> torch.Tensor:
     return to_device(sorted(eos), device).view(-1)
 
 
-def accept_tokens(drafted: list[int], accepted: int, token: int, eos: frozenset[int], remaining: int) -> list[int]:
-    """The accepted drafts plus the target's token, cut after the first EOS and at the token budget."""
-    new = drafted[:accepted] + [token]
-    cut = len(new)
-    for i, tid in enumerate(new):
-        if tid in eos:
-            cut = i + 1
-            break
-    return new[:min(cut, remaining)]
-
-
-__all__ = ["Verdict", "verify_window", "accept_tokens"]
+__all__ = ["Verdict", "verify_window"]

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from .pair import Pair
 from .decoder import SpeculativeDecoder
 from .policies import DEFAULT_GAMMA_MAX, PolicySettings
 from .runners import DEFAULT_CAPACITY, GraphRunner, runner_pool
@@ -37,16 +38,16 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def warm_up(pair: Any, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None) -> float:
+def warm_up(pair: Pair, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None) -> float:
     """Warm the pair's runners and decoder; returns the seconds it took (also stored as `pair.warmup_s`).
 
     `progress(stage, fraction)`, if given, hears "compile" or "capture" (graphs runners only), then
     "warm-up" again, as they start."""
     t0 = time.perf_counter()
     report = progress or (lambda stage, frac: None)
-    device = torch.device(getattr(pair, "device", None) or pair.target.device)
+    device = torch.device(pair.device)
     pool = runner_pool(pair)
-    draft = getattr(pair, "draft", None)
+    draft = pair.draft
     vocab = int(pair.target.config.vocab_size if draft is None else min(pair.target.config.vocab_size,
                                                                            draft.config.vocab_size))
     gen = torch.Generator().manual_seed(0)

@@ -20,6 +20,7 @@ import dataclasses
 import os
 from typing import Any, Callable, Iterator, Sequence
 
+from ..engine.pair import Pair
 from ..engine.context import check_context
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.draft_sources import DrafterSettings
@@ -44,7 +45,7 @@ DecoderFactory = Callable[..., Any]
 A job given `drafters` also passes `drafter=` (a DrafterSettings)."""
 
 
-def engine_factory(pair: Any) -> DecoderFactory:
+def engine_factory(pair: Pair) -> DecoderFactory:
     """The real decoder on an already-loaded pair (loaded once for all methods)."""
     def make(settings: PolicySettings, sampling: SamplingConfig, label: str,
              drafter: DrafterSettings | None = None) -> Any:
@@ -53,7 +54,7 @@ def engine_factory(pair: Any) -> DecoderFactory:
     return make
 
 
-def plain_factory(pair: Any, prompt_ids: list[int]) -> PlainFn:
+def plain_factory(pair: Pair, prompt_ids: list[int]) -> PlainFn:
     """Plain target-only decoding of the job's prompt on an already-loaded pair."""
     def plain(sampling: SamplingConfig, max_new_tokens: int) -> Any:
         return plain_decode(pair, prompt_ids, max_new_tokens, sampling)

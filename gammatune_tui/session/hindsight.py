@@ -19,6 +19,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from ..engine.pair import Pair
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 
 HindsightHook = Callable[[Any, Sequence[Event]], "Hindsight"]
@@ -109,7 +110,7 @@ def sampled_session(temperature: float | None = None) -> Hindsight:
                                  f"greedy only{f' (T={temperature:g})' if temperature else ''}")
 
 
-def run_hook(hook: HindsightHook | None, pair: Any, events: Sequence[Event]) -> Hindsight | None:
+def run_hook(hook: HindsightHook | None, pair: Pair, events: Sequence[Event]) -> Hindsight | None:
     """The hook's answer; a failure becomes an unavailable result (the session itself went fine)."""
     if hook is None:
         return None

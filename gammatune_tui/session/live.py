@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ..engine.pair import Pair
 from ..engine.events import Event, SessionSummary, StepEvent
 from ..engine.policies import PolicySettings
 from ..engine.sampling import SamplingConfig
@@ -50,7 +51,7 @@ class LiveSource:
     read_only = False
 
     def __init__(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None, *,
-                 pair: Any = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,
+                 pair: Pair | None = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,
                  raw: bool = False, title: str | None = None, process: bool = True, pace: float = 0.0,
                  hindsight: HindsightHook | None = None) -> None:
         self.settings = settings or PolicySettings()
@@ -76,7 +77,7 @@ class LiveSource:
         return not isinstance(self.link, _InThread)
 
     @staticmethod
-    def _default_title(pair: Any, kw: dict[str, Any]) -> str:
+    def _default_title(pair: Pair, kw: dict[str, Any]) -> str:
         if pair is not None:
             return pair_title(pair)
         if kw.get("pair"):
@@ -135,7 +136,7 @@ class LiveSource:
 class _InThread:
     """The decoder in the thread that iterates `events()`."""
 
-    def __init__(self, load_kwargs: dict[str, Any], pair: Any = None, pace: float = 0.0,
+    def __init__(self, load_kwargs: dict[str, Any], pair: Pair | None = None, pace: float = 0.0,
                  hindsight: HindsightHook | None = None) -> None:
         self.load_kwargs = load_kwargs
         self.pair = pair

@@ -27,6 +27,7 @@ from typing import Any, Iterator, Sequence
 from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, StepEvent, TargetToken
 from ..engine.policies import PolicySettings
 from ..engine.policy_base import TokenStats
+from ..engine.step_rule import cut_window, plan_window, settle_step
 from ..engine.sampling import SamplingConfig
 from ..engine.tally import SessionTally
 from .pace import StepPacer, check_pace
@@ -192,23 +193,18 @@ class SyntheticSource:
                 if pending[0] is not None:
                     policy = pending[0].apply_to(policy)
                 changed = True
-            room = (limit - pos - 1) if limit is not None else policy.gamma  # one token is left for the target
-            window = min(policy.gamma, room)
+            gamma, method, params = policy.gamma, policy.name, policy.describe()
+            window = plan_window(gamma, None if limit is None else limit - pos)   # one token is left for the target
+            # the window's proposal is known at once: the text's piece where the draft agrees, "~" where it does not
             drafted: list[DraftedToken] = []
-            stats: list[TokenStats] = []
-            early = False
             for j in range(window):
                 ok, top = draft.at(pos + j)
                 piece = pieces[(pos + j) % len(pieces)] if ok else "~"
-                h = _two_way_entropy(top)
                 drafted.append(DraftedToken(ids.get(piece, 5), piece, top, top, target_prob=top if ok else 0.0,
-                                            entropy=h))
-                keep = j + 1 >= window or not policy.may_stop_early or policy.keep_drafting(top, top, h, stats)
-                stats.append(TokenStats(top, top, h))
-                if not keep:
-                    early = True
-                    break
-            d = len(drafted)
+                                            entropy=_two_way_entropy(top)))
+            stats = [TokenStats(t.top_prob, t.chosen_prob, t.entropy) for t in drafted]
+            d, early = cut_window([t.id for t in drafted], stats, window, policy, _NO_EOS)
+            del drafted[d:], stats[d:]
             a = 0
             while a < d and draft.at(pos + a)[0]:
                 a += 1
@@ -218,9 +214,8 @@ class SyntheticSource:
             draft_s = d * self.t_draft
             verify_s = self.t_draft * self.c * (1 + 0.05 * d)
             elapsed += draft_s + verify_s
-            gamma, method, params = policy.gamma, policy.name, policy.describe()
-            if d:
-                policy.update(a, d, stats)
+            settle_step(policy, window=window, drafted=d, accepted=a, stats=stats, run=[t.id for t in emitted],
+                        eos=_NO_EOS, generated=pos, max_new=limit, costs=(draft_s, d, verify_s, d + 1))
             tally.add_step(d, a, d, draft_s, verify_s)
             yield StepEvent(
                 step=tally.steps - 1, method=method, params=params, gamma=gamma, drafted=drafted, accepted=a,
@@ -233,6 +228,9 @@ class SyntheticSource:
                 time.sleep(self.delay)
         out = "".join(pieces[k % len(pieces)] for k in range(pos)) if pieces else ""
         yield tally.summary(pos, elapsed, reason, out)
+
+
+_NO_EOS: frozenset[int] = frozenset()   # the text's end, not a token, ends a synthetic session
 
 
 def _two_way_entropy(c: float) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ..engine.pair import Pair
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.load_stages import load_stages_text
 from ..engine.models import load_pair
@@ -25,7 +26,7 @@ Messages = list[dict[str, str]]
 
 
 def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling: SamplingConfig,
-                 progress: Progress, pair: Any = None) -> tuple[Any, Any]:
+                 progress: Progress, pair: Pair | None = None) -> tuple[Any, Any]:
     """(pair, decoder): the pair loaded with `load_pair(**load_kwargs)` unless given, and a decoder on it."""
     if pair is None:
         pair = load_pair(**load_kwargs, progress=progress)
@@ -34,7 +35,7 @@ def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling
     return pair, SpeculativeDecoder(pair, settings, sampling)
 
 
-def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
+def run_turn(pair: Pair, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
              turn: int, pacer: StepPacer | None = None, idle: Idle | None = None) -> Iterator[SourceItem]:
     """One turn of the conversation `messages` (ending with the user's), as the decoder's events.
 
@@ -51,10 +52,10 @@ def run_turn(pair: Any, decoder: Any, messages: Messages, raw: bool, max_new_tok
     yield from paced(events, pacer, idle)
 
 
-def pair_title(pair: Any) -> str:
+def pair_title(pair: Pair) -> str:
     """The app's subtitle once loaded: which pair (or target + prompt lookup), which runner, and where the
     load's time went, stage by stage (so a slow start, or the first turn's speed, is not a surprise)."""
-    if getattr(pair, "draft", True) is None:  # loaded for prompt lookup: the target alone drafts from the text
+    if pair.draft is None:  # loaded for prompt lookup: the target alone drafts from the text
         name = f"{'demo target' if getattr(pair, 'is_demo', False) else getattr(pair, 'name_target', 'target')}" \
                " + prompt lookup"
     else:

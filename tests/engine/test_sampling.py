@@ -19,7 +19,7 @@ from transformers.generation.logits_process import (
 )
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.sampling import Served, greedy_accept, residual, sample_without_sync, sampled_accept
+from gammatune_tui.engine.sampling import Served, accepted_count, leading_run, residual, sample_without_sync
 
 PROMPT_IDS = [0, 1, 2, 3]
 N_SAMPLES = 600
@@ -136,14 +136,15 @@ def test_residual_and_accept_rules():
     q = torch.tensor([0.25, 0.5, 0.25, 0.0])
     torch.testing.assert_close(residual(p, q), torch.tensor([1.0, 0.0, 0.0, 0.0]))
     torch.testing.assert_close(residual(p, p), p)  # degenerate: p == q falls back to p
-    assert greedy_accept([1, 2, 3], [1, 2, 4, 9]) == 2
-    assert greedy_accept([], [5]) == 0
+    # greedy: the drafts equal to the target's argmax, up to the first that is not
+    assert int(leading_run(torch.tensor([1, 2, 3]) == torch.tensor([1, 2, 4]))) == 2
+    assert int(leading_run(torch.tensor([], dtype=torch.bool))) == 0
     g = torch.Generator().manual_seed(0)
     ones = torch.ones(5)
-    assert sampled_accept(ones, ones, g) == 5  # p == q accepts surely
-    assert sampled_accept(torch.zeros(3), ones[:3], g) == 0  # p == 0 rejects surely
+    assert int(accepted_count(ones, ones, g)) == 5  # p == q accepts surely
+    assert int(accepted_count(torch.zeros(3), ones[:3], g)) == 0  # p == 0 rejects surely
     # acceptance frequency of a single token is min(1, p/q)
-    hits = sum(sampled_accept(torch.tensor([0.3]), torch.tensor([0.6]), g) for _ in range(4000))
+    hits = sum(int(accepted_count(torch.tensor([0.3]), torch.tensor([0.6]), g)) for _ in range(4000))
     assert abs(hits / 4000 - 0.5) < 0.04
 
 

@@ -17,8 +17,8 @@ class Scripted(CostAware):
         super().__init__(2, PolicyParams.build(gamma_min=1, gamma_max=8))
         self.windows, self.i = windows, 0
 
-    def update(self, accepted, drafted):
-        super().update(accepted, drafted)
+    def update(self, accepted, drafted, window=()):
+        super().update(accepted, drafted, window)
         self.i += 1
         self.gamma = self.windows[self.i % len(self.windows)]
 

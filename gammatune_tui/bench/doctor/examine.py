@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
+from ...engine.pair import Pair
 from ...engine.models import load_pair
 from ...engine.sampling import SamplingConfig
 from ...engine.policies import METHODS, PolicyParams, PolicySettings
@@ -219,7 +220,7 @@ class Measured:
     passes: list[tuple[CostModel, float]] = field(default_factory=list)
 
 
-def record(pair: Any, cfg: DoctorConfig, progress: Progress,
+def record(pair: Pair, cfg: DoctorConfig, progress: Progress,
            plain: dict[tuple, tuple[list[int], float, float]] | None = None) -> Measured:
     """The traces (one greedy pass per prompt) and the cost model (the decoder timed at several windows).
 

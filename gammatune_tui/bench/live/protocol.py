@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from ...engine.pair import Pair
 from ...engine.draft_sources import pair_drafter
 from ...engine.policies import PolicySettings
 from ...engine.sampling import SamplingConfig
@@ -55,7 +56,7 @@ class SweepConfig:
         return per * n_prompts * self.repeats
 
 
-def environment(pair: Any) -> dict[str, Any]:
+def environment(pair: Pair) -> dict[str, Any]:
     """Versions, device, dtype, threads and machine: what a reader needs to weigh the numbers."""
     import torch
     import transformers
@@ -101,7 +102,7 @@ def environment(pair: Any) -> dict[str, Any]:
 # -- single runs -------------------------------------------------------------------------------------
 
 
-def run_policy(pair: Any, settings: PolicySettings, prompt: PromptIds, max_new_tokens: int, repeat: int = 0,
+def run_policy(pair: Pair, settings: PolicySettings, prompt: PromptIds, max_new_tokens: int, repeat: int = 0,
                seed: int = 0, keep_events: list | None = None, sampling: SamplingConfig | None = None) -> RunRecord:
     """One live session of our decoder; the record's wall time is the summary's (header to last step).
 
@@ -129,15 +130,15 @@ def run_policy(pair: Any, settings: PolicySettings, prompt: PromptIds, max_new_t
     return rec
 
 
-def greedy_target(pair: Any, prompt_ids: Sequence[int], max_new_tokens: int, eos_ids: Iterable[int]) -> tuple[list[int], float]:
+def greedy_target(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int, eos_ids: Iterable[int]) -> tuple[list[int], float]:
     """Plain target-only greedy decoding with a KV cache; (tokens, seconds incl. prefill)."""
     import torch
     from transformers import DynamicCache
 
     target = pair.target
-    device = getattr(pair, "device", None) or target.device
+    device = pair.device
     eos = set(eos_ids)
-    draft = getattr(pair, "draft", None)
+    draft = pair.draft
     vocab = int(target.config.vocab_size if draft is None else min(target.config.vocab_size, draft.config.vocab_size))
     ids = list(prompt_ids)
     out: list[int] = []
@@ -177,14 +178,14 @@ class _ForwardCount:
             self._hook.remove()
 
 
-def run_plain(pair: Any, prompt: PromptIds, max_new_tokens: int, repeat: int = 0) -> RunRecord:
+def run_plain(pair: Pair, prompt: PromptIds, max_new_tokens: int, repeat: int = 0) -> RunRecord:
     toks, wall = greedy_target(pair, prompt.ids, max_new_tokens, pair.eos_ids)
     eos = bool(toks) and toks[-1] in pair.eos_ids
     return RunRecord(method=PLAIN, gamma0=None, prompt_id=prompt.id, repeat=repeat, tokens=len(toks),
                      steps=len(toks), target_calls=len(toks), wall_s=wall, stop_reason="eos" if eos else "max_new_tokens", output_ids=toks)
 
 
-def run_hf_assisted(pair: Any, schedule: str, gamma0: int, threshold: float, prompt: PromptIds,
+def run_hf_assisted(pair: Pair, schedule: str, gamma0: int, threshold: float, prompt: PromptIds,
                     max_new_tokens: int, repeat: int = 0) -> RunRecord:
     """transformers' assisted generation, configured where it reads its knobs: the DRAFT's generation_config.
 
@@ -199,7 +200,7 @@ def run_hf_assisted(pair: Any, schedule: str, gamma0: int, threshold: float, pro
     gc.num_assistant_tokens = gamma0
     gc.num_assistant_tokens_schedule = schedule
     gc.assistant_confidence_threshold = threshold
-    device = getattr(pair, "device", None) or pair.target.device
+    device = pair.device
     eos = sorted(pair.eos_ids)
     inp = torch.tensor([list(prompt.ids)], device=device)
     pad = eos[0] if eos else 0
@@ -225,12 +226,12 @@ def run_hf_assisted(pair: Any, schedule: str, gamma0: int, threshold: float, pro
                      stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
 
 
-def run_hf_lookup(pair: Any, gamma0: int, ngram_max: int, prompt: PromptIds, max_new_tokens: int,
+def run_hf_lookup(pair: Pair, gamma0: int, ngram_max: int, prompt: PromptIds, max_new_tokens: int,
                   repeat: int = 0) -> RunRecord:
     """transformers' prompt lookup decoding: `prompt_lookup_num_tokens` = γ0, n-grams from `ngram_max` down to 1."""
     import torch
 
-    device = getattr(pair, "device", None) or pair.target.device
+    device = pair.device
     eos = sorted(pair.eos_ids)
     inp = torch.tensor([list(prompt.ids)], device=device)
     t0 = time.perf_counter()
@@ -251,14 +252,14 @@ def run_hf_lookup(pair: Any, gamma0: int, ngram_max: int, prompt: PromptIds, max
                      stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
 
 
-def _ngram_max(pair: Any) -> int:
+def _ngram_max(pair: Pair) -> int:
     return pair_drafter(pair).ngram_max
 
 
 # -- the sweep ---------------------------------------------------------------------------------------------
 
 
-def warm_up(pair: Any, prompt: PromptIds, cfg: SweepConfig) -> None:
+def warm_up(pair: Pair, prompt: PromptIds, cfg: SweepConfig) -> None:
     """Touch every code path once (allocator, kernels, lazy imports); nothing is recorded."""
     n = min(16, cfg.max_new_tokens)
     run_policy(pair, PolicySettings.build(cfg.methods[0] if cfg.methods else "specdecode", 4, **cfg.params), prompt, n)
@@ -275,7 +276,7 @@ def hf_threshold(cfg: SweepConfig) -> float:
     return float(PolicySettings.build("assistant-threshold", 1, **cfg.params).params.tau)
 
 
-def live_sweep(pair: Any, prompts: Sequence[PromptIds], cfg: SweepConfig,
+def live_sweep(pair: Pair, prompts: Sequence[PromptIds], cfg: SweepConfig,
                progress: ProgressFn | None = None) -> tuple[list[RunRecord], dict[str, Any]]:
     """Runs the whole protocol; returns the records and a few checks (greedy outputs equal target-only).
 
@@ -292,7 +293,7 @@ def live_sweep(pair: Any, prompts: Sequence[PromptIds], cfg: SweepConfig,
     return records, checks
 
 
-def _sweep(pair: Any, prompts: Sequence[PromptIds], cfg: SweepConfig, progress: ProgressFn | None,
+def _sweep(pair: Pair, prompts: Sequence[PromptIds], cfg: SweepConfig, progress: ProgressFn | None,
            records: list[RunRecord], checks: dict[str, Any]) -> None:
     if prompts:
         warm_up(pair, prompts[0], cfg)

@@ -8,13 +8,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ...engine.pair import Pair
 from ..live import protocol
 from ..report import tables as report
 from ..results import RunRecord, aggregate
 from .common import progress_bar
 
 
-def run_live(console: Console, err: Console, pair: Any, pid: list, cfg: Any, label: str, payload: dict, out: Path,
+def run_live(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict, out: Path,
              title: str = "Table 2 (live)") -> list[dict[str, Any]]:
     """The live sweep: progress, the report on `console`, records and cells into `payload`, the CSV rows."""
     total = cfg.run_count(len(pid))

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ...engine.pair import Pair
 from ...engine.policies import PolicyParams, PolicySettings
 from ...errors import Interrupted
 from ..sim import oracle, reference
@@ -46,7 +47,7 @@ class SimulateOptions:
     refresh: bool = False              # record the traces again even when cached
 
 
-def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any, label: str, payload: dict,
+def run_simulate(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict,
                  out: Path, opts: SimulateOptions, categories: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The simulated sweep (report on `console`, everything into `payload`), then the checks and tuning asked for.
 
@@ -71,7 +72,7 @@ def run_simulate(console: Console, err: Console, pair: Any, pid: list, cfg: Any,
         raise Interrupted(f"{kept}; {out} not written") from None
 
 
-def _after_traces(console: Console, err: Console, pair: Any, pid: list, cfg: Any, label: str, payload: dict,
+def _after_traces(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict,
                   out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: Any
                   ) -> list[dict[str, Any]]:
     """The simulated sweep, the oracle and shares, then the live check, --validate and --tune, on `found`."""
@@ -142,7 +143,7 @@ def _law(cfg: Any) -> str:
                      + ([f"top-p {s.top_p:g}"] if s.top_p < 1 else []))
 
 
-def _check_live(console: Console, err: Console, pair: Any, pid: list, traces: list, cfg: Any, cost: Any) -> dict:
+def _check_live(console: Console, err: Console, pair: Pair, pid: list, traces: list, cfg: Any, cost: Any) -> dict:
     """Every method at a few γ0, live vs simulated, step by step (γ, drafted, accepted, emitted)."""
     gs = sorted({cfg.gammas[0], cfg.gammas[len(cfg.gammas) // 2], cfg.gammas[-1]})
     checks = []
@@ -179,7 +180,7 @@ def _check_live(console: Console, err: Console, pair: Any, pid: list, traces: li
 LIVE_SEEDS = 4  # sampled live check: live runs per (prompt, method, γ0)
 
 
-def _check_live_sampled(console: Console, err: Console, pair: Any, pid: list, traces: list, cfg: Any,
+def _check_live_sampled(console: Console, err: Console, pair: Pair, pid: list, traces: list, cfg: Any,
                         cost: Any) -> dict:
     """Sampled traces agree with live runs in law, not token for token: tokens per step, live (several seeds) vs replayed."""
     gs = sorted({cfg.gammas[0], cfg.gammas[len(cfg.gammas) // 2], cfg.gammas[-1]})

@@ -31,6 +31,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ...engine.pair import Pair
 from ...engine.draft_sources import pair_drafter
 from ...engine.plain import plain_decode
 from ...engine.policies import PolicySettings, SpecDecode
@@ -76,7 +77,7 @@ def _weights_fingerprint(model: Any) -> list[list[Any]]:
     return out
 
 
-def trace_key(pair: Any, pid: list, max_new_tokens: int, sampling: SamplingConfig | None = None) -> dict[str, Any]:
+def trace_key(pair: Pair, pid: list, max_new_tokens: int, sampling: SamplingConfig | None = None) -> dict[str, Any]:
     """Everything the traces and the timings depend on (the depth is stored beside it: deeper serves shallower).
 
     Sampled traces add their temperature, top-k, top-p and seed; a greedy key
@@ -146,7 +147,7 @@ def _write(path: Path, key: dict[str, Any], max_window: int, ts: TraceSet) -> No
     os.replace(tmp, path)   # a run cut short never leaves half a file behind
 
 
-def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int,
+def record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window: int,
            sampling: SamplingConfig | None = None) -> TraceSet:
     """One trace per prompt (sampled ones with `sampling`), then the timing passes."""
     t_start = time.perf_counter()
@@ -164,7 +165,7 @@ def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: 
                           "all are recorded and the decoder is timed)") from None
 
 
-def _record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int, sampling: Any,
+def _record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window: int, sampling: Any,
             drafter: Any, sampled: bool, traces: list, t_start: float) -> TraceSet:
     with progress_bar(err) as prog:
         task = prog.add_task("recording traces", total=len(pid) + 2)
@@ -193,7 +194,7 @@ def _record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window:
 TARGET_ONLY, NEVER_DRAFT = "target-only", "never-draft"  # a timing pass's sessions besides specdecode at each γ0
 
 
-def time_decoder(pair: Any, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
+def time_decoder(pair: Pair, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
                  sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
     """The pooled cost model and one per timing pass (specdecode at every calibration window, a session
     that never drafts, and target-only decoding, on one prompt, each pass).
@@ -237,7 +238,7 @@ class _NeverDraft(SpecDecode):
         self.gamma = 0
 
 
-def plain_session(pair: Any, prompt: Any, max_new_tokens: int, events: list,
+def plain_session(pair: Pair, prompt: Any, max_new_tokens: int, events: list,
                   sampling: SamplingConfig | None = None) -> None:
     """One session of the decoder that never drafts, its events appended to `events`.
 
@@ -252,7 +253,7 @@ def plain_session(pair: Any, prompt: Any, max_new_tokens: int, events: list,
                                                                            max_new_tokens=max_new_tokens))
 
 
-def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: int,
+def load_or_record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window: int,
                    traces_path: Path | None = None, refresh: bool = False,
                    sampling: SamplingConfig | None = None) -> TraceSet:
     """The traces for this key: from `traces_path` or the cache when they match, else recorded (and kept).

@@ -18,14 +18,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ...engine.drafting import cut_window
+from ...engine.pair import Pair
 from ...engine.policies import Policy
 from ...engine.policy_base import TokenStats
 from ...engine.prompt_lookup import PromptLookupSource, point_mass_stats
+from ...engine.step_rule import cut_window, plan_window, settle_step
 from .cost_model import CostModel
 from ..results import RunRecord
 from .simulate import (
-    SimStep, Trace, TraceTooShallow, book_step, cost_observer, observe_step, price_session, session_budget, session_stop,
+    SimStep, Trace, TraceTooShallow, book_step, plans_by_cost, price_session, session_budget, step_costs, trace_left,
 )
 from .trace_record import FRAGILE_GAP, target_run
 
@@ -119,33 +120,32 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
                 timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
     """One session of `policy` over a prompt-lookup trace, with the decoder's rules; timed by `cost`.
 
-    As the decoder: window = min(γ, remaining − 1); a step whose source found
-    nothing to propose is a plain target step and leaves the policy (and its
-    cost observations) alone.
+    As the decoder (engine/step_rule.py): window = min(γ, remaining − 1); a
+    step whose source found nothing to propose is a plain target step and
+    leaves the policy (and its cost observations) alone.
     """
     max_new = session_budget(trace, max_new_tokens)
-    toks, L = trace.tokens, len(trace.tokens)
+    toks = trace.tokens
     eos = set(trace.eos_ids)
-    observe = cost_observer(policy, timings, cost)
+    observes = plans_by_cost(policy)
     n = 0
     tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
     windows: dict[int, int] = {}
     stop_reason: str | None = None
     while True:
         gamma = policy.gamma
-        window = min(gamma, max_new - n - 1)
+        window = plan_window(gamma, max_new - n)
         d = a = 0
         early = False
         stats: list[TokenStats] = []
         if window > 0:
             d, a, early, stats = window_outcome(trace, n, window, policy)
-        new = min(a + 1, L - n)
-        n += new
-        if d or window <= 0:
-            observe_step(observe, timings, cost, tally.steps, d)
-            policy.update(accepted=a, drafted=d, window=stats)
-        book_step(tally, windows, steps_out, gamma, d, a, new, early, draft_calls=0)
-        stop_reason = session_stop(toks, n, eos, max_new)
+        settled = settle_step(policy, window=window, drafted=d, accepted=a, stats=stats, run=toks[n:n + a + 1],
+                              eos=eos, generated=n, max_new=max_new,
+                              costs=step_costs(timings, cost, tally.steps, d) if observes else None)
+        n += len(settled.emitted)
+        book_step(tally, windows, steps_out, gamma, d, a, len(settled.emitted), early, draft_calls=0)
+        stop_reason = settled.stop or trace_left(toks, n)
         if stop_reason:
             break
     tally.tokens, tally.stop_reason = n, stop_reason
@@ -153,13 +153,13 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
     return tally
 
 
-def record_lookup_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,
+def record_lookup_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,
                         eos_ids: Iterable[int], ngram_min: int, ngram_max: int, header_s: float = 0.0) -> LookupTrace:
     """Decodes the prompt with the target alone once, then asks prompt lookup for a proposal at every position."""
     import torch
 
     target = pair.target
-    device = torch.device(getattr(pair, "device", None) or target.device)
+    device = torch.device(pair.device)
     vocab = int(target.config.vocab_size)
     eos = set(int(i) for i in eos_ids)
     ids = list(prompt_ids)

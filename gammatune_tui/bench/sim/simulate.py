@@ -12,9 +12,10 @@ greedy continuation, so everything a live run can observe is fixed in advance:
   early-stopping policy stops and whether the draft runs into EOS).
 
 `play_trace` then runs any policy over a trace with the decoder's exact rules
-(window = min(γ, remaining − 1); drafting stops at the window, at a drafted
-EOS, or after a token the policy rejects, which stays in the draft; EOS and
-the budget cut the emitted run) and charges each step from a measured
+(engine/step_rule.py: window = min(γ, remaining − 1); drafting stops at the
+window, at a drafted EOS, or after a token the policy rejects, which stays in
+the draft; EOS and the budget cut the emitted run; the policy learns as the
+decoder's does) and charges each step from a measured
 `CostModel`. Floating-point caveat, reported rather than hidden: a live run's
 logits come from chunked cached passes, the trace's from other shapes of the
 same computation, and a near-tie argmax can flip. `Trace.fragile` counts the
@@ -25,16 +26,15 @@ positions whose top-2 logit gap is small enough for that to happen, and
 from __future__ import annotations
 
 import math
-from collections import abc
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ...engine.policies import Policy, PolicySettings
 from ...engine.policy_base import TokenStats
+from ...engine.step_rule import Costs, plan_window, settle_step, window_ends
+from .trace_stats import TraceWindow, Unknown, UnknownRows
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
-
-NAN = float("nan")
 
 @dataclass
 class Trace:
@@ -149,22 +149,20 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     off_ids, off_prob = trace.off_ids, trace.off_prob
     dtop = trace.draft_top if trace.draft_top is not None else dprob
     off_top = trace.off_top if trace.off_top is not None else off_prob
-    dent = trace.draft_entropy if trace.draft_entropy is not None else _Unknown()
-    off_ent = trace.off_entropy if trace.off_entropy is not None else _UnknownRows()
+    dent = trace.draft_entropy if trace.draft_entropy is not None else Unknown()
+    off_ent = trace.off_entropy if trace.off_entropy is not None else UnknownRows()
     L = len(toks)
     run, off_eos = _aux(trace)
     eos = set(trace.eos_ids)
     fast = not policy.may_stop_early
-    keep_drafting = policy.keep_drafting
-    update = policy.update
-    observe = cost_observer(policy, timings, cost)
+    observes = plans_by_cost(policy)
     n = 0
     tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
     windows: dict[int, int] = {}  # drafted d → steps (each verified d + 1 tokens), for the cost model
     stop_reason: str | None = None
     while True:
         gamma = policy.gamma
-        window = min(gamma, max_new - n - 1)
+        window = plan_window(gamma, max_new - n)
         early = False
         stats: Sequence[TokenStats] = ()
         if window <= 0:
@@ -191,7 +189,7 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                                 f"window {window} needs {need} draft proposals after a disagreement; "
                                 f"the trace holds {trace.off_depth}")
                         d = window
-            stats = _TraceWindow(trace, dent, off_ent, n, a, d)
+            stats = TraceWindow(trace, dent, off_ent, n, a, d)
         else:
             d = a = 0
             miss = -1
@@ -217,66 +215,23 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                             f"the trace holds {trace.off_depth}")
                     x, p, top, ent = off[k], offp[k], offt[k], offe[k]
                 d += 1
-                done = d >= window or x in eos
-                if not done and not keep_drafting(top, p, ent, stats):
-                    early = done = True
-                stats.append(TokenStats(top, p, ent))
+                st = TokenStats(top, p, ent)
+                done, early = window_ends(d, window, x, st, stats, policy, eos)
+                stats.append(st)
                 if done:
                     break
-        # accept a, then the target's token; only the trace's last token can be EOS, and the
-        # budget never cuts (a + 1 <= remaining), so the emitted run ends at the trace's end at the latest
-        new = min(a + 1, L - n)
-        n += new
-        observe_step(observe, timings, cost, tally.steps, d)
-        update(accepted=a, drafted=d, window=stats)
-        book_step(tally, windows, steps_out, gamma, d, a, new, early, draft_calls=d)
-        stop_reason = session_stop(toks, n, eos, max_new)
+        # the accepted drafts are the trace's own tokens, and the target's token follows them
+        settled = settle_step(policy, window=window, drafted=d, accepted=a, stats=stats, run=toks[n:n + a + 1],
+                              eos=eos, generated=n, max_new=max_new,
+                              costs=step_costs(timings, cost, tally.steps, d) if observes else None)
+        n += len(settled.emitted)
+        book_step(tally, windows, steps_out, gamma, d, a, len(settled.emitted), early, draft_calls=d)
+        stop_reason = settled.stop or trace_left(toks, n)
         if stop_reason:
             break
     tally.tokens, tally.stop_reason = n, stop_reason
     price_session(tally, windows, cost, trace.session_s)
     return tally
-
-
-class _Unknown:
-    """Entropies of a trace recorded before they were kept: NaN at every position."""
-
-    def __getitem__(self, i: int) -> float:
-        return NAN
-
-
-class _UnknownRows:
-    def __getitem__(self, j: int) -> "_Unknown":
-        return _Unknown()
-
-
-class _TraceWindow(abc.Sequence):
-    """The statistics of the d tokens a fast-path step drafted from position n (a of them matched), in order.
-
-    Read from the trace only when a policy's update reads them: on the path up
-    to and including the first disagreement, then the draft's proposals after
-    its own token there.
-    """
-
-    def __init__(self, trace: Trace, dent: Any, off_ent: Any, n: int, a: int, d: int) -> None:
-        self.trace, self.dent, self.off_ent, self.n, self.a, self.d = trace, dent, off_ent, n, a, d
-
-    def __len__(self) -> int:
-        return self.d
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(self.d))]
-        if not -self.d <= i < self.d:
-            raise IndexError(i)
-        i %= self.d
-        t, pos = self.trace, self.n + i
-        if i <= self.a:   # on the path: the matched tokens, then the draft's own token at the first disagreement
-            top = t.draft_top[pos] if t.draft_top is not None else t.draft_prob[pos]
-            return TokenStats(top, t.draft_prob[pos], self.dent[pos])
-        m, k = self.n + self.a, i - self.a - 1
-        top = t.off_top[m][k] if t.off_top is not None else t.off_prob[m][k]
-        return TokenStats(top, t.off_prob[m][k], self.off_ent[m][k])
 
 
 def session_budget(trace: Any, max_new_tokens: int | None) -> int:
@@ -297,39 +252,26 @@ def book_step(tally: RunRecord, windows: dict[int, int], steps_out: list[SimStep
         steps_out.append(SimStep(gamma, drafted, accepted, emitted, early))
 
 
-def session_stop(toks: Sequence[int], n: int, eos: set[int], max_new: int) -> str | None:
-    """Why a played session ends with `n` tokens ("eos", "max_new_tokens"), or None when it goes on.
-
-    The run a step emits ends at the trace's end at the latest, so a trace
-    that runs out first was recorded shorter than asked: an error, never a
-    silent stop.
-    """
-    if toks[n - 1] in eos:
-        return "eos"
-    if n >= max_new:
-        return "max_new_tokens"
+def trace_left(toks: Sequence[int], n: int) -> None:
+    """A session that goes on after `n` tokens needs the trace to: one recorded shorter than asked is an error,
+    never a silent stop (the run a step emits ends at the trace's end at the latest)."""
     if n >= len(toks):
         raise ValueError("trace ended before the session did")
-    return None
 
 
-def cost_observer(policy: Policy, timings: Sequence[tuple[float, float]] | None,
-                  cost: CostModel | None) -> Any:
-    """The policy's `observe_costs` when it plans by cost and there is something to tell it, else None."""
-    if type(policy).observe_costs is Policy.observe_costs or (timings is None and cost is None):
-        return None
-    return policy.observe_costs
+def plans_by_cost(policy: Policy) -> bool:
+    """Whether the policy reads what steps cost (it overrides `observe_costs`): the others need no prices."""
+    return type(policy).observe_costs is not Policy.observe_costs
 
 
-def observe_step(observe: Any, timings: Sequence[tuple[float, float]] | None, cost: CostModel | None, step: int,
-                 drafted: int) -> None:
-    """What a cost-planning policy (adaptive-k) is told a step cost: a live run's own timings, else the model's."""
-    if observe is None:
-        return
+def step_costs(timings: Sequence[tuple[float, float]] | None, cost: CostModel | None, step: int,
+               drafted: int) -> Costs | None:
+    """What a played step cost, as `observe_costs` is told it: a live run's own timings, else the model's prices."""
     if timings is not None and step < len(timings):
-        observe(timings[step][0], drafted, timings[step][1], drafted + 1)
-    elif cost is not None:
-        observe(drafted * cost.draft_token_s, drafted, cost.verify(drafted + 1), drafted + 1)
+        return timings[step][0], drafted, timings[step][1], drafted + 1
+    if cost is not None:
+        return drafted * cost.draft_token_s, drafted, cost.verify(drafted + 1), drafted + 1
+    return None
 
 
 def price_session(tally: RunRecord, windows: dict[int, int], cost: CostModel | None, session_s: float) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable
 
+from ...engine.pair import Pair
 from .simulate import Trace
 from ...engine.hf_compat import cache_kw
 
@@ -42,7 +43,7 @@ def prefilled(model: Any, ids: list[int], device: Any) -> Any:
     return cache
 
 
-def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
+def target_run(pair: Pair, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
                token_s: list[float] | None = None, vocab: int | None = None) -> tuple[list[int], float, float]:
     """Target-only greedy decoding, the decoder's cached path at k = 1: (tokens, prefill seconds, total seconds).
 
@@ -56,7 +57,7 @@ def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: I
     import torch
 
     target = pair.target
-    device = torch.device(getattr(pair, "device", None) or target.device)
+    device = torch.device(pair.device)
     if vocab is None:
         vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
     eos = set(int(i) for i in eos_ids)
@@ -80,7 +81,7 @@ def target_run(pair: Any, prompt_ids: list[int], max_new_tokens: int, eos_ids: I
         return toks, t_prefill, time.perf_counter() - t0
 
 
-def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
+def record_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
                  eos_ids: Iterable[int], header_s: float = 0.0,
                  plain: tuple[list[int], float, float] | None = None) -> Trace:
     """Runs the models once over a prompt and keeps what every greedy policy will see.
@@ -92,7 +93,7 @@ def record_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_token
     from transformers import DynamicCache
 
     target, draft = pair.target, pair.draft
-    device = torch.device(getattr(pair, "device", None) or target.device)
+    device = torch.device(pair.device)
     vocab = int(min(target.config.vocab_size, draft.config.vocab_size))
     eos = set(int(i) for i in eos_ids)
     ids = list(prompt_ids)

@@ -37,6 +37,7 @@ import time
 import zlib
 from typing import Any, Iterable
 
+from ...engine.pair import Pair
 from ...engine.hf_compat import cache_kw
 from ...engine.sampling import SamplingConfig, Served
 from .simulate import Trace
@@ -74,7 +75,7 @@ def coupled_token(p: Any, q: Any, u_draft: float, u_accept: float, u_residual: f
     return x, draw(residual_law(p, q), u_residual)
 
 
-def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
+def record_sampled_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
                          eos_ids: Iterable[int], sampling: SamplingConfig, header_s: float = 0.0) -> Trace:
     """Runs both models once over a prompt with coupled draws and keeps what every sampled policy will see.
 
@@ -87,7 +88,7 @@ def record_sampled_trace(pair: Any, prompt_id: str, prompt_ids: list[int], max_n
     if sampling.greedy:
         raise ValueError("a sampled trace needs a temperature > 0; greedy traces come from trace_record")
     target, draft = pair.target, pair.draft
-    device = torch.device(getattr(pair, "device", None) or target.device)
+    device = torch.device(pair.device)
     vocab = int(min(target.config.vocab_size, draft.config.vocab_size))
     eos = set(int(i) for i in eos_ids)
     served = Served(sampling)

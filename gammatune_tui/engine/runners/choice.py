@@ -28,6 +28,7 @@ from typing import Any, Iterator
 import torch
 from transformers import DynamicCache
 
+from ..pair import Pair
 from ...errors import EngineUnavailable, InvalidParameter
 from ..fast_forward import _direct_eligible
 from .base import Runner
@@ -243,7 +244,7 @@ class RunnerPool:
             self._free.append(runners)
 
 
-def runner_pool(pair: Any) -> RunnerPool:
+def runner_pool(pair: Pair) -> RunnerPool:
     """The pair's pool (created on first use for pair-like objects that are not a ModelPair)."""
     pool = getattr(pair, "runner_pool", None)
     if pool is None:
