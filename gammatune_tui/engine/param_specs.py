@@ -185,11 +185,11 @@ SPECS: tuple[ParamSpec, ...] = (
     # the peers' (engine/peer_policies.py; docs/engine.md "The peers"): each source's published value,
     # but AdaEDL's λ0, which its paper sweeps: fitted with benchmarks/field_table.py on the even prompts of
     # the demo pair's code set at T = 0 and T = 0.7 together (the best mean share of the oracle at γ0 = 4,
-    # 0.696 / 0.679; the odd prompts are the held-out report, docs/benchmarks.md). This tiny draft's
+    # 0.704 / 0.700; the odd prompts are the held-out report, docs/benchmarks.md). This tiny draft's
     # entropies are high (3–6 nats), so its bound 1 − √(0.2·H) is low and a useful λ0 is too.
     ParamSpec("p_min", float, 0.75, "p min", "stop drafting after a token whose top-1 probability is under it "
               "(llama.cpp's --draft-p-min)", lo=0, hi=1, step=0.05, grid=(0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)),
-    ParamSpec("edl_lambda", float, 0.15, "λ0", "starting threshold λ on the entropy bound 1 − √(0.2·H): stop "
+    ParamSpec("edl_lambda", float, 0.1, "λ0", "starting threshold λ on the entropy bound 1 − √(0.2·H): stop "
               "drafting under it", lo=0, hi=1, step=0.05, column="λ0",
               grid=(0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)),
     ParamSpec("edl_target", float, 0.9, "α target", "target acceptance rate: λ rises while the smoothed rate is under "
