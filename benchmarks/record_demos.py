@@ -40,7 +40,8 @@ CHAT_TURNS = ("class Point:", "    def distance(self, other):")
 
 # name → the gammatune command line that makes it (the README of the recordings lists the same)
 COMMANDS = {
-    "all-methods": ["compare", PARSE_HEADER, "--temperature", "0", "-n", "128", "--threads", "1", "--print"],
+    "all-methods": ["compare", PARSE_HEADER, "--methods", "all", "--temperature", "0", "-n", "128", "--threads", "1",
+                    "--print"],
     "gammatune-plus": ["run", STACK, "-m", "gammatune+", "-n", "160", "--threads", "1"],
     "specdecode": ["run", STACK, "-m", "specdecode", "-n", "160", "--threads", "1"],
 }

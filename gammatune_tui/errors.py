@@ -45,6 +45,11 @@ class RecordingError(GammatuneError):
     """A recording that cannot be read: unknown schema, malformed line, impossible values."""
 
 
+class TraceWithoutEntropy(GammatuneError, ValueError):
+    """A policy that reads the draft's entropy (adaedl, svip) asked to play a trace file recorded before
+    traces kept it: playing the unknown entropy as any number would print results of a rule that never ran."""
+
+
 class PromptFileError(GammatuneError):
     """A prompt set that is missing or malformed."""
 

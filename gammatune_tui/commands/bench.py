@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..bench.args import parse_gammas, parse_ints
-from ..engine.policies import METHODS, PolicyParams, parse_methods
+from ..engine.policies import LIVE_DEFAULT_METHODS, METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..render.table_fit import FittingConsole
 from .options import common_options, flag_names
@@ -25,7 +25,8 @@ from .prompt_input import prompt_file_option
 from .prompt_sets import bench_prompts
 
 DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
-TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k", "costaware")
+TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k", "p-min", "adaedl", "svip",
+           "ema-tiers", "ucb", "costaware")
 BENCH = "Benchmark"
 
 
@@ -47,7 +48,8 @@ def bench(
     ctx: typer.Context,
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, a .jsonl file, or - (JSON Lines on stdin) (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
     prompt_file: Optional[Path] = prompt_file_option(BENCH),
-    methods: Optional[str] = typer.Option(None, "--methods", metavar="LIST", help=f"Comma-separated methods (default all: {', '.join(METHODS)}).", rich_help_panel=BENCH),
+    methods: Optional[str] = typer.Option(None, "--methods", metavar="LIST", help=f"Comma-separated methods, or all (the {len(METHODS)}). Default: all when simulating or tuning; "
+                                 f"a live sweep runs {', '.join(LIVE_DEFAULT_METHODS)}.", rich_help_panel=BENCH),
     gammas: Optional[str] = typer.Option(None, "--gammas", metavar="LIST", help="Comma-separated initial γ0 values (default: the paper's 1–8, 12, 16, 20, 24).", rich_help_panel=BENCH),
     repeats: int = typer.Option(1, "--repeats", min=1, help="Times each (prompt, method, γ0) is run live.", rich_help_panel=BENCH),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N prompts of the set.", rich_help_panel=BENCH),
@@ -85,7 +87,8 @@ def bench(
         return
     # --methods/--gammas sweep; a lone --method/--gamma (the shared options) narrows the sweep to it
     method_list = parse_methods(methods) if methods is not None else (
-        parse_methods(opts.method) if _given(ctx, "method") else list(METHODS))
+        parse_methods(opts.method) if _given(ctx, "method") else
+        list(METHODS if simulate or tune_ else LIVE_DEFAULT_METHODS))
     gamma_list = parse_gammas(gammas) if gammas is not None else (
         parse_gammas(str(opts.gamma)) if _given(ctx, "gamma") else parse_gammas(DEFAULT_GAMMAS))
     if not sampling.greedy and not (simulate or tune_):

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import typer
 
-from ..engine.policies import METHODS, parse_methods
+from ..engine.policies import LIVE_DEFAULT_METHODS, parse_methods
 from ..engine.names import MODEL as MODEL_DRAFTER
 from ..engine.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
@@ -34,9 +34,9 @@ def compare(
     prompt_file: Optional[Path] = prompt_file_option(),
     system: Optional[str] = system_option(),
     methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False, metavar="LIST",
-                                          help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all; "
-                                               "specdecode,gammatune+ with --drafters)."),
-    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help="Race draft sources too: model,self:int4,prompt-lookup runs every method once per source (self-drafts are built from the target at load; at most 7 contestants)."),
+                                          help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare, or all (default: "
+                                               f"{', '.join(LIVE_DEFAULT_METHODS)}; specdecode,gammatune+ with --drafters)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help=f"Race draft sources too: model,self:int4,prompt-lookup runs every method once per source (self-drafts are built from the target at load; at most {MAX_METHODS} contestants)."),
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
@@ -48,7 +48,9 @@ def compare(
 ) -> None:
     """Compare γ policies on the same models, prompt and seed: each runs alone, several times, then they race.
 
-    Methods: specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+, adaptive-k, costaware (default: all seven).
+    Methods: the paper's specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+; the peers'
+    adaptive-k, p-min, adaedl, svip, ema-tiers, ucb; gammatune's own costaware (default: the paper's five,
+    adaptive-k and costaware; --methods all races all twelve).
     Plain target-only decoding is measured beside them as a reference row.
     """
     if given_on_command_line(ctx, "method"):
@@ -68,7 +70,7 @@ def compare(
     drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
     several = drafter_list is not None and len(drafter_list) > 1
     if methods is None:
-        methods = "specdecode,gammatune+" if several else ",".join(METHODS)
+        methods = "specdecode,gammatune+" if several else ",".join(LIVE_DEFAULT_METHODS)
     method_list = parse_methods(methods, at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
     if opts.max_new_tokens < 1:

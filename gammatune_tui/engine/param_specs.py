@@ -182,6 +182,20 @@ SPECS: tuple[ParamSpec, ...] = (
               "confidence bin", lo=0, lo_open=True, step=5, grid=(2, 5, 10, 20, 40, 80)),
     ParamSpec("calib_forget", float, 0.95, "forget", "factor the session's own calibration counts "
               "decay by each step", lo=0, hi=1, lo_open=True, step=0.01, grid=(0.9, 0.95, 0.98, 0.99, 1.0)),
+    # the peers' (engine/peer_policies.py; docs/engine.md "The peers"): each source's published value,
+    # but AdaEDL's λ0, which its paper sweeps: fitted with benchmarks/field_table.py on the even prompts of
+    # the demo pair's code set at T = 0 and T = 0.7 together (the best mean share of the oracle at γ0 = 4,
+    # 0.704 / 0.700; the odd prompts are the held-out report, docs/benchmarks.md). This tiny draft's
+    # entropies are high (3–6 nats), so its bound 1 − √(0.2·H) is low and a useful λ0 is too.
+    ParamSpec("p_min", float, 0.75, "p min", "stop drafting after a token whose top-1 probability is under it "
+              "(llama.cpp's --draft-p-min)", lo=0, hi=1, step=0.05, grid=(0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)),
+    ParamSpec("edl_lambda", float, 0.1, "λ0", "starting threshold λ on the entropy bound 1 − √(0.2·H): stop "
+              "drafting under it", lo=0, hi=1, step=0.05, column="λ0",
+              grid=(0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)),
+    ParamSpec("edl_target", float, 0.9, "α target", "target acceptance rate: λ rises while the smoothed rate is under "
+              "it", lo=0, hi=1, step=0.05, column="α*", grid=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95)),
+    ParamSpec("svip_h", float, 0.3, "svip h", "stop drafting once √(0.15·H) exceeds it (H the draft's entropy, "
+              "nats)", lo=0, step=0.05, grid=(0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)),
 )
 BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
 PARAM_SPECS: tuple[ParamSpec, ...] = tuple(s for s in SPECS if s.in_params)

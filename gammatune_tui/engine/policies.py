@@ -18,6 +18,7 @@ from .adaptive_k import AdaptiveK
 from .confidence import roc_threshold  # noqa: F401  (re-exported)
 from .costaware_policy import CostAware
 from .paper_policies import AssistantThreshold, GammaTune, GammaTunePlus, HFHeuristic, SpecDecode
+from .peer_policies import AdaEDL, EmaTiers, PMin, SVIP, UCB
 from .param_specs import BY_NAME, check_gamma0 as _check_gamma0, markdown_table
 from .policy_base import Policy
 from .policy_params import (  # noqa: F401  (re-exported: the policies' public names)
@@ -55,6 +56,9 @@ class MethodSpec:
     cls: type[Policy]
     group: str
     tuned: tuple[str, ...] = ()
+    live_default: bool = True
+    """Run by a live `bench` and `compare` when no --methods is given (the five peers of issue 27 are not,
+    so those runs take what they took before; `--methods all` and `bench --simulate` run every method)."""
 
     @property
     def name(self) -> str:
@@ -81,6 +85,11 @@ REGISTRY: tuple[MethodSpec, ...] = (
     MethodSpec(GammaTune, "paper", _PAPER_TUNED),
     MethodSpec(GammaTunePlus, "paper", _PAPER_TUNED),
     MethodSpec(AdaptiveK, "peer", ("ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max")),
+    MethodSpec(PMin, "peer", ("p_min",), live_default=False),
+    MethodSpec(AdaEDL, "peer", ("edl_lambda", "edl_target"), live_default=False),
+    MethodSpec(SVIP, "peer", ("svip_h",), live_default=False),
+    MethodSpec(EmaTiers, "peer", ("gamma_min", "gamma_max"), live_default=False),
+    MethodSpec(UCB, "peer", ("gamma_min", "gamma_max"), live_default=False),
     MethodSpec(CostAware, "own", ("calib_weight", "calib_forget", "gamma_max")),
 )
 _BY_METHOD: dict[str, MethodSpec] = {m.name: m for m in REGISTRY}
@@ -90,6 +99,7 @@ assert [m.group for m in REGISTRY] == sorted((m.group for m in REGISTRY), key=li
 assert all(n in BY_NAME and BY_NAME[n].in_params for m in REGISTRY for n in m.reads + m.tuned), \
     "a method reads and tunes only parameters declared in engine/param_specs.py"
 METHODS: tuple[str, ...] = tuple(_BY_METHOD)
+LIVE_DEFAULT_METHODS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.live_default)
 
 
 def check_method(name: str) -> str:

@@ -36,6 +36,10 @@ def _run(capsys, *argv):
     (["--validate"], "--simulate"),
     (["--latency", "--shape", "gpt-5"], "unknown shape"),
     (["--latency", "--verify-k", "1,a"], "--verify-k"),
+    (["--p-min", "1.5"], "--p-min"),             # the peers' parameters (issue 27)
+    (["--edl-lambda", "2"], "--edl-lambda"),
+    (["--edl-target", "-0.1"], "--edl-target"),
+    (["--svip-h", "-1"], "--svip-h"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, needle):
     code, out, err = _run(capsys, *argv)
@@ -56,8 +60,28 @@ def test_malformed_prompt_file(capsys, tmp_path):
 def test_parsers():
     assert parse_gammas("1, 2,24") == [1, 2, 24]
     assert parse_methods("all") == parse_methods(
-        "specdecode,hf-heuristic,assistant-threshold,gammatune,gammatune+,adaptive-k,costaware")
+        "specdecode,hf-heuristic,assistant-threshold,gammatune,gammatune+,adaptive-k,p-min,adaedl,svip,ema-tiers,"
+        "ucb,costaware")
     with pytest.raises(InvalidParameter):
         parse_gammas("")
     with pytest.raises(InvalidParameter):
         parse_methods("gammatune,")
+
+
+@pytest.mark.parametrize("argv,methods", [
+    ([], "LIVE"), (["--simulate"], "ALL"), (["--methods", "all"], "ALL"), (["--method", "ucb"], ["ucb"]),
+])
+def test_a_live_sweep_runs_its_seven_methods_and_the_simulator_all_twelve(capsys, monkeypatch, argv, methods):
+    """The peers join every simulated run; a live sweep without --methods takes as long as before them."""
+    from gammatune_tui.bench.modes import sweep
+    from gammatune_tui.engine.policies import LIVE_DEFAULT_METHODS, METHODS
+
+    seen = {}
+    monkeypatch.setattr(sweep, "run_sweep", lambda console, err, cfg, *a, **k: seen.setdefault("methods", cfg.methods))
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--limit", "1", *argv])
+    assert exc.value.code == 0
+    want = {"LIVE": list(LIVE_DEFAULT_METHODS), "ALL": list(METHODS)}[methods] if isinstance(methods, str) else methods
+    assert seen["methods"] == want
+    assert LIVE_DEFAULT_METHODS == ("specdecode", "hf-heuristic", "assistant-threshold", "gammatune", "gammatune+",
+                                    "adaptive-k", "costaware") and len(METHODS) == 12

@@ -135,3 +135,14 @@ def test_oracle_row_and_share_of_oracle(tmp_path):
         got = {(r["method"], r["gamma0"]): r for r in csv.DictReader(fh)}
     assert float(got[("gammatune", "4")]["share_of_oracle"]) == pytest.approx(0.48)
     assert float(got[(ORACLE, "")]["share_of_oracle"]) == pytest.approx(1.0)
+
+
+def test_table2_draws_a_line_between_the_method_groups():
+    from gammatune_tui.bench.report.tables import Speedup, render_table2
+
+    names = ["oracle", "specdecode", "gammatune+", "adaptive-k", "ucb", "costaware", PLAIN]
+    t2 = {m: Speedup(1.0, 0.0) for m in names}
+    table = render_table2(t2, {}, "pair", paper=False)
+    ends = [row.end_section for row in table.rows]
+    # oracle | the paper's two | the peers' two | gammatune's own | target-only
+    assert ends == [True, False, True, False, True, True, False]

@@ -69,7 +69,10 @@ def test_trace_structure_and_round_trip(sampled_traces):
 
 
 CASES = [("specdecode", 4, {}), ("gammatune+", 4, {"tau": 0.5}), ("assistant-threshold", 6, {"tau": 0.3}),
-         ("hf-heuristic", 2, {}), ("gammatune", 2, {"gamma_min": 1})]
+         ("hf-heuristic", 2, {}), ("gammatune", 2, {"gamma_min": 1}),
+         # the peers (issue 27): the stop rules at thresholds that end windows on this pair's served laws
+         ("p-min", 6, {"p_min": 0.6}), ("adaedl", 6, {"edl_lambda": 0.7}), ("svip", 6, {"svip_h": 0.2}),
+         ("ema-tiers", 4, {}), ("ucb", 4, {"gamma_max": 4})]
 
 
 @pytest.mark.parametrize("method,gamma0,params", CASES)
@@ -86,6 +89,18 @@ def test_replay_agrees_with_live_sampled_runs_in_tokens_per_step(bench_pair, sam
         live_tok, live_n = live_tok + sum(x[3] for x in steps), live_n + len(steps)
     sim_tps, live_tps = sim_tok / sim_steps, live_tok / live_n
     assert abs(sim_tps / live_tps - 1) < TOLERANCE, (sim_tps, live_tps)
+
+
+def test_the_peers_sampled_thresholds_do_end_windows(sampled_traces):
+    """The peers' cases above are not vacuous: at those thresholds their stop rules end windows on these traces."""
+    for method, gamma0, params in CASES:
+        if method not in ("p-min", "adaedl", "svip"):
+            continue
+        steps = []
+        for t in sampled_traces.values():
+            play_trace(t, PolicySettings.build(method, gamma0, **params).make(), steps_out=steps)
+        early = sum(x.early_stop for x in steps) / len(steps)
+        assert 0.05 < early < 0.95, (method, early)
 
 
 def test_a_greedy_trace_would_not_pass_that_check(bench_pair, sampled_traces):

@@ -12,6 +12,7 @@ from gammatune_tui.bench.sim.simulate import (
 )
 from gammatune_tui.bench.sim.trace_record import record_trace
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder
+from gammatune_tui.errors import TraceWithoutEntropy
 
 PROMPTS = {"p0": [5, 9, 13, 22, 7], "p1": [3, 4, 5, 6, 7, 8, 30, 31], "p2": [40]}
 MAX_NEW = 40
@@ -164,12 +165,40 @@ def test_a_policy_reading_entropy_plays_a_trace_as_it_runs_live(bench_pair, trac
     assert early   # the threshold did stop windows
 
 
+def _between_median_values(values):
+    """A threshold halfway between the two middle values: about half the tokens on each side, none on it."""
+    v = sorted(values)
+    return (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+@pytest.mark.parametrize("method,param", [("p-min", "p_min"), ("adaedl", "edl_lambda"), ("svip", "svip_h")])
+def test_the_peers_stop_rules_replay_live_step_for_step(bench_pair, traces, method, param):
+    """Each peer's stop rule at a threshold inside the traces' own range, so windows do end early: live = played."""
+    from gammatune_tui.engine.peer_policies import edl_bound, svip_score
+
+    stat = {"p_min": lambda t: t.draft_prob, "edl_lambda": lambda t: [edl_bound(h) for h in t.draft_entropy],
+            "svip_h": lambda t: [svip_score(h) for h in t.draft_entropy]}[param]
+    s = PolicySettings.build(method, 6, **{param: _between_median_values([x for t in traces for x in stat(t)])})
+    early = 0
+    for t in traces:
+        check = check_against_live(t, s, _live(bench_pair, s, t.prompt_ids), None)
+        assert check.steps_equal and check.output_equal, (t.prompt_id, check)
+        sim_steps = []
+        play_trace(t, s.make(), steps_out=sim_steps)
+        early += sum(x.early_stop for x in sim_steps)
+    assert early   # the rule did end windows early
+
+
 def test_a_trace_kept_before_entropy_still_plays(traces):
     d = traces[0].to_json()
     del d["draft_entropy"], d["off_entropy"]
     old = Trace.from_json(d)
     assert old.draft_entropy is None
     for m in METHODS:
+        if m in ("adaedl", "svip"):  # they read the entropy the trace lacks: one clear error, not a made-up run
+            with pytest.raises(TraceWithoutEntropy, match="recorded without"):
+                play_trace(old, PolicySettings.build(m, 4).make())
+            continue
         assert play_trace(old, PolicySettings.build(m, 4).make()).tokens == MAX_NEW
 
 

@@ -103,7 +103,9 @@ def test_compare_summary_at_80_columns_keeps_every_column():
     assert "…" not in text and all(len(line) <= 80 for line in text.splitlines())
     for header in ("tok/s", "spread", "× target", "× specdecode", "α", "tok/step", "calls t/d"):
         assert all(word in text for word in header.split()), header   # a header may wrap between its words
-    assert text.count("/") >= 2 * len(METHODS)   # every method's calls t/d cell, beside its tok/s
+    import re
+    # every method's calls t/d cell (and target-only's), in whichever part of a split table holds that column
+    assert len(re.findall(r"\b\d+/\d+\b", text)) >= len(METHODS) + 1
     for m in METHODS:
         assert m in text
 

@@ -70,8 +70,11 @@ def test_one_row_per_method_in_its_group_and_each_reads_declared_parameters():
     assert [m.name for m in REGISTRY if m.group == "paper"] == [
         "specdecode", "hf-heuristic", "assistant-threshold", "gammatune", "gammatune+"]
     assert method_spec("adaptive-k").group == "peer" and method_spec("costaware").group == "own"
+    assert [m.name for m in REGISTRY if m.group == "peer"] == [
+        "adaptive-k", "p-min", "adaedl", "svip", "ema-tiers", "ucb"]
     assert set(m.group for m in REGISTRY) <= set(GROUPS)
-    assert [m.name for m in REGISTRY if m.stops_early] == ["assistant-threshold", "gammatune+", "costaware"]
+    assert [m.name for m in REGISTRY if m.stops_early] == ["assistant-threshold", "gammatune+", "p-min", "adaedl",
+                                                           "svip", "costaware"]
     assert readers("tau") == ("assistant-threshold", "gammatune+") and readers("gamma0") == ()
     for m in REGISTRY:   # what a method reads, it records (its own parameters even at their defaults)
         assert set(m.reads) <= set(make_policy(m.name, 4).describe())

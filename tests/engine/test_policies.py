@@ -192,7 +192,8 @@ def test_policy_invariants(method, gamma0, eta, delta, bounds, steps):
     a, b = make_policy(method, gamma0, **kw), make_policy(method, gamma0, **kw)
     gammas_a, gammas_b = [], []
     exact = Fraction(min(gmin + extra, max(gmin, gamma0)))  # γ0 outside bounds set explicitly: clipped
-    assert a.gamma == exact
+    # ucb's round robin starts at the smallest arm, γ_min (SPEC §2), whatever γ0 is
+    assert a.gamma == (gmin if method == "ucb" else exact)
     for acc, d in steps:
         d = max(1, min(d, a.gamma)) if a.gamma else 0
         acc = min(acc, d)
@@ -208,7 +209,7 @@ def test_policy_invariants(method, gamma0, eta, delta, bounds, steps):
             x = Fraction(acc + (delta if acc == planned else 0))
             exact = min(Fraction(gmin + extra), max(Fraction(gmin), (1 - Fraction(str(eta))) * exact + Fraction(str(eta)) * x))
             assert a.gamma == math.ceil(exact)
-        if method in ("specdecode", "assistant-threshold"):
+        if method in ("specdecode", "assistant-threshold", "p-min", "adaedl", "svip"):
             assert a.gamma == min(gmin + extra, max(gmin, gamma0))
     assert gammas_a == gammas_b  # deterministic
 

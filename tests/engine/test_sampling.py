@@ -95,6 +95,16 @@ def test_token_by_token_drafting_follows_target_law(micro_pair):
     assert chi2_test(counts, p_law, N_SAMPLES) > 1e-3
 
 
+@pytest.mark.parametrize("method,params", [("svip", {"svip_h": 0.3}), ("adaedl", {"edl_lambda": 0.6})])
+def test_entropy_stops_follow_target_law(micro_pair, method, params):
+    """The peers' entropy rules end windows on H(q) (issue 27); the output law is still the target's."""
+    cfg = SamplingConfig(temperature=1.0)
+    vocab = micro_pair.target.config.vocab_size
+    p_law = joint_law(micro_pair.target, Served(cfg), vocab)
+    counts, _ = sample_pairs(micro_pair, PolicySettings.build(method, 3, **params), cfg, N_SAMPLES)
+    assert chi2_test(counts, p_law, N_SAMPLES) > 1e-3
+
+
 def test_sampler_without_sync_draws_the_law():
     """The exponential race CUDA uses instead of torch.multinomial; checked here on the CPU."""
     law = torch.tensor([[0.5, 0.25, 0.125, 0.0625, 0.0625, 0.0, 0.0, 0.0]])

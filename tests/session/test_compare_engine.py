@@ -85,7 +85,7 @@ def test_compare_cli_print_records_and_replays(tiny_pair_dirs, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("argv, msg", [
-    (["compare", "x", "--methods", "specdecode"], "2 to 7"),
+    (["compare", "x", "--methods", "specdecode"], "2 to 12"),
     (["compare", "x", "--methods", "specdecode,bogus"], "unknown method"),
     (["compare", "x", "--eta", "2"], "eta"),
     (["compare", "x", "--method", "specdecode"], "use --methods (e.g. --methods gammatune+,specdecode)"),

@@ -30,6 +30,11 @@ def test_each_method_shows_the_parameters_it_reads_and_only_those():
                 "gammatune+": {"gamma0", "eta", "delta", "tau", "gamma_min", "gamma_max", "temperature"},
                 "adaptive-k": {"gamma0", "ema_alpha", "alpha_prior", "cooldown", "gamma_min", "gamma_max",
                                "temperature"},
+                "p-min": {"gamma0", "p_min", "temperature"},
+                "adaedl": {"gamma0", "edl_lambda", "edl_target", "temperature"},
+                "svip": {"gamma0", "svip_h", "temperature"},
+                "ema-tiers": {"gamma0", "gamma_min", "gamma_max", "temperature"},
+                "ucb": {"gamma0", "gamma_min", "gamma_max", "temperature"},
                 "costaware": {"gamma0", "calib_weight", "calib_forget", "gamma_min", "gamma_max", "temperature"},
             }
             assert set(expected) == set(METHODS)
@@ -68,6 +73,35 @@ def test_adaptive_k_parameters_apply_mid_generation_and_are_validated():
             await pilot.press("up")                                   # ↑ steps it by 0.05
             await wait_until(pilot, lambda: len(src.requests) == 4)
             assert float(src.requests[-1][0].params.ema_alpha) == 0.55
+            src.stop()
+
+    run(scenario())
+
+
+def test_the_peers_parameters_apply_mid_generation_and_the_open_list_names_the_groups():
+    async def scenario():
+        async with gated_chat(2, settings=PolicySettings.build("adaedl", 4)) as (src, pilot, chat):
+            options = [str(o.prompt) for o in chat.query_one("#ctl-method", Select).query_one("SelectOverlay").options]
+            assert options[0] == "specdecode  the paper's" and "adaedl  peers'" in options
+            assert options[-1] == "costaware  gammatune's own"
+            for name, value in (("edl_lambda", "0.3"), ("edl_target", "0.8")):
+                field = chat.query_one(f"#ctl-{name}", Input)
+                field.focus()
+                field.value = ""
+                await pilot.press(*value, "enter")
+            await wait_until(pilot, lambda: len(src.requests) == 2, what="two requests")
+            src.gate.release(1)
+            await wait_until(pilot, lambda: len(chat.steps) == 3, what="3rd step")
+            ev = chat.steps[2]
+            assert ev.settings_changed and ev.method == "adaedl"
+            assert (ev.params["edl_lambda"], ev.params["edl_target"]) == (0.3, 0.8)
+            chat.query_one("#ctl-method", Select).value = "svip"
+            await pilot.pause()
+            h = chat.query_one("#ctl-svip_h", Input)
+            h.focus()
+            await pilot.press("up")                                   # ↑ steps it by 0.05
+            await wait_until(pilot, lambda: len(src.requests) == 4)
+            assert src.requests[-1][0].method == "svip" and float(src.requests[-1][0].params.svip_h) == 0.35
             src.stop()
 
     run(scenario())

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ...engine.policies import METHODS
+from ...engine.policies import METHODS, grouped_methods
 from ..sim.oracle import ORACLE, OracleSummary, Regret
 from ..results import BASELINES, HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, Cell
 from .columns import Column, print_fitted
@@ -139,6 +139,15 @@ def method_order(names: Iterable[str]) -> list[str]:
     return [n for n in order if n in names] + [n for n in names if n not in order]
 
 
+_GROUP = {m: words for words, names in grouped_methods() for m in names}
+
+
+def group_ends(order: list[str]) -> set[str]:
+    """The rows after which a table draws a line: where the method group changes (the paper's, peers',
+    gammatune's own; the oracle before them and the baselines after them are groups of their own)."""
+    return {a for a, b in zip(order, order[1:]) if _GROUP.get(a, a) != _GROUP.get(b, b)}
+
+
 # -- rendering ----------------------------------------------------------------------
 
 
@@ -154,7 +163,9 @@ def render_table2(t2: dict[str, Speedup], over_plain: dict[str, Speedup], pair_l
         table.add_column("share of oracle", justify="right")
     if paper:
         table.add_column("paper (avg of 4 pairs)", justify="right")
-    for m in method_order(t2):
+    order = method_order(t2)
+    ends = group_ends(order)
+    for m in order:
         row = [Text(m), Text(str(t2[m]))]
         row.append(Text(str(over_plain[m]) if m in over_plain else "—"))
         if shares:
@@ -162,7 +173,7 @@ def render_table2(t2: dict[str, Speedup], over_plain: dict[str, Speedup], pair_l
         if paper:
             p = PAPER_TABLE2.get(m)
             row.append(Text(f"{p[0]:.2f} ± {p[1]:.2f}×" if p else ""))
-        table.add_row(*row)
+        table.add_row(*row, end_section=m in ends)
     return table
 
 
@@ -193,7 +204,9 @@ def render_summary(thr: dict[str, dict[int | None, float]]) -> Table:
     table = Table(title=Text("Throughput across γ0"), title_justify="left")
     for col in ("method", "mean tok/s", "std", "best γ0", "worst γ0"):
         table.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
-    for m in method_order(thr):
+    order = method_order(thr)
+    ends = group_ends(order)
+    for m in order:
         by_g = thr[m]
         mean, std = mean_std(by_g.values())
         gs = [g for g in by_g if g is not None]
@@ -201,7 +214,7 @@ def render_summary(thr: dict[str, dict[int | None, float]]) -> Table:
         worst = min(gs, key=lambda g: by_g[g]) if gs else None
         table.add_row(Text(m), Text(f"{mean:.1f}"), Text(f"{std:.1f}"),
                       Text("—" if best is None else f"{best} ({by_g[best]:.0f})"),
-                      Text("—" if worst is None else f"{worst} ({by_g[worst]:.0f})"))
+                      Text("—" if worst is None else f"{worst} ({by_g[worst]:.0f})"), end_section=m in ends)
     return table
 
 

@@ -27,7 +27,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from ...engine.names import CHAT_DRAFTERS
-from ...engine.policies import METHODS
+from ...engine.policies import grouped_methods
 from ...render.change_marks import change_list
 from ...render.plain_text import answer_text, conversation_text
 from ...render.session_info import settings_line
@@ -309,6 +309,7 @@ class ChatActions:
                                     "Let the generation run as fast as it can (F9)",
                                     lambda pace=pace: self.set_pace(pace))
         if not self.read_only:
-            for m in METHODS:
-                yield SystemCommand(f"Method: {m}", f"Switch the γ policy to {m} from the next step",
-                                    lambda m=m: self.set_method(m))
+            for words, names in grouped_methods():
+                for m in names:
+                    yield SystemCommand(f"Method: {m}", f"Switch the γ policy to {m} ({words}) from the next step",
+                                        lambda m=m: self.set_method(m))

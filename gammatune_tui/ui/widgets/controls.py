@@ -10,9 +10,10 @@ the settings it had.
 
 Only the parameters the chosen method reads are shown (`used_params`):
 η and δ for the GammaTunes, τ for the threshold methods, adaptive-k's EMA
-weight, prior and cooldown for adaptive-k, the calibration weight and
-forgetting for costaware, the γ bounds where a method
-plans within them. Values are typed (Enter applies) or stepped with ↑/↓.
+weight, prior and cooldown for adaptive-k, p min for p-min, λ0 and α target
+for adaedl, svip h for svip, the calibration weight and forgetting for
+costaware, the γ bounds where a method plans within them. Values are typed
+(Enter applies) or stepped with ↑/↓.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from rich.text import Text
 from textual.widgets import Input, Label, Select
+from textual.widgets._select import SelectOverlay
+from textual.widgets.option_list import Option
 
 from ...engine.param_specs import SPECS, ParamSpec
-from ...engine.policies import METHODS, PolicySettings, param_help, used_params
+from ...engine.policies import METHODS, PolicySettings, grouped_methods, param_help, used_params
 from ...engine.sampling import SamplingConfig
 from ...errors import InvalidParameter
 
@@ -51,6 +55,24 @@ INTEGER_FIELDS = {s.name for s in _NUMERIC if s.kind is int}
 ALWAYS_SHOWN = {"gamma0", "temperature"}
 LABELS = {name: label for name, label, _, _ in FIELDS}
 _NAME = re.compile(r"\b(" + "|".join(sorted(LABELS, key=len, reverse=True)) + r")\b")
+
+
+GROUP_OF = {m: words for words, names in grouped_methods() for m in names}
+
+
+class MethodSelect(Select):
+    """The method selector: the open list names each method's group (the paper's, peers', gammatune's own) beside it.
+
+    Twelve methods read better in their groups; the registry lists them group
+    by group, and the open list says which group each belongs to. The closed
+    selector shows the name alone, as it always has.
+    """
+
+    def _setup_options_renderables(self) -> None:
+        overlay = self.query_one(SelectOverlay)
+        overlay.clear_options()
+        overlay.add_options([Option(Text.assemble(str(prompt), (f"  {GROUP_OF.get(str(value), '')}", "dim")))
+                             for prompt, value in self._options])
 
 
 def speak(message: str) -> str:
@@ -152,7 +174,7 @@ class ControlsPanel(Vertical):
         values = settings_values(self.settings, self.sampling)
         with Horizontal(classes="ctl-row"):
             yield Label("method", classes="ctl-label")
-            yield Select([(m, m) for m in METHODS], value=self.settings.method, allow_blank=False,
+            yield MethodSelect([(m, m) for m in METHODS], value=self.settings.method, allow_blank=False,
                          id="ctl-method", compact=True, disabled=self.read_only)
         shown = shown_fields(self.settings.method)
         for name, label, step, help_text in FIELDS:
