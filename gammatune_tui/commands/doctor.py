@@ -21,6 +21,7 @@ from ..bench.args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from ..bench.args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..bench.args import parse_gammas
 from ..errors import InvalidParameter
+from .options import flag_names
 from ..prompts import load_prompt_set
 from ..render.console import make_console
 
@@ -73,7 +74,8 @@ def doctor(
     gamma_list = tuple(parse_gammas(gammas))
     from ..engine.sampling import SamplingConfig  # (here: importing it loads torch, which --help does not need)
 
-    sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)  # InvalidParameter
+    with flag_names():   # the engine says `seed`, `top_p`: the user typed --seed, --top-p
+        sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
     if sampling.greedy and (top_k or top_p != 1.0):
         raise InvalidParameter("--top-k and --top-p shape sampled decoding: give --temperature above 0 with them")
     dev = resolve_device(device)          # InvalidParameter before any model loads

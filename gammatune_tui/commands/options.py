@@ -92,7 +92,8 @@ FLAGS = {
     "gamma0": "--gamma", "gamma_min": "--gamma-min", "gamma_max": "--gamma-max", "eta": "--eta",
     "delta": "--delta", "tau": "--tau", "ema_alpha": "--ema-alpha", "alpha_prior": "--alpha-prior",
     "cooldown": "--cooldown", "temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p",
-    "max_new_tokens": "--max-new-tokens", "dynamic_tau": "--dynamic-tau",
+    "max_new_tokens": "--max-new-tokens", "dynamic_tau": "--dynamic-tau", "seed": "--seed",
+    "calib_weight": "--calib-weight", "calib_forget": "--calib-forget",
 }
 _FLAG_WORDS = re.compile(r"(?<![-\w])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")\b")
 
