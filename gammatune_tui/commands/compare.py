@@ -35,7 +35,7 @@ def compare(
     methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False, metavar="LIST",
                                           help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare (default: all; "
                                                "specdecode,gammatune+ with --drafters)."),
-    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help="Race draft sources too: model,prompt-lookup runs every method once per source (at most 6 contestants)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help=f"Race draft sources too: model,prompt-lookup runs every method once per source (at most {MAX_METHODS} contestants)."),
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
 
 
 def doctor(
-    target: Optional[str] = typer.Option(None, "--target", metavar="MODEL", help="Target model: local directory or hub id (default: the demo pair's)."),
+    target: Optional[str] = typer.Option(None, "--target", metavar="MODEL", help="Target model: local directory or hub id; needs --draft (with neither: the demo pair's target and draft)."),
     drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer."),
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
     limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="Use the first N prompts of the set."),
@@ -60,7 +60,8 @@ def doctor(
     and the reference rows played exactly over the traces, each with its spread.
     """
     if drafts and not target:
-        raise InvalidParameter("--draft needs --target (the model the drafts would speed up)")
+        raise InvalidParameter("--draft needs --target (the model the drafts would speed up); with neither, doctor "
+                               "examines the demo pair")
     if target and not drafts:
         raise InvalidParameter("give at least one --draft to examine for --target")
     dupes = sorted({d for d in drafts if drafts.count(d) > 1})
