@@ -102,16 +102,6 @@ def test_ctrl_c_while_timing_keeps_every_trace(capsys, pair_args, monkeypatch, t
                                f"was not timed yet: the next --simulate times it); {out} not written")
 
 
-def test_one_trace_is_one_trace(capsys, pair_args, monkeypatch, tmp_path):
-    """Issue 24 row 14: "recorded 1 traces"."""
-    monkeypatch.setenv("GAMMATUNE_CACHE_DIR", str(tmp_path / "cache"))
-    args = [a if a != "2" else "1" for a in SIM]          # --limit 1
-    code, _, err = invoke(["bench", *pair_args, *args, "--out", str(tmp_path / "b.json")], capsys)
-    assert code == 0, err
-    flat = " ".join(err.split())
-    assert "recorded 1 trace and the cost model" in flat and "1 traces" not in flat
-
-
 def test_a_partial_file_cut_mid_line_keeps_the_traces_before_the_cut(tmp_path):
     from types import SimpleNamespace
 
