@@ -1,0 +1,87 @@
+"""Does pacing change the timings? Paced and full-speed sessions of the same greedy prompt, interleaved.
+
+The chat's pace (session/pace.py) holds the decoder between steps. The wait
+is taken out of the clocks, but a thread that slept for 1/rate seconds can
+start the next step colder than one that did not (a lower clock, caches
+other processes have filled, a core the scheduler gave away): issue 24 row 8
+measured draft times +60 % at `--pace 4`. This script runs the demo pair on
+one prompt, alternately at full speed and at each pace given, in one process,
+and prints the median draft, verify and step times per step and the
+summary's tokens/s of each condition (median over the repeats). Each pace
+runs twice: without the warm spin at the end of each wait (spin 0, as before
+the fix) and with it (the default, `WARM_SPIN_S`).
+
+    .venv/bin/python benchmarks/pace_timing.py [--paces 4,2] [--reps 5] [--tokens 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from gammatune_tui.engine import SamplingConfig, SpeculativeDecoder, load_pair  # noqa: E402
+from gammatune_tui.engine.events import SessionSummary, StepEvent  # noqa: E402
+from gammatune_tui.engine.policies import PolicySettings  # noqa: E402
+from gammatune_tui.session.pace import WARM_SPIN_S, StepPacer, paced  # noqa: E402
+
+
+def one(decoder: SpeculativeDecoder, prompt: str, tokens: int, pace: float, spin_s: float) -> dict:
+    pacer = StepPacer(pace, spin_s=spin_s) if pace else None
+    steps, summary = [], None
+    for ev in paced(decoder.generate(prompt, max_new_tokens=tokens), pacer):
+        if isinstance(ev, StepEvent):
+            steps.append(ev)
+        elif isinstance(ev, SessionSummary):
+            summary = ev
+    return {"draft_ms": statistics.median(e.draft_s for e in steps) * 1e3,
+            "verify_ms": statistics.median(e.verify_s for e in steps) * 1e3,
+            "step_ms": statistics.median(e.step_s for e in steps) * 1e3,
+            "tok_s": summary.tokens_per_s, "steps": len(steps)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--paces", default="4,2")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--tokens", type=int, default=64)
+    ap.add_argument("--prompt", default="def quicksort(items):")
+    args = ap.parse_args()
+    # (pace, spin): full speed, then each pace without the warm spin (as before issue 24 row 8) and with it
+    conds = [(0.0, 0.0)] + [(float(p), spin) for p in args.paces.split(",") for spin in (0.0, WARM_SPIN_S)]
+    pair = load_pair(demo=True, device="cpu")
+    decoder = SpeculativeDecoder(pair, PolicySettings.build("gammatune+", 4), SamplingConfig(temperature=0.0))
+    one(decoder, args.prompt, args.tokens, 0.0, 0.0)   # warm
+    runs: dict[tuple, list[dict]] = {c: [] for c in conds}
+    loads = [os.getloadavg()[0]]
+    for r in range(args.reps):
+        for c in (conds if r % 2 == 0 else conds[::-1]):   # interleaved: a busy spell owns no condition
+            runs[c].append(one(decoder, args.prompt, args.tokens, *c))
+        loads.append(os.getloadavg()[0])
+    print(f"load average {min(loads):.1f}–{max(loads):.1f}; {args.reps} runs each, {args.tokens} tokens, greedy, "
+          f"gammatune+ γ0 4, demo pair, {torch_threads()} torch thread(s)")
+    print(f"{'condition':>18} {'draft ms':>9} {'verify ms':>9} {'step ms':>8} {'tok/s':>7}  (medians; tok/s range)")
+    for c in conds:
+        rs = runs[c]
+        med = {k: statistics.median(x[k] for x in rs) for k in ("draft_ms", "verify_ms", "step_ms", "tok_s")}
+        lo, hi = min(x["tok_s"] for x in rs), max(x["tok_s"] for x in rs)
+        label = "full speed" if not c[0] else f"{c[0]:g}/s, spin {c[1] * 1e3:g} ms"
+        print(f"{label:>18} {med['draft_ms']:9.3f} {med['verify_ms']:9.3f} {med['step_ms']:8.3f} "
+              f"{med['tok_s']:7.1f}  ({lo:.1f}–{hi:.1f})")
+
+
+def torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+if __name__ == "__main__":
+    main()
