@@ -51,7 +51,7 @@ def doctor(
     temperature: float = typer.Option(0.0, "--temperature", "-t", help="Simulate sampled decoding at this temperature (0 = greedy, the default): sampled traces with coupled draws."),
     top_k: int = typer.Option(0, "--top-k", help="With --temperature: sample from the k most likely tokens (0 = off)."),
     top_p: float = typer.Option(1.0, "--top-p", help="With --temperature: nucleus sampling (1 = off)."),
-    seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws."),
+    seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws (0 to 2^63 - 1)."),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
 

@@ -81,7 +81,7 @@ _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
     ("temperature", Optional[float], _opt(None, "--temperature", "-t", help="0 = greedy (the default for chat pairs; the demo pair defaults to 0.7).", panel=SAMPLING)),
     ("top_k", int, _opt(0, "--top-k", help="Keep the k most likely tokens (0 = off).", panel=SAMPLING)),
     ("top_p", Optional[float], _opt(None, "--top-p", help="Nucleus sampling mass in (0, 1] (1 = off).", panel=SAMPLING)),
-    ("seed", int, _opt(0, "--seed", help="Seed of the session's sampler, for reproducible runs.", panel=SAMPLING)),
+    ("seed", int, _opt(0, "--seed", help="Seed of the session's sampler, for reproducible runs (0 to 2^63 - 1).", panel=SAMPLING)),
     ("max_new_tokens", int, _opt(256, "--max-new-tokens", "-n", help="Stop after this many new tokens.", panel=SAMPLING)),
     ("raw", bool, _opt(False, "--raw", help="Send the prompt as raw text, without the chat template.", panel=SAMPLING)),
 ]

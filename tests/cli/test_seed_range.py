@@ -57,3 +57,11 @@ def test_doctor_sampled_traces_take_a_large_seed():
 
     trace = record_sampled_trace(Pair(), "p0", [1, 2, 3], 4, 2, (), SamplingConfig(temperature=0.8, seed=SEED_MAX))
     assert len(trace.steps) > 0 if hasattr(trace, "steps") else trace is not None
+
+
+@pytest.mark.parametrize("command", ["run", "doctor"])
+def test_help_gives_the_seed_range(command, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = invoke([command, "--help"], capsys)
+    line = next(line for line in out.splitlines() if "│ --seed" in line or line.lstrip().startswith("--seed"))
+    assert code == 0 and "0 to 2^63 - 1" in line
