@@ -33,6 +33,14 @@ def test_compare_help_and_error_give_the_same_limit(capsys, monkeypatch):
     assert code == 2 and f"{MIN_METHODS} to {MAX_METHODS}" in err, err
 
 
+def test_the_docs_give_the_same_contestant_limit():
+    words = {6: "six", 7: "seven", 8: "eight"}
+    engine = " ".join((ROOT / "docs" / "engine.md").read_text(encoding="utf-8").split())
+    compare = " ".join((ROOT / "docs" / "compare-and-replay.md").read_text(encoding="utf-8").split())
+    assert f"at most {words[MAX_METHODS]} in all" in engine
+    assert f"At most {words[MAX_METHODS]} contestants" in compare
+
+
 def test_doctor_target_help_does_not_promise_a_default_the_program_refuses(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = invoke(["doctor", "--help"], capsys)
