@@ -13,6 +13,7 @@ runs twice: without the warm spin at the end of each wait (spin 0, as before
 the fix) and with it (the default, `WARM_SPIN_S`).
 
     .venv/bin/python benchmarks/pace_timing.py [--paces 4,2] [--reps 5] [--tokens 64]
+    .venv/bin/python benchmarks/pace_timing.py --forward-check 80   # one forward pass after a sleep, in CPU time
 """
 
 from __future__ import annotations
@@ -75,7 +76,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--prompt", default="def quicksort(items):")
+    ap.add_argument("--forward-check", type=int, default=0, metavar="N",
+                    help="instead: N single forward passes after a sleep, a sleep + spin, and none (CPU time)")
     args = ap.parse_args()
+    if args.forward_check:
+        forward_check(args.forward_check)
+        return
     # (pace, spin): full speed, then each pace without the warm spin (as before issue 24 row 8) and with it
     conds = [(0.0, 0.0)] + [(float(p), spin) for p in args.paces.split(",") for spin in (0.0, WARM_SPIN_S)]
     pair = load_pair(demo=True, device="cpu")
@@ -99,6 +105,49 @@ def main() -> None:
         print(f"{label:>18} {med['draft_ms']:9.3f} {med['verify_ms']:9.3f} {med['step_ms']:8.3f} {med['cpu_ms']:7.3f} "
               f"{med['tok_s']:7.1f}  (draft {span['draft_ms'][0]:.2f}–{span['draft_ms'][1]:.2f}, "
               f"CPU {span['cpu_ms'][0]:.2f}–{span['cpu_ms'][1]:.2f}, tok/s {span['tok_s'][0]:.1f}–{span['tok_s'][1]:.1f})")
+
+
+def forward_check(reps: int) -> None:
+    """One draft and one target forward pass (32 tokens, no cache), in CPU time, right after a 250 ms sleep,
+    after a 230 ms sleep and a 20 ms spin, and with no sleep: is a core that slept any slower here?"""
+    import torch
+
+    pair = load_pair(demo=True, device="cpu")
+    ids = torch.arange(5, 37).unsqueeze(0)
+
+    def step(model: object) -> None:
+        with torch.no_grad():
+            model(ids)
+
+    kinds = ("no sleep", "sleep", "sleep + spin")
+    res: dict[str, dict[str, list[float]]] = {k: {"draft": [], "target": []} for k in kinds}
+    for _ in range(5):
+        step(pair.draft)
+        step(pair.target)
+    loads = [os.getloadavg()[0]]
+    for r in range(reps):
+        for k in (kinds if r % 2 else kinds[::-1]):
+            if k == "no sleep":
+                step(pair.draft)
+                step(pair.target)
+            elif k == "sleep":
+                time.sleep(0.25)
+            else:
+                time.sleep(0.23)
+                end = time.perf_counter() + WARM_SPIN_S
+                while time.perf_counter() < end:
+                    pass
+            c0 = time.thread_time()
+            step(pair.draft)
+            c1 = time.thread_time()
+            step(pair.target)
+            c2 = time.thread_time()
+            res[k]["draft"].append((c1 - c0) * 1e3)
+            res[k]["target"].append((c2 - c1) * 1e3)
+    loads.append(os.getloadavg()[0])
+    print(f"load average {min(loads):.1f}–{max(loads):.1f}; {reps} of each, CPU ms (median)")
+    for k in kinds:
+        print(f"{k:>14}: draft {statistics.median(res[k]['draft']):.3f}  target {statistics.median(res[k]['target']):.3f}")
 
 
 def torch_threads() -> int:
