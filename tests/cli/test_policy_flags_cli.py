@@ -58,4 +58,4 @@ def test_costaware_runs_and_records_its_parameters(capsys, pair_args):
     assert steps[0]["params"]["calib_weight"] == 5.0 and steps[0]["params"]["calib_forget"] == 0.9
     assert sum(len(s["emitted"]) for s in steps) == 10
     code, _, err = invoke(["run", "hi", *pair_args, "--method", "costaware", "--calib-forget", "0"], capsys)
-    assert code == 2 and "calib_forget" in err
+    assert code == 2 and "--calib-forget must be" in err
