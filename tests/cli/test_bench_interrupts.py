@@ -82,7 +82,7 @@ def test_ctrl_c_after_a_trace_keeps_it_and_the_next_run_records_only_the_rest(ca
     assert code == 0, err
     assert len(calls) == 1                                    # only the second prompt was recorded
     flat = " ".join(err.split())
-    assert "resuming: 1 of 2 traces kept in" in flat and "recorded 2 traces and the cost model" in flat
+    assert "resuming: 1 of 2 traces kept in" in flat and "recorded 2 traces (1 of them by the interrupted run) and the cost model" in flat
     assert len(list(cache.rglob("*.json"))) == 1 and not list(cache.rglob("*.partial"))   # finished: one file
     assert out.exists()
 

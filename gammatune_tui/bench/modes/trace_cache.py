@@ -116,6 +116,7 @@ class TraceSet:
     path: Path | None = None
     seconds: float = 0.0   # what recording them took (now, or when they were recorded)
     passes: list = field(default_factory=list)  # one CostModel per timing pass; `cost` pools them
+    resumed: int = 0       # traces an interrupted run had kept (trace_partial.py), not recorded again
 
 
 TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported with their spread across passes
@@ -172,8 +173,9 @@ def record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_window: 
         err.print(Text(f"resuming: {len(done)} of {traces_word(len(pid))} kept in {partial.path} by an interrupted "
                        "run; recording the rest", style="dim"))
     try:
-        return _record(err, pair, pid, max_new_tokens, max_window, sampling, drafter, sampled, done, partial,
-                       t_start)
+        ts = _record(err, pair, pid, max_new_tokens, max_window, sampling, drafter, sampled, done, partial, t_start)
+        ts.resumed = len(kept.keys() & {p.id for p in pid})
+        return ts
     except KeyboardInterrupt:   # say what was recorded and where it stays, not just "interrupted"
         n = f"{len(done)} of {traces_word(len(pid))} recorded"
         if partial.path is None or not done:
@@ -321,7 +323,8 @@ def load_or_record(err: Console, pair: Any, pid: list, max_new_tokens: int, max_
         _write(path, key, max_window, ts)
         partial.remove()
         ts.path = path
-        err.print(Text(f"recorded {traces_word(len(ts.traces))} and the cost model in {ts.seconds:.0f} s; "
+        earlier = f" ({ts.resumed} of them by the interrupted run)" if ts.resumed else ""
+        err.print(Text(f"recorded {traces_word(len(ts.traces))}{earlier} and the cost model in {ts.seconds:.0f} s; "
                        f"kept in {path}", style="dim"))
     except OSError as exc:
         if traces_path is not None:
