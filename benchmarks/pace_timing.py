@@ -9,8 +9,9 @@ one prompt, alternately at full speed and at each pace given, in one process,
 and prints the median draft, verify and step times per step (wall clock,
 as the app shows them), the median CPU time per step (which a busy machine
 disturbs far less) and tokens/s with the waits taken out, per condition. Each pace
-runs twice: without the warm spin at the end of each wait (spin 0, as before
-the fix) and with it (the default, `WARM_SPIN_S`).
+runs twice: as the app runs it, and with a 20 ms busy spin after each wait
+(an attempt to start each step on a warm core; it did not help, see
+docs/benchmarks.md, so the app does not spin).
 
     .venv/bin/python benchmarks/pace_timing.py [--paces 4,2] [--reps 5] [--tokens 64]
     .venv/bin/python benchmarks/pace_timing.py --forward-check 80   # one forward pass after a sleep, in CPU time
@@ -33,7 +34,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from gammatune_tui.engine import SamplingConfig, SpeculativeDecoder, load_pair  # noqa: E402
 from gammatune_tui.engine.events import SessionSummary, StepEvent  # noqa: E402
 from gammatune_tui.engine.policies import PolicySettings  # noqa: E402
-from gammatune_tui.session.pace import WARM_SPIN_S, StepPacer, paced  # noqa: E402
+from gammatune_tui.session.pace import StepPacer  # noqa: E402
+
+SPIN_S = 0.02  # the spin tried after each wait
 
 
 def one(decoder: SpeculativeDecoder, prompt: str, tokens: int, pace: float, spin_s: float) -> dict:
@@ -43,7 +46,7 @@ def one(decoder: SpeculativeDecoder, prompt: str, tokens: int, pace: float, spin
     processes take the core, as the wall-clock draft and verify times do on a
     busy machine; a colder core or cache still shows in it.
     """
-    pacer = StepPacer(pace, spin_s=spin_s) if pace else None
+    pacer = StepPacer(pace) if pace else None
     steps, cpu, summary = [], [], None
     gen = decoder.generate(prompt, max_new_tokens=tokens)
     if pacer is not None:
@@ -60,6 +63,10 @@ def one(decoder: SpeculativeDecoder, prompt: str, tokens: int, pace: float, spin
             cpu.append(c1 - c0)
             if pacer is not None:
                 pacer.wait()
+                end = time.perf_counter() + spin_s
+                while time.perf_counter() < end:   # the spin tried (0: none, as the app runs)
+                    pass
+                pacer.waited_s += spin_s
         elif isinstance(ev, SessionSummary):
             summary = ev
     wall = summary.wall_s - (pacer.waited_s if pacer is not None else 0.0)
@@ -77,13 +84,13 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--prompt", default="def quicksort(items):")
     ap.add_argument("--forward-check", type=int, default=0, metavar="N",
-                    help="instead: N single forward passes after a sleep, a sleep + spin, and none (CPU time)")
+                    help="instead: N single forward passes after a sleep, a sleep + spin, a sleep + weights read, and none (CPU time)")
     args = ap.parse_args()
     if args.forward_check:
         forward_check(args.forward_check)
         return
-    # (pace, spin): full speed, then each pace without the warm spin (as before issue 24 row 8) and with it
-    conds = [(0.0, 0.0)] + [(float(p), spin) for p in args.paces.split(",") for spin in (0.0, WARM_SPIN_S)]
+    # (pace, spin): full speed, then each pace as the app runs it and with the spin tried
+    conds = [(0.0, 0.0)] + [(float(p), spin) for p in args.paces.split(",") for spin in (0.0, SPIN_S)]
     pair = load_pair(demo=True, device="cpu")
     decoder = SpeculativeDecoder(pair, PolicySettings.build("gammatune+", 4), SamplingConfig(temperature=0.0))
     one(decoder, args.prompt, args.tokens, 0.0, 0.0)   # warm
@@ -109,7 +116,8 @@ def main() -> None:
 
 def forward_check(reps: int) -> None:
     """One draft and one target forward pass (32 tokens, no cache), in CPU time, right after a 250 ms sleep,
-    after a 230 ms sleep and a 20 ms spin, and with no sleep: is a core that slept any slower here?"""
+    after a 230 ms sleep and a 20 ms spin, after a sleep and a read of every weight, and with no sleep:
+    is a core that slept any slower here, and does either remedy help?"""
     import torch
 
     pair = load_pair(demo=True, device="cpu")
@@ -119,7 +127,7 @@ def forward_check(reps: int) -> None:
         with torch.no_grad():
             model(ids)
 
-    kinds = ("no sleep", "sleep", "sleep + spin")
+    kinds = ("no sleep", "sleep", "sleep + spin", "sleep + touch")
     res: dict[str, dict[str, list[float]]] = {k: {"draft": [], "target": []} for k in kinds}
     for _ in range(5):
         step(pair.draft)
@@ -132,9 +140,15 @@ def forward_check(reps: int) -> None:
                 step(pair.target)
             elif k == "sleep":
                 time.sleep(0.25)
+            elif k == "sleep + touch":   # read every weight again first: is it the caches?
+                time.sleep(0.25)
+                with torch.no_grad():
+                    for m in (pair.draft, pair.target):
+                        for p in m.parameters():
+                            p.sum()
             else:
                 time.sleep(0.23)
-                end = time.perf_counter() + WARM_SPIN_S
+                end = time.perf_counter() + SPIN_S
                 while time.perf_counter() < end:
                     pass
             c0 = time.thread_time()

@@ -14,14 +14,6 @@ since the session began (`elapsed_s`, the summary's `wall_s` and
 them before anyone (the screen, a recording, the statistics) sees the events.
 So a paced session records the same speed as an unpaced one.
 
-Taking the wait out of the clocks is not enough on its own: a thread that
-slept for a quarter of a second wakes on a cold core (lower clock, idle
-states, a vCPU the hypervisor descheduled), and its next step ran slower
-than the same step at full speed (issue 24 row 8: draft +60 % at pace 4).
-So the last `WARM_SPIN_S` of every wait is a busy loop on the clock instead
-of a sleep: the step after it starts on a core that was running, and the
-spin, being part of the wait, is never counted either.
-
 Replays have their own clock (`pacing.py`: recorded time to wall time);
 this module is for live sources only.
 """
@@ -41,9 +33,6 @@ PACES: tuple[float, ...] = (0.0, 10.0, 4.0, 2.0, 1.0, 0.5)
 """The rates (steps per second) the pace key steps through, fastest first; 0 = full speed."""
 
 MAX_PACE = 1000.0
-
-WARM_SPIN_S = 0.02
-"""Seconds at the end of each wait spent spinning (not sleeping), so the next step starts on a warm core."""
 
 
 def check_pace(steps_per_s: object) -> float:
@@ -85,9 +74,8 @@ class StepPacer:
     time this session spent waiting.
     """
 
-    def __init__(self, steps_per_s: float = 0.0, spin_s: float = WARM_SPIN_S) -> None:
+    def __init__(self, steps_per_s: float = 0.0) -> None:
         self._rate = check_pace(steps_per_s)
-        self.spin_s = spin_s
         self._cond = threading.Condition()
         self._interrupted = False
         self._last = time.perf_counter()
@@ -117,31 +105,19 @@ class StepPacer:
             self.waited_s = 0.0
 
     def wait(self, idle: Idle | None = None) -> float:
-        """Hold until 1/rate seconds after the previous step began; returns the seconds waited.
-
-        Sleeps until `spin_s` before that moment, then spins to it (a new
-        rate or a stop still ends the wait at once).
-        """
+        """Hold until 1/rate seconds after the previous step began; returns the seconds waited."""
         start = time.perf_counter()
         with self._cond:
             while not self._interrupted and self._rate > 0:
-                deadline = self._last + 1.0 / self._rate
-                left = deadline - time.perf_counter()
+                left = self._last + 1.0 / self._rate - time.perf_counter()
                 if left <= 0:
                     break
-                if left <= self.spin_s:   # the end of the wait: keep the core running into the next step
-                    self._cond.release()
-                    try:
-                        self._spin(deadline)
-                    finally:
-                        self._cond.acquire()
-                    continue
                 if idle is None:
-                    self._cond.wait(left - self.spin_s)
+                    self._cond.wait(left)
                 else:   # let the caller do its own waiting (and call set/interrupt) without the lock
                     self._cond.release()
                     try:
-                        idle(min(left - self.spin_s, 0.1))
+                        idle(min(left, 0.1))
                     finally:
                         self._cond.acquire()
             end = time.perf_counter()
@@ -149,13 +125,6 @@ class StepPacer:
             waited = end - start
             self.waited_s += waited
         return waited
-
-
-    def _spin(self, deadline: float) -> None:
-        """Busy until `deadline`, a rate change or a stop (read without the lock: one attribute each)."""
-        rate = self._rate
-        while time.perf_counter() < deadline and not self._interrupted and self._rate == rate:
-            pass
 
 
 def paced(events: Iterable, pacer: StepPacer | None, idle: Idle | None = None) -> Iterator:

@@ -127,38 +127,3 @@ def test_the_decoder_process_obeys_pace_and_stop_between_steps(tiny_pair_dirs):
         assert second[-1].stop_reason in ("max_new_tokens", "eos")
     finally:
         src.close()
-
-
-def test_the_end_of_each_wait_spins_so_the_next_step_starts_on_a_warm_core(monkeypatch):
-    """Issue 24 row 8: after a sleep the next step ran slower (draft +60 % at pace 4). The last `spin_s` of a
-    wait is a busy loop up to the moment the step may start; the rest sleeps. A fake clock makes it exact."""
-    from gammatune_tui.session import pace as mod
-
-    now = [0.0]
-    monkeypatch.setattr(mod.time, "perf_counter", lambda: now[0])
-    slept, spins = [], []
-
-    def idle(t):
-        slept.append(t)
-        now[0] += t
-
-    pacer = StepPacer(4.0, spin_s=0.02)
-    pacer._spin = lambda deadline: (spins.append((now[0], deadline)), now.__setitem__(0, deadline))
-    pacer.begin()                                   # the step begins at 0 and takes no time
-    assert pacer.wait(idle) == pytest.approx(0.25)
-    assert sum(slept) == pytest.approx(0.23)        # asleep until 20 ms before the next step may start
-    assert spins == [(pytest.approx(0.23), pytest.approx(0.25))]   # then busy up to that moment
-    now[0] += 0.3                                   # a step longer than the interval: no wait, no spin
-    assert pacer.wait(idle) == 0 and len(spins) == 1
-
-
-def test_a_spin_ends_at_once_on_a_new_pace_or_a_stop():
-    for act in ("faster", "stop"):
-        pacer = StepPacer(0.2, spin_s=10.0)         # the whole 5-second wait spins
-        pacer.begin()
-        done = threading.Event()
-        threading.Thread(target=lambda: (pacer.wait(), done.set()), daemon=True).start()
-        time.sleep(0.1)
-        assert not done.is_set()
-        pacer.set(0.0) if act == "faster" else pacer.interrupt()
-        assert done.wait(2.0), act
