@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
 def bench(
     ctx: typer.Context,
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, a .jsonl file, or - (JSON Lines on stdin) (default: code for the demo pair, else specbench).", rich_help_panel=BENCH),
-    prompt_file: Optional[Path] = prompt_file_option(BENCH),
+    prompt_file: Optional[Path] = prompt_file_option(BENCH, takes_prompt=False),
     methods: Optional[str] = typer.Option(None, "--methods", metavar="LIST", help=f"Comma-separated methods, or all (the {len(METHODS)}). Default: all when simulating or tuning; "
                                  f"a live sweep runs {', '.join(LIVE_DEFAULT_METHODS)}.", rich_help_panel=BENCH),
     gammas: Optional[str] = typer.Option(None, "--gammas", metavar="LIST", help="Comma-separated initial γ0 values (default: the paper's 1–8, 12, 16, 20, 24).", rich_help_panel=BENCH),

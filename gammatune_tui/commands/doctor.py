@@ -21,6 +21,7 @@ from ..bench.args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from ..bench.args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..bench.args import parse_gammas
 from ..errors import InvalidParameter
+from .options import flag_names
 from ..prompts import load_prompt_set
 from ..render.console import make_console
 
@@ -34,7 +35,7 @@ def register(app: typer.Typer) -> None:
 
 
 def doctor(
-    target: Optional[str] = typer.Option(None, "--target", metavar="MODEL", help="Target model: local directory or hub id (default: the demo pair's)."),
+    target: Optional[str] = typer.Option(None, "--target", metavar="MODEL", help="Target model: local directory or hub id (with neither --target nor --draft: the demo pair's target and draft); its self-drafts are examined unless --self-drafts none."),
     drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer, or be a self-draft (self:int4, self:int8, self:bf16)."),
     self_drafts: str = typer.Option(DEFAULT_SELF, "--self-drafts", metavar="LIST", help="Quantized copies of the target examined beside the drafts given ('none': only those)."),
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
@@ -52,7 +53,7 @@ def doctor(
     temperature: float = typer.Option(0.0, "--temperature", "-t", help="Simulate sampled decoding at this temperature (0 = greedy, the default): sampled traces with coupled draws."),
     top_k: int = typer.Option(0, "--top-k", help="With --temperature: sample from the k most likely tokens (0 = off)."),
     top_p: float = typer.Option(1.0, "--top-p", help="With --temperature: nucleus sampling (1 = off)."),
-    seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws."),
+    seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws (0 to 2^63 - 1)."),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
 
@@ -61,7 +62,8 @@ def doctor(
     and the reference rows played exactly over the traces, each with its spread.
     """
     if drafts and not target:
-        raise InvalidParameter("--draft needs --target (the model the drafts would speed up)")
+        raise InvalidParameter("--draft needs --target (the model the drafts would speed up); with neither, doctor "
+                               "examines the demo pair")
     selfs = _self_drafts(self_drafts)
     if target and not drafts and not selfs:
         raise InvalidParameter("give at least one --draft to examine for --target (or leave --self-drafts on)")
@@ -76,7 +78,8 @@ def doctor(
     gamma_list = tuple(parse_gammas(gammas))
     from ..engine.sampling import SamplingConfig  # (here: importing it loads torch, which --help does not need)
 
-    sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)  # InvalidParameter
+    with flag_names():   # the engine says `seed`, `top_p`: the user typed --seed, --top-p
+        sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
     if sampling.greedy and (top_k or top_p != 1.0):
         raise InvalidParameter("--top-k and --top-p shape sampled decoding: give --temperature above 0 with them")
     dev = resolve_device(device)          # InvalidParameter before any model loads

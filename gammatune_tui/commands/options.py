@@ -85,7 +85,7 @@ _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
     ("top_k", int, _opt(0, "--top-k", help="Keep the k most likely tokens (0 = off).", panel=SAMPLING)),
     ("top_p", Optional[float], _opt(None, "--top-p", help="Nucleus sampling mass in (0, 1] (1 = off).", panel=SAMPLING)),
     ("repetition_penalty", float, _opt(1.0, "--repetition-penalty", help="Make every token already in the text less likely (transformers' repetition_penalty: its logit divided by this when positive, multiplied when negative; > 1 discourages repeats, 1 = off), in both models: still lossless.", panel=SAMPLING)),
-    ("seed", int, _opt(0, "--seed", help="Seed of the session's sampler, for reproducible runs.", panel=SAMPLING)),
+    ("seed", int, _opt(0, "--seed", help="Seed of the session's sampler, for reproducible runs (0 to 2^63 - 1).", panel=SAMPLING)),
     ("max_new_tokens", int, _opt(256, "--max-new-tokens", "-n", help="Stop after this many new tokens.", panel=SAMPLING)),
     ("raw", bool, _opt(False, "--raw", help="Send the prompt as raw text, without the chat template.", panel=SAMPLING)),
 ]
@@ -93,7 +93,8 @@ _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
 
 # the engine's names (its Python API) → the flags a command-line user typed
 FLAGS = {**{s.name: s.cli_flag for s in SPECS}, "temperature": "--temperature", "top_k": "--top-k",
-         "top_p": "--top-p", "max_new_tokens": "--max-new-tokens", "repetition_penalty": "--repetition-penalty"}
+         "top_p": "--top-p", "max_new_tokens": "--max-new-tokens", "repetition_penalty": "--repetition-penalty",
+         "seed": "--seed"}
 _FLAG_WORDS = re.compile(r"(?<![-\w])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")\b")
 
 

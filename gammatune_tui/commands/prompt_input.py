@@ -30,10 +30,15 @@ STDIN = "-"
 MAX_PROMPT_BYTES = 16 * 1024 * 1024
 
 
-def prompt_file_option(panel: str | None = None) -> Any:
-    """`--prompt-file FILE` as every command that takes a prompt declares it."""
+def prompt_file_option(panel: str | None = None, *, takes_prompt: bool = True) -> Any:
+    """`--prompt-file FILE` as every command that takes a prompt declares it.
+
+    `takes_prompt=False` for a command without a PROMPT argument (bench, whose
+    prompts are a set): its help must not offer `PROMPT -` or a piped stdin.
+    """
+    also = " Also: PROMPT -, or a piped stdin." if takes_prompt else " The run then uses this one prompt as its set."
     return typer.Option(None, "--prompt-file", "-f", metavar="FILE",
-                        help="Read the prompt from FILE (UTF-8 text; - = stdin). Also: PROMPT -, or a piped stdin.",
+                        help="Read the prompt from FILE (UTF-8 text; - = stdin)." + also,
                         rich_help_panel=panel)
 
 

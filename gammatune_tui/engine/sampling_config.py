@@ -15,6 +15,11 @@ from typing import Any
 
 from ..errors import InvalidParameter
 
+# The largest seed: torch's generators take 64 bits, and the benchmark derives
+# further seeds from this one (seed + 1 + repeat), so the user's seed keeps to
+# the signed half; a negative seed would alias a large positive one in torch.
+SEED_MAX = 2**63 - 1
+
 
 @dataclass(frozen=True)
 class SamplingConfig:
@@ -39,6 +44,9 @@ class SamplingConfig:
             raise InvalidParameter(f"top_k must be a whole number >= 0 (0 = off), got {k!r}")
         if not isinstance(p, (int, float)) or isinstance(p, bool) or not (0 < p <= 1):
             raise InvalidParameter(f"top_p must be in (0, 1], got {p!r}")
+        s = self.seed
+        if s is not None and (not isinstance(s, int) or isinstance(s, bool) or not 0 <= s <= SEED_MAX):
+            raise InvalidParameter(f"seed must be a whole number from 0 to {SEED_MAX} (2^63 - 1), got {s!r}")
         r = self.repetition_penalty
         if not isinstance(r, (int, float)) or isinstance(r, bool) or not math.isfinite(r) or r <= 0:
             raise InvalidParameter(f"repetition_penalty must be a number > 0 (1 = off), got {r!r}")
@@ -55,4 +63,4 @@ class SamplingConfig:
         return d
 
 
-__all__ = ["SamplingConfig"]
+__all__ = ["SEED_MAX", "SamplingConfig"]

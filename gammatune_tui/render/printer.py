@@ -22,6 +22,7 @@ from .console import has_colour, make_console  # noqa: F401  (re-exported)
 from .safe_text import printable
 from ..engine.precision_text import header_models
 from .session_info import runner_note
+from .stop_words import stop_words
 from .tables import as_flag, backfire_text, lossless_text, shown_params, summary_table
 
 PROMPT_STYLE = "bold blue"
@@ -63,11 +64,11 @@ def transcript_text(events: Sequence[Event]) -> Text:
 
 def stats_text(stats: RunningStats) -> Text:
     s = stats
-    reason = s.summary.stop_reason if s.summary else "cut off (no summary)"
+    reason = stop_words(s.summary.stop_reason if s.summary else None)
     return Text(
         f"{s.tokens} tokens in {s.steps} steps · {s.tokens_per_s:.1f} tok/s · α {s.acceptance_rate:.2f}"
         f" · {s.tokens_per_step:.2f} tokens/step · target calls {s.target_calls} · draft calls {s.draft_calls}"
-        f" · stopped: {reason}",
+        f" · {reason}",
         style=DIM,
     )
 

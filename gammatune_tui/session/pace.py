@@ -12,7 +12,10 @@ decoder's generator is suspended between two steps, so each step's own
 since the session began (`elapsed_s`, the summary's `wall_s` and
 `tokens_per_s`) do, and `paced()` takes the time spent waiting back out of
 them before anyone (the screen, a recording, the statistics) sees the events.
-So a paced session records the same speed as an unpaced one.
+So no wait is ever counted. The steps themselves still run slower right
+after a sleep than back to back (about a third on a nearly idle 2-core VM;
+docs/benchmarks.md, "Pacing and the timings"), which no bookkeeping here can
+undo: the user guide says so, and speed figures belong to full speed.
 
 Replays have their own clock (`pacing.py`: recorded time to wall time);
 this module is for live sources only.

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from ...engine.pair import Pair
 from ...engine.policies import PolicyParams, PolicySettings
+from ...engine.sampling_config import SEED_MAX
 from ...errors import Interrupted
 from ..sim import oracle, reference
 from ..live import protocol
@@ -195,7 +196,7 @@ def _check_live_sampled(console: Console, err: Console, pair: Pair, pid: list, t
                     rec = sim.play_trace(t, s.make(), cfg.max_new_tokens, cost)
                     sim_tok, sim_steps = sim_tok + rec.tokens, sim_steps + rec.steps
                     for seed in range(LIVE_SEEDS):
-                        r = protocol.run_policy(pair, s, p, cfg.max_new_tokens, seed=cfg.seed + 1 + seed,
+                        r = protocol.run_policy(pair, s, p, cfg.max_new_tokens, seed=(cfg.seed + 1 + seed) % (SEED_MAX + 1),
                                                 sampling=cfg.sampling)
                         live_tok, live_steps = live_tok + r.tokens, live_steps + r.steps
                         prog.update(task, advance=1)

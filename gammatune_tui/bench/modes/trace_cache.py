@@ -9,7 +9,9 @@ the same, so they are kept per such key in `$GAMMATUNE_CACHE_DIR`, else
 `$XDG_CACHE_HOME/gammatune`, else `~/.cache/gammatune` (under `traces/`):
 a second `--simulate`, and `--tune` after it, start from them.
 `--refresh-traces` records them again; `--traces FILE` keeps them in a file
-of the user's choosing instead.
+of the user's choosing instead. Until all are recorded and timed, each trace
+is kept as it finishes beside that file (trace_partial.py): a Ctrl+C loses
+none, and the next run records only the rest.
 
 The key names the models by path and by their weights' sizes and content
 (a digest of each file's first and last MiB: a retrained model in the same
@@ -47,6 +49,7 @@ from ..sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from ..sim.lookup_trace import record_lookup_trace, trace_from_json
 from ..sim.trace_sampled import record_sampled_trace
 from .common import progress_bar
+from .trace_partial import PartialTraces, partial_path
 
 # what a kept trace holds: 2 = the draft's entropy at every position (traces kept before lack it, so their
 # key differs and they are recorded again)
@@ -118,6 +121,7 @@ class TraceSet:
     path: Path | None = None
     seconds: float = 0.0   # what recording them took (now, or when they were recorded)
     passes: list = field(default_factory=list)  # one CostModel per timing pass; `cost` pools them
+    resumed: int = 0       # traces an interrupted run had kept (trace_partial.py), not recorded again
 
 
 TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported with their spread across passes
@@ -149,9 +153,17 @@ def _write(path: Path, key: dict[str, Any], max_window: int, ts: TraceSet) -> No
     os.replace(tmp, path)   # a run cut short never leaves half a file behind
 
 
+def traces_word(n: int) -> str:
+    return f"{n} trace" if n == 1 else f"{n} traces"
+
+
 def record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window: int,
-           sampling: SamplingConfig | None = None) -> TraceSet:
-    """One trace per prompt (sampled ones with `sampling`), then the timing passes."""
+           sampling: SamplingConfig | None = None, partial: PartialTraces | None = None) -> TraceSet:
+    """One trace per prompt (sampled ones with `sampling`), then the timing passes.
+
+    With `partial`, each trace is kept as it finishes and the traces an
+    earlier, interrupted run kept there are not recorded again.
+    """
     t_start = time.perf_counter()
     drafter = pair_drafter(pair)
     sampled = sampling is not None and not sampling.greedy
@@ -159,34 +171,51 @@ def record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window:
         raise InvalidParameter("--simulate at a temperature above 0 needs a draft model: prompt lookup's proposals "
                                "depend on where each window starts, so its sampled runs cannot share one trace "
                                "(use -t 0, or a live bench)")
-    traces: list = []
+    partial = partial if partial is not None else PartialTraces(None, {}, max_window)
+    kept = partial.load()
+    done = {p.id: kept[p.id] for p in pid if p.id in kept}
+    if done:
+        err.print(Text(f"resuming: {len(done)} of {traces_word(len(pid))} kept in {partial.path} by an interrupted "
+                       "run; recording the rest", style="dim"))
     try:
-        return _record(err, pair, pid, max_new_tokens, max_window, sampling, drafter, sampled, traces, t_start)
-    except KeyboardInterrupt:   # kept only once all are recorded and timed: say so, not just "interrupted"
-        raise Interrupted(f"{len(traces)} of {len(pid)} traces recorded, none kept (traces are kept only once "
-                          "all are recorded and the decoder is timed)") from None
+        ts = _record(err, pair, pid, max_new_tokens, max_window, sampling, drafter, sampled, done, partial, t_start)
+        ts.resumed = len(kept.keys() & {p.id for p in pid})
+        return ts
+    except KeyboardInterrupt:   # say what was recorded and where it stays, not just "interrupted"
+        n = f"{len(done)} of {traces_word(len(pid))} recorded"
+        if partial.path is None or not done:
+            raise Interrupted(f"{n}, none kept" + (" (the cache directory cannot be written)" if done else "")) \
+                from None
+        rest = ("the decoder was not timed yet: the next --simulate times it" if len(done) == len(pid)
+                else "the next --simulate records only the rest")
+        raise Interrupted(f"{n}, kept in {partial.path} ({rest})") from None
 
 
 def _record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window: int, sampling: Any,
-            drafter: Any, sampled: bool, traces: list, t_start: float) -> TraceSet:
+            drafter: Any, sampled: bool, done: dict, partial: PartialTraces, t_start: float) -> TraceSet:
     with progress_bar(err) as prog:
-        task = prog.add_task("recording traces", total=len(pid) + 2)
+        task = prog.add_task("recording traces", total=len(pid) + 2, completed=len(done))
         protocol.warm_up(pair, pid[0], protocol.SweepConfig(methods=["specdecode"], gammas=[4], max_new_tokens=16,
                                                             baselines=()))
         for p in pid:
+            if p.id in done:
+                continue
             t0 = time.perf_counter()
             prompt_pieces(pair.tokenizer, p.ids)
             header_s = time.perf_counter() - t0
             if sampled:
-                traces.append(record_sampled_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1, pair.eos_ids,
-                                                   sampling, header_s))
+                trace = record_sampled_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1, pair.eos_ids,
+                                             sampling, header_s)
             elif drafter.model_free:
-                traces.append(record_lookup_trace(pair, p.id, p.ids, max_new_tokens, max_window, pair.eos_ids,
-                                                  drafter.ngram_min, drafter.ngram_max, header_s))
+                trace = record_lookup_trace(pair, p.id, p.ids, max_new_tokens, max_window, pair.eos_ids,
+                                            drafter.ngram_min, drafter.ngram_max, header_s)
             else:
-                traces.append(trace_record.record_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1,
-                                                        pair.eos_ids, header_s))
+                trace = trace_record.record_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1,
+                                                  pair.eos_ids, header_s)
+            partial.add(p.id, trace)   # on disk before the next one starts: a Ctrl+C loses no finished trace
+            done[p.id] = trace
             prog.update(task, advance=1, description=f"trace {p.id}")
+        traces = [done[p.id] for p in pid]
         prog.update(task, description="timing the decoder")
         cost, passes = time_decoder(pair, pid[0], max_new_tokens, max_window, traces[0].session_s, sampling)
         prog.update(task, advance=2)
@@ -293,12 +322,15 @@ def load_or_record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max
         if traces_path is not None:
             err.print(Text(f"{traces_path} was recorded for other models, prompts, budget, windows or versions; "
                            "recording again", style="yellow"))
-    ts = record(err, pair, pid, max_new_tokens, max_window, sampling)
+    partial = PartialTraces(partial_path(path), key, max_window)
+    ts = record(err, pair, pid, max_new_tokens, max_window, sampling, partial)
     try:
         _write(path, key, max_window, ts)
+        partial.remove()
         ts.path = path
-        err.print(Text(f"recorded {len(ts.traces)} traces and the cost model in {ts.seconds:.0f} s; kept in {path}",
-                       style="dim"))
+        earlier = f" ({ts.resumed} of them by the interrupted run)" if ts.resumed else ""
+        err.print(Text(f"recorded {traces_word(len(ts.traces))}{earlier} and the cost model in {ts.seconds:.0f} s; "
+                       f"kept in {path}", style="dim"))
     except OSError as exc:
         if traces_path is not None:
             raise InvalidParameter(f"--traces {traces_path}: cannot write ({exc.strerror or exc})") from None

@@ -200,7 +200,24 @@ def render_methods(cells: dict[tuple[str, int | None], Cell], gammas: list[int],
 
 
 def render_summary(thr: dict[str, dict[int | None, float]]) -> Table:
-    """One line per method: mean tokens/s over γ0, its std, the best and worst γ0."""
+    """One line per method: mean tokens/s over γ0, its std, the best and worst γ0.
+
+    A method run at one γ0 has no spread and nothing to rank ("best γ0 1 (369)
+    / worst γ0 1 (369)" read as two findings, issue 24 row 14): its row shows
+    that γ0 once; when no method ran at more than one, the table is one column
+    of γ0 beside the tokens/s.
+    """
+    several = any(len([g for g in by_g if g is not None]) > 1 for by_g in thr.values())
+    if not several:
+        table = Table(title=Text("Throughput (one γ0 per method)"), title_justify="left")
+        for col in ("method", "γ0", "tok/s"):
+            table.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
+        for m in method_order(thr):
+            by_g = thr[m]
+            g = next((g for g in by_g if g is not None), None)
+            value = next(iter(by_g.values()), math.nan)
+            table.add_row(Text(m), Text("—" if g is None else str(g)), Text(f"{value:.1f}"))
+        return table
     table = Table(title=Text("Throughput across γ0"), title_justify="left")
     for col in ("method", "mean tok/s", "std", "best γ0", "worst γ0"):
         table.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
@@ -211,9 +228,9 @@ def render_summary(thr: dict[str, dict[int | None, float]]) -> Table:
         mean, std = mean_std(by_g.values())
         gs = [g for g in by_g if g is not None]
         best = max(gs, key=lambda g: by_g[g]) if gs else None
-        worst = min(gs, key=lambda g: by_g[g]) if gs else None
-        table.add_row(Text(m), Text(f"{mean:.1f}"), Text(f"{std:.1f}"),
-                      Text("—" if best is None else f"{best} ({by_g[best]:.0f})"),
+        worst = min(gs, key=lambda g: by_g[g]) if len(gs) > 1 else None
+        table.add_row(Text(m), Text(f"{mean:.1f}"), Text(f"{std:.1f}" if len(by_g) > 1 else "—"),
+                      Text("—" if best is None else f"{best} ({by_g[best]:.0f})" + ("" if worst is not None else ", only")),
                       Text("—" if worst is None else f"{worst} ({by_g[worst]:.0f})"), end_section=m in ends)
     return table
 

@@ -92,10 +92,11 @@ def record_sampled_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_
     vocab = int(min(target.config.vocab_size, draft.config.vocab_size))
     eos = set(int(i) for i in eos_ids)
     served = Served(sampling)
-    # each prompt its own streams: the seed and the prompt's id (stable across runs and machines)
+    # each prompt its own streams: the seed and the prompt's id (stable across runs and machines),
+    # kept in torch's 64 bits so a large --seed is a seed like any other (small ones are unchanged)
     seed = (0 if sampling.seed is None else int(sampling.seed)) * 1_000_003 + zlib.crc32(prompt_id.encode("utf-8"))
-    gen = torch.Generator().manual_seed(seed)
-    gen_off = torch.Generator().manual_seed(seed + OFF_STREAM)
+    gen = torch.Generator().manual_seed(seed % 2**64)
+    gen_off = torch.Generator().manual_seed((seed + OFF_STREAM) % 2**64)
     ids = list(prompt_ids)
     P = len(ids)
 
