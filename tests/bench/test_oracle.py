@@ -27,26 +27,28 @@ def traces(draw, max_len=24, vocab=6):
     ended = draw(st.booleans())
     tokens = [draw(st.integers(2, vocab)) for _ in range(n - 1)] + [EOS if ended else draw(st.integers(2, vocab))]
     depth = draw(st.integers(0, 12))
-    dids, probs, off_ids, off_prob = [], [], {}, {}
+    dids, probs, ents, off_ids, off_prob, off_ent = [], [], [], {}, {}, {}
     for j, tok in enumerate(tokens):
         agree = draw(st.booleans())
         x = tok if agree else draw(st.integers(1, vocab).filter(lambda v, t=tok: v != t))
         dids.append(x)
         probs.append(draw(st.floats(0.01, 1.0)))
+        ents.append(draw(st.floats(0.0, 3.0)))   # the entropy policies (adaedl, svip) read it
         if x != tok:
-            xs, ps = [], []
+            xs, ps, hs = [], [], []
             if x != EOS:
                 for _ in range(depth):
                     y = draw(st.integers(1, vocab))
                     xs.append(y)
                     ps.append(draw(st.floats(0.01, 1.0)))
+                    hs.append(draw(st.floats(0.0, 3.0)))
                     if y == EOS:
                         break
-            off_ids[j], off_prob[j] = xs, ps
+            off_ids[j], off_prob[j], off_ent[j] = xs, ps, hs
     max_new = n + (draw(st.integers(0, 5)) if ended else 0)
     return Trace(prompt_id="t", prompt_ids=[3], tokens=tokens, draft_ids=dids, draft_prob=probs, off_ids=off_ids,
                  off_prob=off_prob, off_depth=depth, eos_ids=[EOS], max_new_tokens=max_new, session_s=0.01,
-                 plain_s=0.05 * n)
+                 plain_s=0.05 * n, draft_entropy=ents, off_entropy=off_ent)
 
 
 @st.composite

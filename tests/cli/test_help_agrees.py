@@ -28,13 +28,13 @@ def test_compare_help_and_error_give_the_same_limit(capsys, monkeypatch):
     assert code == 0
     help_ = _flat(out)
     assert f"at most {MAX_METHODS} contestants" in help_ and f"{MIN_METHODS} to {MAX_METHODS} comma-separated" in help_
-    many = ",".join(METHODS[:4])            # 4 methods × 2 drafters = 8 contestants
+    many = ",".join(METHODS[:7])            # 7 methods × 2 drafters = 14 contestants
     code, _, err = invoke(["compare", "x", "--methods", many, "--drafters", "model,prompt-lookup"], capsys)
     assert code == 2 and f"{MIN_METHODS} to {MAX_METHODS}" in err, err
 
 
 def test_the_docs_give_the_same_contestant_limit():
-    words = {6: "six", 7: "seven", 8: "eight"}
+    words = {6: "six", 7: "seven", 8: "eight", 12: "twelve"}
     engine = " ".join((ROOT / "docs" / "engine.md").read_text(encoding="utf-8").split())
     compare = " ".join((ROOT / "docs" / "compare-and-replay.md").read_text(encoding="utf-8").split())
     assert f"at most {words[MAX_METHODS]} in all" in engine
@@ -45,7 +45,7 @@ def test_doctor_target_help_does_not_promise_a_default_the_program_refuses(capsy
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = invoke(["doctor", "--help"], capsys)
     help_ = _flat(out)
-    assert code == 0 and "default: the demo pair" not in help_ and "needs --draft" in help_
+    assert code == 0 and "default: the demo pair" not in help_ and "self-drafts are examined" in help_
     code, _, err = invoke(["doctor", "--draft", "./x"], capsys)
     assert code == 2 and "--draft needs --target" in err and "with neither, doctor examines the demo pair" in err
 

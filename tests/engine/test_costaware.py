@@ -24,7 +24,7 @@ def _fixed(weight: float = 1e12, **kw):
 
 
 def test_a_seventh_method_everywhere_the_others_are():
-    assert METHODS[-1] == "costaware" and len(METHODS) == 7
+    assert METHODS[-1] == "costaware" and len(METHODS) == 12
     p = make_policy("costaware", 4)
     assert p.may_stop_early and p.gamma == 4
     assert set(p.describe()) >= {"calib_weight", "calib_forget", "gamma_min", "gamma_max"}
