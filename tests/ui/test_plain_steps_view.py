@@ -38,7 +38,8 @@ def test_replay_of_plain_steps(tiny_pair, tmp_path):
         async with app.run_test(size=(80, 24)) as pilot:
             screen = app.screen
             await wait_until(pilot, lambda: screen.stats.summary is not None and not screen.generating)
-            await pilot.pause(0.3)
-            assert f"step {len(steps)}/{len(steps)}" in plain(screen.query_one("#replay-info"))
+            # the player's line refreshes on a 0.25 s timer: on a loaded machine, wait for it rather than a fixed pause
+            last = f"step {len(steps)}/{len(steps)}"
+            await wait_until(pilot, lambda: last in plain(screen.query_one("#replay-info")), what=f"'{last}' shown")
 
     run(scenario())
