@@ -16,18 +16,9 @@ from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.engine.policies import PolicySettings
 
 from real_prompts import SUMMARISE
+from test_real_exactness import _reference   # transformers' own greedy decoding, the one reference
 
 N = 40
-
-
-def _reference(pair, ids, n):
-    eos = sorted(pair.eos_ids)
-    inp = torch.tensor([ids])
-    with torch.no_grad():
-        out = pair.target.generate(inp, attention_mask=torch.ones_like(inp), do_sample=False, max_new_tokens=n,
-                                   eos_token_id=eos, pad_token_id=eos[0], temperature=None, top_p=None,
-                                   top_k=None)
-    return out[0, len(ids):].tolist()
 
 
 @pytest.mark.parametrize("kind, precision", [("self:int4", "int4 g32"), ("self:int8", "int8")])
