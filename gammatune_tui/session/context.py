@@ -33,13 +33,14 @@ class TurnFit:
 
 
 def fit_conversation(messages: Sequence[dict[str, str]], encode: Callable[[Messages], Sequence[int]],
-                     max_new_tokens: int, limit: int | None) -> TurnFit:
+                     max_new_tokens: int, limit: int | None, wrapped_in: str = "the chat template") -> TurnFit:
     """The most recent turns of `messages` (ending with the user's) whose prompt leaves room for the reply.
 
     Earlier turns (a user message and its reply) are left out, oldest first,
     until prompt + `max_new_tokens` fits in `limit`; if the newest message
     alone does not leave that much, the reply gets what is left. Raises
-    InvalidParameter when not even one new token fits.
+    InvalidParameter when not even one new token fits; its line names the
+    format the message was counted in (`wrapped_in`, "" for raw text).
     """
     msgs = list(messages)
     ids = list(encode(msgs))
@@ -55,7 +56,7 @@ def fit_conversation(messages: Sequence[dict[str, str]], encode: Callable[[Messa
     room = limit - len(ids)
     if room < 1:
         raise InvalidParameter(
-            f"your message is {len(ids):,} tokens with the chat template, and the model's context holds "
+            f"your message is {len(ids):,} tokens{f' with {wrapped_in}' if wrapped_in else ''}, and the model's context holds "
             f"{limit:,}: shorten it to leave room for a reply"
         )
     notes = []

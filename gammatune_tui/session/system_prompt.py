@@ -72,6 +72,15 @@ def system_notice(pair: Any, messages: Sequence[dict[str, str]], raw: bool = Fal
     return ""
 
 
+def prompt_format(pair: Any, raw: bool = False) -> str:
+    """What a message is wrapped in before it is counted and sent: named in the context-length error."""
+    if raw:
+        return ""
+    if getattr(pair, "vicuna", False):
+        return "Vicuna's conversation format"
+    return "the chat template" if getattr(getattr(pair, "tokenizer", None), "chat_template", None) else ""
+
+
 def fit_system(pair: Any, messages: Sequence[dict[str, str]], raw: bool = False) -> tuple[Messages, str]:
     """(the messages to send, the notice): the system message kept where the pair can read it, else dropped."""
     notice = system_notice(pair, messages, raw)
@@ -79,4 +88,4 @@ def fit_system(pair: Any, messages: Sequence[dict[str, str]], raw: bool = False)
     return kept, notice
 
 
-__all__ = ["check_system_flags", "fit_system", "system_notice", "with_system"]
+__all__ = ["check_system_flags", "fit_system", "prompt_format", "system_notice", "with_system"]

@@ -24,7 +24,7 @@ from .pace import Idle, StepPacer, paced
 from .plain_speed import PlainSpeed, measure_plain, refresh_plain
 from ..errors import GammatuneError
 from .source import Notice, Progress, SourceItem
-from .system_prompt import fit_system
+from .system_prompt import fit_system, prompt_format
 
 Messages = list[dict[str, str]]
 
@@ -94,7 +94,7 @@ def run_turn(pair: Pair, decoder: Any, messages: Messages, raw: bool, max_new_to
         yield Notice(system_note[:1].upper() + system_note[1:] + ".", title="System prompt")
     window = context_window(pair)
     fit = fit_conversation(messages, lambda m: pair.encode_prompt(m, raw=raw), max_new_tokens,
-                           window.tokens if window is not None else None)
+                           window.tokens if window is not None else None, prompt_format(pair, raw))
     if fit.notice:
         yield Notice(fit.notice)
     events = decoder.generate(fit.ids, fit.max_new_tokens, user_text=user_text, turn=turn)

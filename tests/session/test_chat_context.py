@@ -10,6 +10,7 @@ from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.session.context import fit_conversation
+from gammatune_tui.session.system_prompt import prompt_format
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.source import Notice
 
@@ -47,6 +48,15 @@ def test_the_reply_gets_what_is_left_and_a_message_too_long_is_refused():
     assert fit.max_new_tokens == 9 and "Only 9 tokens of the 100-token context are left" in fit.notice
     with pytest.raises(InvalidParameter, match="your message is 100 tokens .* context holds 100"):
         fit_conversation(_chat("old", "reply", "x" * 99), _encode, 10, limit=100)
+
+
+def test_the_too_long_line_names_the_format_the_message_was_counted_in(tiny_pair):
+    """Raw text (the demo pair, --raw) was never wrapped in a chat template: the line must not say it was."""
+    with pytest.raises(InvalidParameter, match=r"^your message is 100 tokens, and the model's context"):
+        fit_conversation(_chat("x" * 99), _encode, 10, limit=100, wrapped_in=prompt_format(tiny_pair, raw=True))
+    with pytest.raises(InvalidParameter, match=r"^your message is 100 tokens with the chat template, and"):
+        fit_conversation(_chat("x" * 99), _encode, 10, limit=100)
+    assert prompt_format(tiny_pair, raw=True) == ""
 
 
 def test_a_live_chat_past_the_context_keeps_the_recent_turns_and_says_so(tiny_pair, monkeypatch):
