@@ -132,11 +132,13 @@ def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list
     piped = not console.is_terminal
     meta = make_console(sys.stderr) if piped else console
     seen: list[Any] = []
+    header = None
     for ev in events:
         seen.append(ev)
         if writer is not None:
             writer.write(ev)
         if isinstance(ev, SessionHeader):
+            header = ev
             meta.print(header_text(ev), soft_wrap=not meta.is_terminal)   # a terminal wraps prose between words
             if not piped:
                 console.print(transcript_text([ev]), end="")  # the prompt (user_text) in the prompt colour
@@ -145,7 +147,7 @@ def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list
             console.file.flush()
         elif isinstance(ev, SessionSummary):
             console.print()
-            meta.print(run_summary_table(ev))
+            meta.print(run_summary_table(ev, header))
             meta.print(hindsight(seen), soft_wrap=not meta.is_terminal)
             if has_colour(meta):
                 meta.print(legend())

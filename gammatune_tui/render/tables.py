@@ -155,14 +155,22 @@ def lossless_text(summary: CompareSummary) -> Text:
     return Text(printable(verdict.message), style=style)
 
 
-def run_summary_table(s: SessionSummary) -> Table:
-    """`gammatune run`'s closing table: one session's totals, and which source drafted."""
+def run_summary_table(s: SessionSummary, header: SessionHeader | None = None) -> Table:
+    """`gammatune run`'s closing table: one session's totals, and which source drafted.
+
+    A drafting model is named with its precision from the session's header
+    (`model (int4 g32)` for a self-draft), so a self-draft is not read as the
+    pair's own draft model.
+    """
+    drafter = s.drafter or "model"
+    if drafter == "model" and header is not None and header.draft_precision:
+        drafter = f"model ({header.draft_precision})"
     table = Table(title="run summary", title_justify="left", show_edge=False, pad_edge=False)
     for col in ("tokens", "steps", "α", "tok/step", "tokens/s", "target calls", "draft calls", "drafter", "stop"):
         table.add_column(col, justify="right" if col not in ("stop", "drafter") else "left")
     table.add_row(
         str(s.tokens), str(s.steps), f"{s.acceptance_rate:.2f}", f"{s.tokens_per_step:.2f}",
-        f"{s.tokens_per_s:.1f}", str(s.target_calls), str(s.draft_calls), printable(s.drafter or "model"),
+        f"{s.tokens_per_s:.1f}", str(s.target_calls), str(s.draft_calls), printable(drafter),
         s.stop_reason,
     )
     return table

@@ -17,6 +17,7 @@ def test_run_with_a_self_draft_names_both_precisions(capsys, tiny_pair_dirs):
     both = out + err
     assert "draft self:int4 (int4 g32, +" in both and "(float32, " in both
     assert "cpu float32" not in both   # the precision is each model's, not one dtype for the pair
+    assert "model (int4 g32)" in both   # the summary's drafter column tells the self-draft from a draft model
 
 
 def test_compare_races_the_draft_model_a_self_draft_and_prompt_lookup(capsys, tiny_pair_dirs):
