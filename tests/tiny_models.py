@@ -81,13 +81,13 @@ def noisy_copy(model, seed: int, scale: float, only: str | None = "lm_head"):
 def assert_logits_close(got, want):
     """Logits (or KV entries) computed two ways agree within the tolerance the product itself trusts.
 
-    The product's self-checks (engine/logits_check.py) accept a runner whose logits are within
+    The product's self-checks (engine/common/logits_check.py) accept a runner whose logits are within
     1e-3 in fp32; a tighter bound here fails on CPUs whose kernels sum in another order (AVX-512
     vs AVX2), and tests/engine/test_runners.py shows this bound still catches real errors.
     """
     import torch
 
-    from gammatune_tui.engine.logits_check import logits_tolerance
+    from gammatune_tui.engine.common.logits_check import logits_tolerance
 
     tol = logits_tolerance(want.dtype)
     torch.testing.assert_close(got, want, rtol=tol, atol=tol)

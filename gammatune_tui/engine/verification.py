@@ -18,8 +18,8 @@ import torch
 from . import drafting
 from .drafting import Draft, Pending
 from .runners import Runner
-from .sampling import Served, accepted_count, leading_run, residual, sample
-from .staging import to_device
+from .common.sampling import Served, accepted_count, leading_run, residual, sample
+from .common.staging import to_device
 from .step_clock import StepClock
 
 

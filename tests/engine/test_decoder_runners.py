@@ -14,7 +14,7 @@ import torch
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine import decoder as decoder_mod
 from gammatune_tui.engine import drafting
-from gammatune_tui.engine.models import ModelPair
+from gammatune_tui.engine.loading.models import ModelPair
 from gammatune_tui.engine.runners import choice, static
 
 ENGINES = ["eager", "static", "graph-body"]

@@ -15,7 +15,7 @@ import torch
 from tiny_models import make_byte_tokenizer, make_llama, noisy_copy
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.events import event_from_json
-from gammatune_tui.engine.models import ModelPair, load_pair
+from gammatune_tui.engine.loading.models import ModelPair, load_pair
 from gammatune_tui.errors import InvalidParameter
 
 ENGINES = ["eager", "static", "graph-body"]

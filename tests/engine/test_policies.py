@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gammatune_tui.engine.policies import METHODS, PAPER_DEFAULTS, PolicySettings, make_policy, roc_threshold
-from gammatune_tui.engine.policy_base import TokenStats
+from gammatune_tui.engine.policies.policy_base import TokenStats
 
 
 def trace(policy, steps):

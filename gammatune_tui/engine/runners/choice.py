@@ -28,16 +28,16 @@ from typing import Any, Iterator
 import torch
 from transformers import DynamicCache
 
-from ..pair import Pair
+from ..common.pair import Pair
 from ...errors import EngineUnavailable, InvalidParameter
-from ..fast_forward import _direct_eligible
+from .fast_forward import _direct_eligible
 from .base import Runner
 from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
-from ..hf_compat import cache_kw
-from ..logits_check import compute_dtype, logits_close
-from ..names import ENGINES  # declared without torch, for the command line
+from .hf_compat import cache_kw
+from ..common.logits_check import compute_dtype, logits_close
+from ..common.names import ENGINES  # declared without torch, for the command line
 
 # GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
 # what the tests use to check that step on a CPU. Accepted by the Python API, not by the CLI.

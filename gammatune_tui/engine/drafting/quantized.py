@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..errors import EngineUnavailable
+from ...errors import EngineUnavailable
 
 INT4_GROUPS = (32, 64, 128, 256)   # what the int4 kernels accept
 DEFAULT_GROUP = 32

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 from .hf_compat import cache_kw
-from .logits_check import compute_dtype, logits_close
+from ..common.logits_check import compute_dtype, logits_close
 
 _FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 _FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()

@@ -25,15 +25,15 @@ from typing import Any
 
 import torch
 
-from .pair import Pair
-from ..errors import InvalidParameter
-from .drafting import Draft, DraftSource, draft_window
+from ..common.pair import Pair
+from ...errors import InvalidParameter
+from . import Draft, DraftSource, draft_window
 # the names and n-gram defaults live in names.py, which the command line reads without torch
-from .names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, MODEL, PROMPT_LOOKUP, SELF_DRAFTS, is_self_draft  # noqa: F401
-from .policies import Policy
+from ..common.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, MODEL, PROMPT_LOOKUP, SELF_DRAFTS, is_self_draft  # noqa: F401
+from ..policies import Policy
 from .prompt_lookup import PromptLookupSource
-from .runners import Runner
-from .sampling import Served
+from ..runners import Runner
+from ..common.sampling import Served
 
 NGRAM_LIMIT = 32
 

@@ -28,8 +28,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..errors import InvalidParameter
-from .names import SELF_FORMATS, SELF_PREFIX, is_self_draft
+from ...errors import InvalidParameter
+from ..common.names import SELF_FORMATS, SELF_PREFIX, is_self_draft
 from .quantized import DEFAULT_GROUP, INT4_GROUPS, WeightOnlyLinear, extra_bytes, weight_bytes
 
 

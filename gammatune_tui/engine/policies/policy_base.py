@@ -2,7 +2,7 @@
 
 Kept apart from the policies themselves so that a new policy can live in a
 file of its own (importing this module) and be listed in the method
-registry of engine/policies.py without an import circle.
+registry of engine/policies/__init__.py without an import circle.
 """
 
 from __future__ import annotations
