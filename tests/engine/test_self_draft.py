@@ -15,7 +15,8 @@ import torch
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.loading.models import ModelPair, load_pair
-from gammatune_tui.engine.drafting.quantized import WeightOnlyLinear, weight_bytes
+from gammatune_tui.engine.common.model_weights import weight_bytes
+from gammatune_tui.engine.drafting.quantized import WeightOnlyLinear
 from gammatune_tui.engine.drafting.self_draft import build_self_draft, parse_self_draft
 from gammatune_tui.errors import InvalidParameter
 

@@ -85,7 +85,7 @@ def session_header(
 
 def _precisions(pair: Any, target: Any, draft: Any) -> dict[str, Any]:
     """Each model's precision and weight bytes as the header records them (no draft model: empty)."""
-    from ..drafting.self_draft import model_bytes, model_precision
+    from ..common.model_weights import model_bytes, model_precision
 
     out: dict[str, Any] = {"target_precision": model_precision(target, getattr(pair, "quantize", None)),
                            "target_bytes": model_bytes(target)}

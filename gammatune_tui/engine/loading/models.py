@@ -71,7 +71,7 @@ class ModelPair:
 
     def models(self) -> dict[str, dict[str, Any]]:
         """Each model's precision and weight bytes (a self-draft: what it adds to the target's), for headers."""
-        from ..drafting.self_draft import model_bytes, model_precision
+        from ..common.model_weights import model_bytes, model_precision
 
         out = {"target": {"precision": model_precision(self.target, self.quantize),
                           "bytes": model_bytes(self.target)}}
