@@ -51,6 +51,22 @@ BENCH_ROOMS: dict[str, set[str]] = {
     "doctor": {"bench", "live", "sim", "report", "modes", "doctor"},
 }
 
+# engine/'s rooms → the rooms they may import (their own included), bottom up. "core" is the step
+# core, the modules directly in engine/ (decoder, verification, kv_cache, plain, context…); "engine" is
+# the package's own __init__, the public API, which names a thing from every room. common/ and
+# policies/ import no other room; runners/, events/ and drafting/ sit on them; the step core drives
+# those three; loading/ builds a pair and warms the core up.
+ENGINE_ROOMS: dict[str, set[str]] = {
+    "common": {"common"},
+    "policies": {"policies"},
+    "runners": {"common", "policies", "runners"},
+    "events": {"common", "policies", "events"},
+    "drafting": {"common", "policies", "runners", "drafting"},
+    "core": {"common", "policies", "runners", "events", "drafting", "core"},
+    "loading": {"common", "policies", "runners", "drafting", "core", "loading"},
+    "engine": {"common", "policies", "runners", "events", "drafting", "core", "loading", "engine"},
+}
+
 
 def floor_of(module: str) -> str:
     """`gammatune_tui.session.replay` → "session"; top-level modules by TOP_LEVEL."""
@@ -68,6 +84,17 @@ def bench_room_of(module: str) -> str | None:
     if len(parts) < 2 or parts[1] != "bench":
         return None
     return parts[2] if len(parts) > 2 and parts[2] in BENCH_ROOMS else "bench"
+
+
+def engine_room_of(module: str) -> str | None:
+    """`gammatune_tui.engine.drafting.prompt_lookup` → "drafting"; `gammatune_tui.engine.decoder` → "core";
+    `gammatune_tui.engine` → "engine"; None outside engine/."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] != "engine":
+        return None
+    if len(parts) == 2:
+        return "engine"
+    return parts[2] if parts[2] in ENGINE_ROOMS else "core"
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -127,6 +154,21 @@ def bench_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
             other = bench_room_of(imported)
             if other is not None and other not in BENCH_ROOMS[room]:
                 found.append(f"{name}:{line} imports {imported}: bench/{room} may not import bench/{other}")
+    return found
+
+
+def engine_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every import inside engine/ that goes up or across its rooms (ENGINE_ROOMS)."""
+    known = set(modules)
+    found = []
+    for name, (source, is_package) in sorted(modules.items()):
+        room = engine_room_of(name)
+        if room is None:
+            continue
+        for line, imported in sorted(set(imports_of(source, name, is_package, known))):
+            other = engine_room_of(imported)
+            if other is not None and other not in ENGINE_ROOMS[room]:
+                found.append(f"{name}:{line} imports {imported}: engine/{room} may not import engine/{other}")
     return found
 
 
@@ -199,6 +241,23 @@ def test_bench_rooms_import_only_down():
     assert bench_violations(MODULES) == []
 
 
+def test_engine_sub_rooms_are_listed():
+    """A new sub-package of engine/ must be given its place among the rooms."""
+    rooms = {p.parent.name for p in (ROOT / "engine").glob("*/__init__.py")}
+    assert rooms == set(ENGINE_ROOMS) - {"core", "engine"}
+
+
+def test_engine_rooms_import_only_down():
+    assert engine_violations(MODULES) == []
+
+
+def test_engine_rooms_form_floors():
+    """The rule itself has no circle: each room may import only rooms listed before it (and itself)."""
+    order = list(ENGINE_ROOMS)
+    for i, room in enumerate(order):
+        assert ENGINE_ROOMS[room] <= set(order[: i + 1]), room
+
+
 # -- the checks themselves can fail -----------------------------------------------------------------
 
 def _fake(**sources: str) -> dict[str, tuple[str, bool]]:
@@ -234,4 +293,18 @@ def test_a_circle_is_reported():
 ])
 def test_a_bench_room_importing_up_or_across_is_reported(module, source, rule):
     found = bench_violations(_fake(**{module: source}))
+    assert len(found) == 1 and rule in found[0] and ":" in found[0]
+
+
+@pytest.mark.parametrize("module, source, rule", [
+    ("gammatune_tui__engine__common__x", "from ..decoder import SpeculativeDecoder\n", "engine/common may not import engine/core"),
+    ("gammatune_tui__engine__policies__x", "from ..common.sampling import sample\n", "engine/policies may not import engine/common"),
+    ("gammatune_tui__engine__drafting__x", "def f():\n    from ..events import StepEvent\n", "engine/drafting may not import engine/events"),
+    ("gammatune_tui__engine__events__x", "from ..drafting.self_draft import build_self_draft\n", "engine/events may not import engine/drafting"),
+    ("gammatune_tui__engine__runners__x", "from ..loading.models import ModelPair\n", "engine/runners may not import engine/loading"),
+    ("gammatune_tui__engine__x", "from .loading.warmup import warm_up\n", "engine/core may not import engine/loading"),
+    ("gammatune_tui__engine__x", "from gammatune_tui.engine import load_pair\n", "engine/core may not import engine/engine"),
+])
+def test_an_engine_room_importing_up_or_across_is_reported(module, source, rule):
+    found = engine_violations(_fake(**{module: source}))
     assert len(found) == 1 and rule in found[0] and ":" in found[0]

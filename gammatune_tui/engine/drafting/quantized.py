@@ -26,7 +26,6 @@ kernel is refused with one line naming what would work
 
 from __future__ import annotations
 
-
 import torch
 from torch import nn
 
