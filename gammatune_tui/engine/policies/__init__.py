@@ -100,6 +100,8 @@ assert all(n in BY_NAME and BY_NAME[n].in_params for m in REGISTRY for n in m.re
     "a method reads and tunes only parameters declared in engine/policies/param_specs.py"
 METHODS: tuple[str, ...] = tuple(_BY_METHOD)
 LIVE_DEFAULT_METHODS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.live_default)
+TUNABLE_METHODS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.reads)
+"""What `bench --tune-method` accepts: every method that reads a parameter (specdecode's fixed γ has none)."""
 
 
 def check_method(name: str) -> str:
