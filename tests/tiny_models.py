@@ -91,3 +91,21 @@ def assert_logits_close(got, want):
 
     tol = logits_tolerance(want.dtype)
     torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+def emitted(events) -> list[int]:
+    """The token ids a session emitted, in order (its StepEvents' emitted runs)."""
+    from gammatune_tui.engine import StepEvent
+
+    return [t.id for e in events if isinstance(e, StepEvent) for t in e.emitted]
+
+
+def greedy_ref(pair, ids: list[int], n: int) -> list[int]:
+    """The target's own greedy continuation (`target.generate`, stopping at the pair's EOS ids): what every
+    speculative session must emit at temperature 0."""
+    import torch
+
+    x = torch.tensor([ids])
+    out = pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
+                               eos_token_id=list(pair.eos_ids))
+    return out[0, len(ids):].tolist()

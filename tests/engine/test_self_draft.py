@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 import torch
 
-from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
+from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
 from gammatune_tui.engine.loading.models import ModelPair, load_pair
 from gammatune_tui.engine.common.model_weights import weight_bytes
 from gammatune_tui.engine.drafting.quantized import WeightOnlyLinear
@@ -21,20 +21,10 @@ from gammatune_tui.engine.drafting.self_draft import build_self_draft, parse_sel
 from gammatune_tui.errors import InvalidParameter
 
 from test_sampling import N_SAMPLES, chi2_test, joint_law, sample_pairs
+from tiny_models import emitted, greedy_ref
 from gammatune_tui.engine.common.sampling import Served
 
 PROMPT = "def fib(n):\n    return"
-
-
-def emitted(evs):
-    return [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted]
-
-
-def greedy_ref(pair, ids, n):
-    x = torch.tensor([ids])
-    out = pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
-                               eos_token_id=list(pair.eos_ids))
-    return out[0, len(ids):].tolist()
 
 
 @pytest.fixture(scope="module")
