@@ -8,7 +8,7 @@ drafts in a draft source (the draft model or prompt lookup, draft_sources.py:
 nor can it tell which of those). The loop does as
 little Python as it can: one device→host read per step for policies that
 never stop early (the window comes back with the verdict), one per drafted
-token for those that may (drafting.py), no re-encoding of text; the step's
+token for those that may (drafting/), no re-encoding of text; the step's
 draft and verify times come from `StepClock` (CUDA events on a GPU), so
 timing adds no sync.
 """

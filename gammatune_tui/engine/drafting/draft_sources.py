@@ -2,7 +2,7 @@
 
 The decoder's loop — draft, verify, accept, rewind, report — does not know
 which source it drives. Each step it asks the session's source for up to
-`window` tokens and gets a `Draft` back (drafting.py): the token ids, for
+`window` tokens and gets a `Draft` back (drafting/__init__.py): the token ids, for
 each one the two numbers the γ policy reads (top-1 and chosen probability),
 whether the policy ended the window early, how many forward passes it took,
 and what the exact accept test needs as the proposal law q: the served rows
@@ -131,7 +131,7 @@ def pair_drafter(pair: Pair) -> DrafterSettings:
 
 
 class ModelDraftSource(DraftSource):
-    """The draft model through its runner: one forward per drafted token (drafting.py)."""
+    """The draft model through its runner: one forward per drafted token (drafting/__init__.py)."""
 
     name = MODEL
 

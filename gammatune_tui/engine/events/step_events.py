@@ -1,7 +1,7 @@
 """What a session reports: its header and the token lists of each step.
 
 Kept apart from the step loop so the loop reads as draft → verify → accept →
-rewind, while every field of the event contract (events.py) is filled here
+rewind, while every field of the event contract (events/__init__.py) is filled here
 (the running totals are tally.py's).
 """
 
