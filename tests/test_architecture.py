@@ -142,34 +142,30 @@ def violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
     return found
 
 
-def bench_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
-    """Every import inside bench/ that goes up or across its rooms (BENCH_ROOMS)."""
+def room_violations(modules: dict[str, tuple[str, bool]], room_of, rooms: dict[str, set[str]], where: str) -> list[str]:
+    """Every import inside one floor that goes up or across its rooms (`room_of` names a module's room, None
+    outside the floor; `rooms` says which rooms each may import)."""
     known = set(modules)
     found = []
     for name, (source, is_package) in sorted(modules.items()):
-        room = bench_room_of(name)
+        room = room_of(name)
         if room is None:
             continue
         for line, imported in sorted(set(imports_of(source, name, is_package, known))):
-            other = bench_room_of(imported)
-            if other is not None and other not in BENCH_ROOMS[room]:
-                found.append(f"{name}:{line} imports {imported}: bench/{room} may not import bench/{other}")
+            other = room_of(imported)
+            if other is not None and other not in rooms[room]:
+                found.append(f"{name}:{line} imports {imported}: {where}/{room} may not import {where}/{other}")
     return found
+
+
+def bench_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every import inside bench/ that goes up or across its rooms (BENCH_ROOMS)."""
+    return room_violations(modules, bench_room_of, BENCH_ROOMS, "bench")
 
 
 def engine_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
     """Every import inside engine/ that goes up or across its rooms (ENGINE_ROOMS)."""
-    known = set(modules)
-    found = []
-    for name, (source, is_package) in sorted(modules.items()):
-        room = engine_room_of(name)
-        if room is None:
-            continue
-        for line, imported in sorted(set(imports_of(source, name, is_package, known))):
-            other = engine_room_of(imported)
-            if other is not None and other not in ENGINE_ROOMS[room]:
-                found.append(f"{name}:{line} imports {imported}: engine/{room} may not import engine/{other}")
-    return found
+    return room_violations(modules, engine_room_of, ENGINE_ROOMS, "engine")
 
 
 def cycles(modules: dict[str, tuple[str, bool]]) -> list[list[str]]:
