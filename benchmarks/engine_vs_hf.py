@@ -47,7 +47,7 @@ import transformers  # noqa: E402
 from gammatune_tui.engine import (  # noqa: E402
     PolicySettings, SamplingConfig, SessionSummary, SpeculativeDecoder, StepEvent,
 )
-from gammatune_tui.engine.models import ModelPair, load_pair  # noqa: E402
+from gammatune_tui.engine.loading.models import ModelPair, load_pair  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 from gammatune_tui.resources import demo_pair_installed  # noqa: E402
 

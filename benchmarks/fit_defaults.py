@@ -1,7 +1,7 @@
 """Fit GammaTune+'s shipped defaults on the even prompts at two temperatures jointly (one set for both).
 
 `benchmarks/policy_study.py` fits each temperature on its own and reports the
-odd prompts; the defaults in gammatune_tui/engine/policy_params.py must be
+odd prompts; the defaults in gammatune_tui/engine/policies/policy_params.py must be
 one setting for every temperature, so this script scores each setting of an
 extended grid on the even prompts of both trace files (each priced by its own
 cost model, as `policy_study.py --save-cost` writes it), keeps those that

@@ -47,9 +47,9 @@ import transformers  # noqa: E402
 from gammatune_tui.bench.live import latency as lat  # noqa: E402
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent  # noqa: E402
 from gammatune_tui.engine import drafting  # noqa: E402
-from gammatune_tui.engine.devices import resolve_device  # noqa: E402
-from gammatune_tui.engine.models import ModelPair  # noqa: E402
-from gammatune_tui.engine.warmup import warm_up  # noqa: E402
+from gammatune_tui.engine.common.devices import resolve_device  # noqa: E402
+from gammatune_tui.engine.loading.models import ModelPair  # noqa: E402
+from gammatune_tui.engine.loading.warmup import warm_up  # noqa: E402
 from gammatune_tui.errors import EngineUnavailable  # noqa: E402
 from gpu_steps import decode_ms, sdpa_backend, step_ms, sync  # noqa: E402
 

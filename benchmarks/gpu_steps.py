@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from gammatune_tui.engine.hf_compat import cache_kw
+from gammatune_tui.engine.runners.hf_compat import cache_kw
 
 
 def sync(device: torch.device) -> None:

@@ -46,7 +46,7 @@ import transformers  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent  # noqa: E402
-from gammatune_tui.engine.models import load_pair  # noqa: E402
+from gammatune_tui.engine.loading.models import load_pair  # noqa: E402
 from gammatune_tui.hf import demo_paths, gammatune_generate  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 

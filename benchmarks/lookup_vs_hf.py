@@ -11,7 +11,7 @@ Greedy, interleaved runs on the same prompts:
 Matched settings: the same window γ and the same n-gram sizes. The two rules
 differ in one documented way: transformers copies after the *first*
 occurrence of the n-gram and never past the end of the text, ours after the
-*most recent* and on into its own proposal (engine/prompt_lookup.py), so the
+*most recent* and on into its own proposal (engine/drafting/prompt_lookup.py), so the
 tokens per step differ too; both are reported, with the time per target pass
 (the engine's own cost). Every method must produce exactly the plain greedy
 tokens, or nothing is reported.
@@ -45,9 +45,9 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SessionSummary, SpeculativeDecoder, StepEvent  # noqa: E402
-from gammatune_tui.engine.draft_sources import DrafterSettings  # noqa: E402
-from gammatune_tui.engine.models import load_pair  # noqa: E402
-from gammatune_tui.engine.prompt_lookup import NgramIndex  # noqa: E402
+from gammatune_tui.engine.drafting.draft_sources import DrafterSettings  # noqa: E402
+from gammatune_tui.engine.loading.models import load_pair  # noqa: E402
+from gammatune_tui.engine.drafting.prompt_lookup import NgramIndex  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 
 

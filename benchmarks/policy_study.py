@@ -23,7 +23,7 @@ a shorter one; each pass is kept too, so the spread across timing passes
 survives, and --save-cost / --cost carry the pooled model and its passes to
 another trace file (another temperature). --write-prior fits costaware's
 calibration prior on the even prompts' traces and writes it to
-gammatune_tui/engine/calibration_prior.json.
+gammatune_tui/engine/policies/calibration_prior.json.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from gammatune_tui.bench.sim import oracle, reference
 from gammatune_tui.bench.sim import simulate as sim
 from gammatune_tui.bench.sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from gammatune_tui.bench.sim.lookup_trace import trace_from_json
-from gammatune_tui.engine.confidence import PRIOR_FILE, Prior
+from gammatune_tui.engine.policies.confidence import PRIOR_FILE, Prior
 from gammatune_tui.engine.policies import DEFAULT_GAMMA0, PAPER_DEFAULTS, PolicySettings
 
 # γ0 is shared by every method (--gamma): it stays at 4; the rest is fitted on the even prompts
@@ -72,8 +72,8 @@ def retime(passes: int, data: dict[str, Any]) -> tuple[CostModel, list[CostModel
     """
     from gammatune_tui.bench.live import protocol
     from gammatune_tui.bench.modes.trace_cache import time_decoder
-    from gammatune_tui.engine.models import load_pair
-    from gammatune_tui.engine.sampling_config import SamplingConfig
+    from gammatune_tui.engine.loading.models import load_pair
+    from gammatune_tui.engine.common.sampling_config import SamplingConfig
 
     key = data["key"]
     sampling = SamplingConfig(**key["sampling"]) if isinstance(key.get("sampling"), dict) else None

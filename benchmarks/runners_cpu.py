@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from gammatune_tui.engine.models import load_pair  # noqa: E402
+from gammatune_tui.engine.loading.models import load_pair  # noqa: E402
 from gammatune_tui.engine.runners import build_runner  # noqa: E402
 
 

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from gammatune_tui.engine.models import ModelPair, load_pair  # noqa: E402
-from gammatune_tui.engine.warmup import warm_up  # noqa: E402
+from gammatune_tui.engine.loading.models import ModelPair, load_pair  # noqa: E402
+from gammatune_tui.engine.loading.warmup import warm_up  # noqa: E402
 
 
 def smollm2_shape() -> ModelPair:

@@ -40,9 +40,9 @@ import torch  # noqa: E402
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent  # noqa: E402
 from gammatune_tui.engine.events import SessionSummary  # noqa: E402
-from gammatune_tui.engine.models import load_pair  # noqa: E402
+from gammatune_tui.engine.loading.models import load_pair  # noqa: E402
 from gammatune_tui.engine.plain import plain_decode  # noqa: E402
-from gammatune_tui.engine.self_draft import model_bytes  # noqa: E402
+from gammatune_tui.engine.common.model_weights import model_bytes  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 from gammatune_tui.engine.runners import build_runner  # noqa: E402
 

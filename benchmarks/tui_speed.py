@@ -31,7 +31,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from gammatune_tui.engine.policies import PolicySettings  # noqa: E402
-from gammatune_tui.engine.sampling import SamplingConfig  # noqa: E402
+from gammatune_tui.engine.common.sampling import SamplingConfig  # noqa: E402
 from gammatune_tui.ui.app import make_app  # noqa: E402
 from gammatune_tui.session.synthetic import SyntheticSource  # noqa: E402
 
@@ -90,7 +90,7 @@ async def latency(tokens: int, presses: int) -> dict:
 
 # -- 2. generation speed: TUI vs plain ------------------------------------------------------
 def _pair():
-    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.engine.loading.models import load_pair
     from gammatune_tui.resources import demo_pair_installed
 
     if demo_pair_installed():

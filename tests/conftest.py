@@ -40,7 +40,7 @@ def tiny_pair_dirs(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_pair(tiny_pair_dirs):
-    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.engine.loading.models import load_pair
 
     t, d = tiny_pair_dirs
     return load_pair(str(t), str(d), device="cpu", dtype="float32", threads=1)
@@ -54,7 +54,7 @@ def micro_pair():
     """8-token vocabulary, no EOS; the draft's output layer is noisy so q differs clearly from p."""
     import torch
 
-    from gammatune_tui.engine.models import ModelPair
+    from gammatune_tui.engine.loading.models import ModelPair
 
     tok = make_word_tokenizer(MICRO_WORDS)
     target = make_llama(len(MICRO_WORDS), seed=11, init=0.6, eos=None, bos=None, layers=1)

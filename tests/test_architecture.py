@@ -51,6 +51,22 @@ BENCH_ROOMS: dict[str, set[str]] = {
     "doctor": {"bench", "live", "sim", "report", "modes", "doctor"},
 }
 
+# engine/'s rooms → the rooms they may import (their own included), bottom up. "core" is the step
+# core, the modules directly in engine/ (decoder, verification, kv_cache, plain, context…); "engine" is
+# the package's own __init__, the public API, which names a thing from every room. common/ and
+# policies/ import no other room; runners/, events/ and drafting/ sit on them; the step core drives
+# those three; loading/ builds a pair and warms the core up.
+ENGINE_ROOMS: dict[str, set[str]] = {
+    "common": {"common"},
+    "policies": {"policies"},
+    "runners": {"common", "policies", "runners"},
+    "events": {"common", "policies", "events"},
+    "drafting": {"common", "policies", "runners", "drafting"},
+    "core": {"common", "policies", "runners", "events", "drafting", "core"},
+    "loading": {"common", "policies", "runners", "drafting", "core", "loading"},
+    "engine": {"common", "policies", "runners", "events", "drafting", "core", "loading", "engine"},
+}
+
 
 def floor_of(module: str) -> str:
     """`gammatune_tui.session.replay` → "session"; top-level modules by TOP_LEVEL."""
@@ -68,6 +84,17 @@ def bench_room_of(module: str) -> str | None:
     if len(parts) < 2 or parts[1] != "bench":
         return None
     return parts[2] if len(parts) > 2 and parts[2] in BENCH_ROOMS else "bench"
+
+
+def engine_room_of(module: str) -> str | None:
+    """`gammatune_tui.engine.drafting.prompt_lookup` → "drafting"; `gammatune_tui.engine.decoder` → "core";
+    `gammatune_tui.engine` → "engine"; None outside engine/."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] != "engine":
+        return None
+    if len(parts) == 2:
+        return "engine"
+    return parts[2] if parts[2] in ENGINE_ROOMS else "core"
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -115,19 +142,30 @@ def violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
     return found
 
 
-def bench_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
-    """Every import inside bench/ that goes up or across its rooms (BENCH_ROOMS)."""
+def room_violations(modules: dict[str, tuple[str, bool]], room_of, rooms: dict[str, set[str]], where: str) -> list[str]:
+    """Every import inside one floor that goes up or across its rooms (`room_of` names a module's room, None
+    outside the floor; `rooms` says which rooms each may import)."""
     known = set(modules)
     found = []
     for name, (source, is_package) in sorted(modules.items()):
-        room = bench_room_of(name)
+        room = room_of(name)
         if room is None:
             continue
         for line, imported in sorted(set(imports_of(source, name, is_package, known))):
-            other = bench_room_of(imported)
-            if other is not None and other not in BENCH_ROOMS[room]:
-                found.append(f"{name}:{line} imports {imported}: bench/{room} may not import bench/{other}")
+            other = room_of(imported)
+            if other is not None and other not in rooms[room]:
+                found.append(f"{name}:{line} imports {imported}: {where}/{room} may not import {where}/{other}")
     return found
+
+
+def bench_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every import inside bench/ that goes up or across its rooms (BENCH_ROOMS)."""
+    return room_violations(modules, bench_room_of, BENCH_ROOMS, "bench")
+
+
+def engine_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every import inside engine/ that goes up or across its rooms (ENGINE_ROOMS)."""
+    return room_violations(modules, engine_room_of, ENGINE_ROOMS, "engine")
 
 
 def cycles(modules: dict[str, tuple[str, bool]]) -> list[list[str]]:
@@ -199,6 +237,23 @@ def test_bench_rooms_import_only_down():
     assert bench_violations(MODULES) == []
 
 
+def test_engine_sub_rooms_are_listed():
+    """A new sub-package of engine/ must be given its place among the rooms."""
+    rooms = {p.parent.name for p in (ROOT / "engine").glob("*/__init__.py")}
+    assert rooms == set(ENGINE_ROOMS) - {"core", "engine"}
+
+
+def test_engine_rooms_import_only_down():
+    assert engine_violations(MODULES) == []
+
+
+def test_engine_rooms_form_floors():
+    """The rule itself has no circle: each room may import only rooms listed before it (and itself)."""
+    order = list(ENGINE_ROOMS)
+    for i, room in enumerate(order):
+        assert ENGINE_ROOMS[room] <= set(order[: i + 1]), room
+
+
 # -- the checks themselves can fail -----------------------------------------------------------------
 
 def _fake(**sources: str) -> dict[str, tuple[str, bool]]:
@@ -231,7 +286,16 @@ def test_a_circle_is_reported():
     ("gammatune_tui__bench__live__x", "def f():\n    from ..sim.oracle import ORACLE\n", "bench/live may not import bench/sim"),
     ("gammatune_tui__bench__x", "from .report.tables import write_json\n", "bench/bench may not import bench/report"),
     ("gammatune_tui__bench__modes__x", "from ..doctor.examine import Candidate\n", "bench/modes may not import bench/doctor"),
+    ("gammatune_tui__engine__common__x", "from ..decoder import SpeculativeDecoder\n", "engine/common may not import engine/core"),
+    ("gammatune_tui__engine__policies__x", "from ..common.sampling import sample\n", "engine/policies may not import engine/common"),
+    ("gammatune_tui__engine__drafting__x", "def f():\n    from ..events import StepEvent\n", "engine/drafting may not import engine/events"),
+    ("gammatune_tui__engine__events__x", "from ..drafting.self_draft import build_self_draft\n", "engine/events may not import engine/drafting"),
+    ("gammatune_tui__engine__runners__x", "from ..loading.models import ModelPair\n", "engine/runners may not import engine/loading"),
+    ("gammatune_tui__engine__x", "from .loading.warmup import warm_up\n", "engine/core may not import engine/loading"),
+    ("gammatune_tui__engine__x", "from gammatune_tui.engine import load_pair\n", "engine/core may not import engine/engine"),
 ])
-def test_a_bench_room_importing_up_or_across_is_reported(module, source, rule):
-    found = bench_violations(_fake(**{module: source}))
+def test_a_room_importing_up_or_across_is_reported(module, source, rule):
+    """bench/'s and engine/'s rooms: an import up or across is reported, by the check of that floor only."""
+    mods = _fake(**{module: source})
+    found = bench_violations(mods) + engine_violations(mods)
     assert len(found) == 1 and rule in found[0] and ":" in found[0]

@@ -81,13 +81,31 @@ def noisy_copy(model, seed: int, scale: float, only: str | None = "lm_head"):
 def assert_logits_close(got, want):
     """Logits (or KV entries) computed two ways agree within the tolerance the product itself trusts.
 
-    The product's self-checks (engine/logits_check.py) accept a runner whose logits are within
+    The product's self-checks (engine/common/logits_check.py) accept a runner whose logits are within
     1e-3 in fp32; a tighter bound here fails on CPUs whose kernels sum in another order (AVX-512
     vs AVX2), and tests/engine/test_runners.py shows this bound still catches real errors.
     """
     import torch
 
-    from gammatune_tui.engine.logits_check import logits_tolerance
+    from gammatune_tui.engine.common.logits_check import logits_tolerance
 
     tol = logits_tolerance(want.dtype)
     torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+def emitted(events) -> list[int]:
+    """The token ids a session emitted, in order (its StepEvents' emitted runs)."""
+    from gammatune_tui.engine import StepEvent
+
+    return [t.id for e in events if isinstance(e, StepEvent) for t in e.emitted]
+
+
+def greedy_ref(pair, ids: list[int], n: int) -> list[int]:
+    """The target's own greedy continuation (`target.generate`, stopping at the pair's EOS ids): what every
+    speculative session must emit at temperature 0."""
+    import torch
+
+    x = torch.tensor([ids])
+    out = pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
+                               eos_token_id=list(pair.eos_ids))
+    return out[0, len(ids):].tolist()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from ..engine.tally import SessionTally
+from ..engine.events.tally import SessionTally
 
 # Baselines measured beside the five policies. They are not γ policies, so they
 # live outside METHODS; the HF ones are swept over γ0 like the policies.

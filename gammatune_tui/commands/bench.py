@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..bench.args import parse_gammas, parse_ints
-from ..engine.policies import LIVE_DEFAULT_METHODS, METHODS, PolicyParams, parse_methods
+from ..engine.policies import LIVE_DEFAULT_METHODS, METHODS, TUNABLE_METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..render.table_fit import FittingConsole
 from .options import common_options, flag_names
@@ -25,8 +25,6 @@ from .prompt_input import prompt_file_option
 from .prompt_sets import bench_prompts
 
 DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
-TUNABLE = ("gammatune", "gammatune+", "assistant-threshold", "hf-heuristic", "adaptive-k", "p-min", "adaedl", "svip",
-           "ema-tiers", "ucb", "costaware")
 BENCH = "Benchmark"
 
 
@@ -99,8 +97,8 @@ def bench(
                                "(--check-live N) compares tokens per step in law")
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be >= 1, got {opts.max_new_tokens}")
-    if tune_ and tune_method not in TUNABLE:
-        raise InvalidParameter(f"--tune-method must be {', '.join(TUNABLE[:-1])} or {TUNABLE[-1]}, got {tune_method!r}")
+    if tune_ and tune_method not in TUNABLE_METHODS:
+        raise InvalidParameter(f"--tune-method must be {', '.join(TUNABLE_METHODS[:-1])} or {TUNABLE_METHODS[-1]}, got {tune_method!r}")
     params = _policy_params(opts)
     if validate and not (simulate or tune_):
         raise InvalidParameter("--validate compares the simulation with a live run: use it with --simulate")

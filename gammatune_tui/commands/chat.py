@@ -39,7 +39,7 @@ def chat(
 
     check_system_flags(system, opts.raw)
     from ..bench.sim.hindsight import session_hindsight
-    from ..engine.models import check_pair
+    from ..engine.loading.models import check_pair
     from ..session.live import LiveSource
     from ..ui.app import make_app
 

@@ -18,8 +18,8 @@ from typing import Any, Optional
 import typer
 
 from ..engine.policies import LIVE_DEFAULT_METHODS, parse_methods
-from ..engine.names import MODEL as MODEL_DRAFTER
-from ..engine.presets import preset_drafter
+from ..engine.common.names import MODEL as MODEL_DRAFTER
+from ..engine.loading.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
@@ -64,7 +64,7 @@ def compare(
 
     check_system_flags(system, opts.raw)
     _check_draft_model_exists(opts, drafters)
-    from ..engine.draft_sources import parse_drafters
+    from ..engine.drafting.draft_sources import parse_drafters
     from ..session.compare_job import CompareJob
 
     drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None

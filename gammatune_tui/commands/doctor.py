@@ -73,10 +73,10 @@ def doctor(
     from ..bench.doctor.examine import DoctorConfig
     from ..bench.doctor.run import run_doctor
     from ..bench.modes.common import quiet_transformers
-    from ..engine.devices import resolve_device, resolve_dtype
+    from ..engine.common.devices import resolve_device, resolve_dtype
 
     gamma_list = tuple(parse_gammas(gammas))
-    from ..engine.sampling import SamplingConfig  # (here: importing it loads torch, which --help does not need)
+    from ..engine.common.sampling import SamplingConfig  # (here: importing it loads torch, which --help does not need)
 
     with flag_names():   # the engine says `seed`, `top_p`: the user typed --seed, --top-p
         sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
@@ -108,7 +108,7 @@ def _self_drafts(text: str) -> list[str]:
     """--self-drafts: canonical self-draft names ('none' or '': no self-drafts); a bad one is one line."""
     if text.strip().lower() in ("", "none"):
         return []
-    from ..engine.self_draft import parse_self_draft
+    from ..engine.drafting.self_draft import parse_self_draft
 
     names = [parse_self_draft(p).name for p in text.split(",") if p.strip()]
     return list(dict.fromkeys(names))
@@ -121,7 +121,7 @@ def _candidates(demo: bool, target: Optional[str], drafts: List[str],
     then the target's self-drafts (`selfs`) not given already."""
     from ..bench.doctor.examine import Candidate
     from ..bench.doctor.candidates import built_demo_candidates, demo_target
-    from ..engine.names import is_self_draft
+    from ..engine.common.names import is_self_draft
 
     given = {d.strip().lower() for d in drafts if is_self_draft(d)}
     if not demo:

@@ -16,9 +16,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.model_files import download_command, in_local_cache
-from ..engine import presets
-from ..engine.presets import INSTALL_HINT, PRESETS, Preset
+from ..engine.loading.model_files import download_command, in_local_cache
+from ..engine.loading import presets
+from ..engine.loading.presets import INSTALL_HINT, PRESETS, Preset
 from ..resources import demo_pair_dir, demo_pair_installed
 from ..render.console import make_console
 from ..render.table_fit import set_keys

@@ -2,7 +2,7 @@
 
 Declared once and added to a command's signature by `@common_options`, so every
 command spells and validates them the same way and hands the body one
-`CommonOptions` object. Declaring them imports no torch (engine.names,
+`CommonOptions` object. Declaring them imports no torch (engine.common.names,
 engine.policies): the engine's heavy modules load inside the methods that
 use them, so `--help` and a mistyped flag answer at once.
 """
@@ -20,12 +20,12 @@ from typing import Any, Callable, Iterator, Optional
 
 import typer
 
-from ..engine.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES, SELF_DRAFTS
-from ..engine.names import MODEL as MODEL_DRAFTER
-from ..engine.param_specs import PARAM_NAMES, SPECS, ParamSpec
+from ..engine.common.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES, SELF_DRAFTS
+from ..engine.common.names import MODEL as MODEL_DRAFTER
+from ..engine.policies.param_specs import PARAM_NAMES, SPECS, ParamSpec
 from ..engine.policies import PAPER_DEFAULTS, PolicyParams, PolicySettings, grouped_methods, param_help
 from ..engine.context import check_budget
-from ..engine.presets import preset_drafter
+from ..engine.loading.presets import preset_drafter
 from ..errors import InvalidParameter
 from ..prompts import seeded_demo_prompt
 from ..render.safe_text import printable
@@ -59,7 +59,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
 ]
 
 def _policy_option(s: ParamSpec) -> tuple[str, Any, Any]:
-    """A parameter's option, from its row in engine/param_specs.py (None = not given: the default, or a preset)."""
+    """A parameter's option, from its row in engine/policies/param_specs.py (None = not given: the default, or a preset)."""
     text = param_help(s.name)
     if text == s.help:   # not led by a method's name
         text = text[0].upper() + text[1:]
@@ -127,7 +127,7 @@ class CommonOptions:
 
             check_engine(engine, internal=False)
             if engine == "graphs" and self.values.get("device_map") is None:
-                from ..engine.devices import resolve_device
+                from ..engine.common.devices import resolve_device
 
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
         v = self.values
@@ -146,7 +146,7 @@ class CommonOptions:
 
     def drafter_settings(self, name: str | None = None) -> Any:
         """--drafter (or `name`) with --ngram-min/--ngram-max; a preset without a draft model drafts by lookup."""
-        from ..engine.draft_sources import DrafterSettings
+        from ..engine.drafting.draft_sources import DrafterSettings
 
         v = self.values
         if name is None:
@@ -198,7 +198,7 @@ class CommonOptions:
 
     def sampling(self, demo_defaults: bool = False) -> Any:
         """The SamplingConfig; the demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
-        from ..engine.sampling_config import SamplingConfig   # no torch: a bad value answers at once
+        from ..engine.common.sampling_config import SamplingConfig   # no torch: a bad value answers at once
 
         v = self.values
         t = v["temperature"]
@@ -288,7 +288,7 @@ def check_models(opts: CommonOptions, load_kwargs: dict[str, Any] | None = None)
     starts an app can fail with one line and exit 2 first. The full check of
     prompt + max_new_tokens happens once the prompt is tokenized.
     """
-    from ..engine.models import check_pair
+    from ..engine.loading.models import check_pair
 
     refs = check_pair(**(load_kwargs if load_kwargs is not None else opts.load_kwargs()))
     if refs.window is not None:

@@ -57,7 +57,7 @@ def run(
 
     from ..bench.sim.hindsight import session_hindsight
     from ..engine.decoder import SpeculativeDecoder
-    from ..engine.models import load_pair
+    from ..engine.loading.models import load_pair
     from ..render.tables import hindsight_text
     from ..session.hindsight import run_hook
     from ..session.recording import RecordingWriter, event_line

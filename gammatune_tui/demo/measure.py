@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from . import PAIR_DIR
-from ..engine.hf_compat import cache_kw, output_cache
+from ..engine.runners.hf_compat import cache_kw, output_cache
 
 REGIMES = (("0", 0, 0), ("1-3", 1, 3), ("4-7", 4, 7), ("8+", 8, 10**9))
 

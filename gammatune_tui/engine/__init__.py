@@ -21,19 +21,19 @@ def __getattr__(name: str) -> Any:
         from .decoder import SpeculativeDecoder
         return SpeculativeDecoder
     if name in ("ModelPair", "load_pair"):
-        from . import models
+        from .loading import models
         return getattr(models, name)
     if name == "DrafterSettings":
-        from .draft_sources import DrafterSettings
+        from .drafting.draft_sources import DrafterSettings
         return DrafterSettings
     if name == "DRAFTERS":
-        from .names import DRAFTERS
+        from .common.names import DRAFTERS
         return DRAFTERS
     if name in ("METHODS", "Policy", "PolicySettings", "make_policy"):
         from . import policies
         return getattr(policies, name)
     if name == "SamplingConfig":
-        from .sampling_config import SamplingConfig
+        from .common.sampling_config import SamplingConfig
         return SamplingConfig
     if name in ("SessionHeader", "StepEvent", "SessionSummary", "DraftedToken", "EmittedToken", "TargetToken"):
         from . import events

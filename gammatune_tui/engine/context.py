@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .pair import Pair
+from .common.pair import Pair
 from ..errors import ContextTooLong
 
 _CONFIG_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx")

@@ -8,7 +8,7 @@ drafts in a draft source (the draft model or prompt lookup, draft_sources.py:
 nor can it tell which of those). The loop does as
 little Python as it can: one device→host read per step for policies that
 never stop early (the window comes back with the verdict), one per drafted
-token for those that may (drafting.py), no re-encoding of text; the step's
+token for those that may (drafting/), no re-encoding of text; the step's
 draft and verify times come from `StepClock` (CUDA events on a GPU), so
 timing adds no sync.
 """
@@ -21,22 +21,22 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from .pair import Pair
+from .common.pair import Pair
 from ..errors import InvalidParameter
 from .context import check_context
-from .draft_sources import DrafterSettings, make_source, pair_drafter
+from .drafting.draft_sources import DrafterSettings, make_source, pair_drafter
 from .drafting import DraftSource
 from .events import SessionHeader, SessionSummary, StepEvent
 from .kv_cache import prefill, rewind
 from .logits_processing import check_processors, session_processors, wrap_runner
 from .policies import Policy, PolicySettings
 from .runners import RunnerSet, runner_pool
-from .sampling import SamplingConfig, Served, make_generator
+from .common.sampling import SamplingConfig, Served, make_generator
 from .step_clock import StepClock
-from .step_events import session_header, token_events
-from .step_rule import plan_window, settle_step
-from .tally import SessionTally
-from .text_pieces import SingleTokenText, TextPieces, answer_text
+from .events.step_events import session_header, token_events
+from .policies.step_rule import plan_window, settle_step
+from .events.tally import SessionTally
+from .events.text_pieces import SingleTokenText, TextPieces, answer_text
 from .verification import verify_window
 
 

@@ -17,11 +17,11 @@ from typing import Sequence
 
 import torch
 
-from .pair import Pair
+from .common.pair import Pair
 from .context import check_context
 from .logits_processing import session_processors, wrap_runner
 from .runners import runner_pool
-from .sampling import SamplingConfig, Served, make_generator, sample
+from .common.sampling import SamplingConfig, Served, make_generator, sample
 
 
 @dataclass

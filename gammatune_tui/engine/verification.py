@@ -18,8 +18,8 @@ import torch
 from . import drafting
 from .drafting import Draft, Pending
 from .runners import Runner
-from .sampling import Served, accepted_count, leading_run, residual, sample
-from .staging import to_device
+from .common.sampling import Served, accepted_count, leading_run, residual, sample
+from .common.staging import to_device
 from .step_clock import StepClock
 
 
@@ -51,7 +51,7 @@ def verify_window(
     argmax; sampled: a draw from the residual norm(max(0, p − q)), or from p
     after a full window). Everything is decided on the device and read back
     once (`drafting.host_read`), together with the draft's pending tokens
-    (drafting.py), which `draft.settle` then keeps up to the cut read back;
+    (drafting/), which `draft.settle` then keeps up to the cut read back;
     the ids go up without a blocking copy (staging.py). `clock.verified()` is
     marked just before the read, so on a GPU the step's timing needs no sync
     of its own.

@@ -102,7 +102,7 @@ def _decode(pair: Any, settings: Any, p: Any, prompt: list[int], streamer: Any,
     """Run the engine; the generated ids (cut at the first stop), streamed step by step."""
     if p.max_new < 1:
         return []
-    from ..engine.draft_sources import DrafterSettings
+    from ..engine.drafting.draft_sources import DrafterSettings
 
     drafter = DrafterSettings.of(pair.drafter, ngram_min=ngram[0], ngram_max=ngram[1])
     decoder = SpeculativeDecoder(pair, settings, p.sampling, drafter=drafter, logits_processor=p.processors)

@@ -23,9 +23,9 @@ from typing import Any
 import torch
 
 from ..errors import InvalidParameter, ModelLoadError
-from ..engine.draft_sources import DrafterSettings
-from ..engine.models import ModelPair
-from ..engine.names import PROMPT_LOOKUP
+from ..engine.drafting.draft_sources import DrafterSettings
+from ..engine.loading.models import ModelPair
+from ..engine.common.names import PROMPT_LOOKUP
 
 SELF_PREFIX = "self:"
 
@@ -72,7 +72,7 @@ def model_tokenizer(model: Any, given: Any = None) -> Any:
 def self_draft(target: Any, spec: str) -> Any:
     """The target's own weights at lower precision as a draft model (the engine's builder, issue 26)."""
     try:
-        from ..engine.self_draft import build_self_draft   # the self-draft module (branch `selfdraft`)
+        from ..engine.drafting.self_draft import build_self_draft   # the self-draft module (branch `selfdraft`)
     except ImportError:
         raise InvalidParameter(f"draft_model={spec!r}: this gammatune cannot build self-drafts yet; pass a draft "
                                "model or 'prompt-lookup'") from None

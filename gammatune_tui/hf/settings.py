@@ -28,8 +28,8 @@ import torch
 
 from ..errors import InvalidParameter
 from ..engine.policies import PolicySettings
-from ..engine.policy_params import PolicyParams
-from ..engine.sampling_config import SamplingConfig
+from ..engine.policies.policy_params import PolicyParams
+from ..engine.common.sampling_config import SamplingConfig
 
 # the policy's keyword arguments: γ0 and every field of PolicyParams (a method added later brings its own)
 POLICY_KWARGS = ("gamma0",) + tuple(f.name for f in dataclasses.fields(PolicyParams))

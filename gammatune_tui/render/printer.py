@@ -20,7 +20,7 @@ from ..session.replay import Playlist, ReplaySource
 from ..session.stats import RunningStats, stats_of
 from .console import has_colour, make_console  # noqa: F401  (re-exported)
 from .safe_text import printable
-from ..engine.precision_text import header_models
+from ..engine.events.precision_text import header_models
 from .session_info import runner_note
 from .stop_words import stop_words
 from .tables import as_flag, backfire_text, lossless_text, shown_params, summary_table

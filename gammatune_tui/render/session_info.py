@@ -9,8 +9,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from ..engine.events import SessionHeader
-from ..engine.load_stages import load_stages_text
-from ..engine.precision_text import is_self_name, model_note
+from ..engine.loading.load_stages import load_stages_text
+from ..engine.events.precision_text import is_self_name, model_note
 from .safe_text import one_line
 from .tables import shown_params
 

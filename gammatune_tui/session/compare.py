@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.policies import METHODS
-from ..engine.precision_text import is_self_name, model_note
+from ..engine.events.precision_text import is_self_name, model_note
 from .recording import RecordedSession, Recording
 from .stats import RunningStats
 

@@ -20,15 +20,15 @@ import dataclasses
 import os
 from typing import Any, Callable, Iterator, Sequence
 
-from ..engine.pair import Pair
+from ..engine.common.pair import Pair
 from ..engine.context import check_context
 from ..engine.decoder import SpeculativeDecoder
-from ..engine.draft_sources import DrafterSettings
+from ..engine.drafting.draft_sources import DrafterSettings
 from ..engine.events import Event, SessionHeader, StepEvent
-from ..engine.models import load_pair
+from ..engine.loading.models import load_pair
 from ..engine.plain import plain_decode
 from ..engine.policies import PolicySettings, parse_methods
-from ..engine.sampling import SamplingConfig
+from ..engine.common.sampling import SamplingConfig
 from ..errors import GammatuneError, InvalidParameter
 from .compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS, CompareSummary, MethodRun, Reference, summarize
 from .recording import RecordingWriter

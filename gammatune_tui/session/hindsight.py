@@ -19,7 +19,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from ..engine.pair import Pair
+from ..engine.common.pair import Pair
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 
 HindsightHook = Callable[[Any, Sequence[Event]], "Hindsight"]

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..engine.pair import Pair
+from ..engine.common.pair import Pair
 from ..engine.events import Event, SessionSummary, StepEvent
 from ..engine.policies import PolicySettings
-from ..engine.sampling import SamplingConfig
+from ..engine.common.sampling import SamplingConfig
 from ..errors import GammatuneError
 from .hindsight import Hindsight, HindsightHook, run_hook, sampled_session
 from .live_process import DecoderProcess

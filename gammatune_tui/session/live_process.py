@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from ..engine.events import Event
 from ..engine.policies import PolicySettings
-from ..engine.sampling import SamplingConfig
+from ..engine.common.sampling import SamplingConfig
 from ..errors import GammatuneError, ModelLoadError
 from .hindsight import Hindsight, HindsightHook, run_hook
 from .pace import StepPacer

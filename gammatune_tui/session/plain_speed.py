@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.sampling_config import SamplingConfig
+from ..engine.common.sampling_config import SamplingConfig
 
 PLAIN_STEPS = 24
 """One-token target steps timed per measurement (their median is kept): about 0.1 s on the demo pair,

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..engine.events import Event, SessionSummary
 from ..engine.policies import PARAM_NAMES, PolicySettings
-from ..engine.sampling import SamplingConfig
+from ..engine.common.sampling import SamplingConfig
 from ..errors import GammatuneError, InvalidParameter, RecordingError
 from .compare import MAX_METHODS, MethodRun, runs_from_recording
 from .pacing import MAX_STEP_WAIT_S, check_speed, next_speed, step_durations

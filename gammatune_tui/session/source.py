@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Protocol, Union, runtime_checkable
 
 from ..engine.events import Event
 from ..engine.policies import PolicySettings
-from ..engine.sampling import SamplingConfig
+from ..engine.common.sampling import SamplingConfig
 
 Progress = Callable[[str, float], None]
 """Called with (stage, fraction 0..1) while a source prepares (e.g. loads models)."""

@@ -2,7 +2,7 @@
 
 One implementation for the TUI's stats panel, compare's summary, replay's
 printout and the benchmark, so the same stream always gives the same numbers.
-The counts are the engine's one tally (`engine.tally.SessionTally`, which
+The counts are the engine's one tally (`engine.events.tally.SessionTally`, which
 also makes the decoder's summary); this adds what only a stream shows:
 emitted tokens, elapsed time, mean γ and the recent acceptance.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ..engine.tally import SessionTally
+from ..engine.events.tally import SessionTally
 from .hindsight import Hindsight
 from .plain_speed import PlainSpeed, SpeedVerdict
 

@@ -26,10 +26,10 @@ from typing import Any, Iterator, Sequence
 
 from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, StepEvent, TargetToken
 from ..engine.policies import PolicySettings
-from ..engine.policy_base import TokenStats
-from ..engine.step_rule import cut_window, plan_window, settle_step
-from ..engine.sampling import SamplingConfig
-from ..engine.tally import SessionTally
+from ..engine.policies.policy_base import TokenStats
+from ..engine.policies.step_rule import cut_window, plan_window, settle_step
+from ..engine.common.sampling import SamplingConfig
+from ..engine.events.tally import SessionTally
 from .pace import StepPacer, check_pace
 from .source import Progress
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..engine.pair import Pair
+from ..engine.common.pair import Pair
 from ..engine.decoder import SpeculativeDecoder
-from ..engine.load_stages import load_stages_text
-from ..engine.precision_text import is_self_name, model_note
-from ..engine.models import load_pair
+from ..engine.loading.load_stages import load_stages_text
+from ..engine.events.precision_text import is_self_name, model_note
+from ..engine.loading.models import load_pair
 from ..engine.policies import PolicySettings
-from ..engine.sampling import SamplingConfig
+from ..engine.common.sampling import SamplingConfig
 from ..engine.context import context_window
 from .context import fit_conversation
 from .pace import Idle, StepPacer, paced
@@ -60,7 +60,7 @@ def switch_drafter(pair: Pair, name: str, settings: PolicySettings, sampling: Sa
     first time it is asked for (a second or two, said before it starts); a
     draft model the pair does not have is one notice, and the old decoder stays.
     """
-    from ..engine.draft_sources import DrafterSettings
+    from ..engine.drafting.draft_sources import DrafterSettings
 
     try:
         d = DrafterSettings.of(name)

@@ -26,7 +26,7 @@ def _build_pair(noise: float = 0.2, seed: int = 0, scale: float = 40.0):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from gammatune_tui.engine.models import ModelPair
+    from gammatune_tui.engine.loading.models import ModelPair
 
     torch.manual_seed(seed)
     cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,

@@ -30,6 +30,7 @@ def _run(capsys, *argv):
     (["--alpha-prior", "1.2"], "--alpha-prior"),
     (["--cooldown", "-1"], "cooldown"),
     (["--tune", "--tune-method", "warp-drive"], "--tune-method"),
+    (["--tune", "--tune-method", "specdecode"], "--tune-method must be hf-heuristic, "),   # nothing to tune
     (["--temperature", "0.8"], "needs --simulate"),
     (["--simulate", "-t", "0.7", "--validate"], "--check-live"),
     (["--simulate", "-t", "0.7", "--drafter", "prompt-lookup"], "needs a draft model"),

@@ -11,7 +11,7 @@ from gammatune_tui.bench.sim.lookup_trace import LookupTrace, record_lookup_trac
 from gammatune_tui.bench.sim.oracle import oracle_run
 from gammatune_tui.bench.sim.simulate import SimStep, TraceTooShallow, check_against_live, play_trace
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder
-from gammatune_tui.engine.models import ModelPair
+from gammatune_tui.engine.loading.models import ModelPair
 
 COST = CostModel(draft_token_s=1e-5, verify_s={1: 1e-3, 2: 1.1e-3, 5: 1.4e-3, 9: 2e-3, 17: 3.5e-3}, step_s=2e-4,
                  emit_token_s=1e-5)

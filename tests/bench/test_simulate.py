@@ -174,7 +174,7 @@ def _between_median_values(values):
 @pytest.mark.parametrize("method,param", [("p-min", "p_min"), ("adaedl", "edl_lambda"), ("svip", "svip_h")])
 def test_the_peers_stop_rules_replay_live_step_for_step(bench_pair, traces, method, param):
     """Each peer's stop rule at a threshold inside the traces' own range, so windows do end early: live = played."""
-    from gammatune_tui.engine.peer_policies import edl_bound, svip_score
+    from gammatune_tui.engine.policies.peer_policies import edl_bound, svip_score
 
     stat = {"p_min": lambda t: t.draft_prob, "edl_lambda": lambda t: [edl_bound(h) for h in t.draft_entropy],
             "svip_h": lambda t: [svip_score(h) for h in t.draft_entropy]}[param]

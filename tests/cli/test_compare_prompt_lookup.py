@@ -24,7 +24,7 @@ def test_compare_demo_target_with_prompt_lookup(capsys):
 
 
 def test_a_model_drafter_on_a_pair_without_a_draft_model_is_refused_before_loading(capsys, monkeypatch):
-    from gammatune_tui.engine import models
+    from gammatune_tui.engine.loading import models
     from gammatune_tui.session import compare_job
 
     def no_load(*args, **kwargs):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gammatune_tui.cli import main
-from gammatune_tui.engine.models import download_command
+from gammatune_tui.engine.loading.models import download_command
 
 REPO = Path(__file__).resolve().parents[2]
 

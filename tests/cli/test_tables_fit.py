@@ -74,7 +74,7 @@ def test_one_cell_wider_than_the_screen_folds_instead_of_being_cut():
 
 def test_models_at_80_columns_shows_every_model_id_in_full(capsys, monkeypatch):
     from gammatune_tui.commands import models as models_cmd
-    from gammatune_tui.engine.presets import PRESETS
+    from gammatune_tui.engine.loading.presets import PRESETS
     from gammatune_tui.render.console import make_console
 
     monkeypatch.setattr(models_cmd, "make_console", lambda: make_console(width=80))

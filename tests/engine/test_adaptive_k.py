@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gammatune_tui.engine.goodput import (
+from gammatune_tui.engine.policies.goodput import (
     FALLBACK_C_DRAFT, FOLD_STEPS, CostEstimate, PositionAcceptance, best_window, expected_tokens,
 )
 from gammatune_tui.engine.policies import METHODS, PolicyParams, PolicySettings, make_policy

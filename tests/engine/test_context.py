@@ -9,7 +9,7 @@ import pytest
 from gammatune_tui.engine.context import ContextWindow, context_window, window_of
 from gammatune_tui.engine.decoder import SpeculativeDecoder
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.errors import ContextTooLong, InvalidParameter
 
 

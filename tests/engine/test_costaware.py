@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gammatune_tui.engine.confidence import BIN_EDGES, N_BINS, Calibration, Prior, bin_of, shipped_prior
-from gammatune_tui.engine.costaware import new_state
-from gammatune_tui.engine.goodput import FALLBACK_C_DRAFT
+from gammatune_tui.engine.policies.confidence import BIN_EDGES, N_BINS, Calibration, Prior, bin_of, shipped_prior
+from gammatune_tui.engine.policies.costaware import new_state
+from gammatune_tui.engine.policies.goodput import FALLBACK_C_DRAFT
 from gammatune_tui.engine.policies import METHODS, PolicySettings, make_policy
-from gammatune_tui.engine.policy_base import TokenStats
+from gammatune_tui.engine.policies.policy_base import TokenStats
 from gammatune_tui.errors import InvalidParameter
 
 TOP = N_BINS - 1  # the bin of confidences ≥ 0.99

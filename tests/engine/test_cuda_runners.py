@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.models import ModelPair
+from gammatune_tui.engine.loading.models import ModelPair
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 PROMPT = "def fib(n):\n    return"
@@ -89,7 +89,7 @@ def _pair_kwargs(tiny_pair_dirs, **kw):
 @pytest.mark.parametrize("engine", ["auto", "static", "graphs"])
 def test_load_pair_warms_up_and_samples_on_cuda(tiny_pair_dirs, engine):
     """load_pair's warm-up runs sampled sessions; then sampled sessions of every loop kind run and emit tokens."""
-    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.engine.loading.models import load_pair
 
     pair = load_pair(**_pair_kwargs(tiny_pair_dirs, engine=engine))
     assert pair.device == torch.device("cuda", torch.cuda.current_device()) and pair.warmup_s > 0
@@ -102,15 +102,15 @@ def test_load_pair_warms_up_and_samples_on_cuda(tiny_pair_dirs, engine):
 
 
 def test_warm_up_at_the_default_temperature_on_cuda(tiny_pair_dirs):
-    from gammatune_tui.engine.models import load_pair
-    from gammatune_tui.engine.warmup import warm_up
+    from gammatune_tui.engine.loading.models import load_pair
+    from gammatune_tui.engine.loading.warmup import warm_up
 
     pair = load_pair(**_pair_kwargs(tiny_pair_dirs, warmup=False))
     assert warm_up(pair) > 0
 
 
 def test_prompt_lookup_samples_on_cuda(tiny_pair_dirs):
-    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.engine.loading.models import load_pair
 
     t, _ = tiny_pair_dirs
     pair = load_pair(str(t), device="cuda:0", dtype="float32", drafter="prompt-lookup")
@@ -149,7 +149,7 @@ def test_chat_first_turns_sample_on_cuda(tiny_pair_dirs):
 
 
 def test_staged_ids_arrive_intact_through_the_pinned_ring():
-    from gammatune_tui.engine.staging import RING, to_device
+    from gammatune_tui.engine.common.staging import RING, to_device
 
     dev = torch.device("cuda", torch.cuda.current_device())
     outs = [(list(range(i, i + 1 + i % 70)), to_device(list(range(i, i + 1 + i % 70)), dev)) for i in range(3 * RING)]

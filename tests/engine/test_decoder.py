@@ -11,10 +11,10 @@ import torch
 from gammatune_tui.engine import (
     METHODS, PolicySettings, SamplingConfig, SessionHeader, SessionSummary, SpeculativeDecoder, StepEvent,
 )
-from gammatune_tui.engine.text_pieces import TextPieces
+from gammatune_tui.engine.events.text_pieces import TextPieces
 from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.errors import InvalidParameter
-from gammatune_tui.engine.hf_compat import cache_kw
+from gammatune_tui.engine.runners.hf_compat import cache_kw
 from tiny_models import assert_logits_close
 
 PROMPT = "def fib(n):\n    return"
@@ -286,7 +286,7 @@ def test_text_pieces_hold_back_split_characters(tiny_pair):
 
 
 def test_direct_forward_is_used_and_matches_standard_path(tiny_pair, reference, monkeypatch):
-    from gammatune_tui.engine import fast_forward
+    from gammatune_tui.engine.runners import fast_forward
 
     fwd = fast_forward.make_forward(tiny_pair.target)
     assert "_direct_forward" in fwd.__qualname__  # the self-check accepted the fast path

@@ -14,22 +14,12 @@ import torch
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine import decoder as decoder_mod
 from gammatune_tui.engine import drafting
-from gammatune_tui.engine.models import ModelPair
+from gammatune_tui.engine.loading.models import ModelPair
 from gammatune_tui.engine.runners import choice, static
+from tiny_models import emitted, greedy_ref
 
 ENGINES = ["eager", "static", "graph-body"]
 PROMPT = "def fib(n):\n    return"
-
-
-def emitted(evs):
-    return [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted]
-
-
-def greedy_ref(pair, ids, n):
-    x = torch.tensor([ids])
-    out = pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
-                               eos_token_id=list(pair.eos_ids))
-    return out[0, len(ids):].tolist()
 
 
 def session(pair, method, gamma0, prompt=PROMPT, n=40, sampling=None):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gammatune_tui.engine import devices, sampling
-from gammatune_tui.engine.devices import indexed, resolve_device, same_device
+from gammatune_tui.engine.common import devices
+from gammatune_tui.engine.common import sampling
+from gammatune_tui.engine.common.devices import indexed, resolve_device, same_device
 from gammatune_tui.errors import InvalidParameter
 
 

@@ -9,7 +9,7 @@ import torch
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.events import event_from_json
-from gammatune_tui.engine.sampling import Served
+from gammatune_tui.engine.common.sampling import Served
 from gammatune_tui.session.recording import read_recording, shipped_recordings
 from test_sampling import PROMPT_IDS
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gammatune_tui.engine import gguf as gguf_mod
-from gammatune_tui.engine.model_files import locate
+from gammatune_tui.engine.loading import gguf as gguf_mod
+from gammatune_tui.engine.loading.model_files import locate
 from gammatune_tui.errors import ModelLoadError
 
 
@@ -37,7 +37,7 @@ def test_a_gguf_file_or_a_folder_holding_one_is_a_model(tmp_path):
 
 
 def test_an_architecture_transformers_cannot_read_is_one_line(tmp_path):
-    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.engine.loading.models import load_pair
 
     f = _bogus_gguf(tmp_path / "m.gguf")
     with pytest.raises(ModelLoadError) as info:

@@ -13,7 +13,7 @@ import warnings
 import torch
 from transformers import DynamicCache, LlamaForCausalLM
 
-from gammatune_tui.engine.hf_compat import cache_kw, output_cache
+from gammatune_tui.engine.runners.hf_compat import cache_kw, output_cache
 from tiny_models import make_llama
 
 

@@ -20,8 +20,8 @@ from transformers import (AutoModelForCausalLM, AutoTokenizer, LogitsProcessorLi
 from transformers.generation.stopping_criteria import StopStringCriteria
 
 from gammatune_tui.engine import SessionHeader, SessionSummary, StepEvent
-from gammatune_tui.engine.sampling import Served
-from gammatune_tui.engine.sampling_config import SamplingConfig
+from gammatune_tui.engine.common.sampling import Served
+from gammatune_tui.engine.common.sampling_config import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.hf import gammatune_generate, generate
 
@@ -185,7 +185,7 @@ def test_a_batch_or_padding_is_refused(models):
 def test_a_self_draft_without_the_builder_says_so(models):
     pytest.importorskip("transformers")
     try:
-        import gammatune_tui.engine.self_draft  # noqa: F401
+        import gammatune_tui.engine.drafting.self_draft  # noqa: F401
         pytest.skip("this gammatune builds self-drafts")
     except ImportError:
         pass
@@ -240,8 +240,8 @@ def test_a_model_used_by_gammatune_can_still_be_copied(models):
 
 @pytest.mark.parametrize("spec", ["self:int8", "self:bf16"])
 def test_a_self_draft_is_identical_to_generate(models, spec):
-    """Runs where this gammatune builds self-drafts (engine/self_draft.py, issue 26)."""
-    pytest.importorskip("gammatune_tui.engine.self_draft")
+    """Runs where this gammatune builds self-drafts (engine/drafting/self_draft.py, issue 26)."""
+    pytest.importorskip("gammatune_tui.engine.drafting.self_draft")
     target, _, tok = models
     ids = ids_of(tok)
     want = target.generate(ids, do_sample=False, max_new_tokens=30, repetition_penalty=1.2)

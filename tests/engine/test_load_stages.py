@@ -6,8 +6,8 @@ import json
 
 from gammatune_tui.engine import SpeculativeDecoder
 from gammatune_tui.engine.events import event_from_json
-from gammatune_tui.engine.load_stages import LOAD_STAGES, load_stages_text
-from gammatune_tui.engine.models import load_pair
+from gammatune_tui.engine.loading.load_stages import LOAD_STAGES, load_stages_text
+from gammatune_tui.engine.loading.models import load_pair
 
 
 def test_load_pair_times_its_stages_and_the_header_keeps_them(tiny_pair_dirs):

@@ -20,7 +20,7 @@ from transformers.generation.logits_process import (
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.plain import plain_decode
-from gammatune_tui.engine.sampling import Served
+from gammatune_tui.engine.common.sampling import Served
 from gammatune_tui.errors import InvalidParameter
 
 from test_sampling import chi2_test

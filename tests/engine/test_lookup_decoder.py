@@ -12,10 +12,10 @@ import dataclasses
 import pytest
 import torch
 
-from tiny_models import make_byte_tokenizer, make_llama, noisy_copy
+from tiny_models import emitted, make_byte_tokenizer, make_llama, noisy_copy
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.events import event_from_json
-from gammatune_tui.engine.models import ModelPair, load_pair
+from gammatune_tui.engine.loading.models import ModelPair, load_pair
 from gammatune_tui.errors import InvalidParameter
 
 ENGINES = ["eager", "static", "graph-body"]
@@ -45,10 +45,6 @@ def session(pair, method="specdecode", gamma0=4, sampling=None, n=N, prompt=PROM
     dec = SpeculativeDecoder(pair, PolicySettings.build(method, gamma0, **kw), sampling or SamplingConfig(),
                              drafter=drafter)
     return dec, list(dec.generate(prompt, max_new_tokens=n))
-
-
-def emitted(evs):
-    return [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted]
 
 
 def steps_of(evs):

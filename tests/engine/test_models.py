@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from tiny_models import make_byte_tokenizer, make_llama
-from gammatune_tui.engine import models
-from gammatune_tui.engine.devices import resolve_device, resolve_dtype
-from gammatune_tui.engine.models import (
+from gammatune_tui.engine.loading import models
+from gammatune_tui.engine.common.devices import resolve_device, resolve_dtype
+from gammatune_tui.engine.loading.models import (
     PRESETS, VICUNA_SYSTEM, check_tokenizers, load_pair, vicuna_format,
 )
 from gammatune_tui.errors import EngineUnavailable, InvalidParameter, ModelLoadError, TokenizerMismatch

@@ -1,4 +1,4 @@
-"""Each tunable is declared once (engine/param_specs.py): the checks, the flags, the controls and the docs follow its row."""
+"""Each tunable is declared once (engine/policies/param_specs.py): the checks, the flags, the controls and the docs follow its row."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gammatune_tui.engine.param_specs import PARAM_SPECS, SPECS
+from gammatune_tui.engine.policies.param_specs import PARAM_SPECS, SPECS
 from gammatune_tui.engine.policies import (
     GROUPS, METHODS, REGISTRY, PolicyParams, make_policy, method_spec, parameter_table, readers,
 )
@@ -48,7 +48,7 @@ def test_defaults_and_exact_values_come_from_the_rows():
 
 def test_the_docs_table_is_the_rows():
     text = DOC.read_text(encoding="utf-8")
-    block = text.split("<!-- parameter table: generated from engine/param_specs.py -->\n")[1]
+    block = text.split("<!-- parameter table: generated from engine/policies/param_specs.py -->\n")[1]
     assert block.split("<!-- end of parameter table -->")[0].strip() == parameter_table()
 
 

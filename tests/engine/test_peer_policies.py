@@ -6,7 +6,7 @@ import math
 from fractions import Fraction
 import pytest
 
-from gammatune_tui.engine.peer_policies import edl_bound, svip_score
+from gammatune_tui.engine.policies.peer_policies import edl_bound, svip_score
 from gammatune_tui.engine.policies import make_policy
 
 

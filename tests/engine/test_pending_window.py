@@ -15,9 +15,10 @@ from collections import Counter
 import torch
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.sampling import Served
+from gammatune_tui.engine.common.sampling import Served
 from gammatune_tui.engine.step_clock import StepClock
-from test_decoder_runners import PROMPT, emitted, greedy_ref
+from test_decoder_runners import PROMPT
+from tiny_models import emitted, greedy_ref
 from test_sampling import N_SAMPLES, PROMPT_IDS, chi2_test
 
 

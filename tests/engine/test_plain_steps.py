@@ -16,7 +16,7 @@ import pytest
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.engine.policies import Policy, PolicyParams
-from gammatune_tui.engine.sampling import Served
+from gammatune_tui.engine.common.sampling import Served
 from test_decoder import ENGINES, PROMPT, emitted_ids, target_greedy
 from test_sampling import N_SAMPLES, PROMPT_IDS, chi2_test, joint_law
 

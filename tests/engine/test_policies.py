@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gammatune_tui.engine.policies import METHODS, PAPER_DEFAULTS, PolicySettings, make_policy, roc_threshold
-from gammatune_tui.engine.policy_base import TokenStats
+from gammatune_tui.engine.policies.policy_base import TokenStats
 
 
 def trace(policy, steps):
@@ -278,3 +278,10 @@ def test_bounds_follow_gamma0_unless_set():
     assert s.with_changes(gamma0=12, gamma_max=10).make().gamma == 10
     hf = make_policy("hf-heuristic", 6)  # transformers' schedule has no cap; gammatune's is γ_max
     assert max(trace(hf, [(6, 6), (8, 8), (8, 8)])) == hf.params.gamma_max == 8
+
+
+def test_every_method_that_reads_a_parameter_can_be_tuned():
+    """`bench --tune-method` reads the registry: a new method that reads a parameter is tunable with no other edit."""
+    from gammatune_tui.engine.policies import METHODS, TUNABLE_METHODS
+
+    assert TUNABLE_METHODS == tuple(m for m in METHODS if m != "specdecode")

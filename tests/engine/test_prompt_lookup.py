@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gammatune_tui.engine.draft_sources import DrafterSettings, parse_drafters, pair_drafter
-from gammatune_tui.engine.step_rule import cut_window
+from gammatune_tui.engine.drafting.draft_sources import DrafterSettings, parse_drafters, pair_drafter
+from gammatune_tui.engine.policies.step_rule import cut_window
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.prompt_lookup import NgramIndex, PromptLookupSource, point_mass_stats
+from gammatune_tui.engine.drafting.prompt_lookup import NgramIndex, PromptLookupSource, point_mass_stats
 from gammatune_tui.errors import InvalidParameter
 
 

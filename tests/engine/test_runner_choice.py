@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.models import ModelPair
+from gammatune_tui.engine.loading.models import ModelPair
 from gammatune_tui.engine.runners import RunnerPool, check_engine, choice, choose_kind
 from gammatune_tui.errors import EngineUnavailable, InvalidParameter
 

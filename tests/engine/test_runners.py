@@ -14,7 +14,7 @@ from transformers import DynamicCache
 from gammatune_tui.engine.runners import (
     MAX_Q, EagerRunner, GraphRunner, StaticRunner, build_runner,
 )
-from gammatune_tui.engine.hf_compat import cache_kw
+from gammatune_tui.engine.runners.hf_compat import cache_kw
 from tiny_models import assert_logits_close
 
 KINDS = ["eager", "static", "graph-body"]
@@ -319,7 +319,7 @@ def test_nothing_compiled_runs_mid_answer_outside_a_graph(model, tokens):
 def test_the_product_tolerance_still_catches_a_step_that_sees_the_wrong_keys(model, tokens):
     """The tolerance above (the product's own, 1e-3 in fp32) forgives kernels that sum in another
     order, not a runner bug: one key masked out of 258, or a window's positions off by one, fails it."""
-    from gammatune_tui.engine.logits_check import logits_close
+    from gammatune_tui.engine.common.logits_check import logits_close
 
     ids = tokens[:, :258]
     want = full_logits(model, ids)[-2:]

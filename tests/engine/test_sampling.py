@@ -19,7 +19,7 @@ from transformers.generation.logits_process import (
 )
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.sampling import Served, accepted_count, leading_run, residual, sample_without_sync
+from gammatune_tui.engine.common.sampling import Served, accepted_count, leading_run, residual, sample_without_sync
 
 PROMPT_IDS = [0, 1, 2, 3]
 N_SAMPLES = 600

@@ -13,27 +13,18 @@ import dataclasses
 import pytest
 import torch
 
-from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.models import ModelPair, load_pair
-from gammatune_tui.engine.quantized import WeightOnlyLinear, weight_bytes
-from gammatune_tui.engine.self_draft import build_self_draft, parse_self_draft
+from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
+from gammatune_tui.engine.loading.models import ModelPair, load_pair
+from gammatune_tui.engine.common.model_weights import weight_bytes
+from gammatune_tui.engine.drafting.quantized import WeightOnlyLinear
+from gammatune_tui.engine.drafting.self_draft import build_self_draft, parse_self_draft
 from gammatune_tui.errors import InvalidParameter
 
 from test_sampling import N_SAMPLES, chi2_test, joint_law, sample_pairs
-from gammatune_tui.engine.sampling import Served
+from tiny_models import emitted, greedy_ref
+from gammatune_tui.engine.common.sampling import Served
 
 PROMPT = "def fib(n):\n    return"
-
-
-def emitted(evs):
-    return [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted]
-
-
-def greedy_ref(pair, ids, n):
-    x = torch.tensor([ids])
-    out = pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
-                               eos_token_id=list(pair.eos_ids))
-    return out[0, len(ids):].tolist()
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +143,7 @@ def test_what_cannot_help_is_refused(tiny_pair_dirs):
 
 
 def test_a_missing_kernel_names_what_would_work(monkeypatch):
-    from gammatune_tui.engine import quantized
+    from gammatune_tui.engine.drafting import quantized
 
     monkeypatch.setattr(quantized, "_has_kernel", lambda op, key: "int4" not in op)
     with pytest.raises(quantized.QuantizationUnavailable, match=r"no _convert_weight_to_int4pack_for_cpu kernel for "

@@ -1,4 +1,4 @@
-"""One step rule (engine/step_rule.py): the decoder, both simulators and the synthetic source play a script alike.
+"""One step rule (engine/policies/step_rule.py): the decoder, both simulators and the synthetic source play a script alike.
 
 A scripted policy plans a fixed list of windows (a γ = 0 plan among them)
 and stops a window early at scripted steps; it logs what it is told
@@ -24,9 +24,9 @@ from gammatune_tui.bench.sim.lookup_trace import record_lookup_trace
 from gammatune_tui.bench.sim.simulate import SimStep, Trace, live_steps, play_trace
 from gammatune_tui.bench.sim.trace_record import record_trace
 from gammatune_tui.engine import SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.models import ModelPair
-from gammatune_tui.engine.policy_base import Policy
-from gammatune_tui.engine.policy_params import PolicyParams
+from gammatune_tui.engine.loading.models import ModelPair
+from gammatune_tui.engine.policies.policy_base import Policy
+from gammatune_tui.engine.policies.policy_params import PolicyParams
 from gammatune_tui.session import synthetic
 from gammatune_tui.session.synthetic import SyntheticSource
 

@@ -6,7 +6,7 @@ import pytest
 
 from gammatune_tui.engine import SamplingConfig, SpeculativeDecoder
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.tally import SessionTally
+from gammatune_tui.engine.events.tally import SessionTally
 from gammatune_tui.session.stats import stats_of
 
 

@@ -10,7 +10,7 @@ from test_runners import fake_capture
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.policies import DEFAULT_GAMMA_MAX
 from gammatune_tui.engine.runners import choice
-from gammatune_tui.engine.warmup import warm_up
+from gammatune_tui.engine.loading.warmup import warm_up
 
 
 def test_capture_is_its_own_stage_and_the_first_session_finds_every_graph(tiny_pair, monkeypatch):

@@ -21,7 +21,7 @@ import importlib.util
 
 import pytest
 
-from gammatune_tui.engine.presets import PRESETS, package_file
+from gammatune_tui.engine.loading.presets import PRESETS, package_file
 
 @pytest.fixture(scope="session")
 def smollm2_file():
@@ -36,7 +36,7 @@ def smollm2_file():
 @pytest.fixture(scope="session")
 def smollm2_pair(smollm2_file):
     """The target alone, drafting by prompt lookup; converted from the GGUF file into the suite's cache."""
-    from gammatune_tui.engine.models import load_pair
+    from gammatune_tui.engine.loading.models import load_pair
 
     return load_pair(str(smollm2_file), drafter="prompt-lookup", device="cpu", dtype="float32", threads=1,
                      warmup=False)
@@ -48,7 +48,7 @@ def layer_cut_pair(smollm2_pair):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from gammatune_tui.engine.models import ModelPair
+    from gammatune_tui.engine.loading.models import ModelPair
 
     folder = smollm2_pair.target.config._name_or_path
     draft = AutoModelForCausalLM.from_pretrained(folder, num_hidden_layers=4, dtype=torch.float32).eval()

@@ -8,13 +8,13 @@ import json
 import pytest
 
 from gammatune_tui import cli
-from gammatune_tui.engine import gguf
+from gammatune_tui.engine.loading import gguf
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.render.printer import transcript_text
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.recording import event_line
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 
 from real_prompts import CAPITAL
 

@@ -14,7 +14,7 @@ import torch
 from gammatune_tui.engine import SamplingConfig, SpeculativeDecoder
 from gammatune_tui.engine.events import SessionSummary, StepEvent
 from gammatune_tui.engine.policies import METHODS, PolicySettings
-from gammatune_tui.engine.sampling import Served
+from gammatune_tui.engine.common.sampling import Served
 
 from real_prompts import CAPITAL, RAW, SUMMARISE
 

@@ -7,7 +7,7 @@ import pytest
 
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.session.context import fit_conversation
 from gammatune_tui.session.system_prompt import prompt_format

@@ -6,7 +6,7 @@ import pytest
 
 from gammatune_tui.cli import main
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.errors import ContextTooLong
 from gammatune_tui.session.compare import runs_from_recording, summarize
 from gammatune_tui.session.compare_job import CompareJob, engine_factory, plain_factory

@@ -8,7 +8,7 @@ import pytest
 
 from gammatune_tui.engine.events import SessionHeader, StepEvent
 from gammatune_tui.engine.policies import METHODS, PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.session.compare import MethodRun, Reference, check_lossless, runs_from_recording, summarize
 from gammatune_tui.session.compare_job import CompareJob

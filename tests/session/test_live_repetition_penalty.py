@@ -6,7 +6,7 @@ import torch
 
 from gammatune_tui.engine.events import StepEvent
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.session.live import LiveSource
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.pace import PACES, StepPacer, check_pace, next_pace, pace_label, paced

@@ -12,7 +12,7 @@ import torch
 
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
 from gammatune_tui.engine.events import SessionHeader
-from gammatune_tui.engine.models import load_pair
+from gammatune_tui.engine.loading.models import load_pair
 from gammatune_tui.render.printer import header_text
 from gammatune_tui.render.session_info import header_lines
 from gammatune_tui.session.turns import pair_title

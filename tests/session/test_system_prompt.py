@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.source import Notice

@@ -7,7 +7,7 @@ import threading
 from contextlib import asynccontextmanager
 
 from gammatune_tui.engine.policies import METHODS, PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.session.compare import MethodRun
 from gammatune_tui.session.compare_job import CompareJob
 from gammatune_tui.session.synthetic import SyntheticSource, synthetic_session

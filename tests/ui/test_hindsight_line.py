@@ -5,7 +5,7 @@ from __future__ import annotations
 from gammatune_tui.bench.sim.hindsight import session_hindsight
 from gammatune_tui.engine.events import DraftedToken, EmittedToken, StepEvent, TargetToken
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.session.hindsight import Hindsight, sampled_session
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.stats import RunningStats

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.source import EventSource
 from gammatune_tui.ui.app import make_app

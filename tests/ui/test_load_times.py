@@ -7,7 +7,7 @@ needed.
 
 from __future__ import annotations
 
-from gammatune_tui.engine.load_stages import load_stages_text
+from gammatune_tui.engine.loading.load_stages import load_stages_text
 from gammatune_tui.ui.screens.chat_subtitle import fit_subtitle, split_load
 
 from uihelpers import SyntheticSource, make_app, run, wait_until

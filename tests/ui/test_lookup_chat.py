@@ -3,9 +3,9 @@ each session's header say who drafts, and copied tokens the target accepted are 
 
 from __future__ import annotations
 
-from gammatune_tui.engine.draft_sources import DrafterSettings
+from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.ui.app import make_app
 from gammatune_tui.ui.widgets.stats_panel import render_stats

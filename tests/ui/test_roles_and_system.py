@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.ui.widgets.transcript_layout import Piece, TranscriptLayout
 

@@ -7,7 +7,7 @@ and look at the report before committing.
 from __future__ import annotations
 
 from gammatune_tui.engine.policies import PolicySettings
-from gammatune_tui.engine.sampling import SamplingConfig
+from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.ui.app import make_app
 from gammatune_tui.session.synthetic import SyntheticSource
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets._toast import Toast
 
-from gammatune_tui.engine.load_stages import load_stages_text
+from gammatune_tui.engine.loading.load_stages import load_stages_text
 
 from uihelpers import SyntheticSource, make_app, run, wait_until
 

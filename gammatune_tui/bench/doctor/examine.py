@@ -23,13 +23,13 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-from ...engine.pair import Pair
-from ...engine.models import load_pair
-from ...engine.sampling import SamplingConfig
+from ...engine.common.pair import Pair
+from ...engine.loading.models import load_pair
+from ...engine.common.sampling import SamplingConfig
 from ...engine.policies import METHODS, PolicyParams, PolicySettings
 # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
-from ...engine.policy_params import DEFAULT_GAMMA0
-from ...engine.text_pieces import prompt_pieces
+from ...engine.policies.policy_params import DEFAULT_GAMMA0
+from ...engine.events.text_pieces import prompt_pieces
 from ...errors import ModelLoadError, TokenizerMismatch
 from ..live import protocol
 from ..args import DOCTOR_GAMMAS as DEFAULT_GAMMAS

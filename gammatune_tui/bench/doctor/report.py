@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import METHODS
-from ...engine.precision_text import human_bytes, is_self_name
+from ...engine.events.precision_text import human_bytes, is_self_name
 from .examine import DEFAULT_GAMMA0, Candidate, DraftReport, rank
 from .grid import bound_flags
 from ..sim.ranks import gap_ranks

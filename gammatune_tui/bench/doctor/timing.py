@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ...engine.pair import Pair
+from ...engine.common.pair import Pair
 from ...engine.policies import PolicySettings
 from ..live import protocol
 from ..sim import trace_record

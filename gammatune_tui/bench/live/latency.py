@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...errors import InvalidParameter
-from ...engine.hf_compat import cache_kw
+from ...engine.runners.hf_compat import cache_kw
 
 _LLAMA = dict(model_type="llama", hidden_act="silu", attention_bias=False, mlp_bias=False)
 _QWEN2 = dict(model_type="qwen2", hidden_act="silu")

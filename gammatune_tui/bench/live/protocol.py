@@ -18,13 +18,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ...engine.pair import Pair
-from ...engine.draft_sources import pair_drafter
+from ...engine.common.pair import Pair
+from ...engine.drafting.draft_sources import pair_drafter
 from ...engine.policies import PolicySettings
-from ...engine.sampling import SamplingConfig
+from ...engine.common.sampling import SamplingConfig
 from ...session.stats import RunningStats
 from ..results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
-from ...engine.hf_compat import cache_kw
+from ...engine.runners.hf_compat import cache_kw
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
 LOOKUP_BASELINES = (PLAIN, HF_LOOKUP)  # a prompt-lookup sweep: transformers' prompt lookup is the peer
@@ -61,7 +61,7 @@ def environment(pair: Pair) -> dict[str, Any]:
     import torch
     import transformers
 
-    from ...engine.step_events import versions
+    from ...engine.events.step_events import versions
 
     env: dict[str, Any] = {
         "versions": {**versions(), "python": platform.python_version()},

@@ -13,7 +13,7 @@ import torch
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.devices import resolve_device, resolve_dtype
+from ...engine.common.devices import resolve_device, resolve_dtype
 from ...errors import EngineUnavailable, Interrupted
 from ..live import latency as lat
 from ..report.tables import write_json

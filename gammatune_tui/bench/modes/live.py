@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.pair import Pair
+from ...engine.common.pair import Pair
 from ..live import protocol
 from ..report import tables as report
 from ..results import RunRecord, aggregate

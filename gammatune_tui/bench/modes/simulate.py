@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ...engine.pair import Pair
+from ...engine.common.pair import Pair
 from ...engine.policies import PolicyParams, PolicySettings
-from ...engine.sampling_config import SEED_MAX
+from ...engine.common.sampling_config import SEED_MAX
 from ...errors import Interrupted
 from ..sim import oracle, reference
 from ..live import protocol

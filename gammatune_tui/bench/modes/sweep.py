@@ -10,9 +10,9 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.pair import Pair
+from ...engine.common.pair import Pair
 from ...engine.context import context_window
-from ...engine.models import load_pair
+from ...engine.loading.models import load_pair
 from ...errors import ContextTooLong, Interrupted
 from ...prompts import Prompt
 from ..live import protocol

@@ -33,14 +33,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.pair import Pair
-from ...engine.draft_sources import pair_drafter
+from ...engine.common.pair import Pair
+from ...engine.drafting.draft_sources import pair_drafter
 from ...engine.plain import plain_decode
 from ...engine.policies import PolicySettings, SpecDecode
-from ...engine.policy_params import PolicyParams
-from ...engine.sampling import SamplingConfig
-from ...engine.step_events import versions
-from ...engine.text_pieces import prompt_pieces
+from ...engine.policies.policy_params import PolicyParams
+from ...engine.common.sampling import SamplingConfig
+from ...engine.events.step_events import versions
+from ...engine.events.text_pieces import prompt_pieces
 from ...errors import Interrupted, InvalidParameter
 from ...resources import CACHE_ENV, cache_root  # noqa: F401  (one answer to where the cache is)
 from ..live import protocol

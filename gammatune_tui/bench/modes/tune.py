@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ...engine.param_specs import PARAM_SPECS
+from ...engine.policies.param_specs import PARAM_SPECS
 from ..sim import reference
 from ..sim import tune as tn
 from ..report.shares import print_shares

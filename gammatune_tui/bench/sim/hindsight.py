@@ -17,8 +17,8 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from ...engine.pair import Pair
-from ...engine.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN
+from ...engine.common.pair import Pair
+from ...engine.drafting.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN
 from ...engine.events import Event, SessionHeader, StepEvent
 from ...session.hindsight import Hindsight, not_applicable
 from .cost_model import CostModel, calibrate

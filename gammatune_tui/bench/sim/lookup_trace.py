@@ -2,7 +2,7 @@
 
 Under greedy decoding the accepted text is a prefix of the target's own greedy
 continuation, and prompt lookup's proposal is a deterministic function of the
-accepted text (engine/prompt_lookup.py). So a trace holds the continuation and,
+accepted text (engine/drafting/prompt_lookup.py). So a trace holds the continuation and,
 at every position n, the source's raw proposal for prompt + continuation[:n]
 (up to the longest window a policy that reads the stand-in probabilities can
 plan, with them) and where it copies from; a step from position n drafts a
@@ -18,11 +18,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ...engine.pair import Pair
+from ...engine.common.pair import Pair
 from ...engine.policies import Policy
-from ...engine.policy_base import TokenStats
-from ...engine.prompt_lookup import PromptLookupSource, point_mass_stats
-from ...engine.step_rule import cut_window, plan_window, settle_step
+from ...engine.policies.policy_base import TokenStats
+from ...engine.drafting.prompt_lookup import PromptLookupSource, point_mass_stats
+from ...engine.policies.step_rule import cut_window, plan_window, settle_step
 from .cost_model import CostModel
 from ..results import RunRecord
 from .simulate import (
@@ -120,7 +120,7 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
                 timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
     """One session of `policy` over a prompt-lookup trace, with the decoder's rules; timed by `cost`.
 
-    As the decoder (engine/step_rule.py): window = min(γ, remaining − 1); a
+    As the decoder (engine/policies/step_rule.py): window = min(γ, remaining − 1); a
     step whose source found nothing to propose is a plain target step and
     leaves the policy (and its cost observations) alone.
     """

@@ -12,7 +12,7 @@ greedy continuation, so everything a live run can observe is fixed in advance:
   early-stopping policy stops and whether the draft runs into EOS).
 
 `play_trace` then runs any policy over a trace with the decoder's exact rules
-(engine/step_rule.py: window = min(γ, remaining − 1); drafting stops at the
+(engine/policies/step_rule.py: window = min(γ, remaining − 1); drafting stops at the
 window, at a drafted EOS, or after a token the policy rejects, which stays in
 the draft; EOS and the budget cut the emitted run; the policy learns as the
 decoder's does) and charges each step from a measured
@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ...engine.policies import Policy, PolicySettings
-from ...engine.policy_base import TokenStats
-from ...engine.step_rule import Costs, plan_window, settle_step, window_ends
+from ...engine.policies.policy_base import TokenStats
+from ...engine.policies.step_rule import Costs, plan_window, settle_step, window_ends
 from .trace_stats import TraceWindow, Unknown, UnknownRows
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord

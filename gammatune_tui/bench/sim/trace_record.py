@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable
 
-from ...engine.pair import Pair
+from ...engine.common.pair import Pair
 from .simulate import Trace
-from ...engine.hf_compat import cache_kw
+from ...engine.runners.hf_compat import cache_kw
 
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
 

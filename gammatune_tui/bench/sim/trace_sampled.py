@@ -37,9 +37,9 @@ import time
 import zlib
 from typing import Any, Iterable
 
-from ...engine.pair import Pair
-from ...engine.hf_compat import cache_kw
-from ...engine.sampling import SamplingConfig, Served
+from ...engine.common.pair import Pair
+from ...engine.runners.hf_compat import cache_kw
+from ...engine.common.sampling import SamplingConfig, Served
 from .simulate import Trace
 from .trace_record import prefilled
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import abc
 from typing import Any
 
-from ...engine.policy_base import TokenStats
+from ...engine.policies.policy_base import TokenStats
 
 NAN = float("nan")
 

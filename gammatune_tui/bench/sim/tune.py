@@ -16,12 +16,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ...engine.param_specs import PARAM_SPECS
+from ...engine.policies.param_specs import PARAM_SPECS
 from ...engine.policies import PolicyParams, PolicySettings, method_spec
 from .cost_model import CostModel
 from .simulate import Trace, play_trace
 
-# each parameter's search grid, from its row in engine/param_specs.py
+# each parameter's search grid, from its row in engine/policies/param_specs.py
 GRID: dict[str, list[Any]] = {s.name: list(s.grid) for s in PARAM_SPECS if s.grid}
 
 

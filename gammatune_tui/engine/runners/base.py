@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from ..common.model_weights import quanto_quantized
+
 
 class Runner:
     """Base of the runners; see the module docstring for the contract."""
@@ -69,8 +71,7 @@ class Runner:
 
 def grad_mode(model: Any):
     """inference_mode where it is safe, else no_grad (optimum-quanto's int4 kernels fail under inference_mode)."""
-    quanto = any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
-    return torch.no_grad if quanto else torch.inference_mode
+    return torch.no_grad if quanto_quantized(model) else torch.inference_mode
 
 
 __all__ = ["Runner", "grad_mode"]

@@ -28,16 +28,17 @@ from typing import Any, Iterator
 import torch
 from transformers import DynamicCache
 
-from ..pair import Pair
+from ..common.pair import Pair
 from ...errors import EngineUnavailable, InvalidParameter
-from ..fast_forward import _direct_eligible
+from .fast_forward import _direct_eligible
 from .base import Runner
 from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
-from ..hf_compat import cache_kw
-from ..logits_check import compute_dtype, logits_close
-from ..names import ENGINES  # declared without torch, for the command line
+from .hf_compat import cache_kw
+from ..common.logits_check import compute_dtype, logits_close
+from ..common.model_weights import quanto_quantized
+from ..common.names import ENGINES  # declared without torch, for the command line
 
 # GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
 # what the tests use to check that step on a CPU. Accepted by the Python API, not by the CLI.
@@ -58,10 +59,6 @@ def check_engine_device(engine: str, device: torch.device) -> None:
     """What can be refused before any model is loaded: graphs without a CUDA device."""
     if engine == "graphs" and device.type != "cuda":
         raise EngineUnavailable(f"--engine graphs: CUDA graphs need a CUDA device; this pair is on {device.type}")
-
-
-def _quantized(model: Any) -> bool:
-    return any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
 
 
 # rope variants whose table is fixed at load time; the others (dynamic, longrope) recompute it from the
@@ -89,7 +86,7 @@ def static_unsupported(model: Any) -> str | None:
 def graphs_unsupported(model: Any, device: torch.device) -> str | None:
     if device.type != "cuda":
         return f"CUDA graphs need a CUDA device; this pair is on {device.type}"  # as check_engine_device says
-    if _quantized(model):
+    if quanto_quantized(model):
         return "quantized weights are not captured in CUDA graphs; use --engine static"
     return None
 

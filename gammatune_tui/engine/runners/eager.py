@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from ..fast_forward import make_forward
+from .fast_forward import make_forward
 from .base import Runner
 
 

@@ -34,8 +34,8 @@ from typing import Any, Callable
 import torch
 
 from ...errors import EngineUnavailable
-from ..logits_check import compute_dtype, logits_tolerance
-from ..policy_params import DEFAULT_GAMMA_MAX
+from ..common.logits_check import compute_dtype, logits_tolerance
+from ..policies.policy_params import DEFAULT_GAMMA_MAX
 from .fixed_step import FixedStep, compile_wanted
 from .plan import MAX_Q, plan_captures, span_for
 from .static import StaticRunner

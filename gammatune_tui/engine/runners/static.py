@@ -36,7 +36,7 @@ from torch import nn
 
 from .base import Runner, grad_mode
 from .fixed_step import FixedStep
-from ..hf_compat import cache_kw
+from .hf_compat import cache_kw
 
 GRANULE = 256  # capacities are rounded up to this many tokens (fewer re-allocations and re-captures)
 DEFAULT_CAPACITY = 1024  # what warm-up allocates: most sessions fit without growing

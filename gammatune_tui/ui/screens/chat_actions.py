@@ -26,7 +26,7 @@ from textual.app import SystemCommand
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-from ...engine.names import CHAT_DRAFTERS
+from ...engine.common.names import CHAT_DRAFTERS
 from ...engine.policies import grouped_methods
 from ...render.change_marks import change_list
 from ...render.plain_text import answer_text, conversation_text

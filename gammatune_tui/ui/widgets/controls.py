@@ -32,9 +32,9 @@ from textual.widgets import Input, Label, Select
 from textual.widgets._select import SelectOverlay
 from textual.widgets.option_list import Option
 
-from ...engine.param_specs import SPECS, ParamSpec
+from ...engine.policies.param_specs import SPECS, ParamSpec
 from ...engine.policies import METHODS, PolicySettings, grouped_methods, param_help, used_params
-from ...engine.sampling import SamplingConfig
+from ...engine.common.sampling import SamplingConfig
 from ...errors import InvalidParameter
 
 
@@ -42,7 +42,7 @@ def _tooltip(s: ParamSpec) -> str:
     return f"{param_help(s.name)}, {s.range_text(unicode=True)}"
 
 
-# name, label, step, tooltip: every numeric parameter of engine/param_specs.py (switches have no field),
+# name, label, step, tooltip: every numeric parameter of engine/policies/param_specs.py (switches have no field),
 # the γ bounds last, beside T
 _BOUNDS = ("gamma_min", "gamma_max")
 _NUMERIC = [s for s in SPECS if s.kind is not bool]

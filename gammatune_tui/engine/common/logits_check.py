@@ -23,7 +23,7 @@ def logits_tolerance(dtype: torch.dtype) -> float:
 
 def compute_dtype(model: object) -> torch.dtype:
     """The precision a model computes its logits in: bfloat16 for a weight-only quantized copy
-    (engine/quantized.py: every matmul's inputs and outputs are bfloat16, though its logits are
+    (engine/drafting/quantized.py: every matmul's inputs and outputs are bfloat16, though its logits are
     handed back as float32), else its parameters' dtype."""
     if getattr(model, "gammatune_precision", None):
         return torch.bfloat16

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import resources
-from ..errors import InvalidParameter
-from .context import window_of
-from .draft_sources import MODEL, PROMPT_LOOKUP, DrafterSettings
+from ... import resources
+from ...errors import InvalidParameter
+from ..context import window_of
+from ..drafting.draft_sources import MODEL, PROMPT_LOOKUP, DrafterSettings
 from .model_files import ModelRef, locate_pair, read_config
-from .names import is_self_draft
+from ..common.names import is_self_draft
 from .presets import DEMO, PRESETS, pair_names, preset_target
 
 
@@ -56,7 +56,7 @@ def _self_spec(draft: str | None, lookup: bool) -> Any:
     if lookup:
         raise InvalidParameter(f"--draft {draft} builds a draft model, but --drafter prompt-lookup drafts without "
                                "one: leave --draft out")
-    from .self_draft import parse_self_draft
+    from ..drafting.self_draft import parse_self_draft
 
     return parse_self_draft(str(draft))
 

@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import torch
 
-from .drafting import Draft, DraftSource
-from .policy_base import Policy, TokenStats
-from .step_rule import cut_window
-from .sampling import Served
+from . import Draft, DraftSource
+from ..policies.policy_base import Policy, TokenStats
+from ..policies.step_rule import cut_window
+from ..common.sampling import Served
 
 Entry = list  # [end index of the latest occurrence, N followers, top count, {follower: count}]
 

@@ -21,7 +21,7 @@ import math
 from fractions import Fraction
 from typing import Any, Sequence
 
-from ..errors import TraceWithoutEntropy
+from ...errors import TraceWithoutEntropy
 from .policy_base import Policy, TokenStats, check_update as _check_update, clip as _clip
 
 # --- the sources' constants (SPEC §2; docs/engine.md "The peers") -------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .events import SessionSummary
+from . import SessionSummary
 
 
 @dataclass(kw_only=True)

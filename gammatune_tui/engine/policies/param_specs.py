@@ -3,13 +3,13 @@
 A row says the parameter's name, type, range, default, flag, label on
 screen, help and tuning grid. Everything else is read from these rows, so a
 new parameter is one row here and nothing more: the validation and the
-frozen `PolicyParams` (engine/policy_params.py), the controls panel and its
+frozen `PolicyParams` (engine/policies/policy_params.py), the controls panel and its
 tooltips (ui/widgets/controls.py), the command-line options and `--help`
 (commands/options.py), the header of `bench --tune` and its search grid
 (bench/), and the parameter table in docs/engine.md (`markdown_table`,
 checked against the file by tests/engine/test_param_specs.py). Which methods
 read a parameter is said once too, by each method (`Policy.uses`, listed in
-the method registry of engine/policies.py).
+the method registry of engine/policies/__init__.py).
 
 Pure data and arithmetic on it (no torch), so `--help` answers at once.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..errors import InvalidParameter
+from ...errors import InvalidParameter
 
 # Defaults. The paper gives none; these were chosen with benchmarks/fit_defaults.py
 # on the demo pair: GammaTune+ on the even prompts of the code set at T = 0 and
@@ -40,7 +40,7 @@ from ..errors import InvalidParameter
 #
 # adaptive-k: vLLM's Adaptive K defaults (adaptive_k_ema_alpha, _alpha_prior, _cooldown_steps).
 # costaware: pseudo-counts of the shipped calibration prior in each confidence bin,
-# and the factor every step multiplies the session's own counts by (engine/costaware.py):
+# and the factor every step multiplies the session's own counts by (engine/policies/costaware.py):
 # a light prior the session's own tokens outweigh within a few steps, remembered for
 # ~20 steps (the even prompts' fit at both temperatures; 20 / 0.9 lost to it there).
 
@@ -182,7 +182,7 @@ SPECS: tuple[ParamSpec, ...] = (
               "confidence bin", lo=0, lo_open=True, step=5, grid=(2, 5, 10, 20, 40, 80)),
     ParamSpec("calib_forget", float, 0.95, "forget", "factor the session's own calibration counts "
               "decay by each step", lo=0, hi=1, lo_open=True, step=0.01, grid=(0.9, 0.95, 0.98, 0.99, 1.0)),
-    # the peers' (engine/peer_policies.py; docs/engine.md "The peers"): each source's published value,
+    # the peers' (engine/policies/peer_policies.py; docs/engine.md "The peers"): each source's published value,
     # but AdaEDL's λ0, which its paper sweeps: fitted with benchmarks/field_table.py on the even prompts of
     # the demo pair's code set at T = 0 and T = 0.7 together (the best mean share of the oracle at γ0 = 4,
     # 0.704 / 0.700; the odd prompts are the held-out report, docs/benchmarks.md). This tiny draft's
@@ -221,7 +221,7 @@ def markdown_table(readers: "dict[str, tuple[str, ...]] | None" = None) -> str:
     """The parameter table of docs/engine.md: flag, range, default, the methods that read it, meaning.
 
     `readers` maps a parameter to the methods that read it (the method
-    registry knows; engine/policies.py `readers()`); without it that column
+    registry knows; engine/policies/__init__.py `readers()`); without it that column
     is left out.
     """
     cols = ["parameter", "flag", "range", "default"] + (["read by"] if readers is not None else []) + ["meaning"]

@@ -1,6 +1,6 @@
-"""The `costaware` policy (gammatune's own rule); its arithmetic is in engine/costaware.py.
+"""The `costaware` policy (gammatune's own rule); its arithmetic is in engine/policies/costaware.py.
 
-Listed in the method registry of engine/policies.py.
+Listed in the method registry of engine/policies/__init__.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from .policy_params import PolicyParams
 
 
 class CostAware(Policy):
-    """Drafts while one more token is worth its time (engine/costaware.py); may not draft at all (γ = 0).
+    """Drafts while one more token is worth its time (engine/policies/costaware.py); may not draft at all (γ = 0).
 
     A calibration table turns each drafted token's confidence into the
     chance that the window so far survives; drafting goes on while that

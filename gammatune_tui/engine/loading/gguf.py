@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ModelLoadError
-from ..resources import cache_root
+from ...errors import ModelLoadError
+from ...resources import cache_root
 
 SUFFIX = ".gguf"
 FORMAT = 1  # bump when the converted directory's layout changes: old ones are converted again

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import InvalidParameter
+from ...errors import InvalidParameter
 
 _DTYPES = {
     "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,

@@ -21,16 +21,16 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from ..errors import InvalidParameter, ModelLoadError, TokenizerMismatch
-from .devices import resolve_device, resolve_dtype
+from ...errors import InvalidParameter, ModelLoadError, TokenizerMismatch
+from ..common.devices import resolve_device, resolve_dtype
 from .model_files import (ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config,
                           with_gguf_converted)
-from .draft_sources import MODEL, DrafterSettings
+from ..drafting.draft_sources import MODEL, DrafterSettings
 from .end_of_turn import collect_eos_ids
 from .load_stages import LOAD_STAGES, StageClock
 from .pair_refs import PairRefs, check_pair, settle_pair
 from .presets import PRESETS, VICUNA_SYSTEM, Preset, vicuna_format
-from .runners import RunnerPool, check_engine, check_engine_device
+from ..runners import RunnerPool, check_engine, check_engine_device
 from .warmup import warm_up
 
 ProgressFn = Callable[[str, float], None]
@@ -71,7 +71,7 @@ class ModelPair:
 
     def models(self) -> dict[str, dict[str, Any]]:
         """Each model's precision and weight bytes (a self-draft: what it adds to the target's), for headers."""
-        from .self_draft import model_bytes, model_precision
+        from ..common.model_weights import model_bytes, model_precision
 
         out = {"target": {"precision": model_precision(self.target, self.quantize),
                           "bytes": model_bytes(self.target)}}
@@ -86,7 +86,7 @@ class ModelPair:
         runners (warmed up when this pair was). The chat's drafter switch and
         compare's `--drafters model,self:int4` run on it.
         """
-        from .self_draft import build_self_draft, parse_self_draft
+        from ..drafting.self_draft import build_self_draft, parse_self_draft
 
         spec = parse_self_draft(draft)
         if getattr(self.draft, "gammatune_self", None) == spec.name:
@@ -204,7 +204,7 @@ def load_pair(
     and `draft` must not be given.
 
     `draft="self:int4"` (or `self:int4:gN`, `self:int8`, `self:bf16`) builds the
-    draft from the target's own weights in memory (engine/self_draft.py): any
+    draft from the target's own weights in memory (engine/drafting/self_draft.py): any
     target, a preset's or the demo's, no tokenizer gate. `draft_dtype` loads a
     draft model at a dtype of its own (default: the target's); exactness is the
     target's, as loaded, either way.
@@ -295,7 +295,7 @@ def load_pair(
     clock.lap("weights")
     if own is not None:
         report(f"draft {own.name}", 0.7)
-        from .self_draft import build_self_draft
+        from ..drafting.self_draft import build_self_draft
 
         draft_model = build_self_draft(target_model, own)
         clock.lap("self-draft")

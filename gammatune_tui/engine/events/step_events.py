@@ -1,7 +1,7 @@
 """What a session reports: its header and the token lists of each step.
 
 Kept apart from the step loop so the loop reads as draft → verify → accept →
-rewind, while every field of the event contract (events.py) is filled here
+rewind, while every field of the event contract (events/__init__.py) is filled here
 (the running totals are tally.py's).
 """
 
@@ -12,10 +12,10 @@ from typing import Any, Sequence
 
 import torch
 
-from .pair import Pair
-from .events import DraftedToken, EmittedToken, SessionHeader, TargetToken
-from .policy_base import Policy, TokenStats
-from .sampling import SamplingConfig
+from ..common.pair import Pair
+from . import DraftedToken, EmittedToken, SessionHeader, TargetToken
+from ..policies.policy_base import Policy, TokenStats
+from ..common.sampling import SamplingConfig
 from .text_pieces import SingleTokenText, TextPieces, prompt_pieces
 
 _VERSIONS: dict[str, str] | None = None
@@ -27,7 +27,7 @@ def versions() -> dict[str, str]:
     if _VERSIONS is None:
         import transformers
 
-        from .. import __version__ as own
+        from ... import __version__ as own
         _VERSIONS = {"torch": torch.__version__, "transformers": transformers.__version__, "gammatune": own}
     return dict(_VERSIONS)
 
@@ -85,7 +85,7 @@ def session_header(
 
 def _precisions(pair: Any, target: Any, draft: Any) -> dict[str, Any]:
     """Each model's precision and weight bytes as the header records them (no draft model: empty)."""
-    from .self_draft import model_bytes, model_precision
+    from ..common.model_weights import model_bytes, model_precision
 
     out: dict[str, Any] = {"target_precision": model_precision(target, getattr(pair, "quantize", None)),
                            "target_bytes": model_bytes(target)}

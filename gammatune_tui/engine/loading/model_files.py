@@ -21,7 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
-from ..errors import ModelLoadError
+from ...errors import ModelLoadError
 from .gguf import convert, converted_path, gguf_file_of
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")

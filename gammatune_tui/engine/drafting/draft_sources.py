@@ -2,7 +2,7 @@
 
 The decoder's loop — draft, verify, accept, rewind, report — does not know
 which source it drives. Each step it asks the session's source for up to
-`window` tokens and gets a `Draft` back (drafting.py): the token ids, for
+`window` tokens and gets a `Draft` back (drafting/__init__.py): the token ids, for
 each one the two numbers the γ policy reads (top-1 and chosen probability),
 whether the policy ended the window early, how many forward passes it took,
 and what the exact accept test needs as the proposal law q: the served rows
@@ -25,15 +25,15 @@ from typing import Any
 
 import torch
 
-from .pair import Pair
-from ..errors import InvalidParameter
-from .drafting import Draft, DraftSource, draft_window
+from ..common.pair import Pair
+from ...errors import InvalidParameter
+from . import Draft, DraftSource, draft_window
 # the names and n-gram defaults live in names.py, which the command line reads without torch
-from .names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, MODEL, PROMPT_LOOKUP, SELF_DRAFTS, is_self_draft  # noqa: F401
-from .policies import Policy
+from ..common.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, MODEL, PROMPT_LOOKUP, SELF_DRAFTS, is_self_draft  # noqa: F401
+from ..policies import Policy
 from .prompt_lookup import PromptLookupSource
-from .runners import Runner
-from .sampling import Served
+from ..runners import Runner
+from ..common.sampling import Served
 
 NGRAM_LIMIT = 32
 
@@ -131,7 +131,7 @@ def pair_drafter(pair: Pair) -> DrafterSettings:
 
 
 class ModelDraftSource(DraftSource):
-    """The draft model through its runner: one forward per drafted token (drafting.py)."""
+    """The draft model through its runner: one forward per drafted token (drafting/__init__.py)."""
 
     name = MODEL
 

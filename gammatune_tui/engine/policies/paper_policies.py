@@ -5,7 +5,7 @@ exactly, the TUI can swap one between two steps, and the tests can check them
 against hand-worked traces. γ̄ is kept as an exact rational (`Fraction`): η is
 read as the decimal the user typed, so a γ̄ that is 12 in real arithmetic
 gives γ = 12, never 13 through floating-point drift. Listed in the method
-registry of engine/policies.py.
+registry of engine/policies/__init__.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The arithmetic behind the `costaware` policy: a stop rule priced in time, read from a calibration table.
 
-Kept apart from the policy class (engine/policies.py) for the same reason as
+Kept apart from the policy class (engine/policies/__init__.py) for the same reason as
 goodput.py is: each part can be checked by hand, and everything here is pure
 Python and deterministic, so the trace simulator replays the policy exactly.
 
@@ -10,7 +10,7 @@ in seconds as vLLM's Adaptive K prices its window; and reading the draft's
 confidence as the paper's GammaTune+ does):
 
 * each drafted token's confidence (the draft's probability of the token it
-  chose) is mapped through the calibration table (engine/confidence.py) to
+  chose) is mapped through the calibration table (engine/policies/confidence.py) to
   P_k, the probability that all k tokens drafted so far will be accepted;
 * drafting on to m > k tokens is expected to add P_k · (ā + ā² + … + ā^(m−k))
   tokens (ā: the acceptance of a token whose confidence is not known yet)
@@ -135,5 +135,5 @@ class CostAwareState:
 
 def new_state(weight: float, forget: float, gamma_max: int, prior: Prior | None = None) -> CostAwareState:
     """A fresh state; `weight` and `forget` are `calib_weight` and `calib_forget`, checked where every parameter
-    is (engine/param_specs.py)."""
+    is (engine/policies/param_specs.py)."""
     return CostAwareState(Calibration(prior or shipped_prior(), float(weight), float(forget)), gamma_max)

@@ -2,7 +2,7 @@
 
 Kept apart from the policies themselves so that a new policy can live in a
 file of its own (importing this module) and be listed in the method
-registry of engine/policies.py without an import circle.
+registry of engine/policies/__init__.py without an import circle.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class Policy:
     # True when keep_drafting can end a window early: the decoder must then read each
     # drafted token's probabilities back before drafting the next (one host sync per
     # token); otherwise it drafts the whole window on the device and reads it back with
-    # the verdict, one read per step (drafting.py).
+    # the verdict, one read per step (drafting/).
     may_stop_early: bool = False
     uses: tuple[str, ...] = ()
     """The parameters of PolicyParams this policy reads (besides γ0): what the app shows for it."""

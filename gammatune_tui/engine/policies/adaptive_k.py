@@ -1,6 +1,6 @@
-"""The `adaptive-k` policy (a peer's rule, after vLLM's Adaptive K); its arithmetic is in engine/goodput.py.
+"""The `adaptive-k` policy (a peer's rule, after vLLM's Adaptive K); its arithmetic is in engine/policies/goodput.py.
 
-Listed in the method registry of engine/policies.py.
+Listed in the method registry of engine/policies/__init__.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from .policy_params import PolicyParams
 
 
 class AdaptiveK(Policy):
-    """vLLM's Adaptive K: the window with the most expected tokens per second (engine/goodput.py).
+    """vLLM's Adaptive K: the window with the most expected tokens per second (engine/policies/goodput.py).
 
     Per-position acceptance EMAs (weight `ema_alpha`, folded every 10 steps,
     `alpha_prior` where a position has not been reached) and the observed

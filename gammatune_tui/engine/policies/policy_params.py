@@ -3,7 +3,7 @@
 One frozen `PolicyParams` holds the parameters of all the policies (each uses
 the ones it needs), so the UI can swap a whole setting in one assignment and a
 recording can say what was in force. Its fields, their defaults and their
-checks all come from the rows of engine/param_specs.py: values are checked
+checks all come from the rows of engine/policies/param_specs.py: values are checked
 there, once, with messages that name the parameter and its range; η, τ and
 the other fractions are kept as exact rationals of what the user typed.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import field, make_dataclass, replace
 from typing import Any
 
-from ..errors import InvalidParameter
+from ...errors import InvalidParameter
 from .param_specs import (  # noqa: F401  (re-exported: the parameters' public names)
     BY_NAME, OWN_PARAMS, PAPER_DEFAULTS, PARAM_NAMES, PARAM_SPECS, check_gamma0 as _check_gamma0,
 )
@@ -64,6 +64,6 @@ PolicyParams = make_dataclass(
     frozen=True,
     namespace={"build": classmethod(_build), "to_json": _to_json,
                "__doc__": "Validated tunables shared by all policies (each uses the ones it needs); "
-                          "fields from engine/param_specs.py."},
+                          "fields from engine/policies/param_specs.py."},
 )
 PolicyParams.__module__ = __name__   # so a PolicyParams pickles (the live session's child process)

@@ -19,7 +19,8 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 from .hf_compat import cache_kw
-from .logits_check import compute_dtype, logits_close
+from ..common.logits_check import compute_dtype, logits_close
+from ..common.model_weights import quanto_quantized
 
 _FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 _FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -108,7 +109,7 @@ def make_forward(model: Any):
 
 def _inference_mode_safe(model: Any) -> bool:
     """optimum-quanto's int4 kernels fail under inference_mode; everything else runs faster in it."""
-    return not any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
+    return not quanto_quantized(model)
 
 
 def _grad_free(fn: Any, inference: bool):

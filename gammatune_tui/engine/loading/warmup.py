@@ -23,12 +23,12 @@ from typing import Any
 
 import torch
 
-from .pair import Pair
-from .decoder import SpeculativeDecoder
-from .policies import DEFAULT_GAMMA_MAX, PolicySettings
-from .runners import DEFAULT_CAPACITY, GraphRunner, runner_pool
-from .runners.plan import windows_for
-from .sampling import SamplingConfig
+from ..common.pair import Pair
+from ..decoder import SpeculativeDecoder
+from ..policies import DEFAULT_GAMMA_MAX, PolicySettings
+from ..runners import DEFAULT_CAPACITY, GraphRunner, runner_pool
+from ..runners.plan import windows_for
+from ..common.sampling import SamplingConfig
 
 PROMPT_LEN = 8
 

@@ -1,9 +1,9 @@
 """The γ policies of SPEC §2 by name: the method registry, `make_policy` and `PolicySettings`.
 
-A method is one file (its `Policy` subclass: engine/paper_policies.py holds
-the paper's five, engine/adaptive_k.py and engine/costaware_policy.py one
+A method is one file (its `Policy` subclass: engine/policies/paper_policies.py holds
+the paper's five, engine/policies/adaptive_k.py and engine/policies/costaware_policy.py one
 each) plus one row in `REGISTRY` below; its parameters are rows of
-engine/param_specs.py. Every policy plans within [γ_min, γ_max] (costaware
+engine/policies/param_specs.py. Every policy plans within [γ_min, γ_max] (costaware
 may also plan 0: a plain target step); bounds the caller did not set widen to
 take in γ0, bounds it did set clip the first window (`_fit_bounds`).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import InvalidParameter
+from ...errors import InvalidParameter
 from .adaptive_k import AdaptiveK
 from .confidence import roc_threshold  # noqa: F401  (re-exported)
 from .costaware_policy import CostAware
@@ -97,9 +97,11 @@ assert len(_BY_METHOD) == len(REGISTRY), "every method has a name of its own"
 assert [m.group for m in REGISTRY] == sorted((m.group for m in REGISTRY), key=list(GROUPS).index), \
     "the registry lists the methods group by group, in the order of GROUPS"
 assert all(n in BY_NAME and BY_NAME[n].in_params for m in REGISTRY for n in m.reads + m.tuned), \
-    "a method reads and tunes only parameters declared in engine/param_specs.py"
+    "a method reads and tunes only parameters declared in engine/policies/param_specs.py"
 METHODS: tuple[str, ...] = tuple(_BY_METHOD)
 LIVE_DEFAULT_METHODS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.live_default)
+TUNABLE_METHODS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.reads)
+"""What `bench --tune-method` accepts: every method that reads a parameter (specdecode's fixed γ has none)."""
 
 
 def check_method(name: str) -> str:
@@ -136,7 +138,7 @@ def param_help(param: str) -> str:
 
 
 def parameter_table() -> str:
-    """docs/engine.md's parameter table: every row of engine/param_specs.py with the methods that read it."""
+    """docs/engine.md's parameter table: every row of engine/policies/param_specs.py with the methods that read it."""
     return markdown_table({name: readers(name) for name in BY_NAME})
 
 

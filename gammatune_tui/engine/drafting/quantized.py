@@ -26,12 +26,10 @@ kernel is refused with one line naming what would work
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
-from ..errors import EngineUnavailable
+from ...errors import EngineUnavailable
 
 INT4_GROUPS = (32, 64, 128, 256)   # what the int4 kernels accept
 DEFAULT_GROUP = 32
@@ -158,31 +156,4 @@ def _what_works(device: torch.device) -> str:
     return f"self:{', self:'.join(ok)} can run here" if ok else "no weight-only format can run here"
 
 
-def weight_bytes(model: Any) -> int:
-    """Bytes of a model's parameters and buffers (each tensor once), packed weights at their packed size."""
-    seen: set[int] = set()
-    total = 0
-    for t in list(model.parameters()) + list(model.buffers()):
-        if t.data_ptr() in seen:
-            continue
-        seen.add(t.data_ptr())
-        total += t.numel() * t.element_size()
-    return total
-
-
-def extra_bytes(model: Any, base: Any) -> int:
-    """Bytes of `model`'s tensors that it does not share with `base` (what a self-draft adds)."""
-    shared = {t.data_ptr() for t in list(base.parameters()) + list(base.buffers())}
-    seen: set[int] = set()
-    total = 0
-    for t in list(model.parameters()) + list(model.buffers()):
-        p = t.data_ptr()
-        if p in shared or p in seen:
-            continue
-        seen.add(p)
-        total += t.numel() * t.element_size()
-    return total
-
-
-__all__ = ["WeightOnlyLinear", "QuantizationUnavailable", "kernel_missing", "weight_bytes", "extra_bytes",
-           "INT4_GROUPS", "DEFAULT_GROUP"]
+__all__ = ["WeightOnlyLinear", "QuantizationUnavailable", "kernel_missing", "INT4_GROUPS", "DEFAULT_GROUP"]

@@ -13,7 +13,7 @@ beat prompt lookup (docs/benchmarks.md, "Self-drafts"). `demo` is the embedded p
 default when no model is named.
 
 Nothing heavy is imported here (no torch, no transformers), so `gammatune
-models` can list the presets at once; `engine.models` loads them.
+models` can list the presets at once; `engine.loading.models` loads them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import ModelLoadError
+from ...errors import ModelLoadError
 
 VICUNA_SYSTEM = (
     "A chat between a curious user and an artificial intelligence assistant. "

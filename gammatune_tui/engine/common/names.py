@@ -11,7 +11,7 @@ from __future__ import annotations
 # how forward passes run (engine/runners/choice.py)
 ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
 
-# who drafts (engine/draft_sources.py)
+# who drafts (engine/drafting/draft_sources.py)
 MODEL = "model"
 PROMPT_LOOKUP = "prompt-lookup"
 DRAFTERS: tuple[str, ...] = (MODEL, PROMPT_LOOKUP)
@@ -22,7 +22,7 @@ DRAFTERS: tuple[str, ...] = (MODEL, PROMPT_LOOKUP)
 DEFAULT_NGRAM_MIN = 1
 DEFAULT_NGRAM_MAX = 3
 
-# a draft built from the target's own weights at load (engine/self_draft.py): `--draft self:int4[:gN]`
+# a draft built from the target's own weights at load (engine/drafting/self_draft.py): `--draft self:int4[:gN]`
 SELF_PREFIX = "self:"
 SELF_FORMATS: tuple[str, ...] = ("int4", "int8", "bf16")
 SELF_DRAFTS: tuple[str, ...] = tuple(SELF_PREFIX + f for f in SELF_FORMATS)

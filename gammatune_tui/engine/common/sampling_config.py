@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import InvalidParameter
+from ...errors import InvalidParameter
 
 # The largest seed: torch's generators take 64 bits, and the benchmark derives
 # further seeds from this one (seed + 1 + repeat), so the user's seed keeps to

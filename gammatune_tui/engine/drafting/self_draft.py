@@ -28,9 +28,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..errors import InvalidParameter
-from .names import SELF_FORMATS, SELF_PREFIX, is_self_draft
-from .quantized import DEFAULT_GROUP, INT4_GROUPS, WeightOnlyLinear, extra_bytes, weight_bytes
+from ...errors import InvalidParameter
+from ..common.names import SELF_FORMATS, SELF_PREFIX, is_self_draft
+from ..common.model_weights import quanto_quantized
+from .quantized import DEFAULT_GROUP, INT4_GROUPS, WeightOnlyLinear
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,6 @@ def parse_self_draft(text: str) -> SelfDraftSpec:
     return SelfDraftSpec(kind, group)
 
 
-def _quanto(model: Any) -> bool:
-    return any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
-
-
 def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> Any:
     """A weight-only quantized copy of `target` sharing its other tensors; its build time in `.gammatune_build_s`.
 
@@ -88,7 +85,7 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> Any:
     if isinstance(spec, str):
         spec = parse_self_draft(spec)
     t0 = time.perf_counter()
-    if _quanto(target):
+    if quanto_quantized(target):
         raise InvalidParameter(f"--draft {spec.name} quantizes the target's own weights, but --quantize already "
                                "replaced them (optimum-quanto): leave out --quantize")
     dtype = next(target.parameters()).dtype
@@ -109,24 +106,4 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> Any:
     return draft
 
 
-def model_precision(model: Any, quantize: str | None = None) -> str:
-    """A model's precision in words: `float32`, `bfloat16`, `int4 g32`, `int8 (quanto)`…"""
-    own = getattr(model, "gammatune_precision", None)
-    if own:
-        return str(own)
-    if quantize:
-        return f"{quantize} (quanto)"
-    try:
-        return str(next(model.parameters()).dtype).replace("torch.", "")
-    except StopIteration:   # pragma: no cover - a model without parameters
-        return "?"
-
-
-def model_bytes(model: Any, base: Any = None) -> int:
-    """A model's weight bytes; for a self-draft (`base` its target), only what it adds to the target's."""
-    if base is not None and getattr(model, "gammatune_self", None):
-        return extra_bytes(model, base)
-    return weight_bytes(model)
-
-
-__all__ = ["SelfDraftSpec", "parse_self_draft", "build_self_draft", "model_precision", "model_bytes"]
+__all__ = ["SelfDraftSpec", "parse_self_draft", "build_self_draft"]

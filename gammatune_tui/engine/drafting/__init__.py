@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .policy_base import Policy, TokenStats
-from .step_rule import window_ends
-from .runners import Runner
-from .sampling import Served, sample
-from .staging import to_device
+from ..policies.policy_base import Policy, TokenStats
+from ..policies.step_rule import window_ends
+from ..runners import Runner
+from ..common.sampling import Served, sample
+from ..common.staging import to_device
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""The engine's shared vocabulary: names, devices, the pair type, sampling, logits checks, staging."""

@@ -1,0 +1,1 @@
+"""Loading a model pair: files, presets, GGUF, end-of-turn ids, warm-up."""
