@@ -21,7 +21,7 @@ Pair: the embedded demo pair when it is installed, else a synthetic pair
 its first layers, so the draft is cheaper and agrees often; --synthetic forces it).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/engine_vs_hf.py [--prompts 8] [--repeats 3] [--max-new-tokens 128]
-        [--engines eager,static,graph-body]
+        [--engines eager,static,graph-body] [--no-direct]
 
 The goal it checks (issue 10): ours with engine auto ≥ 1.2× transformers' assisted generation.
 """
@@ -129,8 +129,14 @@ def main() -> None:
     ap.add_argument("--synthetic", action="store_true", help="use the synthetic pair even if the demo pair exists")
     ap.add_argument("--engines", default="", help="also time ours under these runners (comma-separated: "
                     "eager, static, graph-body)")
+    ap.add_argument("--no-direct", action="store_true", help="the eager runner uses transformers' own forward, "
+                    "not fast_forward's direct path (issue 25: does the direct path earn its place?)")
     ap.add_argument("--json", type=Path, help="also write the raw numbers here")
     args = ap.parse_args()
+    if args.no_direct:
+        from gammatune_tui.engine.runners import fast_forward
+
+        fast_forward._direct_eligible = lambda model: False  # make_forward's check only; the runners' choice is unchanged
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
 
     torch.set_num_threads(args.threads)
@@ -187,7 +193,7 @@ def main() -> None:
         "target_params": sum(p.numel() for p in pair.target.parameters()),
         "draft_params": sum(p.numel() for p in pair.draft.parameters()),
         "prompts": len(encoded), "repeats": args.repeats, "max_new_tokens": n, "threads": args.threads,
-        "auto_runner": pair.runner, "load_average": os.getloadavg(),
+        "auto_runner": pair.runner, "load_average": os.getloadavg(), "eager_direct_path": not args.no_direct,
         "ours_acceptance_rate": OURS_STATS["accepted"] / max(1, OURS_STATS["drafted"]),
         "ours_tokens_per_step": OURS_STATS["tokens"] / max(1, OURS_STATS["steps"]),
         "tokens_per_s": tps,
@@ -208,7 +214,9 @@ def main() -> None:
     print("| method | tokens/s (wall) | vs HF assisted | vs plain | tokens/CPU-s | vs HF assisted | vs plain |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     rows = [("ours", f"gammatune SpeculativeDecoder (hf-heuristic, γ0=4), engine auto = {pair.runner}")]
-    rows += [(f"ours_{e}", f"gammatune SpeculativeDecoder, engine {e}") for e in engines]
+    eager_forward = "transformers' forward" if args.no_direct else "direct forward"
+    rows += [(f"ours_{e}", f"gammatune SpeculativeDecoder, engine {e}" + (f" ({eager_forward})" if e == "eager" else ""))
+             for e in engines]
     rows += [("hf_assisted", "transformers assisted generation (heuristic, 4)"), ("plain", "plain target greedy")]
     for m, label in rows:
         print(f"| {label} | {tps[m]:.1f} | {tps[m] / tps['hf_assisted']:.2f}× | {tps[m] / tps['plain']:.2f}× "

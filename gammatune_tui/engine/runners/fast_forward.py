@@ -1,12 +1,10 @@
 """One forward pass per call, as cheap as the model allows.
 
 For small models on a CPU, a forward pass through transformers' wrappers
-(output capturing, generic mask construction, output dataclasses) costs as
-much as the layers themselves. For the plain Llama/Qwen2 stack the decoder
-runs the same modules directly: embeddings, rotary table, the decoder
-layers with an explicit causal mask, the final norm and the LM head on the
-kept positions only. It is used only after a self-check against the
-model's own forward on this very model; anything unusual (other
+costs as much as the layers themselves. For the plain Llama/Qwen2 stack the
+eager runner runs the same modules directly (runners/prefix_pass.py, the
+pass the static runner uses too). It is used only after a self-check against
+the model's own forward on this very model; anything unusual (other
 architectures, sliding windows, accelerate dispatch, a failed check) takes
 the standard path.
 """
@@ -19,6 +17,7 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 from .hf_compat import cache_kw
+from .prefix_pass import Stack, prefix_pass
 from ..common.logits_check import compute_dtype, logits_close
 from ..common.model_weights import quanto_quantized
 
@@ -34,29 +33,13 @@ def _standard_forward(model: Any):
 
 
 def _direct_forward(model: Any):
-    inner = model.model
-    layers = list(inner.layers[: model.config.num_hidden_layers])
-    embed, rotary, norm, head = inner.embed_tokens, inner.rotary_emb, inner.norm, model.lm_head
-    eager = model.config._attn_implementation == "eager"
+    """The stack run module by module over the eager runner's DynamicCache (runners/prefix_pass.py)."""
+    stack = Stack.of(model)
     device = next(model.parameters()).device
 
     def fwd(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
-        h = embed(ids)
-        n = ids.shape[1]
         past = cache.get_seq_length()
-        pos = torch.arange(past, past + n, device=device).unsqueeze(0)
-        pe = rotary(h, pos)
-        mask = None
-        if n > 1:
-            q = torch.arange(past, past + n, device=device).view(-1, 1)
-            k = torch.arange(past + n, device=device).view(1, -1)
-            mask = (k <= q).view(1, 1, n, past + n)
-            if eager:
-                mask = torch.zeros(mask.shape, dtype=h.dtype, device=device).masked_fill(~mask, torch.finfo(h.dtype).min)
-        kv = cache_kw(layers[0], cache)   # every layer is of one class: one lookup per pass
-        for layer in layers:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, **kv, use_cache=True)
-        return head(norm(h[:, -keep:]))[0]
+        return prefix_pass(stack, ids, cache, past, keep, torch.arange(past + ids.shape[1], device=device))
 
     return fwd
 

@@ -36,7 +36,7 @@ from torch import nn
 
 from .base import Runner, grad_mode
 from .fixed_step import FixedStep
-from .hf_compat import cache_kw
+from .prefix_pass import Stack, prefix_pass
 
 GRANULE = 256  # capacities are rounded up to this many tokens (fewer re-allocations and re-captures)
 DEFAULT_CAPACITY = 1024  # what warm-up allocates: most sessions fit without growing
@@ -96,10 +96,9 @@ class StaticRunner(Runner):
     def __init__(self, model: Any):
         super().__init__(model)
         cfg = model.config
-        inner = model.model
-        self.layers = list(inner.layers[: cfg.num_hidden_layers])
-        self.embed, self.rotary, self.norm, self.head = inner.embed_tokens, inner.rotary_emb, inner.norm, model.lm_head
-        self.eager_attention = cfg._attn_implementation == "eager"
+        self.stack = Stack.of(model)
+        self.layers = list(self.stack.layers)
+        self.embed, self.rotary, self.norm, self.head = self.stack.embed, self.stack.rotary, self.stack.norm, self.stack.head
         self.kv_heads = int(getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads)
         self.head_dim = int(getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads)
         self.dtype = self.embed.weight.dtype
@@ -164,32 +163,11 @@ class StaticRunner(Runner):
     def _step(self, ids: torch.Tensor, start: int, q: int, keep: int) -> torch.Tensor:
         return self.prefix_step(ids, start, q, keep)
 
-    def _run_layers(self, h: torch.Tensor, pos: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        pe = self.rotary(h, pos)
-        kv = cache_kw(self.layers[0], self.cache)   # every layer is of one class: one lookup per pass
-        for layer in self.layers:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, **kv, use_cache=True)
-        return h
-
-    def _attention_mask(self, visible: torch.Tensor) -> torch.Tensor:
-        """A boolean (1, 1, q, keys) mask as the attention implementation wants it."""
-        if not self.eager_attention:
-            return visible
-        zeros = torch.zeros(visible.shape, dtype=self.dtype, device=visible.device)
-        return zeros.masked_fill(~visible, torch.finfo(self.dtype).min)
-
     def prefix_step(self, ids: torch.Tensor, start: int, q: int, keep: int) -> torch.Tensor:
-        """Attention over the filled prefix [0, start+q) with an explicit causal mask."""
+        """Attention over the filled prefix [0, start+q) with an explicit causal mask (prefix_pass.py)."""
         assert self.cache is not None
-        end = start + q
-        positions = self.cache.key_pos
-        pos = positions[start:end].unsqueeze(0)
-        mask = None
-        if q > 1:  # one query attends to the whole prefix: no mask needed
-            mask = self._attention_mask((positions[:end].view(1, -1) <= positions[start:end].view(-1, 1)).view(1, 1, q, end))
-        self.cache.write_prefix(start, end)
-        h = self._run_layers(self.embed(ids), pos, mask)
-        return self.head(self.norm(h[:, -keep:]))[0]
+        self.cache.write_prefix(start, start + q)
+        return prefix_pass(self.stack, ids, self.cache, start, keep, self.cache.key_pos)
 
     def fixed_step(self, ids: torch.Tensor, pos: torch.Tensor, span: int | None = None) -> torch.Tensor:
         """The graphs runner's step (fixed_step.py): ids (1, q) at positions pos (q,), attention over `span` keys.
