@@ -22,12 +22,11 @@ from ...engine.common.pair import Pair
 from ...engine.policies import Policy
 from ...engine.policies.policy_base import TokenStats
 from ...engine.drafting.prompt_lookup import PromptLookupSource, point_mass_stats
-from ...engine.policies.step_rule import cut_window, plan_window, settle_step
+from ...engine.policies.step_rule import cut_window, plan_window
 from .cost_model import CostModel
 from ..results import RunRecord
-from .simulate import (
-    SimStep, Trace, TraceTooShallow, book_step, plans_by_cost, price_session, session_budget, step_costs, trace_left,
-)
+from .session_play import SessionPlay, SimStep
+from .simulate import Trace, TraceTooShallow
 from .trace_record import FRAGILE_GAP, target_run
 
 KIND = "prompt-lookup"
@@ -124,33 +123,18 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
     step whose source found nothing to propose is a plain target step and
     leaves the policy (and its cost observations) alone.
     """
-    max_new = session_budget(trace, max_new_tokens)
-    toks = trace.tokens
-    eos = set(trace.eos_ids)
-    observes = plans_by_cost(policy)
-    n = 0
-    tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
-    windows: dict[int, int] = {}
-    stop_reason: str | None = None
+    play = SessionPlay(trace, policy, max_new_tokens, cost, steps_out, timings)
     while True:
+        n = play.n
         gamma = policy.gamma
-        window = plan_window(gamma, max_new - n)
+        window = plan_window(gamma, play.max_new - n)
         d = a = 0
         early = False
         stats: list[TokenStats] = []
         if window > 0:
             d, a, early, stats = window_outcome(trace, n, window, policy)
-        settled = settle_step(policy, window=window, drafted=d, accepted=a, stats=stats, run=toks[n:n + a + 1],
-                              eos=eos, generated=n, max_new=max_new,
-                              costs=step_costs(timings, cost, tally.steps, d) if observes else None)
-        n += len(settled.emitted)
-        book_step(tally, windows, steps_out, gamma, d, a, len(settled.emitted), early, draft_calls=0)
-        stop_reason = settled.stop or trace_left(toks, n)
-        if stop_reason:
-            break
-    tally.tokens, tally.stop_reason = n, stop_reason
-    price_session(tally, windows, cost, trace.session_s)
-    return tally
+        if play.settle(gamma, window, d, a, stats, early, draft_calls=0):
+            return play.record()
 
 
 def record_lookup_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,

@@ -31,10 +31,11 @@ from typing import Any, Iterable, Sequence
 
 from ...engine.policies import Policy, PolicySettings
 from ...engine.policies.policy_base import TokenStats
-from ...engine.policies.step_rule import Costs, plan_window, settle_step, window_ends
+from ...engine.policies.step_rule import plan_window, window_ends
 from .trace_stats import TraceWindow, Unknown, UnknownRows
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
+from .session_play import SessionPlay, SimStep
 
 @dataclass
 class Trace:
@@ -95,15 +96,6 @@ class Trace:
         return self.sampling is not None
 
 
-@dataclass
-class SimStep:
-    gamma: int
-    drafted: int
-    accepted: int
-    emitted: int
-    early_stop: bool
-
-
 class TraceTooShallow(ValueError):
     """A window longer than the off-path depth recorded in the trace."""
 
@@ -144,7 +136,8 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     """
     if not isinstance(trace, Trace):
         return trace.play(policy, max_new_tokens, cost, steps_out, timings)
-    max_new = session_budget(trace, max_new_tokens)
+    play = SessionPlay(trace, policy, max_new_tokens, cost, steps_out, timings)
+    max_new, eos = play.max_new, play.eos
     toks, dids, dprob = trace.tokens, trace.draft_ids, trace.draft_prob
     off_ids, off_prob = trace.off_ids, trace.off_prob
     dtop = trace.draft_top if trace.draft_top is not None else dprob
@@ -153,14 +146,9 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     off_ent = trace.off_entropy if trace.off_entropy is not None else UnknownRows()
     L = len(toks)
     run, off_eos = _aux(trace)
-    eos = set(trace.eos_ids)
     fast = not policy.may_stop_early
-    observes = plans_by_cost(policy)
-    n = 0
-    tally = RunRecord(method=policy.name, gamma0=policy.gamma0, prompt_id=trace.prompt_id, kind="sim")
-    windows: dict[int, int] = {}  # drafted d → steps (each verified d + 1 tokens), for the cost model
-    stop_reason: str | None = None
     while True:
+        n = play.n
         gamma = policy.gamma
         window = plan_window(gamma, max_new - n)
         early = False
@@ -220,68 +208,8 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
                 stats.append(st)
                 if done:
                     break
-        # the accepted drafts are the trace's own tokens, and the target's token follows them
-        settled = settle_step(policy, window=window, drafted=d, accepted=a, stats=stats, run=toks[n:n + a + 1],
-                              eos=eos, generated=n, max_new=max_new,
-                              costs=step_costs(timings, cost, tally.steps, d) if observes else None)
-        n += len(settled.emitted)
-        book_step(tally, windows, steps_out, gamma, d, a, len(settled.emitted), early, draft_calls=d)
-        stop_reason = settled.stop or trace_left(toks, n)
-        if stop_reason:
-            break
-    tally.tokens, tally.stop_reason = n, stop_reason
-    price_session(tally, windows, cost, trace.session_s)
-    return tally
-
-
-def session_budget(trace: Any, max_new_tokens: int | None) -> int:
-    """The tokens a played session may emit: the trace's own budget unless asked for at most as many
-    (more only when the trace ended on EOS, so that a larger budget would end there too)."""
-    max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
-    if max_new > trace.max_new_tokens and not trace.ended_eos:
-        raise ValueError(f"the trace was recorded with max_new_tokens={trace.max_new_tokens}, not {max_new}")
-    return max_new
-
-
-def book_step(tally: RunRecord, windows: dict[int, int], steps_out: list[SimStep] | None, gamma: int,
-              drafted: int, accepted: int, emitted: int, early: bool, draft_calls: int) -> None:
-    """One played step counted as the decoder counts it: the tally, the windows the cost model prices, the steps."""
-    tally.add_step(drafted, accepted, draft_calls, 0.0, 0.0)
-    windows[drafted] = windows.get(drafted, 0) + 1
-    if steps_out is not None:
-        steps_out.append(SimStep(gamma, drafted, accepted, emitted, early))
-
-
-def trace_left(toks: Sequence[int], n: int) -> None:
-    """A session that goes on after `n` tokens needs the trace to: one recorded shorter than asked is an error,
-    never a silent stop (the run a step emits ends at the trace's end at the latest)."""
-    if n >= len(toks):
-        raise ValueError("trace ended before the session did")
-
-
-def plans_by_cost(policy: Policy) -> bool:
-    """Whether the policy reads what steps cost (it overrides `observe_costs`): the others need no prices."""
-    return type(policy).observe_costs is not Policy.observe_costs
-
-
-def step_costs(timings: Sequence[tuple[float, float]] | None, cost: CostModel | None, step: int,
-               drafted: int) -> Costs | None:
-    """What a played step cost, as `observe_costs` is told it: a live run's own timings, else the model's prices."""
-    if timings is not None and step < len(timings):
-        return timings[step][0], drafted, timings[step][1], drafted + 1
-    if cost is not None:
-        return drafted * cost.draft_token_s, drafted, cost.verify(drafted + 1), drafted + 1
-    return None
-
-
-def price_session(tally: RunRecord, windows: dict[int, int], cost: CostModel | None, session_s: float) -> None:
-    """A played session's times from the cost model: drafts, one verify per step by its window, the rest."""
-    if cost is None:
-        return
-    tally.draft_s = tally.drafted * cost.draft_token_s
-    tally.verify_s = sum(c * cost.verify(d + 1) for d, c in sorted(windows.items()))
-    tally.wall_s = (session_s + cost.session_s + tally.draft_s + tally.verify_s
-                    + tally.steps * cost.step_s + tally.tokens * cost.emit_token_s)
+        if play.settle(gamma, window, d, a, stats, early, draft_calls=d):
+            return play.record()
 
 
 def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iterable[int], cost: CostModel,
