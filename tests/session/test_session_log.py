@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from gammatune_tui.engine.events import StepEvent
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.recording import RecordingWriter
@@ -10,6 +13,8 @@ from gammatune_tui.session.session_log import SessionLog
 from gammatune_tui.session.source import DrafterSource, EventSource, PacedSource, SystemPromptSource
 from gammatune_tui.session.stats import stats_of
 from gammatune_tui.session.synthetic import SyntheticSource, synthetic_session
+
+UI = Path(__file__).resolve().parents[2] / "gammatune_tui" / "ui"
 
 
 def _two_sessions():
@@ -76,3 +81,9 @@ def test_every_source_is_a_complete_event_source_and_says_what_more_it_can_do(tm
     assert isinstance(live, SystemPromptSource) and not isinstance(synthetic, SystemPromptSource)
     assert isinstance(live, DrafterSource) and not isinstance(replay, DrafterSource)
 
+
+def test_the_screens_ask_the_protocol_instead_of_probing_the_source():
+    probes = [f"{p.relative_to(UI)}: {line.strip()}" for p in sorted(UI.rglob("*.py"))
+              for line in p.read_text(encoding="utf-8").splitlines()
+              if re.search(r"getattr\((self\.)?(source|job)\b", line)]
+    assert probes == []

@@ -228,7 +228,7 @@ class CompareScreen(CompareCopy, Screen):
 
         try:
             job.prepare(loading)
-            if getattr(job, "notice", ""):   # a system prompt this pair cannot read: left out, and said
+            if job.notice:   # a system prompt this pair cannot read: left out, and said
                 self.app.call_from_thread(self.notify, job.notice[:1].upper() + job.notice[1:] + ".",
                                           title="System prompt", severity="warning", timeout=10)
             job.run(progress, lambda run: self.post_message(MethodMeasured(run)))

@@ -17,15 +17,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from ...render.stop_words import STOP_WORDS
 from ...session.stats import RunningStats
-
-STOP_WORDS = {
-    "eos": "the model ended its answer",
-    "max_new_tokens": "reached the token limit",
-    "stopped": "stopped by you",
-    "error": "ended by an error",
-}
-"""A summary's stop reason in words."""
 
 REGIME_HELP = {
     "easy": "drafts mostly accepted: long windows pay",
