@@ -17,7 +17,6 @@ session does not spend its time on tables) until the user picks one
 from __future__ import annotations
 
 import math
-import time
 from typing import Callable, Collection
 
 from rich.console import Group, RenderableType
@@ -31,6 +30,7 @@ from ...engine.events import StepEvent
 from ...render.safe_text import one_line, token_label
 from ...session.session_log import SessionLog
 from ..themes import FALLBACK, TokenRole
+from .throttle import Throttle
 
 MAX_CELL = 14
 INSPECTOR_INTERVAL = 0.25
@@ -171,8 +171,7 @@ class StepInspector(Static):
         super().__init__(render_step(None), id=id, classes=classes)
         self.session_log = log if log is not None else SessionLog()
         self.step_total = step_total or (lambda session, shown: shown)
-        self._scheduled = False
-        self._last = float("-inf")
+        self._throttle = Throttle(self, INSPECTOR_INTERVAL, self._draw_newest)
         self.event: StepEvent | None = None
         self.index: int | None = None
         self.total: int | None = None
@@ -192,28 +191,20 @@ class StepInspector(Static):
     # -- following the log ----------------------------------------------------------------
     def watch_follow(self, follow: bool) -> None:
         if follow:
-            self._draw_newest()
+            self._throttle.run()
 
     def step_added(self) -> None:
         """A step joined the log: while following, draw it now if the last draw is older than the interval,
         else at the interval's end."""
-        if not self.follow or self._scheduled:
-            return
-        wait = self._last + INSPECTOR_INTERVAL - time.monotonic()
-        if wait <= 0:
-            self._draw_newest()
-        else:
-            self._scheduled = True
-            self.set_timer(wait, self._draw_newest)
+        if self.follow:
+            self._throttle.request()
 
     def catch_up(self) -> None:
         """While following, the newest step now (a turn ended: no redraw left waiting)."""
         if self.follow:
-            self._draw_newest()
+            self._throttle.run()
 
     def _draw_newest(self) -> None:
-        self._scheduled = False
-        self._last = time.monotonic()
         if self.follow and self.session_log.steps:
             self.show_logged(len(self.session_log.steps) - 1)
 
