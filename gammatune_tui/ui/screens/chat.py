@@ -130,8 +130,6 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self.turn_id = 0
         self.session_log = SessionLog()   # the sessions shown: steps, sessions, stats (session/session_log.py)
         self.stop_requested = False
-        self._session_token_start = 0   # where the running session begins in the transcript and the chart
-        self._session_chart_start = 0
         self._notes: list[str] = []
         self._system_shown = ""          # the system prompt the transcript last said was in force
 
@@ -324,8 +322,8 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     def _on_header(self, h: SessionHeader) -> None:
         self.query_one("#welcome").display = False
         self.session_log.add(h, plain=self.source.plain_speed)   # plain decoding measured by a live source
-        self._session_token_start = self.transcript.token_count
-        self._session_chart_start = self.chart.step_count
+        self.transcript.begin_session()   # where a replay stepping back rewinds them to
+        self.chart.begin_session()
         notes, self._notes = self._notes, []
         system = self.source.system if isinstance(self.source, SystemPromptSource) and not self.read_only else ""
         self._system_shown = write_turn_heading(self.transcript, h, system=system, system_shown=self._system_shown,
@@ -359,8 +357,8 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     def redraw_session(self, events: Iterable[Event]) -> None:
         """Redraw the current session from `events` (its header first): a replay stepping back."""
         events = list(events)
-        self.transcript.truncate(self._session_token_start)
-        self.chart.truncate(self._session_chart_start)
+        self.transcript.rewind_session()
+        self.chart.rewind_session()
         self.session_log.drop_current()
         # the header re-enters the session (and its separator) exactly as before
         for ev in events:
