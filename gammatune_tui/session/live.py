@@ -52,6 +52,7 @@ class LiveSource:
     """
 
     read_only = False
+    has_next_session = False   # a chat: each session starts from a prompt
 
     def __init__(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None, *,
                  pair: Pair | None = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,

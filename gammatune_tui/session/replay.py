@@ -66,6 +66,8 @@ class ReplaySource:
     """
 
     read_only = True
+    hindsight = None      # a recording is not checked against the oracle again
+    plain_speed = None    # nor is plain decoding timed: no models run
 
     def __init__(
         self,
@@ -198,6 +200,9 @@ class ReplaySource:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
+
+    def close(self) -> None:
+        """Nothing to let go of: the recording is read whole at `prepare()`."""
 
     # -- player controls (thread-safe) ---------------------------------------------
     @property

@@ -80,6 +80,9 @@ class SyntheticSource:
     """
 
     read_only = False
+    hindsight = None          # no models: no oracle check, no plain decoding timed
+    plain_speed = None
+    has_next_session = False  # a chat: each session starts from a prompt
 
     def __init__(self, settings: PolicySettings | str | None = None, sampling: SamplingConfig | None = None, *,
                  text: str = DEFAULT_TEXT, prompt: str = DEFAULT_PROMPT, agreement: float = 0.75, seed: int = 0,
@@ -143,6 +146,9 @@ class SyntheticSource:
     def set_pace(self, steps_per_s: float) -> None:
         self.pace = check_pace(steps_per_s)
         self.pacer.set(self.pace)
+
+    def close(self) -> None:
+        """Nothing to let go of."""
 
     # -- the decoder's part ------------------------------------------------------------
     def generate(self, prompt: Any = None, max_new_tokens: int | None = None, *, user_text: str | None = None,

@@ -2,12 +2,15 @@
 
 It only sees events. A worker thread prepares the source (model loading, with
 progress) and then iterates `source.events(prompt)`, posting ONE message per
-event; handlers here hand each event to the widgets, which batch and redraw
+event; handlers here log each event in the screen's `SessionLog` (steps,
+sessions, their stats) and hand it to the widgets, which batch and redraw
 themselves (the transcript at ~12 frames/s; the stats and inspector at once
 for the first step, then at most four times a second; the chart a few times
 a second). The controls start from the source's settings; a change is sent to
 `source.request()`, applied by the source at the next step, and shows up as
-`settings_changed` on that step's event. A source's `Notice` (e.g. old turns
+`settings_changed` on that step's event. The screen's own state (`ready`,
+`load_error`, `generating`, `pace`) is reactive: its watchers redraw the
+loading line, the subtitle and the title. A source's `Notice` (e.g. old turns
 left out of the model's context) becomes a notification and a line in the
 transcript.
 
@@ -35,18 +38,19 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Header, Input, Label, ProgressBar, Static
+from textual.widgets import Header, Input, Label, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ...errors import GammatuneError
 from ...render.change_marks import change_mark, sampling_in_force
-from ...render.safe_text import one_line
 from ...session.recording import RecordingWriter
-from ...session.source import EventSource, Notice
+from ...session.session_log import SessionLog
+from ...session.source import EventSource, SystemPromptSource
 from ...session.stats import RunningStats
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.controls import ControlsPanel
+from ..widgets.loading_line import LoadingLine
 from ..widgets.stats_panel import StatsPanel
 from ..widgets.prompt import (UNDECODABLE_NOTICE, PromptInput, clean_prompt, is_system_command,
                               system_command_text)
@@ -56,7 +60,7 @@ from .chat_actions import ChatActions, ChatFooter
 from .chat_heading import write_turn_heading
 from .chat_subtitle import ChatSubtitle
 from .chat_views import ChatViews
-from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone
+from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone, prepare_source, run_turn
 from .help import CHAT_KEYS, help_bindings, welcome_text
 
 NARROW_BELOW = 100
@@ -104,30 +108,28 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         Binding("ctrl+right", "step_select(1)", "Next step", show=False, priority=True),
     ]
 
+    # the screen's state; the watchers below redraw what shows it (set them, never draw by hand)
+    ready: var[bool] = var(False, init=False)
+    """The source is prepared: a prompt starts at once (before, it waits as `queued_prompt`)."""
+    load_error: var[str] = var("", init=False)
+    """Why the source could not be prepared ('' while it can): the loading line says it."""
+    generating: var[bool] = var(False, always_update=True, init=False)
+    """A turn's worker is running: the subtitle says so; between turns it says how the last one ended."""
+    pace: var[float] = var(0.0, always_update=True, init=False)
+    """The steps a second a live source is held to (0: full speed): the title shows it (F9 sets it)."""
+
     def __init__(self, source: EventSource, *, recorder: RecordingWriter | None = None,
                  initial_prompt: str | None = None, name: str | None = None) -> None:
         super().__init__(name=name)
         self.source = source
-        self.read_only = bool(getattr(source, "read_only", False))
+        self.read_only = bool(source.read_only)
         self.takes_early_keys = not self.read_only   # what is typed while the screen mounts goes to the prompt
         self.recorder = recorder
         self.initial_prompt = initial_prompt
-        self.ready = False
-        self.load_error = ""
-        self.generating = False
         self.queued_prompt: str | None = None
         self.turn_id = 0
-        self.steps: list[StepEvent] = []
-        self.stats = RunningStats()
-        self.sessions: list[RunningStats] = []
-        self.follow = True            # inspector follows the latest step until the user picks one
+        self.session_log = SessionLog()   # the sessions shown: steps, sessions, stats (session/session_log.py)
         self.stop_requested = False
-        self.session_starts: list[int] = []   # index in `steps` of each session's first step
-        self._session_token_start = 0
-        self._session_step_start = 0
-        self._session_chart_start = 0
-        self._inspector_scheduled = False
-        self._inspector_last = float("-inf")
         self._notes: list[str] = []
         self._system_shown = ""          # the system prompt the transcript last said was in force
 
@@ -136,12 +138,10 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         yield Header(icon="γ")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                with Horizontal(id="loading"):
-                    yield Label("Preparing…", id="load-label")
-                    yield ProgressBar(total=100, show_eta=False, id="load-bar")
+                yield LoadingLine(id="loading")
                 yield Static(id="welcome")
                 yield TokenStream(id="transcript")
-                yield StepInspector(id="inspector")
+                yield StepInspector(log=self.session_log, step_total=self.session_step_total, id="inspector")
                 yield PromptInput(placeholder="Type a prompt, Enter sends · Esc stops · F1 help · Ctrl+P commands",
                                   id="prompt", disabled=self.read_only)
             with SidePanel(id="side"):
@@ -160,10 +160,25 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     inspector = _child("#inspector", StepInspector)
     controls = _child("#controls", ControlsPanel)
 
+    # -- the log's views (tests and the mixins read these) ---------------------------------
+    @property
+    def steps(self) -> list[StepEvent]:
+        """Every step shown, across sessions (the index is the step's number in the transcript)."""
+        return self.session_log.steps
+
+    @property
+    def sessions(self) -> list[RunningStats]:
+        return self.session_log.sessions
+
+    @property
+    def stats(self) -> RunningStats:
+        """The numbers of the session shown last."""
+        return self.session_log.current
+
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
-        self.show_pace()
-        self.set_subtitle(getattr(self.source, "title", ""))
+        self.pace = self.source.pace if self.can_pace else 0.0
+        self.set_subtitle(self.source.title)
         self.apply_palette()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
         if self.read_only:
@@ -172,64 +187,27 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
             self.transcript.focus()
         else:
             self.query_one("#prompt", Input).focus()   # it then takes what was typed meanwhile (PromptInput)
-        self.run_worker(self._prepare, thread=True, group="prepare", exit_on_error=False)
+        self.run_worker(lambda: prepare_source(self.source, self.post_message), thread=True, group="prepare",
+                        exit_on_error=False)
 
     def apply_palette(self) -> None:
         gt = self.app.gamma_theme  # type: ignore[attr-defined]
-        demo = "demo" in str(getattr(self.source, "title", ""))
+        demo = "demo" in str(self.source.title)
         self.query_one("#welcome", Static).update(welcome_text(gt.roles, demo=demo))
         self.transcript.set_palette(gt.roles, gt.background, gt.foreground)
         self.inspector.set_roles(gt.roles)
         self.chart.set_colours(gt.roles, gt.textual.accent or gt.textual.primary)
 
-    # -- worker side (runs in threads; only post_message from here) ---------------------------------
-    def _prepare(self) -> None:
-        def progress(stage: str, fraction: float) -> None:
-            self.post_message(LoadProgress(str(stage), float(fraction)))
-
-        try:
-            self.source.prepare(progress)
-        except GammatuneError as exc:
-            self.post_message(LoadDone(str(exc)))
-        except Exception as exc:  # a model that fails to load must not kill the UI
-            self.post_message(LoadDone(f"{type(exc).__name__}: {exc}"))
-        else:
-            self.post_message(LoadDone())
-
-    def _generate(self, prompt: str | None, turn_id: int) -> None:
-        error = ""
-        try:
-            for event in self.source.events(prompt):
-                if isinstance(event, Notice):   # for the user, not part of the recording
-                    self.post_message(SourceNotice(event, turn_id))
-                    continue
-                if self.recorder is not None:
-                    self.recorder.write(event)
-                self.post_message(SourceEvent(event, turn_id))
-        except GammatuneError as exc:
-            error = str(exc)
-        except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        self.post_message(TurnDone(turn_id, error, getattr(self.source, "hindsight", None)))
-
     # -- loading ---------------------------------------------------------------------
     def on_load_progress(self, msg: LoadProgress) -> None:
-        pct = max(0.0, min(1.0, msg.fraction)) * 100
-        # the stage in words; the bar beside it shows the percentage (once)
-        self.query_one("#load-label", Label).update(f"Loading: {one_line(msg.stage)}")
-        self.query_one("#load-bar", ProgressBar).update(progress=pct)
+        self.query_one(LoadingLine).show_progress(msg.stage, msg.fraction)
 
     def on_load_done(self, msg: LoadDone) -> None:
         if msg.error:
             self.load_error = msg.error
-            self.query_one("#load-bar").display = False
-            self.query_one("#load-label", Label).update(f"Could not prepare: {one_line(msg.error)}")
-            self.query_one("#loading").add_class("-error")
             self.notify(msg.error, title="Loading failed", severity="error", timeout=10)
             return
         self.ready = True
-        self.query_one("#loading").display = False
-        self.set_subtitle(getattr(self.source, "title", ""))   # now with the load's time by stage
         if self.subtitle_is_cut():   # too narrow for the stages (80 columns): say them once
             self.notify(self.load_times(), title="Loaded (Ctrl+P: Show load times)", timeout=8)
         if self.read_only:
@@ -239,6 +217,17 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self.queued_prompt = None
         if prompt:
             self.start_turn(prompt)
+
+    def watch_pace(self, pace: float) -> None:
+        self.show_pace()
+
+    def watch_load_error(self, error: str) -> None:
+        self.query_one(LoadingLine).error = error
+
+    def watch_ready(self, ready: bool) -> None:
+        self.query_one(LoadingLine).display = not ready
+        if ready:
+            self.set_subtitle(self.source.title)   # now with the load's time by stage
 
     # -- prompts and turns ------------------------------------------------------------
     @on(Input.Submitted, "#prompt")
@@ -274,28 +263,31 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
             if undecodable:
                 self.notify(UNDECODABLE_NOTICE, title="Prompt", severity="warning", timeout=10)
         self.turn_id += 1
-        self.generating = True
         self.stop_requested = False
         self._sent = (prompt, len(self.sessions))   # given back to the box if the turn is refused before it starts
-        self.sub_title = "replaying…" if self.read_only else "generating…"  # a recording generates nothing
-        self.run_worker(lambda: self._generate(prompt, self.turn_id), thread=True, group="generate",
-                        exit_on_error=False)
+        self.generating = True
+        self.run_worker(lambda: run_turn(self.source, prompt, self.turn_id, self.post_message, self.recorder),
+                        thread=True, group="generate", exit_on_error=False)
 
     def on_turn_done(self, msg: TurnDone) -> None:
         if msg.turn_id != self.turn_id:
             return
-        self.generating = False
-        if msg.hindsight is not None:
-            self.stats.hindsight = msg.hindsight
+        self.session_log.set_hindsight(msg.hindsight)
         if msg.error:
             self.transcript.add_line(f"[error: {msg.error}]", "info")
             back = self._give_prompt_back()
             self.notify(msg.error + (" Your prompt is back in the box." if back else ""), title="Generation failed",
                         severity="error", timeout=10)
-        self.set_subtitle(self._idle_subtitle())
-        self._flush_views()
-        if self.read_only and getattr(self.source, "has_next_session", False) and not self.stop_requested:
+        self.generating = False
+        if self.read_only and self.source.has_next_session and not self.stop_requested:
             self.start_turn(None)
+
+    def watch_generating(self, generating: bool) -> None:
+        if generating:
+            self.sub_title = "replaying…" if self.read_only else "generating…"   # a recording generates nothing
+        else:   # how the last answer ended, and every view drawn to its end
+            self.set_subtitle(self._idle_subtitle())
+            self._flush_views()
 
     def _give_prompt_back(self) -> bool:
         """A prompt refused before its turn began (too long for the context…) goes back into an empty box."""
@@ -329,38 +321,33 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
 
     def _on_header(self, h: SessionHeader) -> None:
         self.query_one("#welcome").display = False
-        self.stats = RunningStats(plain=getattr(self.source, "plain_speed", None))   # measured by a live source
-        self.stats.add(h)
-        self.sessions.append(self.stats)
-        self.session_starts.append(len(self.steps))
-        self._session_token_start = self.transcript.token_count
-        self._session_step_start = len(self.steps)
-        self._session_chart_start = self.chart.step_count
+        self.session_log.add(h, plain=self.source.plain_speed)   # plain decoding measured by a live source
+        self.transcript.begin_session()   # where a replay stepping back rewinds them to
+        self.chart.begin_session()
         notes, self._notes = self._notes, []
-        system = getattr(self.source, "system", "") if not self.read_only else ""
+        system = self.source.system if isinstance(self.source, SystemPromptSource) and not self.read_only else ""
         self._system_shown = write_turn_heading(self.transcript, h, system=system, system_shown=self._system_shown,
                                                 notes=notes)
 
     def _on_step(self, ev: StepEvent) -> None:
-        idx = len(self.steps)
+        log = self.session_log
+        idx = len(log.steps)
         change = ""
         if ev.settings_changed:   # a mark where the new settings begin (kept by the HTML export too)
-            prev = self.steps[idx - 1] if idx > self._session_step_start else None
-            before = sampling_in_force(self.stats.header, self.steps[self._session_step_start:])
+            prev = log.steps[idx - 1] if idx > log.current_start else None
+            before = sampling_in_force(log.current.header, log.current_steps())
             change = change_mark(prev, ev, before)
             self.transcript.append(f" {change} ", "info", step=idx)
-        self.steps.append(ev)
-        self.stats.add(ev)
+        log.add(ev)
         self.transcript.push_step(ev, idx)
         self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
         if ev.settings_changed:
             self.controls.note_applied(change.strip("⟦⟧"))
         self.stats_panel.show(self.stats)
-        if self.follow:
-            self._schedule_inspector()
+        self.inspector.step_added()
 
     def _on_summary(self, s: SessionSummary) -> None:
-        self.stats.add(s)
+        self.session_log.add(s)
         self.stats_panel.show(self.stats, now=True)
         if s.stop_reason == "stopped":
             self.transcript.append(" ⏹", "info")
@@ -370,12 +357,9 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
     def redraw_session(self, events: Iterable[Event]) -> None:
         """Redraw the current session from `events` (its header first): a replay stepping back."""
         events = list(events)
-        self.transcript.truncate(self._session_token_start)
-        del self.steps[self._session_step_start:]
-        self.chart.truncate(self._session_chart_start)
-        if self.sessions:
-            self.sessions.pop()
-            self.session_starts.pop()
+        self.transcript.rewind_session()
+        self.chart.rewind_session()
+        self.session_log.drop_current()
         # the header re-enters the session (and its separator) exactly as before
         for ev in events:
             self.handle_event(ev)
@@ -389,9 +373,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
                 pass
         if self.recorder is not None:
             self.recorder.close()
-        close = getattr(self.source, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:  # shutting down: nothing useful to report
-                pass
+        try:
+            self.source.close()
+        except Exception:  # shutting down: nothing useful to report
+            pass

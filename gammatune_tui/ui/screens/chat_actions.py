@@ -1,9 +1,11 @@
 """The chat screen's view keys (shading, chart history, inspector, panels, pace, HTML export, copy, Tab), its footer and palette entries.
 
 A mixin so the screen module keeps to events and turns; it needs `transcript`,
-`chart`, `inspector`, `controls`, `read_only`, `source`, `sessions`, `steps`,
-`session_starts`, `select_step()`, `set_method()`, `show_pace()`,
-`action_stop()` and `notify()` from the screen, and the app's `export_path()`.
+`chart`, `inspector`, `controls`, `read_only`, `source`, `session_log`,
+`sessions`, `pace`, `select_step()`, `set_method()`, `action_stop()` and
+`notify()` from the screen, and the app's `export_path()`. What the source
+can do beyond `EventSource` (pace, a system prompt, a drafter switch) is asked
+with `isinstance` of its optional protocols.
 
 F8 is how every panel stays reachable on a laptop's 80 columns: below
 `NARROW_BELOW` the screen shows the transcript or the panels, and F8
@@ -33,6 +35,7 @@ from ...render.plain_text import answer_text, conversation_text
 from ...render.session_info import settings_line
 from ...render.safe_text import one_line
 from ...session.pace import PACES, next_pace, pace_label
+from ...session.source import DrafterSource, PacedSource, SystemPromptSource
 from ..widgets.stats_panel import render_stats
 from .clipboard import copy_with_notice
 from .help import colour_key
@@ -162,11 +165,10 @@ class ChatActions:
     # -- the system prompt (`/system TEXT` typed in the prompt) ------------------------------
     def set_system_prompt(self, text: str) -> None:
         """The source's system prompt from the next turn ('' removes it)."""
-        set_system = getattr(self.source, "set_system", None)
-        if not callable(set_system):
+        if not isinstance(self.source, SystemPromptSource):
             self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
             return
-        set_system(text)
+        self.source.set_system(text)
         self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
                     "(/system alone removes it).", title="System prompt", timeout=4)
 
@@ -178,10 +180,11 @@ class ChatActions:
 
     @property
     def can_pace(self) -> bool:
-        return not self.read_only and callable(getattr(self.source, "set_pace", None))
+        return not self.read_only and isinstance(self.source, PacedSource)
 
     def action_pace(self, direction: int = 1) -> None:
-        self.set_pace(next_pace(getattr(self.source, "pace", 0.0), direction))
+        if self.can_pace:
+            self.set_pace(next_pace(self.source.pace, direction))
 
     def set_drafter(self, name: str) -> None:
         """Between turns: the next answer drafts with `name` (the source says, as it starts, what it built)."""
@@ -192,7 +195,7 @@ class ChatActions:
         if not self.can_pace:
             return
         self.source.set_pace(steps_per_s)
-        self.show_pace()
+        self.pace = self.source.pace   # the title follows (ChatScreen.watch_pace)
         extra = " (waits are not counted in the timings)" if steps_per_s else ""
         self.notify(f"pace: {pace_label(steps_per_s)}{extra}", timeout=3)
 
@@ -221,7 +224,7 @@ class ChatActions:
     def export_parts(self) -> tuple[list, list]:
         """What the HTML export prints before the transcript (title, legend) and after it (each session's settings and stats)."""
         roles = self.app.gamma_theme.roles
-        title = Text(f"gammatune · {one_line(getattr(self.source, 'title', ''))}", style="bold")
+        title = Text(f"gammatune · {one_line(self.source.title)}", style="bold")
         legend = colour_key(Text("Colours: "), roles, "prompt", "draft tokens the target accepted",
                             "tokens from the target (corrections and bonus)")
         after: list = []
@@ -252,9 +255,7 @@ class ChatActions:
     # -- copy (Textual's clipboard: OSC 52, which most terminals pass to the system clipboard) -------
     def session_turns(self) -> list[tuple]:
         """(header, steps, summary) of every session shown, in order."""
-        bounds = [*self.session_starts, len(self.steps)]
-        return [(st.header, self.steps[bounds[k]:bounds[k + 1]], st.summary)
-                for k, st in enumerate(self.sessions) if k + 1 < len(bounds)]
+        return self.session_log.turns()
 
     def action_copy_answer(self) -> str:
         turns = self.session_turns()
@@ -298,7 +299,7 @@ class ChatActions:
                             lambda: self.select_step(None))
         yield SystemCommand("Focus prompt", "Move the cursor to the prompt box", self._focus_main)
         yield SystemCommand("Focus controls", "Move the cursor to the policy controls (F8)", self.focus_controls)
-        if not self.read_only and callable(getattr(self.source, "set_drafter", None)):
+        if not self.read_only and isinstance(self.source, DrafterSource):
             for name in CHAT_DRAFTERS:
                 yield SystemCommand(f"Drafter: {name}", "Draft with this from the next answer on (a self-draft is "
                                     "built from the target first)", lambda name=name: self.set_drafter(name))

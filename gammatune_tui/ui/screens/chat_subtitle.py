@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...render.safe_text import one_line
 from ...session.pace import pace_label
-from ..widgets.stats_panel import STOP_WORDS
+from ...render.stop_words import STOP_WORDS
 
 LOADED = " · loaded in "
 HEADER_CHROME = 18
@@ -75,14 +75,14 @@ class ChatSubtitle:
     def _idle_subtitle(self) -> str:
         """The subtitle between turns: the source's title, and how the last answer ended."""
         s = self.stats.summary
-        base = one_line(getattr(self.source, "title", ""))
+        base = one_line(self.source.title)
         if s is None:
             return base
         return f"{base} · {s.tokens} tokens · {STOP_WORDS.get(s.stop_reason, s.stop_reason)}"
 
     def show_pace(self) -> None:
-        """The title: the app's name, and the pace while one holds a live source back."""
-        pace = getattr(self.source, "pace", 0) if not self.read_only else 0
+        """The title: the app's name, and the pace (the screen's `pace`) while one holds a live source back."""
+        pace = self.pace
         self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
         if self._subtitle_full is not None and self.sub_title == self._subtitle_shown:   # a longer title: refit
             self._fit_subtitle()
@@ -97,7 +97,7 @@ class ChatSubtitle:
 
     def load_times(self) -> str:
         """'loaded in 9.8 s: imports 4.1 · … s' from the source's title ('' when it names no stages)."""
-        _, total, stages = split_load(one_line(getattr(self.source, "title", "")))
+        _, total, stages = split_load(one_line(self.source.title))
         return f"{total}: {stages}" if stages else total
 
     def action_show_load_times(self) -> None:

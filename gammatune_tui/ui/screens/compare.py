@@ -12,6 +12,10 @@ Race time is scaled so a race lasts a few seconds even when the real runs took
 a fraction of one (`session.pacing`; the scale is shown, so it stays honest);
 speed 0 finishes the race at once (tests, screenshots).
 
+The screen's state that shows (`first_shown`, the page of panes in view;
+`race_paused`) is reactive, and its watchers redraw the panes and the race
+line; each `MethodPane` owns its race (what it has shown, in a `SessionLog`).
+
 Every method stays reachable on any screen: the panes are shown a page at a
 time, as many as fit at `PANE_MIN_WIDTH` columns each (two at 80 or 100
 columns, four at 160), so a pane is wide enough for its method's full name;
@@ -31,6 +35,7 @@ from rich.text import Text
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
@@ -90,6 +95,12 @@ class CompareScreen(CompareCopy, Screen):
         Binding("f6", "app.next_theme", "Theme", show=False),
     ]
 
+    # the screen's state; the watchers below redraw what shows it
+    first_shown: var[int] = var(0, always_update=True, init=False)
+    """The leftmost pane on screen: the panes of its page are shown, and named above them."""
+    race_paused: var[bool] = var(False, always_update=True, init=False)
+    """The race stands still (space): the race line says so, and race time resumes from the moment it moves."""
+
     def __init__(self, labels: Sequence[str], *, job: CompareJob | None = None,
                  runs: Sequence[MethodRun] | None = None, speed: float = 1.0, paused: bool = False,
                  title: str = "compare", warnings: Sequence[str] = ()) -> None:
@@ -107,14 +118,12 @@ class CompareScreen(CompareCopy, Screen):
         self.measuring = False
         self.error = ""
         self.racing = False
-        self.race_paused = False
         self.race_scale = 1.0
         self._race_t = 0.0            # race time (recorded seconds) reached so far
         self._wall = 0.0              # wall clock at the last tick
         self._timer = None
         self.finish_order: list[str] = []
         self.races = 0
-        self.first_shown = 0          # index of the leftmost pane on screen
         self.chosen_method: int | None = None  # the method last brought into view with 1–9 (what Ctrl+Y copies)
 
     def compose(self) -> ComposeResult:
@@ -140,7 +149,7 @@ class CompareScreen(CompareCopy, Screen):
 
     def show_panes(self) -> None:
         n, per = len(self.labels), self.per_page
-        self.first_shown = max(0, min(self.first_shown, n - per))
+        self.set_reactive(CompareScreen.first_shown, max(0, min(self.first_shown, n - per)))   # no watcher again
         last = self.first_shown + per
         for i, pane in enumerate(self.panes):
             pane.display = self.first_shown <= i < last
@@ -150,6 +159,9 @@ class CompareScreen(CompareCopy, Screen):
             more = "←/→ or 1–9: the others" if n <= 9 else "←/→: the others"
             self.query_one("#pages", Label).update(Text.assemble(
                 (f"methods {self.first_shown + 1}–{min(last, n)} of {n}: ", "bold"), names, (f"   {more}", "dim")))
+
+    def watch_first_shown(self) -> None:
+        self.show_panes()
 
     def on_resize(self) -> None:
         self.show_panes()
@@ -165,16 +177,14 @@ class CompareScreen(CompareCopy, Screen):
         if per >= len(self.labels):
             return
         self.first_shown = max(0, min(len(self.labels) - per, self.first_shown + direction * per))
-        self.show_panes()
 
     def action_show_method(self, index: int) -> None:
         if not 0 <= index < len(self.labels):
             return
         self.chosen_method = index
-        if not self.first_shown <= index < self.first_shown + self.per_page:
-            self.first_shown = index
         self.remove_class("-ranking")
-        self.show_panes()
+        if not self.first_shown <= index < self.first_shown + self.per_page:
+            self.first_shown = index   # its page comes into view
 
     def action_toggle_ranking(self) -> None:
         self.toggle_class("-ranking")
@@ -228,7 +238,7 @@ class CompareScreen(CompareCopy, Screen):
 
         try:
             job.prepare(loading)
-            if getattr(job, "notice", ""):   # a system prompt this pair cannot read: left out, and said
+            if job.notice:   # a system prompt this pair cannot read: left out, and said
                 self.app.call_from_thread(self.notify, job.notice[:1].upper() + job.notice[1:] + ".",
                                           title="System prompt", severity="warning", timeout=10)
             job.run(progress, lambda run: self.post_message(MethodMeasured(run)))
@@ -310,6 +320,11 @@ class CompareScreen(CompareCopy, Screen):
         if all(p.done for p in self.panes if p.run is not None):
             self._race_over()
 
+    def watch_race_paused(self) -> None:
+        self._wall = time.monotonic()   # race time stands still while paused, and counts on from now
+        if self.racing:
+            self._race_line()
+
     def _race_line(self) -> None:
         state = "paused" if self.race_paused else "racing"
         self._progress(
@@ -337,8 +352,6 @@ class CompareScreen(CompareCopy, Screen):
     def action_toggle_pause(self) -> None:
         if self.racing:
             self.race_paused = not self.race_paused
-            self._wall = time.monotonic()
-            self._race_line()
 
     def action_finish(self) -> None:
         if self.racing:

@@ -105,6 +105,7 @@ class AcceptanceChart(PlotextPlot):
         self._cached = None
         self._cached_size = None
         self._build_s = 0.0
+        self._session_start = 0    # steps before the running session (`begin_session`)
         self._legend()
 
     # -- data ------------------------------------------------------------------
@@ -117,11 +118,20 @@ class AcceptanceChart(PlotextPlot):
         self._schedule()
 
     def clear(self) -> None:
+        self._session_start = 0
         self.accepted.clear()
         self.gammas.clear()
         self.drafted.clear()
         self.changes.clear()
         self._schedule()
+
+    def begin_session(self) -> None:
+        """The running session starts here: what `rewind_session` goes back to."""
+        self._session_start = self.step_count
+
+    def rewind_session(self) -> None:
+        """Take the running session's steps back out (a replay redraws it from a prefix)."""
+        self.truncate(self._session_start)
 
     def truncate(self, n_steps: int) -> None:
         """Keep the first `n_steps` steps (a replay stepping back)."""

@@ -11,6 +11,7 @@ from ...engine.events import SessionHeader, StepEvent
 from ...render.safe_text import one_line
 from ...session.compare import MethodRun
 from ...session.pacing import schedule
+from ...session.session_log import SessionLog
 from ...session.stats import RunningStats
 from .acceptance_chart import AcceptanceChart
 from .token_stream import TokenStream
@@ -54,7 +55,7 @@ class MethodPane(Vertical):
         super().__init__(id=id)
         self.label = label
         self.run: MethodRun | None = None
-        self.stats = RunningStats()
+        self.session_log = SessionLog()   # what the race has shown of the run so far
         self.times: list[float] = []
         self.fed = 0
         self.place: int | None = None
@@ -65,6 +66,11 @@ class MethodPane(Vertical):
         yield TokenStream(classes="pane-transcript")
         yield AcceptanceChart(window=40, classes="pane-chart")
         yield Static(Text("waiting to be measured…", style="dim italic"), classes="pane-stats")
+
+    @property
+    def stats(self) -> RunningStats:
+        """The numbers of what the race has shown (the summary ranks the same RunningStats over the whole run)."""
+        return self.session_log.current
 
     @property
     def transcript(self) -> TokenStream:
@@ -92,7 +98,7 @@ class MethodPane(Vertical):
     def reset(self) -> None:
         self.transcript.clear()
         self.chart.clear()
-        self.stats = RunningStats()
+        self.session_log = SessionLog()
         self.fed = 0
         self.place = None
         self.remove_class("-winner")
@@ -108,7 +114,7 @@ class MethodPane(Vertical):
         while self.fed < len(events) and self.times[self.fed] <= t:
             ev = events[self.fed]
             self.fed += 1
-            self.stats.add(ev)
+            self.session_log.add(ev)
             if isinstance(ev, SessionHeader):
                 ts.append(ev.user_text or ev.prompt, "prompt")
                 ts.append("\n", "info")

@@ -9,23 +9,15 @@ layout pass only when its line count changes).
 
 from __future__ import annotations
 
-import time
-
 from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from ...render.stop_words import STOP_WORDS
 from ...session.stats import RunningStats
-
-STOP_WORDS = {
-    "eos": "the model ended its answer",
-    "max_new_tokens": "reached the token limit",
-    "stopped": "stopped by you",
-    "error": "ended by an error",
-}
-"""A summary's stop reason in words."""
+from .throttle import Throttle
 
 REGIME_HELP = {
     "easy": "drafts mostly accepted: long windows pay",
@@ -98,25 +90,17 @@ class StatsPanel(Static):
         super().__init__(render_stats(None), id=id, classes=classes)
         self.interval = interval
         self.stats: RunningStats | None = None
-        self._scheduled = False
-        self._last = float("-inf")
+        self._throttle = Throttle(self, interval, self._redraw)
         self._lines = 1
 
     def show(self, stats: RunningStats | None, *, now: bool = False) -> None:
         self.stats = stats
         if now or not self.is_mounted:
-            self._redraw()
-        elif not self._scheduled:
-            wait = self._last + self.interval - time.monotonic()
-            if wait <= 0:
-                self._redraw()
-            else:
-                self._scheduled = True
-                self.set_timer(wait, self._redraw)
+            self._throttle.run()
+        else:
+            self._throttle.request()
 
     def _redraw(self) -> None:
-        self._scheduled = False
-        self._last = time.monotonic()
         verdict = self.stats.speed_verdict if self.stats is not None else None
         self.set_class(bool(verdict and verdict.slower), "-slower")
         content = render_stats(self.stats)

@@ -7,25 +7,34 @@ bonus token after a fully accepted window. Under each drafted token: q (the
 draft's probability of it), p (the target's) and min(1, p/q).
 
 `render_step(event, roles)` is a pure function (tests, compare screen); the
-`StepInspector` widget wraps it.
+`StepInspector` widget wraps it. Given the screen's `SessionLog`, the widget
+owns which step it shows: it follows the newest step (drawn at once for the
+first step, then at most every `INSPECTOR_INTERVAL` seconds, so a fast
+session does not spend its time on tables) until the user picks one
+(`follow` false), and numbers a step within its session ("turn 2 · step 3/40").
 """
 
 from __future__ import annotations
 
 import math
-from typing import Collection
+from typing import Callable, Collection
 
 from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from textual.reactive import var
 from textual.widgets import Static
 
 from ...engine.events import StepEvent
-from ...render.safe_text import token_label
+from ...render.safe_text import one_line, token_label
+from ...session.session_log import SessionLog
 from ..themes import FALLBACK, TokenRole
+from .throttle import Throttle
 
 MAX_CELL = 14
+INSPECTOR_INTERVAL = 0.25
+"""Seconds between redraws while the inspector follows the newest step (the first step draws at once)."""
 
 
 def _cell(text: str, ends_turn: bool = False) -> str:
@@ -139,7 +148,14 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
 
 
 class StepInspector(Static):
-    """Shows one StepEvent; `show(event, index, total)` to change it."""
+    """Shows one StepEvent: `show(event, index, total)`; or, given a log, its newest step or a chosen one.
+
+    `step_total(session, shown)` says how many steps session `session` has
+    for "step i/n" (those shown, unless the screen knows more: a replay).
+    """
+
+    follow: var[bool] = var(True, always_update=True, init=False)
+    """Whether it shows the log's newest step (set true: drawn at once); false while the user's pick holds."""
 
     DEFAULT_CSS = """
     StepInspector {
@@ -150,8 +166,12 @@ class StepInspector(Static):
     }
     """
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, log: SessionLog | None = None, step_total: Callable[[int, int], int] | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
         super().__init__(render_step(None), id=id, classes=classes)
+        self.session_log = log if log is not None else SessionLog()
+        self.step_total = step_total or (lambda session, shown: shown)
+        self._throttle = Throttle(self, INSPECTOR_INTERVAL, self._draw_newest)
         self.event: StepEvent | None = None
         self.index: int | None = None
         self.total: int | None = None
@@ -167,6 +187,37 @@ class StepInspector(Static):
         # fixed height: no layout pass per update (a layout repaints the whole screen)
         self.update(render_step(event, self.roles, index=index, total=total, session=session,
                                 end_ids=self.end_ids), layout=False)
+
+    # -- following the log ----------------------------------------------------------------
+    def watch_follow(self, follow: bool) -> None:
+        if follow:
+            self._throttle.run()
+
+    def step_added(self) -> None:
+        """A step joined the log: while following, draw it now if the last draw is older than the interval,
+        else at the interval's end."""
+        if self.follow:
+            self._throttle.request()
+
+    def catch_up(self) -> None:
+        """While following, the newest step now (a turn ended: no redraw left waiting)."""
+        if self.follow:
+            self._throttle.run()
+
+    def _draw_newest(self) -> None:
+        if self.follow and self.session_log.steps:
+            self.show_logged(len(self.session_log.steps) - 1)
+
+    def show_logged(self, index: int) -> None:
+        """The log's global step `index`, numbered within its session ("turn 2 · step 3/40")."""
+        log = self.session_log
+        k, start, end = log.session_of(index)
+        name = ""
+        h = log.header(k)
+        if len(log.sessions) > 1 and h is not None:
+            name = one_line(h.label) if h.label else f"turn {h.turn + 1}"
+        self.show(log.steps[index], index - start, self.step_total(k, end - start), name,
+                  end_ids=log.end_ids(k, index))
 
     def set_roles(self, roles: dict[str, TokenRole]) -> None:
         self.roles = dict(roles)

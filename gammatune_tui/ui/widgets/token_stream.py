@@ -114,6 +114,7 @@ class TokenStream(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {}
         self._following = True       # at the bottom: new text scrolls into view
         self._end_scheduled = False
+        self._session_start = 0      # tokens before the running session (`begin_session`)
         self._rebuild_styles()
 
     # -- public API ------------------------------------------------------------
@@ -172,6 +173,7 @@ class TokenStream(ScrollView, can_focus=True):
 
     def clear(self) -> None:
         self._queued.clear()
+        self._session_start = 0
         self.wrapped.clear()
         self._cache.clear()
         self.selected_step = None
@@ -179,6 +181,14 @@ class TokenStream(ScrollView, can_focus=True):
         self.scroll_to(0, 0, animate=False)
         self._following = True
         self.refresh()
+
+    def begin_session(self) -> None:
+        """The running session starts here (before its heading): what `rewind_session` goes back to."""
+        self._session_start = self.token_count
+
+    def rewind_session(self) -> None:
+        """Take the running session back out, heading and all (a replay redraws it from a prefix)."""
+        self.truncate(self._session_start)
 
     def truncate(self, n_tokens: int) -> None:
         """Keep only the first `n_tokens` tokens (e.g. a replay stepping back); re-wraps everything."""
