@@ -50,3 +50,21 @@ def test_every_share_is_of_the_odd_prompts_and_none_beats_the_oracle(tmp_path, c
                         "told conf, per prompt"}
     assert all(0.0 < v <= 1.0 + 1e-9 for v in row.values())   # nothing beats the oracle
     assert "| traces | costaware |" in capsys.readouterr().out
+
+
+def test_costaware_variants_are_fitted_on_the_even_prompts_and_scored_against_shipped_costaware_on_the_odd(tmp_path):
+    spec = importlib.util.spec_from_file_location("costaware_variants", SCRIPT.with_name("costaware_variants.py"))
+    var = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(var)
+    cost = _cost(0.8, {1: 5.0, 2: 5.4, 3: 5.8, 9: 8.0, 25: 13.0})
+    traces = [_with_entropy(s) for s in range(6)]
+    out = tmp_path / "v.json"
+    assert var.main([str(_write(tmp_path / "a.json", traces, cost)), "--json", str(out)]) == 0
+    r = json.loads(out.read_text(encoding="utf-8"))
+    assert set(r["variants"]) == {"calibration", "price ×κ", "+ entropy"}
+    for v in r["variants"].values():
+        odd = v["odd"]["a.json (T = 0)"]
+        assert abs(odd["share"] - odd["gap"] - r["shipped"]["a.json (T = 0)"]) < 1e-12
+    # κ = 1 is costaware itself: the same windows, the same share
+    same = var.Set(str(tmp_path / "a.json"))
+    assert same.shares(var.make("price ×κ", {"kappa": 1.0}), "odd") == same.shares(var.make("shipped", {}), "odd")
