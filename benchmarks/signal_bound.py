@@ -19,7 +19,9 @@ held-out rows), policies that are *told more than any live policy can know*:
   signal); × the recent acceptance of *every* position, an EMA of weight 0.1
   over outcomes a live policy sees only for the tokens it drafted
   (`conf×recent`); the confidence table fitted on each prompt alone
-  (`conf, per prompt`);
+  (`conf, per prompt`); and the last two again with every window ≥ 1 (`w ≥ 1`):
+  the house keeps a drafted token, so a live policy cannot skip a step on
+  its first token's signal, which it sees only once that token is drafted;
 * **best fixed γ per prompt**: specdecode at the fastest γ for each prompt.
 
 Every number is a share of the oracle on the odd prompts, priced by the
@@ -84,12 +86,15 @@ def table(traces: Sequence[Any], kind: str) -> dict[Any, float]:
     return {k: a / b for k, (a, b) in cells.items()}
 
 
-def told_windows(trace: Any, p: Sequence[float], rate: float, cost: CostModel, cap: int, max_new: int) -> list[int]:
-    """The windows of the policy told every p_j in advance: at each step the w maximising E[tokens] − rate · s(w)."""
+def told_windows(trace: Any, p: Sequence[float], rate: float, cost: CostModel, cap: int, max_new: int,
+                 min_window: int = 0) -> list[int]:
+    """The windows of the policy told every p_j in advance: at each step the w maximising E[tokens] − rate · s(w)
+    (w ≥ min_window where the budget leaves room)."""
     end, n, out = min(len(trace.tokens), max_new), 0, []
     while n < end:
         best, best_v = (0, 1), -math.inf
-        for w, d, _a, new in step_options(trace, n, max(0, min(cap, max_new - n - 1))):
+        options = step_options(trace, n, max(0, min(cap, max_new - n - 1)))
+        for w, d, _a, new in [o for o in options if o[0] >= min_window] or options:
             tokens, alive = 1.0, 1.0
             for i in range(w):
                 alive *= p[n + i] if n + i < len(p) else 0.0
@@ -131,14 +136,15 @@ class Set:
     def per_prompt_fixed(self) -> float:
         return self.share([best_fixed([t], self.cost, self.max_new, self.cap)[1][0] for t in self.odd])
 
-    def told(self, kind: str, per_prompt: bool = False) -> float:
+    def told(self, kind: str, per_prompt: bool = False, min_window: int = 0) -> float:
         if per_prompt:
             ps = [[tab.get(k, 0.5) for k in features(t, kind)] for t in self.odd for tab in [table([t], kind)]]
         else:
             tab = table(self.odd, kind)
             ps = [[tab.get(k, 0.5) for k in features(t, kind)] for t in self.odd]
         return max(self.share([sim.play_trace(t, WindowScript(told_windows(t, p, f * self.oracle, self.cost, self.cap,
-                                                                          self.max_new)), self.max_new, self.cost)
+                                                                          self.max_new, min_window)),
+                                                 self.max_new, self.cost)
                                for t, p in zip(self.odd, ps)]) for f in RATE_GRID)
 
 
@@ -147,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("sets", nargs="+", help="TRACES.json[:COST.json]: a draft model's traces (lookup ones are skipped)")
     ap.add_argument("--json", type=Path, default=None, help="write every number here")
     args = ap.parse_args(argv)
-    cols = ["costaware", "best fixed γ per prompt", *(f"told {k}" for k in KINDS), "told conf, per prompt"]
+    cols = ["costaware", "best fixed γ per prompt", *(f"told {k}" for k in KINDS), "told conf, per prompt",
+            "told conf×recent, w ≥ 1", "told conf, per prompt, w ≥ 1"]
     print("| traces | " + " | ".join(cols) + " |")
     print("|---|" + "---:|" * len(cols))
     out: dict[str, dict[str, float]] = {}
@@ -157,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {s.name} | skipped: a lookup trace has no confidence |")
             continue
         row = {"costaware": s.method("costaware"), "best fixed γ per prompt": s.per_prompt_fixed(),
-               **{f"told {k}": s.told(k) for k in KINDS}, "told conf, per prompt": s.told("conf", per_prompt=True)}
+               **{f"told {k}": s.told(k) for k in KINDS}, "told conf, per prompt": s.told("conf", per_prompt=True),
+               "told conf×recent, w ≥ 1": s.told("conf×recent", min_window=1),
+               "told conf, per prompt, w ≥ 1": s.told("conf", per_prompt=True, min_window=1)}
         out[f"{s.name} ({s.label})"] = row
         print(f"| {s.name} ({s.label}) | " + " | ".join(f"{row[c]:.3f}" for c in cols) + " |", flush=True)
     if args.json:

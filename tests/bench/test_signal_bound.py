@@ -28,6 +28,8 @@ def test_a_token_sure_to_be_accepted_is_drafted_and_one_sure_to_be_rejected_is_n
     assert bound.told_windows(t, [1.0] * 12, 1 / 6e-3, cost, 4, 12)[0] == 4
     # told none will be: a window still emits the target's token alone, so drafting costs and earns nothing
     assert set(bound.told_windows(t, [0.0] * 12, 1 / 6e-3, cost, 4, 12)) == {0}
+    # …unless every window must hold a token: then the shortest, one (the last step has no room for any)
+    assert set(bound.told_windows(t, [0.0] * 12, 1 / 6e-3, cost, 4, 12, min_window=1)[:-1]) == {1}
     # told 1/2 each: the first token adds 1/2 a token for 1 ms; at 1 token per 6 ms (1 ms = 1/6 token) it pays,
     # at 1 token per 1.5 ms (1 ms = 2/3 token) it does not
     assert bound.told_windows(t, [0.5] * 12, 1 / 6e-3, cost, 1, 12)[0] == 1
@@ -47,7 +49,7 @@ def test_every_share_is_of_the_odd_prompts_and_none_beats_the_oracle(tmp_path, c
     row = r1["a.json (T = 0)"]
     assert row == r2["b.json (T = 0)"]   # the even prompts never enter
     assert set(row) == {"costaware", "best fixed γ per prompt", "told conf", "told conf×ent", "told conf×recent",
-                        "told conf, per prompt"}
+                        "told conf, per prompt", "told conf×recent, w ≥ 1", "told conf, per prompt, w ≥ 1"}
     assert all(0.0 < v <= 1.0 + 1e-9 for v in row.values())   # nothing beats the oracle
     assert "| traces | costaware |" in capsys.readouterr().out
 
