@@ -16,7 +16,10 @@ error over the odd prompts (a gap inside ±2 SE is no gain):
 * `+ entropy`: the calibration table split by the drafted token's entropy
   H (nats): a cell (confidence bin, entropy band) starts from costaware's
   own table for that confidence, with `w2` pseudo-counts, and learns online
-  with the same forgetting.
+  with the same forgetting;
+* `+ recent acceptance`: the same split by band of an EMA (weight `alpha`)
+  of the session's labelled tokens' verdicts, the signal signal_bound.py
+  finds worth most when told in advance.
 
     .venv/bin/python benchmarks/costaware_variants.py traces0.json:cost0.json traces07.json:cost07.json smol_int4.json smol_lookup.json
 """
@@ -49,6 +52,8 @@ _spec.loader.exec_module(policy_study)
 CALIBRATION = [{"calib_weight": w, "calib_forget": f} for w in (1, 2, 5, 10, 20) for f in (0.7, 0.8, 0.9, 0.95, 0.98, 1)]
 KAPPAS = [{"kappa": k} for k in (0.7, 0.8, 0.9, 1.0, 1.1, 1.25)]
 ENTROPY = [{"w2": w, "edges": e} for w in (1, 3, 10) for e in ((1.0,), (2.0,), (3.0,), (2.0, 4.0), (0.5, 1.5, 3.0))]
+RECENT = [{"w2": w, "edges": e, "alpha": a} for w in (1, 3, 10) for e in ((0.5,), (0.4, 0.7), (0.3, 0.5, 0.7, 0.85))
+          for a in (0.1, 0.2, 0.3)]
 
 
 class _Scaled(CostAwareState):
@@ -93,6 +98,22 @@ class _EntropyTable:
         self.base.learn([c for c, _ in stats], accepted, drafted)
 
 
+class _RecentTable(_EntropyTable):
+    """The table split by the band of the recent acceptance (an EMA over every labelled token's verdict)."""
+
+    def __init__(self, base: Any, w2: float, edges: Sequence[float], alpha: float):
+        super().__init__(base, w2, edges)
+        self.alpha, self.recent = alpha, base.mean()
+
+    def _key(self, stat: tuple[float, float]) -> tuple[int, int]:
+        return bin_of(stat[0]), bisect.bisect_right(self.edges, self.recent)
+
+    def learn(self, stats: list[tuple[float, float]], accepted: int, drafted: int) -> None:
+        super().learn(stats, accepted, drafted)
+        for i in range(min(len(stats), drafted, accepted + 1)):
+            self.recent = (1 - self.alpha) * self.recent + self.alpha * (1.0 if i < accepted else 0.0)
+
+
 class _WithEntropy(CostAware):
     def keep_drafting(self, top_prob: float, chosen_prob: float, entropy: float,
                       earlier: Sequence[TokenStats] = ()) -> bool:
@@ -115,7 +136,10 @@ def make(variant: str, setting: dict[str, Any]) -> Callable[[], Any]:
             base.state.kappa = float(setting["kappa"])
             return base
         p = _WithEntropy(DEFAULT_GAMMA0, base.params)
-        p.state.calibration = _EntropyTable(p.state.calibration, setting["w2"], setting["edges"])
+        if variant == "+ recent acceptance":
+            p.state.calibration = _RecentTable(p.state.calibration, setting["w2"], setting["edges"], setting["alpha"])
+        else:
+            p.state.calibration = _EntropyTable(p.state.calibration, setting["w2"], setting["edges"])
         return p
     return build
 
@@ -155,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|" + "---:|" * len(sets))
     print("| costaware as shipped | calib_weight 5, calib_forget 0.95 | "
           + " | ".join(f"{shipped[s.label][0]:.3f}" for s in sets) + " |")
-    for variant, grid in (("calibration", CALIBRATION), ("price ×κ", KAPPAS), ("+ entropy", ENTROPY)):
+    for variant, grid in (("calibration", CALIBRATION), ("price ×κ", KAPPAS), ("+ entropy", ENTROPY),
+                          ("+ recent acceptance", RECENT)):
         best = max(grid, key=lambda g: statistics.fmean(s.shares(make(variant, g), "even")[0] for s in sets))
         cells, rec = [], {}
         for s in sets:

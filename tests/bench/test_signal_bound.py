@@ -63,7 +63,7 @@ def test_costaware_variants_are_fitted_on_the_even_prompts_and_scored_against_sh
     out = tmp_path / "v.json"
     assert var.main([str(_write(tmp_path / "a.json", traces, cost)), "--json", str(out)]) == 0
     r = json.loads(out.read_text(encoding="utf-8"))
-    assert set(r["variants"]) == {"calibration", "price ×κ", "+ entropy"}
+    assert set(r["variants"]) == {"calibration", "price ×κ", "+ entropy", "+ recent acceptance"}
     for v in r["variants"].values():
         odd = v["odd"]["a.json (T = 0)"]
         assert abs(odd["share"] - odd["gap"] - r["shipped"]["a.json (T = 0)"]) < 1e-12
