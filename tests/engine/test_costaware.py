@@ -48,8 +48,19 @@ def test_the_table_learns_the_judged_tokens_only_and_forgets():
     assert cal.hits[TOP] == 1 and cal.seen[TOP] == 1 and cal.seen[5] == 1 and cal.hits[5] == 0 and cal.seen[0] == 0
     assert cal.accept(0.55) == pytest.approx((2 * 0.5 + 0) / (2 + 1))
     assert cal.accept(0.999) == pytest.approx((2 * 1.0 + 1) / (2 + 1))
-    cal.learn([], accepted=0, drafted=0)  # a plain target step: counts only decay
+    cal.learn([0.999], accepted=1, drafted=1)  # the next window: the old counts halve, then its token is learnt
     assert cal.seen[5] == 0.5 and cal.accept(0.55) == pytest.approx(1 / 2.5)
+    assert cal.seen[TOP] == 1.5 and cal.hits[TOP] == 1.5
+
+
+def test_a_plain_step_teaches_the_table_nothing_so_it_forgets_nothing():
+    """Counts fade as new verdicts replace them, not with time (they faded on every step before)."""
+    cal = Calibration(_prior(), weight=2.0, forget=0.5)
+    cal.learn([0.55, 0.05], accepted=0, drafted=2)
+    before = (list(cal.hits), list(cal.seen), cal.mean())
+    for _ in range(10):
+        cal.learn([], accepted=0, drafted=0)  # a plain target step: no token judged
+    assert (cal.hits, cal.seen, cal.mean()) == before
 
 
 def test_at_the_defaults_a_sessions_own_tokens_soon_outweigh_the_prior():
@@ -60,10 +71,38 @@ def test_at_the_defaults_a_sessions_own_tokens_soon_outweigh_the_prior():
     for _ in range(6):
         cal.learn([0.55], accepted=0, drafted=1)
     assert cal.accept(0.55) < before / 2
-    # forgetting: the prior comes back as the session's evidence fades
+    # forgetting: the prior comes back as newer verdicts (here on other bins) replace the session's evidence
     for _ in range(60):
-        cal.learn([], accepted=0, drafted=0)
+        cal.learn([0.999], accepted=1, drafted=1)
     assert cal.accept(0.55) > 0.9 * before
+
+
+def test_a_session_that_stopped_drafting_drafts_again_once_its_rate_falls():
+    """SmolLM2 with self:int8: a dear draft, one bad patch, then γ = 0 for good (2 of 8 held-out prompts).
+
+    Plain steps used to fade the table back to the prior, whose acceptance
+    (0.3 here; the demo pair's for the shipped one) makes no window pay, and no
+    verdict ever came to correct it. Now the table keeps the session's 0.85,
+    the rate R falls to the plain steps' 1 / 63 ms, and at that price a window
+    of 2 pays again (0.85 + 0.72 > 15.9 · (2 · 34 + 103 + slope − 63) ms).
+    """
+    s = new_state(1.0, 0.9, 8, Prior(tuple([0.3] * N_BINS), 0.3, "test"))
+
+    def step(drafted: int, accepted: int, verify_s: float) -> None:
+        s.observe_costs(0.034 * drafted, drafted, verify_s, drafted + 1)
+        s.update(accepted, drafted, [0.5] * drafted)
+
+    for _ in range(10):
+        step(4, 4, 0.100)   # good windows: 5 tokens in 0.236 s
+    for _ in range(3):
+        step(1, 0, 0.103)   # a bad patch: every first token rejected
+    assert s.calibration.mean() == pytest.approx(0.850, abs=5e-4)
+    plans = []
+    for _ in range(12):
+        step(0, 0, 0.063)   # plain target steps, as planned
+        plans.append(s.plan(1, 8))
+    assert plans[:6] == [0] * 6 and plans[6:] == [2] * 6
+    assert s.calibration.mean() == pytest.approx(0.850, abs=5e-4)   # the table kept what the session taught it
 
 
 def test_keeps_drafting_while_a_token_pays_for_its_time():

@@ -7,8 +7,8 @@ a token in that bin is accepted given that every token before it in the
 window was, started from a prior fitted offline on the demo pair's traces
 (`calibration_prior.json`, written by `benchmarks/policy_study.py
 --write-prior`) and updated online from every verified token, its counts
-decaying by `forget` per step so the table follows a conversation that
-changes topic. Pure Python and deterministic.
+decaying by `forget` at each step that judges a token, so the table follows a
+conversation that changes topic. Pure Python and deterministic.
 """
 
 from __future__ import annotations
@@ -115,13 +115,21 @@ class Calibration:
         """One verified window: decay the counts, then tokens 1…A accepted, token A + 1 (if drafted) rejected.
 
         Tokens after the first rejection were never judged on their own (their
-        prefix was already lost), so they teach the table nothing.
+        prefix was already lost), so they teach the table nothing. A step that
+        judged no token (a plain target step) teaches nothing and so forgets
+        nothing: the counts fade as new verdicts replace them, not with time.
+        Were they to fade on plain steps, a session that stopped drafting would
+        slide back to the prior (the demo pair's, where drafting rarely pays on
+        a dear draft) with no verdict ever to correct it, and never draft again
+        (SmolLM2 with self:int8: 2 of 8 held-out prompts, docs/engine.md).
         """
+        labelled = min(len(confidences), drafted, accepted + 1)
+        if labelled <= 0:
+            return
         f = self.forget
         if f < 1.0:
             self.hits = [h * f for h in self.hits]
             self.seen = [s * f for s in self.seen]
-        labelled = min(len(confidences), drafted, accepted + 1)
         for i in range(labelled):
             b = bin_of(confidences[i])
             self.seen[b] += 1.0

@@ -181,7 +181,7 @@ SPECS: tuple[ParamSpec, ...] = (
     ParamSpec("calib_weight", float, 5, "calib w", "pseudo-counts of the shipped calibration prior per "
               "confidence bin", lo=0, lo_open=True, step=5, grid=(2, 5, 10, 20, 40, 80)),
     ParamSpec("calib_forget", float, 0.95, "forget", "factor the session's own calibration counts "
-              "decay by each step", lo=0, hi=1, lo_open=True, step=0.01, grid=(0.9, 0.95, 0.98, 0.99, 1.0)),
+              "decay by at each step that drafts", lo=0, hi=1, lo_open=True, step=0.01, grid=(0.9, 0.95, 0.98, 0.99, 1.0)),
     # the peers' (engine/policies/peer_policies.py; docs/engine.md "The peers"): each source's published value,
     # but AdaEDL's λ0, which its paper sweeps: fitted with benchmarks/field_table.py on the even prompts of
     # the demo pair's code set at T = 0 and T = 0.7 together (the best mean share of the oracle at γ0 = 4,
