@@ -17,6 +17,9 @@ prompts only, every method at the shipped defaults (λ0 as fitted unless
   mean over γ0 of specdecode's, reported as mean ± std across γ0.
 
     .venv/bin/python benchmarks/field_table.py traces0.json:cost0.json traces07.json:cost07.json --json field.json
+
+`--limit N` reads only the first N prompts of each file, so a set recorded
+with more prompts can be set beside one recorded with fewer on the same ones.
 """
 
 from __future__ import annotations
@@ -46,9 +49,10 @@ SENSITIVITY = {"p-min": ("p_min", [0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9]),
 class Set:
     """One trace file (one temperature): its cost model, passes, and the even and odd prompts."""
 
-    def __init__(self, spec: str):
+    def __init__(self, spec: str, limit: int | None = None):
         traces_path, _, cost_path = spec.partition(":")
         traces, cost, passes, data = policy_study.load(Path(traces_path))
+        traces = traces[:limit]   # the first N prompts: sets recorded with different --limit compared on the same ones
         if cost_path:
             saved = json.loads(Path(cost_path).read_text(encoding="utf-8"))
             cost = CostModel.from_json(saved["cost_model"])
@@ -121,9 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sets", nargs="+", help="TRACES.json[:COST.json] for each temperature")
     ap.add_argument("--lambda0", type=float, default=None, help="report at this λ0 instead of the one fitted")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="use only the first N prompts of each set (before the even/odd split)")
     ap.add_argument("--json", type=Path, default=None, help="write every number here")
     args = ap.parse_args(argv)
-    sets = [Set(x) for x in args.sets]
+    if args.limit is not None and args.limit < 2:
+        ap.error("--limit needs at least 2 prompts (one even, one odd)")
+    sets = [Set(x, args.limit) for x in args.sets]
     fitted = fit_lambda(sets)
     lambda0 = fitted if args.lambda0 is None else args.lambda0
     print(f"λ0 fitted on the even prompts: {fitted:g}; reported at {lambda0:g}")

@@ -50,3 +50,30 @@ def test_lambda0_is_fitted_on_the_even_prompts_and_every_method_is_reported_on_t
     assert rows != r2["sets"]["T = 0"]["rows"]   # …and the report reads them
     assert all(r["rank"] for r in rows if r["method"] != "oracle")
     assert "| rank | method | group |" in capsys.readouterr().out
+
+
+def test_limit_reads_only_the_first_prompts_of_each_set(tmp_path):
+    field = _script()
+    cost = _cost(0.8, {1: 5.0, 2: 5.4, 3: 5.8, 9: 8.0, 25: 13.0})
+    traces = [_with_entropy(s) for s in range(6)]
+    full, first4 = _write(tmp_path / "full.json", traces, cost), _write(tmp_path / "first4.json", traces[:4], cost)
+    out_lim, out_4, out_full = tmp_path / "lim.json", tmp_path / "4.json", tmp_path / "full6.json"
+    assert field.main([str(full), "--limit", "4", "--lambda0", "0.1", "--json", str(out_lim)]) == 0
+    assert field.main([str(first4), "--lambda0", "0.1", "--json", str(out_4)]) == 0
+    assert field.main([str(full), "--lambda0", "0.1", "--json", str(out_full)]) == 0
+    lim, four, whole = (json.loads(p.read_text(encoding="utf-8")) for p in (out_lim, out_4, out_full))
+    assert lim == four                 # the same numbers as a file holding only those prompts
+    assert lim != whole                # …and not the whole file's
+
+
+def test_limit_below_two_prompts_is_one_clear_error(tmp_path, capsys):
+    field = _script()
+    cost = _cost(0.8, {1: 5.0, 2: 5.4, 3: 5.8, 9: 8.0, 25: 13.0})
+    path = _write(tmp_path / "a.json", [_with_entropy(s) for s in range(4)], cost)
+    try:
+        field.main([str(path), "--limit", "1"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:
+        raise AssertionError("--limit 1 was accepted")
+    assert "--limit needs at least 2 prompts" in capsys.readouterr().err
