@@ -28,6 +28,7 @@ from ..live import protocol
 from ..report import tables as report
 from ..report.shares import print_shares
 from ..sim import simulate as sim
+from ..sim.replays import Replays
 from ..results import aggregate, throughputs
 from ..sim.tune import GRID
 from .common import progress_bar
@@ -91,7 +92,8 @@ def _after_traces(console: Console, err: Console, pair: Pair, pid: list, cfg: An
                        f"{fragile} near-tie position(s); a live run may diverge there", style="yellow"))
 
     t0 = time.perf_counter()
-    records = sim.simulate_sweep(traces, cfg.methods, cfg.gammas, cost, cfg.params)
+    replays = Replays()  # the sweep's sessions, priced again for the shares below (exact: bench/sim/replays.py)
+    records = sim.simulate_sweep(traces, cfg.methods, cfg.gammas, cost, cfg.params, replays=replays)
     sweep_s = time.perf_counter() - t0
     records += sim.plain_records(traces, cost=cost)
     # the hindsight-optimal γ on the same traces and cost model: Table 2's top row and each method's share of it
@@ -106,7 +108,7 @@ def _after_traces(console: Console, err: Console, pair: Pair, pid: list, cfg: An
     console.print(report.render_oracle(summary, sum(w == 0 for r in runs for w in r.windows)))
     t1 = time.perf_counter()
     shares = reference.share_rows(traces, cost, found.passes, cfg.methods, cfg.gammas, cfg.params,
-                                  cfg.max_new_tokens)
+                                  cfg.max_new_tokens, replays=replays)
     print_shares(console, shares, f"Share of the oracle, with the reference rows ({_law(cfg)})", len(found.passes))
     sweep_s += time.perf_counter() - t1
     console.print(Text(f"simulated {len(cfg.methods)} methods × {len(cfg.gammas)} γ0 × {len(traces)} prompts "

@@ -31,6 +31,7 @@ from .cost_model import CostModel
 from .oracle import ORACLE, WindowScript, oracle_run, step_options
 from .ranks import gap_ranks
 from ..results import RunRecord
+from .replays import Replays
 from .simulate import play_trace
 
 BEST_FIXED = "best fixed γ"
@@ -60,8 +61,12 @@ def signal_windows(trace: Any, cap: int, max_new: int) -> list[int]:
     return out
 
 
-def signal_record(trace: Any, cost: CostModel | None, max_new: int, cap: int) -> RunRecord:
-    return play_trace(trace, WindowScript(signal_windows(trace, cap, max_new), SIGNAL), max_new, cost)
+def signal_record(trace: Any, cost: CostModel | None, max_new: int, cap: int,
+                  replays: Replays | None = None) -> RunRecord:
+    def make() -> WindowScript:
+        return WindowScript(signal_windows(trace, cap, max_new), SIGNAL)
+
+    return replays.play(trace, make, (SIGNAL, cap), max_new, cost) if replays else play_trace(trace, make(), max_new, cost)
 
 
 def _thr(recs: Sequence[RunRecord]) -> float:
@@ -69,11 +74,14 @@ def _thr(recs: Sequence[RunRecord]) -> float:
     return sum(r.tokens for r in recs) / wall if wall > 0 else math.nan
 
 
-def best_fixed(traces: Sequence[Any], cost: CostModel, max_new: int, cap: int) -> tuple[int, list[RunRecord]]:
+def best_fixed(traces: Sequence[Any], cost: CostModel, max_new: int, cap: int,
+               replays: Replays | None = None) -> tuple[int, list[RunRecord]]:
     """The fixed γ (specdecode) fastest over all prompts together, and its records."""
+    replays = replays or Replays()
     best: tuple[float, int, list[RunRecord]] = (-math.inf, 1, [])
     for g in range(1, cap + 1):
-        recs = [play_trace(t, PolicySettings.build("specdecode", g).make(), max_new, cost) for t in traces]
+        s = PolicySettings.build("specdecode", g)
+        recs = [replays.play(t, s.make, s, max_new, cost) for t in traces]
         thr = _thr(recs)
         if thr > best[0]:
             best = (thr, g, recs)
@@ -120,7 +128,8 @@ Entry = Any  # a method name (played with the common parameters) or (label, meth
 
 
 def _shares(traces: Sequence[Any], cost: CostModel, methods: Sequence[Entry], gammas: Sequence[int],
-            params: dict[str, Any], max_new: int, cap: int) -> dict[str, tuple[float, list[float], str]]:
+            params: dict[str, Any], max_new: int, cap: int, replays: Replays
+            ) -> dict[str, tuple[float, list[float], str]]:
     """name → (share over all prompts, per-prompt shares, detail) under one cost model."""
     oracle = [oracle_run(t, cost, max_new).record for t in traces]
     o_all = _thr(oracle)
@@ -135,24 +144,29 @@ def _shares(traces: Sequence[Any], cost: CostModel, methods: Sequence[Entry], ga
 
     for entry in methods:
         label, m, p = (entry, entry, params) if isinstance(entry, str) else entry
-        put(label, [[play_trace(t, PolicySettings.build(m, g, **p).make(), max_new, cost) for t in traces]
-                    for g in gammas])
-    g, recs = best_fixed(traces, cost, max_new, cap)
+        settings = [PolicySettings.build(m, g, **p) for g in gammas]
+        put(label, [[replays.play(t, s.make, s, max_new, cost) for t in traces] for s in settings])
+    g, recs = best_fixed(traces, cost, max_new, cap, replays)
     put(BEST_FIXED, [recs], f"γ = {g}")
-    put(SIGNAL, [[signal_record(t, cost, max_new, cap) for t in traces]])
+    put(SIGNAL, [[signal_record(t, cost, max_new, cap, replays) for t in traces]])
     put(NO_SKIP, [[oracle_run(t, cost, max_new, min_window=1, name=NO_SKIP).record for t in traces]])
     return out
 
 
 def share_rows(traces: Sequence[Any], pooled: CostModel, passes: Sequence[CostModel], methods: Sequence[Entry],
                gammas: Sequence[int], params: dict[str, Any] | None = None, max_new: int | None = None,
-               cap: int | None = None) -> list[ShareRow]:
-    """Every method (mean over γ0) and the reference rows, as shares of the oracle with their spreads and ranks."""
+               cap: int | None = None, replays: Replays | None = None) -> list[ShareRow]:
+    """Every method (mean over γ0) and the reference rows, as shares of the oracle with their spreads and ranks.
+
+    Each session is played once and priced under the pooled model and each pass (`replays.Replays`: exact; the
+    policies that plan by cost are played per model); pass the sweep's `replays` to reuse its pooled plays too.
+    """
     params = params or {}
+    replays = replays if replays is not None else Replays()
     max_new = max_new if max_new is not None else min(t.max_new_tokens for t in traces)
     cap = min(cap, longest_window(traces)) if cap is not None else longest_window(traces)
-    main = _shares(traces, pooled, methods, gammas, params, max_new, cap)
-    per_pass = [_shares(traces, c, methods, gammas, params, max_new, cap) for c in passes]
+    main = _shares(traces, pooled, methods, gammas, params, max_new, cap, replays)
+    per_pass = [_shares(traces, c, methods, gammas, params, max_new, cap, replays) for c in passes]
     rows = [ShareRow(name, share, [p[name][0] for p in per_pass], prompts, name in REFERENCES, detail)
             for name, (share, prompts, detail) in main.items()]
     ranks = gap_ranks({r.name: r.share for r in rows}, {r.name: r.spread for r in rows})

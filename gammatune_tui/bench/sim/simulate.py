@@ -213,15 +213,21 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
 
 
 def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iterable[int], cost: CostModel,
-                   params: dict[str, Any] | None = None, max_new_tokens: int | None = None) -> list[RunRecord]:
-    """Every method × γ0 × trace, as RunRecords (kind "sim"); plus a target-only record per trace."""
+                   params: dict[str, Any] | None = None, max_new_tokens: int | None = None,
+                   replays: Any = None) -> list[RunRecord]:
+    """Every method × γ0 × trace, as RunRecords (kind "sim"); plus a target-only record per trace.
+
+    With `replays` (a `replays.Replays`, which imports this module) the sessions are kept there, so that the
+    shares priced later (reference.share_rows) reuse them.
+    """
     params = params or {}
     out: list[RunRecord] = []
     for m in methods:
         for g in gammas:
             settings = PolicySettings.build(m, g, **params)
             for t in traces:
-                out.append(play_trace(t, settings.make(), max_new_tokens, cost))
+                out.append(replays.play(t, settings.make, settings, max_new_tokens, cost) if replays is not None
+                           else play_trace(t, settings.make(), max_new_tokens, cost))
     return out
 
 
