@@ -63,10 +63,13 @@ def signal_windows(trace: Any, cap: int, max_new: int) -> list[int]:
 
 def signal_record(trace: Any, cost: CostModel | None, max_new: int, cap: int,
                   replays: Replays | None = None) -> RunRecord:
+    """The perfect signal's session; its script reads no cost, so `replays` plays it once for every cost model."""
     def make() -> WindowScript:
         return WindowScript(signal_windows(trace, cap, max_new), SIGNAL)
 
-    return replays.play(trace, make, (SIGNAL, cap), max_new, cost) if replays else play_trace(trace, make(), max_new, cost)
+    if replays is None:
+        return play_trace(trace, make(), max_new, cost)
+    return replays.play(trace, make, (SIGNAL, cap), max_new, cost)
 
 
 def _thr(recs: Sequence[RunRecord]) -> float:
