@@ -71,6 +71,7 @@ class LiveSource:
         self.has_pair = pair is not None
         self.hindsight: Hindsight | None = None
         self._sampled_midway = False
+        self._drafter: str | None = None   # a drafter picked for the next turn (set_drafter)
         if process and pair is None:
             self.link: _InThread | DecoderProcess = DecoderProcess(dict(self.load_kwargs), self.pace, hindsight)
         else:
@@ -110,6 +111,9 @@ class LiveSource:
         pieces: list[str] = []
         summary: SessionSummary | None = None
         note_system, self._system_sent = self.system != self._system_sent, self.system
+        if self._drafter is not None:
+            self.link.set_drafter(self._drafter, self.settings, self.sampling)
+            self._drafter = None
         for ev in self.link.turn(with_system(self.system, messages), self.raw, self.max_new_tokens, prompt, turn,
                                  note_system):
             if isinstance(ev, Notice):
@@ -150,9 +154,10 @@ class LiveSource:
         """Draft with `name` (model, self:int8, self:int4, prompt-lookup) from the next turn on.
 
         The next turn starts with notices: a self-draft being built, then the switch (or why it could not be).
+        The new decoder is built when that turn starts, with the settings and sampling in force then: a
+        control changed between the pick and the prompt applies to it, not only to the decoder it replaces.
         """
-        self.drafter = name
-        self.link.set_drafter(name, self.settings, self.sampling)
+        self._drafter = name
 
     def close(self) -> None:
         """End the decoder process (if any)."""
@@ -171,6 +176,7 @@ class _InThread:
         self.hook = hindsight
         self.hindsight: Hindsight | None = None
         self.plain: PlainSpeed | None = None
+        self._switch: tuple[str, PolicySettings, SamplingConfig] | None = None
 
     def prepare(self, settings: PolicySettings, sampling: SamplingConfig, progress: Progress) -> str:
         self.pair, self.decoder = load_decoder(self.load_kwargs, settings, sampling, progress, self.pair)
@@ -182,7 +188,7 @@ class _InThread:
         if self.decoder is None:
             raise GammatuneError("the models are not loaded yet")
         self.hindsight = None
-        switch, self._switch = getattr(self, "_switch", None), None
+        switch, self._switch = self._switch, None
         if switch is not None:
             built: list = []
             yield from switch_drafter(self.pair, *switch, built)

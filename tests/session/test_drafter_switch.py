@@ -5,7 +5,7 @@ Each answer stays the target's own (greedy: the same tokens whichever drafter dr
 
 from __future__ import annotations
 
-from gammatune_tui.engine import SamplingConfig
+from gammatune_tui.engine import PolicySettings, SamplingConfig
 from gammatune_tui.engine.events import SessionHeader, StepEvent
 from gammatune_tui.session.live import LiveSource
 from gammatune_tui.session.source import Notice
@@ -35,6 +35,19 @@ def test_switching_drafters_between_turns_keeps_the_answer_the_targets(tiny_pair
     src.messages = []
     notes, h, ids = _turn(src, "abc")   # no switch asked: no notice, the same drafter
     assert notes == [] and h.draft == head.draft
+
+
+def test_a_control_changed_after_the_pick_applies_to_the_new_drafter(tiny_pair):
+    """Pick a drafter, then change the method before the next prompt: the new decoder runs the new method."""
+    src = LiveSource(PolicySettings.build("specdecode", 4), SamplingConfig(temperature=0.0), pair=tiny_pair,
+                     max_new_tokens=6, raw=True, process=False)
+    src.prepare(lambda stage, frac: None)
+    _turn(src, "abc")
+    src.set_drafter("prompt-lookup")
+    src.request(settings=PolicySettings.build("gammatune", 3))
+    notes, h, _ = _turn(src, "abc")
+    assert notes[-1] == "drafting with prompt-lookup from this answer on"
+    assert h.method == "gammatune" and h.gamma0 == 3
 
 
 def test_a_bad_drafter_is_a_notice_and_the_old_one_stays(tiny_pair):
