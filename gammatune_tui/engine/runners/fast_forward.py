@@ -19,7 +19,7 @@ from transformers import DynamicCache
 from .hf_compat import cache_kw
 from .prefix_pass import Stack, prefix_pass
 from ..common.logits_check import compute_dtype, logits_close
-from ..common.model_weights import quanto_quantized
+from .base import grad_mode
 
 _FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 _FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -82,7 +82,7 @@ def make_forward(model: Any):
                 chosen = fast
         except Exception:  # any surprise: the standard path is always correct
             chosen = std
-    chosen = _grad_free(chosen, _inference_mode_safe(model))
+    chosen = _grad_free(chosen, grad_mode(model))
     try:
         _FORWARDS[model] = chosen
     except TypeError:  # pragma: no cover - not weak-referenceable
@@ -90,14 +90,9 @@ def make_forward(model: Any):
     return chosen
 
 
-def _inference_mode_safe(model: Any) -> bool:
-    """optimum-quanto's int4 kernels fail under inference_mode; everything else runs faster in it."""
-    return not quanto_quantized(model)
-
-
-def _grad_free(fn: Any, inference: bool):
-    """Run each forward without autograd (per call, so no grad mode leaks across the generator's yields)."""
-    mode = torch.inference_mode if inference else torch.no_grad
+def _grad_free(fn: Any, mode: Any):
+    """Run each forward without autograd in `mode` (base.grad_mode: inference_mode where the weights allow it),
+    entered per call, so no grad mode leaks across the generator's yields."""
 
     def run(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
         with mode():
