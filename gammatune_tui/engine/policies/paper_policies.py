@@ -87,9 +87,9 @@ class AssistantThreshold(Policy):
 
     def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         _check_update(accepted, drafted)
-        probs = [t.chosen for t in window[:drafted]]
         if not self.params.dynamic_tau:
             return
+        probs = [t.chosen for t in window[:drafted]]
         # accepted tokens are positives, the first rejected one a negative;
         # drafts after the first rejection carry no information and are dropped.
         n = min(len(probs), accepted + (1 if accepted < drafted else 0))

@@ -17,6 +17,7 @@ Pure data and arithmetic on it (no torch), so `--help` answers at once.
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -40,7 +41,7 @@ from ...errors import InvalidParameter
 #
 # adaptive-k: vLLM's Adaptive K defaults (adaptive_k_ema_alpha, _alpha_prior, _cooldown_steps).
 # costaware: pseudo-counts of the shipped calibration prior in each confidence bin,
-# and the factor every step multiplies the session's own counts by (engine/policies/costaware.py):
+# and the factor each step that drafts multiplies the session's own counts by (engine/policies/costaware.py):
 # a light prior the session's own tokens outweigh within a few steps, remembered for
 # ~20 steps (the even prompts' fit at both temperatures; 20 / 0.9 lost to it there).
 
@@ -86,9 +87,10 @@ class ParamSpec:
         """The column header where tables are narrow (`bench --tune`)."""
         return self.column or self.label
 
-    @property
+    @cached_property
     def stored_default(self) -> Any:
-        """The default as `PolicyParams` holds it (an exact rational for a float)."""
+        """The default as `PolicyParams` holds it (an exact rational for a float); built once, as
+        `PolicyParams.to_json` compares every parameter with it at each step's `describe()`."""
         return Fraction(str(self.default)) if self.kind is float else self.default
 
     def range_text(self, unicode: bool = False) -> str:
