@@ -59,7 +59,8 @@ def cut_window(ids: Sequence[int], stats: Sequence[TokenStats], window: int, pol
     policy stopped it early: `window_ends` asked token by token."""
     n = min(window, len(ids))
     for i in range(n):
-        done, early = window_ends(i + 1, window, ids[i], stats[i], stats[:i], policy, eos)
+        earlier = stats[:i] if policy.may_stop_early else ()   # read only by a policy that may stop early
+        done, early = window_ends(i + 1, window, ids[i], stats[i], earlier, policy, eos)
         if done:
             return i + 1, early
     return n, False
