@@ -10,7 +10,8 @@ from rich.text import Text
 
 from ..engine.events import SessionHeader
 from ..engine.loading.load_stages import load_stages_text
-from ..engine.events.precision_text import is_self_name, model_note
+from ..engine.common.names import is_self_draft
+from ..engine.events.precision_text import model_note
 from .safe_text import one_line
 from .tables import shown_params
 
@@ -52,7 +53,7 @@ def header_lines(h: SessionHeader, full: bool = True) -> Text:
     t = Text()
     t.append("models ", style="dim")
     t.append(one_line(f"{h.target}{_note(h.target_precision, h.target_bytes)} ← "
-                      f"{h.draft}{_note(h.draft_precision, h.draft_bytes, is_self_name(h.draft))}"))
+                      f"{h.draft}{_note(h.draft_precision, h.draft_bytes, is_self_draft(h.draft))}"))
     if h.demo:
         t.append(" (demo pair)", style="dim")
     t.append("  device ", style="dim")

@@ -25,7 +25,8 @@ from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.policies import METHODS
-from ..engine.events.precision_text import is_self_name, model_note
+from ..engine.common.names import is_self_draft
+from ..engine.events.precision_text import model_note
 from .recording import RecordedSession, Recording
 from .stats import RunningStats
 
@@ -324,7 +325,7 @@ def raced_models(runs: Sequence[MethodRun]) -> list[str]:
         if h is None or not h.target_precision:
             continue
         t = f"target {h.target} ({model_note(h.target_precision, h.target_bytes)})"
-        d = f"draft {h.draft} ({model_note(h.draft_precision, h.draft_bytes, added=is_self_name(h.draft))})" \
+        d = f"draft {h.draft} ({model_note(h.draft_precision, h.draft_bytes, added=is_self_draft(h.draft))})" \
             if h.draft_precision else ""
         for item in (t, d):
             if item and item not in out:

@@ -14,7 +14,8 @@ from typing import Any, Iterator
 from ..engine.common.pair import Pair
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.loading.load_stages import load_stages_text
-from ..engine.events.precision_text import is_self_name, model_note
+from ..engine.common.names import is_self_draft
+from ..engine.events.precision_text import model_note
 from ..engine.loading.models import load_pair
 from ..engine.policies import PolicySettings
 from ..engine.common.sampling import SamplingConfig
@@ -112,7 +113,7 @@ def _precisions(pair: Pair) -> str:
     d = info.get("draft")
     if d is not None and getattr(pair, "draft", None) is not None:
         parts.append(model_note(d.get("precision", ""), d.get("bytes", 0),
-                                added=is_self_name(getattr(pair, "name_draft", ""))))
+                                added=is_self_draft(getattr(pair, "name_draft", ""))))
     return f" ({' + '.join(p for p in parts if p)})" if any(parts) else ""
 
 

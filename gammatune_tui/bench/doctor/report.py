@@ -16,7 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import METHODS
-from ...engine.events.precision_text import human_bytes, is_self_name
+from ...engine.common.names import is_self_draft
+from ...engine.events.precision_text import human_bytes
 from .examine import DEFAULT_GAMMA0, Candidate, DraftReport, rank
 from .grid import bound_flags
 from ..sim.ranks import gap_ranks
@@ -82,7 +83,7 @@ def ranking_table(reports: Sequence[DraftReport], law: str = "greedy") -> Table:
 
 def _size(r: DraftReport) -> str:
     """'0.95M float32' for a draft model; 'int4 g32 +84 MB' for a self-draft (its parameters are the target's)."""
-    if r.precision and is_self_name(r.path):
+    if r.precision and is_self_draft(r.path):
         return f"{r.precision} +{human_bytes(r.weight_bytes)}"
     return f"{size(r.params)} {r.precision}".strip()
 

@@ -10,6 +10,8 @@ replay header, the chat subtitle, `models`, compare's and doctor's tables.
 
 from __future__ import annotations
 
+from ..common.names import is_self_draft
+
 
 def human_bytes(n: int) -> str:
     """`538 MB`, `84 MB`, `1.2 GB`, `3.4 kB`: a weight size at a glance."""
@@ -29,17 +31,13 @@ def model_note(precision: str, nbytes: int = 0, *, added: bool = False) -> str:
     return f"{precision}, {'+' if added else ''}{human_bytes(nbytes)}"
 
 
-def is_self_name(name: str) -> bool:
-    return str(name).startswith("self:")
-
-
 def header_models(h: object) -> str:
     """'target X (float32, 538 MB) · draft self:int4 (int4 g32, +84 MB)' from a SessionHeader (older ones: the names)."""
     t = model_note(getattr(h, "target_precision", ""), getattr(h, "target_bytes", 0))
     draft = str(getattr(h, "draft", ""))
-    d = model_note(getattr(h, "draft_precision", ""), getattr(h, "draft_bytes", 0), added=is_self_name(draft))
+    d = model_note(getattr(h, "draft_precision", ""), getattr(h, "draft_bytes", 0), added=is_self_draft(draft))
     target = str(getattr(h, "target", ""))
     return f"target {target}{f' ({t})' if t else ''} · draft {draft}{f' ({d})' if d else ''}"
 
 
-__all__ = ["human_bytes", "model_note", "header_models", "is_self_name"]
+__all__ = ["human_bytes", "model_note", "header_models"]
