@@ -113,6 +113,11 @@ class CostAwareState:
         self.last_s = None
         self._prices = None
 
+    def set_gamma_max(self, gamma_max: int) -> None:
+        """The longest window priced from now on; the prices memo holds windows up to the old bound only."""
+        self.gamma_max = gamma_max
+        self._prices = None
+
     def plan(self, gamma_min: int, gamma_max: int) -> int:
         """The next window: 0 when no window pays for its first token, else the most the rule could draft.
 
@@ -121,8 +126,7 @@ class CostAwareState:
         first k where that fails; it is clipped to [γ_min, γ_max]. The rule
         itself ends most windows before it.
         """
-        self.gamma_max = gamma_max
-        self._prices = None
+        self.set_gamma_max(gamma_max)
         if not self.worth_going_on(0, 1.0):
             return 0
         best = self.calibration.best()

@@ -46,7 +46,6 @@ class CostAware(Policy):
         # the learned table carries over; its weight, forgetting and the bounds act from now on
         cal = self.state.calibration
         cal.weight, cal.forget = float(self.params.calib_weight), float(self.params.calib_forget)
-        self.state.gamma_max = self.params.gamma_max
-        self.state._prices = None   # priced up to the old γ_max: a larger one asked for prices it lacked
+        self.state.set_gamma_max(self.params.gamma_max)
         if self.gamma:
             self.gamma = _clip(self.gamma, self.params)
