@@ -22,7 +22,7 @@ import typer
 
 from ..engine.common.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES, SELF_DRAFTS
 from ..engine.common.names import MODEL as MODEL_DRAFTER
-from ..engine.policies.param_specs import PARAM_NAMES, SPECS, ParamSpec
+from ..engine.policies.param_specs import PARAM_NAMES, SAMPLING_BY_NAME, SAMPLING_SPECS, SPECS, ParamSpec
 from ..engine.policies import PAPER_DEFAULTS, PolicyParams, PolicySettings, grouped_methods, param_help
 from ..engine.context import check_budget
 from ..engine.loading.presets import preset_drafter
@@ -80,21 +80,24 @@ _POLICY_PARAMS: list[tuple[str, Any, Any]] = [
     ("paper_defaults", bool, _opt(False, "--paper-defaults", help="Use the Table 2 preset for η, δ, τ and the γ bounds (" + ", ".join(f"{k.replace('gamma_', 'γ_')} {v}" for k, v in PAPER_DEFAULTS.items()).replace("eta", "η").replace("delta", "δ").replace("tau", "τ") + "); flags given beside it win.", panel=POLICY)),
 ]
 
+def _sampling_help(name: str) -> str:
+    """A sampling knob's help, from its row in engine/policies/param_specs.py."""
+    return SAMPLING_BY_NAME[name].help
+
+
 _SAMPLING_PARAMS: list[tuple[str, Any, Any]] = [
-    ("temperature", Optional[float], _opt(None, "--temperature", "-t", help="0 = greedy (the default for chat pairs; the demo pair defaults to 0.7).", panel=SAMPLING)),
-    ("top_k", int, _opt(0, "--top-k", help="Keep the k most likely tokens (0 = off).", panel=SAMPLING)),
-    ("top_p", Optional[float], _opt(None, "--top-p", help="Nucleus sampling mass in (0, 1] (1 = off).", panel=SAMPLING)),
-    ("repetition_penalty", float, _opt(1.0, "--repetition-penalty", help="Make every token already in the text less likely (transformers' repetition_penalty: its logit divided by this when positive, multiplied when negative; > 1 discourages repeats, 1 = off), in both models: still lossless.", panel=SAMPLING)),
-    ("seed", int, _opt(0, "--seed", help="Seed of the session's sampler, for reproducible runs (0 to 2^63 - 1).", panel=SAMPLING)),
+    ("temperature", Optional[float], _opt(None, "--temperature", "-t", help=_sampling_help("temperature"), panel=SAMPLING)),
+    ("top_k", int, _opt(0, "--top-k", help=_sampling_help("top_k"), panel=SAMPLING)),
+    ("top_p", Optional[float], _opt(None, "--top-p", help=_sampling_help("top_p"), panel=SAMPLING)),
+    ("repetition_penalty", float, _opt(1.0, "--repetition-penalty", help=_sampling_help("repetition_penalty"), panel=SAMPLING)),
+    ("seed", int, _opt(0, "--seed", help=_sampling_help("seed"), panel=SAMPLING)),
     ("max_new_tokens", int, _opt(256, "--max-new-tokens", "-n", help="Stop after this many new tokens.", panel=SAMPLING)),
     ("raw", bool, _opt(False, "--raw", help="Send the prompt as raw text, without the chat template.", panel=SAMPLING)),
 ]
 
 
 # the engine's names (its Python API) → the flags a command-line user typed
-FLAGS = {**{s.name: s.cli_flag for s in SPECS}, "temperature": "--temperature", "top_k": "--top-k",
-         "top_p": "--top-p", "max_new_tokens": "--max-new-tokens", "repetition_penalty": "--repetition-penalty",
-         "seed": "--seed"}
+FLAGS = {**{s.name: s.cli_flag for s in (*SPECS, *SAMPLING_SPECS)}, "max_new_tokens": "--max-new-tokens"}
 _FLAG_WORDS = re.compile(r"(?<![-\w])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")\b")
 
 

@@ -9,7 +9,8 @@ or ``⟦step 7: γ0 4 → 6⟧`` before that step's tokens, the controls say
 session under its statistics, so a page read later shows which text each
 method wrote. Steps are counted from 1 everywhere a user reads them.
 
-Parameters are named with the labels the controls show (η, not eta): the
+Parameters are named with the labels the controls show (η, not eta), read
+from each parameter's one declaration (engine/policies/param_specs.py): the
 mark must read like the field the user just edited. A sampling change
 (temperature, top-k, top-p, seed) is named from the step's `sampling`,
 which the decoder records on a step that changed settings, against the
@@ -21,23 +22,16 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..engine.events import SessionHeader, StepEvent
+from ..engine.policies.param_specs import LABELS
 from .safe_text import one_line
 from .tables import shown_params
-
-PARAM_LABELS = {
-    "gamma0": "γ0", "eta": "η", "delta": "δ", "tau": "τ", "gamma_min": "γ min", "gamma_max": "γ max",
-    "ema_alpha": "α EMA", "alpha_prior": "α prior", "calib_weight": "calib w", "calib_forget": "forget",
-    "temperature": "T", "top_k": "top-k", "top_p": "top-p",
-}
-"""A parameter's name as the controls and the transcript show it (others keep their own name)."""
-
 
 def _fmt(v: object) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _label(name: str) -> str:
-    return PARAM_LABELS.get(name, name)
+    return LABELS.get(name, name)
 
 
 def change_words(prev: StepEvent | None, ev: StepEvent, sampling_before: dict[str, Any] | None = None) -> str:

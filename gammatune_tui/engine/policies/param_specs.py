@@ -199,6 +199,25 @@ SPECS: tuple[ParamSpec, ...] = (
     ParamSpec("svip_h", float, 0.3, "svip h", "stop drafting once √(0.15·H) exceeds it (H the draft's entropy, "
               "nats)", lo=0, step=0.05, grid=(0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)),
 )
+# How tokens are served, declared the same way: the label the controls, the transcript's marks and the
+# exports name a knob by, its flag and its help. Not policy parameters (no `PolicyParams` field, no grid):
+# `SamplingConfig` (engine/common/sampling_config.py) holds and checks the values.
+SAMPLING_SPECS: tuple[ParamSpec, ...] = (
+    ParamSpec("temperature", float, 0.0, "T", "0 = greedy (the default for chat pairs; the demo pair defaults to "
+              "0.7).", lo=0, step=0.1, short="-t", in_params=False),
+    ParamSpec("top_k", int, 0, "top-k", "Keep the k most likely tokens (0 = off).", lo=0, in_params=False),
+    ParamSpec("top_p", float, 1.0, "top-p", "Nucleus sampling mass in (0, 1] (1 = off).", lo=0, hi=1, lo_open=True,
+              in_params=False),
+    ParamSpec("repetition_penalty", float, 1.0, "repetition penalty", "Make every token already in the text less "
+              "likely (transformers' repetition_penalty: its logit divided by this when positive, multiplied when "
+              "negative; > 1 discourages repeats, 1 = off), in both models: still lossless.", lo=0, lo_open=True,
+              in_params=False),
+    ParamSpec("seed", int, 0, "seed", "Seed of the session's sampler, for reproducible runs (0 to 2^63 - 1).",
+              lo=0, in_params=False),
+)
+SAMPLING_BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SAMPLING_SPECS}
+LABELS: dict[str, str] = {s.name: s.label for s in (*SPECS, *SAMPLING_SPECS)}
+"""Every tunable's name → the label a user reads it by (η, not eta; T, not temperature)."""
 BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
 PARAM_SPECS: tuple[ParamSpec, ...] = tuple(s for s in SPECS if s.in_params)
 PARAM_NAMES: tuple[str, ...] = tuple(s.name for s in PARAM_SPECS)
