@@ -22,9 +22,7 @@ from .peer_policies import AdaEDL, EmaTiers, PMin, SVIP, UCB
 from .param_specs import BY_NAME, check_gamma0 as _check_gamma0, markdown_table
 from .policy_base import Policy
 from .policy_params import (  # noqa: F401  (re-exported: the policies' public names)
-    DEFAULT_ALPHA_PRIOR, DEFAULT_CALIB_FORGET, DEFAULT_CALIB_WEIGHT, DEFAULT_COOLDOWN, DEFAULT_DELTA,
-    DEFAULT_EMA_ALPHA, DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA_MIN, DEFAULT_GAMMA0, DEFAULT_TAU, OWN_PARAMS,
-    PAPER_DEFAULTS, PARAM_NAMES, PolicyParams,
+    DEFAULT_ETA, DEFAULT_GAMMA_MAX, DEFAULT_GAMMA0, PAPER_DEFAULTS, PARAM_NAMES, PolicyParams,
 )
 
 

@@ -221,8 +221,6 @@ LABELS: dict[str, str] = {s.name: s.label for s in (*SPECS, *SAMPLING_SPECS)}
 BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
 PARAM_SPECS: tuple[ParamSpec, ...] = tuple(s for s in SPECS if s.in_params)
 PARAM_NAMES: tuple[str, ...] = tuple(s.name for s in PARAM_SPECS)
-# Recorded only where they differ from the defaults, so the other methods record what they always did.
-OWN_PARAMS: tuple[str, ...] = tuple(s.name for s in PARAM_SPECS if not s.recorded)
 
 # `--paper-defaults`: the settings gammatune shipped for reproducing the paper's Table 2
 # (η 0.5, δ 2, γ bounds 4–16 from an earlier `bench --tune`; τ 0.4 is transformers'

@@ -230,6 +230,3 @@ class UCB(Policy):
     def _on_params(self) -> None:
         # new bounds give new arms from the next choice on; what was learned about each γ carries over
         self.gamma = _clip(self.gamma, self.params)
-
-
-PEER_CLASSES: tuple[type[Policy], ...] = (PMin, AdaEDL, SVIP, EmaTiers, UCB)

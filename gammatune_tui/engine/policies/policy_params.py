@@ -15,20 +15,12 @@ from typing import Any
 
 from ...errors import InvalidParameter
 from .param_specs import (  # noqa: F401  (re-exported: the parameters' public names)
-    BY_NAME, OWN_PARAMS, PAPER_DEFAULTS, PARAM_NAMES, PARAM_SPECS, check_gamma0 as _check_gamma0,
+    BY_NAME, PAPER_DEFAULTS, PARAM_NAMES, PARAM_SPECS, check_gamma0 as _check_gamma0,
 )
 
 DEFAULT_GAMMA0: int = BY_NAME["gamma0"].default
 DEFAULT_ETA: float = BY_NAME["eta"].default
-DEFAULT_DELTA: int = BY_NAME["delta"].default
-DEFAULT_TAU: float = BY_NAME["tau"].default
-DEFAULT_GAMMA_MIN: int = BY_NAME["gamma_min"].default
 DEFAULT_GAMMA_MAX: int = BY_NAME["gamma_max"].default
-DEFAULT_EMA_ALPHA: float = BY_NAME["ema_alpha"].default
-DEFAULT_ALPHA_PRIOR: float = BY_NAME["alpha_prior"].default
-DEFAULT_COOLDOWN: int = BY_NAME["cooldown"].default
-DEFAULT_CALIB_WEIGHT: float = BY_NAME["calib_weight"].default
-DEFAULT_CALIB_FORGET: float = BY_NAME["calib_forget"].default
 
 
 def _build(cls: type, base: Any = None, **params: Any) -> Any:

@@ -26,11 +26,6 @@ REGIME_HELP = {
 }
 
 
-def _bar(x: float, width: int = 8) -> str:
-    full = int(round(max(0.0, min(1.0, x)) * width))
-    return "█" * full + "░" * (width - full)
-
-
 def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableType:
     """The panel's content for `s` (a pure function, for tests and the compare screen)."""
     if s is None or s.steps == 0:
