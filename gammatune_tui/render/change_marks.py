@@ -54,7 +54,7 @@ def change_words(prev: StepEvent | None, ev: StepEvent, sampling_before: dict[st
                   for k, v in ev.sampling.items() if sampling_before.get(k) != v]
     elif ev.sampling and sampling_before is None:
         parts.append("new sampling settings")
-    return ", ".join(parts) or "new sampling settings"   # a recording made before steps carried their sampling
+    return ", ".join(parts) or "new sampling settings"   # a step that did not record its sampling (schema 1)
 
 
 def change_mark(prev: StepEvent | None, ev: StepEvent, sampling_before: dict[str, Any] | None = None) -> str:

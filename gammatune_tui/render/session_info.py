@@ -30,7 +30,7 @@ def settings_line(h: SessionHeader) -> str:
 
 def runner_note(h: SessionHeader) -> str:
     """' · static runner · loaded in 4.1 s: weights 1.4 · … s': how the session ran and where its load's
-    time went (' (warm-up 0.8 s)' for recordings made before load stages); empty for those before runners."""
+    time went (' (warm-up 0.8 s)' where no stages were recorded); empty where no runner was."""
     if not h.runner:
         return ""
     if h.load_s:

@@ -1,4 +1,4 @@
-"""Recordings: the event stream as JSON Lines (SPEC §3, schema 1).
+"""Recordings: the event stream as JSON Lines (SPEC §3), schema 2; schema 1 files are upgraded as they are read.
 
 Writing flushes after every event so a crash leaves a replayable prefix.
 Reading treats the file as untrusted: it is parsed as JSON and validated
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
-from ..engine.events import Event, EventFormatError, SessionHeader, SessionSummary, StepEvent, event_from_json
+from ..engine.events import SCHEMA_VERSION, Event, EventFormatError, SessionHeader, SessionSummary, StepEvent, event_from_json
 from ..errors import RecordingError, read_user_file
 from ..resources import demo_prompts_dir
 from .recording_check import SessionChecker
@@ -100,6 +100,7 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
     if lines and lines[-1] == b"":
         lines.pop()
         last = None  # ends with a newline: no partial final line
+    schema = SCHEMA_VERSION   # the schema of the last header: the steps and summary after it are read in it
     seen_header = False
     for n, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -121,12 +122,13 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "header":
             seen_header = True
+            schema = obj.get("schema")
         elif kind in ("step", "summary") and not seen_header:
             # say the real problem, not what the orphan line lacks: a recording starts with its header
             raise RecordingError(f"{p}: line {n}: a {kind} line before any header line (a recording starts with "
                                  "the session's header; is this a cut-out piece of one?)")
         try:
-            event = event_from_json(obj)
+            event = event_from_json(obj, schema)
         except EventFormatError as exc:
             raise RecordingError(f"{p}: line {n}: {exc}") from None
         yield n, event, ""

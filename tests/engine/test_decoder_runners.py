@@ -173,7 +173,7 @@ def test_header_names_the_runner_and_old_recordings_still_load(tiny_pair):
     data = evs[0].to_json()
     assert (data["engine"], data["runner"]) == ("graph-body", "graph-body")
     assert event_from_json(data) == evs[0]
-    old = {k: v for k, v in data.items() if k not in ("engine", "runner", "warmup_s")}  # before runners existed
+    old = {k: v for k, v in data.items() if k not in ("engine", "runner", "warmup_s")} | {"schema": 1}  # before runners
     back = event_from_json(old)
     assert (back.engine, back.runner, back.warmup_s) == ("", "", 0.0)
     with pytest.raises(EventFormatError, match="warmup_s"):

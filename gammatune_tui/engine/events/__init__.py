@@ -12,7 +12,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal, Union
 
-SCHEMA_VERSION = 1
+from .json_fields import EventFormatError, _dict, _entropy, _int, _list, _num, _prob, _str
+from .schema_migration import V1_HEADER_DEFAULTS, V1_SUMMARY_DEFAULTS, upgrade_v1
+
+SCHEMA_VERSION = 2   # schema 1 files are upgraded as they are read (schema_migration.py)
+READABLE_SCHEMAS = (1, 2)
 
 Source = Literal["draft", "target"]
 
@@ -28,7 +32,7 @@ class DraftedToken:
     `top_prob`/`chosen_prob` and sets `q_prob`, the true proposal probability
     q(x) = 1 of its point mass; None (the JSON omits it) means q(x) = chosen_prob.
     `entropy` is H(q) in nats of the law `top_prob` comes from (0 for a point
-    mass); None (the JSON omits it) in recordings made before it was kept.
+    mass); None (the JSON omits it) where it was not measured.
     """
 
     id: int
@@ -91,15 +95,15 @@ class SessionHeader:
     label: str = ""
     turn: int = 0
     user_text: str = ""
-    engine: str = ""  # what was asked for: auto, eager, static, graphs ("" in recordings made before runners)
+    engine: str = ""  # what was asked for: auto, eager, static, graphs
     runner: str = ""  # what runs: eager, static or graphs ("target/draft" when the two differ)
     warmup_s: float = 0.0  # untimed warm-up (and graph capture) after loading, seconds
-    load_s: dict[str, float] = field(default_factory=dict)  # loading's stages → seconds ({} in older recordings)
-    drafter: str = ""  # the draft source: "model" or "prompt-lookup" ("" in recordings made before sources)
+    load_s: dict[str, float] = field(default_factory=dict)  # loading's stages → seconds
+    drafter: str = ""  # the draft source: "model" or "prompt-lookup"
     drafter_params: dict[str, Any] = field(default_factory=dict)  # prompt lookup: ngram_min, ngram_max
-    end_ids: list[int] = field(default_factory=list)  # ids that end a turn (no text; shown as ⟨end of turn⟩) ([] in older recordings)
+    end_ids: list[int] = field(default_factory=list)  # ids that end a turn (no text; shown as ⟨end of turn⟩)
     # each model as it ran: precision ("float32", "int4 g32", "int8 (quanto)") and weight bytes (a self-draft:
-    # what it adds to the target's); "" and 0 in older recordings and where no model drafts
+    # what it adds to the target's); "" and 0 where not known and where no model drafts
     target_precision: str = ""
     draft_precision: str = ""
     target_bytes: int = 0
@@ -139,7 +143,7 @@ class StepEvent:
         for t in d["drafted"]:  # q_prob only where it differs from chosen_prob (model-free sources)
             if t["q_prob"] is None:
                 del t["q_prob"]
-            if t["entropy"] is None:   # as recordings before it was kept
+            if t["entropy"] is None:   # not measured
                 del t["entropy"]
         return _nan_to_none(d)
 
@@ -163,7 +167,7 @@ class SessionSummary:
     per_position: list[float] = field(default_factory=list)
     text: str = ""
     error: str = ""
-    drafter: str = ""  # the draft source that drafted ("" in recordings made before sources)
+    drafter: str = ""  # the draft source that drafted
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, **asdict(self)}
@@ -186,91 +190,15 @@ def _nan_to_none(obj: Any) -> Any:
 # -- reading back (untrusted) -----------------------------------------------------
 
 
-class EventFormatError(ValueError):
-    """A JSON object that is not a valid event; the message says which field."""
-
-
-def _num(d: dict, key: str, *, optional: bool = False, default: float = 0.0) -> float:
-    v = d.get(key, None)
-    if v is None:
-        if optional:
-            return default
-        raise EventFormatError(f"missing number {key!r}")
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise EventFormatError(f"{key!r} must be a number")
-    return float(v)
-
-
-def _int(d: dict, key: str, *, optional: bool = False, default: int = 0, minimum: int | None = 0) -> int:
-    v = d.get(key, None)
-    if v is None:
-        if optional:
-            return default
-        raise EventFormatError(f"missing integer {key!r}")
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise EventFormatError(f"{key!r} must be an integer")
-    if minimum is not None and v < minimum:
-        raise EventFormatError(f"{key!r} must be >= {minimum}")
-    return v
-
-
-def _str(d: dict, key: str, *, optional: bool = True, default: str = "") -> str:
-    v = d.get(key, None)
-    if v is None:
-        if optional:
-            return default
-        raise EventFormatError(f"missing string {key!r}")
-    if not isinstance(v, str):
-        raise EventFormatError(f"{key!r} must be a string")
-    return v
-
-
-def _list(d: dict, key: str, *, optional: bool = False) -> list:
-    v = d.get(key, None)
-    if v is None:
-        if optional:
-            return []
-        raise EventFormatError(f"missing list {key!r}")
-    if not isinstance(v, list):
-        raise EventFormatError(f"{key!r} must be a list")
-    return v
-
-
-def _dict(d: dict, key: str, *, optional: bool = True) -> dict:
-    v = d.get(key, None)
-    if v is None:
-        if optional:
-            return {}
-        raise EventFormatError(f"missing object {key!r}")
-    if not isinstance(v, dict):
-        raise EventFormatError(f"{key!r} must be an object")
-    return v
-
-
-def _prob(d: dict, key: str) -> float:
-    v = d.get(key, None)
-    if v is None:
-        return float("nan")
-    p = _num(d, key)
-    if not (0.0 <= p <= 1.0 + 1e-6):
-        raise EventFormatError(f"{key!r} must be a probability in [0, 1]")
-    return p
-
-
-def _entropy(d: dict) -> float | None:
-    """A drafted token's entropy in nats: None where the recording predates it."""
-    if d.get("entropy") is None:
-        return None
-    h = _num(d, "entropy")
-    if not h >= -1e-6:
-        raise EventFormatError("'entropy' must be a number >= 0 (nats)")
-    return h
+def _require(d: dict, keys: dict[str, Any]) -> None:
+    """Schema 2 writes every key; one missing is damage (schema 1's are added by its upgrade first)."""
+    for key in keys:
+        if d.get(key) is None:
+            raise EventFormatError(f"missing {key!r} (schema {SCHEMA_VERSION} records it)")
 
 
 def _header(d: dict) -> SessionHeader:
-    schema = d.get("schema")
-    if schema != SCHEMA_VERSION:
-        raise EventFormatError(f"unknown schema {schema!r} (this gammatune reads schema {SCHEMA_VERSION})")
+    _require(d, V1_HEADER_DEFAULTS)
     prompt_ids = _list(d, "prompt_ids")
     if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in prompt_ids):
         raise EventFormatError("'prompt_ids' must be a list of non-negative integers")
@@ -355,6 +283,7 @@ def _step(d: dict) -> StepEvent:
 
 
 def _summary(d: dict) -> SessionSummary:
+    _require(d, V1_SUMMARY_DEFAULTS)
     reason = d.get("stop_reason")
     if reason not in ("eos", "max_new_tokens", "stopped", "error"):
         raise EventFormatError(f"unknown stop_reason {reason!r}")
@@ -376,18 +305,28 @@ def _summary(d: dict) -> SessionSummary:
 _READERS = {"header": _header, "step": _step, "summary": _summary}
 
 
-def event_from_json(d: Any) -> Event:
-    """Build an event from its JSON object; raises EventFormatError naming what is wrong."""
+def event_from_json(d: Any, schema: int = SCHEMA_VERSION) -> Event:
+    """Build an event from its JSON object; raises EventFormatError naming what is wrong.
+
+    A header names its own schema; a step or summary is read in the schema of the header before it (`schema`).
+    """
     if not isinstance(d, dict):
         raise EventFormatError("an event must be a JSON object")
     kind = d.get("type")
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
         raise EventFormatError(f"unknown event type {kind!r}")
+    if kind == "header":
+        schema = d.get("schema")   # type: ignore[assignment]
+        if schema not in READABLE_SCHEMAS or isinstance(schema, bool):
+            raise EventFormatError(f"unknown schema {schema!r} (this gammatune reads schemas "
+                                   f"{', '.join(map(str, READABLE_SCHEMAS))})")
+    if schema == 1:
+        d = upgrade_v1(d)
     return reader(d)
 
 
 __all__ = [
-    "SCHEMA_VERSION", "DraftedToken", "TargetToken", "EmittedToken", "SessionHeader",
+    "SCHEMA_VERSION", "READABLE_SCHEMAS", "DraftedToken", "TargetToken", "EmittedToken", "SessionHeader",
     "StepEvent", "SessionSummary", "Event", "EventFormatError", "event_from_json",
 ]
