@@ -16,7 +16,7 @@ class GammatuneError(Exception):
 
 
 class InvalidParameter(GammatuneError, ValueError):
-    """A policy, sampling or CLI value outside its range (also a ValueError, as SPEC §2 asks)."""
+    """A policy, sampling or CLI value outside its range (also a ValueError, as docs/spec.md §2.1 asks)."""
 
 
 class ContextTooLong(InvalidParameter):

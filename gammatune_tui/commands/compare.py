@@ -98,7 +98,7 @@ def _check_draft_model_exists(opts: CommonOptions, drafters: Optional[str]) -> N
 
     `load_pair` quietly lets such a pair draft by prompt lookup (what `run`
     wants), so without this check the model contestant failed only after
-    the target had loaded (issue 19 leftovers). Read from the flag's text,
+    the target had loaded. Read from the flag's text,
     before torch is imported (the full parse, with its errors, comes next).
     """
     pair = opts.values.get("pair")

@@ -200,7 +200,7 @@ class CommonOptions:
             return PolicySettings.build(method or self.values["method"], g, **params)
 
     def sampling(self, demo_defaults: bool = False) -> Any:
-        """The SamplingConfig; the demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (DESIGN)."""
+        """The SamplingConfig; the demo pair's greedy text loops, so it defaults to T = 0.7, top-p 0.9 (docs/demo-pair.md)."""
         from ..engine.common.sampling_config import SamplingConfig   # no torch: a bad value answers at once
 
         v = self.values

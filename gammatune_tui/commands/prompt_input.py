@@ -10,7 +10,7 @@ script or a test runner that leaves stdin alone gets the usual demo prompt.
 A prompt must be UTF-8 text: bytes that are not (an argument typed as
 `$'\\xff'`, a binary file) are refused with one line naming the first bad
 byte, rather than decoded with replacement characters the model would then
-be asked to continue. Decided in issue 17 row 1: a prompt is what the user
+be asked to continue. A prompt is what the user
 means the model to read, and a guess at it is worse than a clear refusal.
 """
 

@@ -2,7 +2,7 @@
 
 `bench --prompts -` reads a prompt set from stdin and `bench --prompt-file
 FILE` (or `-`) runs one plain-text prompt; a piped stdin is read only when
-asked for with `-`. Decided in issue 17 row 7: bench is the command scripts
+asked for with `-`: bench is the command scripts
 and CI run unattended, where stdin is often a pipe that nobody writes to, and
 a benchmark waiting forever on it would be worse than a flag to type.
 """

@@ -1,11 +1,11 @@
 """`gammatune run [PROMPT]`: one headless session, streamed to stdout.
 
-On a terminal the prompt and the text are coloured as SPEC §4 (prompt blue,
+On a terminal the prompt and the text are coloured as docs/spec.md §4 (prompt blue,
 accepted draft tokens green, target tokens red) between the session's header
 and a summary table. When stdout is not a terminal (a pipe, a file) stdout
 gets the generated text alone, and the header and summary go to stderr, so
 `gammatune run … > out.txt` saves just the text. `--json` writes the event
-stream itself (SPEC §3) and nothing else on stdout, so it can be piped into
+stream itself (docs/spec.md §3) and nothing else on stdout, so it can be piped into
 `jq` or saved as a recording. Model output is untrusted text: it is shown
 only through `rich.text.Text` after `printable()` has escaped control
 characters.

@@ -1,4 +1,4 @@
-"""SpeculativeDecoder: draft → verify → accept → rewind → event (SPEC §1).
+"""SpeculativeDecoder: draft → verify → accept → rewind → event (docs/spec.md §1).
 
 This module is the step loop and the thread-safe controls around it; each
 phase lives in its own module (drafting, verification, kv_cache,

@@ -1,4 +1,4 @@
-"""How long a step's draft and verification took, without a sync of its own (issue 18, m2).
+"""How long a step's draft and verification took, without a sync of its own.
 
 The decoder reads the device once per step for a whole-window policy: the
 drafted window comes back together with the verdict (verification.py). On a

@@ -11,7 +11,7 @@ graphs are paid for on the first call only.
 The draft is one of: a model sharing the target's vocabulary, the string
 "prompt-lookup" (no draft model), or a self-draft "self:int4" / "self:int8" /
 "self:bf16" built from the target's own weights by the engine's self-draft
-builder (issue 26), when this gammatune has one.
+builder, when this gammatune has one.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def model_tokenizer(model: Any, given: Any = None) -> Any:
 
 
 def self_draft(target: Any, spec: str) -> Any:
-    """The target's own weights at lower precision as a draft model (the engine's builder, issue 26)."""
+    """The target's own weights at lower precision as a draft model (the engine's builder)."""
     try:
         from ..engine.drafting.self_draft import build_self_draft   # the self-draft module (branch `selfdraft`)
     except ImportError:

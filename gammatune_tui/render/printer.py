@@ -3,7 +3,7 @@
 Everything is built as `rich.text.Text` (never markup strings) from token
 text passed through `printable()`, so a recording cannot put an escape
 sequence, a carriage return or Rich markup on the user's terminal. Colours
-follow SPEC §4 (prompt blue, accepted draft green, target red) and appear
+follow docs/spec.md §4 (prompt blue, accepted draft green, target red) and appear
 only when stdout is a terminal; a pipe gets plain text.
 """
 

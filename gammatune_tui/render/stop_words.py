@@ -1,7 +1,7 @@
 """Why a session stopped, in words: a summary's `stop_reason` is a key ("eos", "stopped"), not a sentence.
 
-Printed as it was, `replay --print` read "stopped: stopped" and "stopped: eos"
-(issue 24 row 14); every place that shows the reason takes its words from here.
+Printed as it was, `replay --print` read "stopped: stopped" and "stopped: eos";
+every place that shows the reason takes its words from here.
 """
 
 from __future__ import annotations

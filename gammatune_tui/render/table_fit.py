@@ -2,7 +2,7 @@
 
 Rich squeezes a table wider than its console, and a column that may not wrap
 then ends in `…`: the ± spread of a speedup, a model's hub id, a share of the
-oracle (issue 17 row 4). `fit_table` never lets that happen, for any table,
+oracle. `fit_table` never lets that happen, for any table,
 so that whoever adds a row or a column to a report does not have to think
 about widths:
 

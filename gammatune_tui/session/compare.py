@@ -11,7 +11,7 @@ table also says whether speculation pays at all.
 Every number of a method's row but the median and spread is read off
 `RunningStats` over its shown stream (the median run) — the same numbers its
 pane in the compare screen shows. For greedy decoding every method must
-produce the target's own text (SPEC §1.3); the lossless check compares each
+produce the target's own text (docs/spec.md §1.3); the lossless check compares each
 with target-only's tokens (or, in a recording, with the first method's).
 Measuring is `compare_job.py`'s; a recording gives the same runs
 (`runs_from_recording`).
@@ -235,7 +235,7 @@ def backfire(summary: CompareSummary) -> str | None:
     """Why speculation did not pay in this race, in one line; None when a method is clearly faster than target-only.
 
     Clearly: its slowest run beats target-only's fastest (with one run each,
-    its median beats target-only's). Issue 17 row 11: on the demo pair at the
+    its median beats target-only's). On the demo pair at the
     demo's temperature 0.7 every method can land within target-only's spread,
     and a newcomer should read why rather than a ranking that means nothing.
     """
@@ -310,7 +310,7 @@ def summarize(runs: Sequence[MethodRun], reference: Reference | None = None) -> 
             tied=ref_label in shared, over_plain=1.0, reference=True,
         ))
     # in rank order, fastest median first within a rank: "clearly faster" is not transitive (A can beat B while
-    # a noisy C overlaps both), so median order alone could print a "2" above a "1=" (issue 17 row 18)
+    # a noisy C overlaps both), so median order alone could print a "2" above a "1="
     rows.sort(key=lambda row: (row.rank if ranked and row.rank is not None else 0, -row.tokens_per_s))
     return CompareSummary(rows, check_lossless(runs, reference), BASELINE if base is not None else None,
                           ranked=ranked, runs=n_runs, greedy=bool(runs) and all(r.greedy for r in runs),

@@ -1,4 +1,4 @@
-"""Recordings: the event stream as JSON Lines (SPEC §3), schema 2; schema 1 files are upgraded as they are read.
+"""Recordings: the event stream as JSON Lines (docs/spec.md §3.2), schema 2; schema 1 files are upgraded as they are read.
 
 Writing flushes after every event so a crash leaves a replayable prefix.
 Reading treats the file as untrusted: it is parsed as JSON and validated

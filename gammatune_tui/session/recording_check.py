@@ -3,7 +3,7 @@
 `recording.py` checks each line on its own (JSON, fields, types); this module
 checks the lines against each other, because a hand-edited or spliced file can
 be well-formed line by line and still impossible as a session — 50 MB of one
-step repeated played back as 278,788 tokens/s (issue 17 row 14). Every
+step repeated played back as 278,788 tokens/s. Every
 session the engine writes (run, chat, compare, the shipped demos) holds:
 
 - steps numbered 0, 1, 2, … within a session;

@@ -1,7 +1,7 @@
 """Replay: recordings played back, as an event source, at their recorded pace.
 
 The chat and compare screens drive a `ReplaySource` exactly like a live one
-(DESIGN: nothing downstream knows where events come from). On top of the
+(docs/architecture.md: nothing downstream knows where events come from). On top of the
 EventSource protocol it is a small player whose controls — pause, resume,
 step forward and back, speed, jump to end — are called from the UI thread
 while `events()` runs in a worker; one condition variable serialises them, and

@@ -1,4 +1,4 @@
-"""Running metrics over an event stream (SPEC §5).
+"""Running metrics over an event stream (docs/spec.md §5).
 
 One implementation for the TUI's stats panel, compare's summary, replay's
 printout and the benchmark, so the same stream always gives the same numbers.
@@ -100,7 +100,7 @@ class RunningStats:
             del self.recent[0]
             del self.recent_speed[0]
 
-    # -- the tally's counts (SPEC §5) -----------------------------------------------------
+    # -- the tally's counts (docs/spec.md §5) -----------------------------------------------------
     steps = _from_tally("steps")
     drafted = _from_tally("drafted")
     accepted = _from_tally("accepted")

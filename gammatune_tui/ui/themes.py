@@ -1,4 +1,4 @@
-"""Theme files: Textual theme colours plus the three token roles of SPEC §4.
+"""Theme files: Textual theme colours plus the three token roles of docs/spec.md §4.
 
 Every ``*.json`` file in the shipped ``themes/`` folder is loaded, then those in
 the user's theme folder (``$GAMMATUNE_THEMES``, else

@@ -1,4 +1,4 @@
-"""Table 2 arithmetic (SPEC §5) on a hand-made result set, and the files the report writes."""
+"""Table 2 arithmetic (docs/spec.md §5) on a hand-made result set, and the files the report writes."""
 
 from __future__ import annotations
 

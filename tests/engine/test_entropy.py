@@ -1,4 +1,4 @@
-"""Each drafted token carries H(q) in nats of the law it was drawn from (SPEC §2, fourth wave), and old files still read."""
+"""Each drafted token carries H(q) in nats of the law it was drawn from (docs/spec.md §2.1), and old files still read."""
 
 from __future__ import annotations
 

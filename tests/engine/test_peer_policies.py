@@ -1,4 +1,4 @@
-"""The peers' γ policies (SPEC §2, fourth wave) against hand-worked cases, one rule at a time."""
+"""The peers' γ policies (docs/spec.md §2.6) against hand-worked cases, one rule at a time."""
 
 from __future__ import annotations
 

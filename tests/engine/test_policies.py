@@ -1,4 +1,4 @@
-"""The five γ policies against hand-worked traces, plus property tests (SPEC §2)."""
+"""The five γ policies against hand-worked traces, plus property tests (docs/spec.md §2)."""
 
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ def test_policy_invariants(method, gamma0, eta, delta, bounds, steps):
     a, b = make_policy(method, gamma0, **kw), make_policy(method, gamma0, **kw)
     gammas_a, gammas_b = [], []
     exact = Fraction(min(gmin + extra, max(gmin, gamma0)))  # γ0 outside bounds set explicitly: clipped
-    # ucb's round robin starts at the smallest arm, γ_min (SPEC §2), whatever γ0 is
+    # ucb's round robin starts at the smallest arm, γ_min (docs/spec.md §2.6), whatever γ0 is
     assert a.gamma == (gmin if method == "ucb" else exact)
     for acc, d in steps:
         d = max(1, min(d, a.gamma)) if a.gamma else 0

@@ -1,4 +1,4 @@
-"""Sampled speculative decoding serves exactly the target's law (SPEC §1.3).
+"""Sampled speculative decoding serves exactly the target's law (docs/spec.md §1.3).
 
 On an 8-token vocabulary the joint law of the first two generated tokens can
 be computed exactly from the target alone; the decoder's samples are checked

@@ -1,4 +1,4 @@
-"""Stats panel and confidence shading: the numbers of SPEC §5 and the slower-than-plain warning."""
+"""Stats panel and confidence shading: the numbers of docs/spec.md §5 and the slower-than-plain warning."""
 
 from __future__ import annotations
 

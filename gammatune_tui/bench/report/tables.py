@@ -11,7 +11,7 @@ throughput over the oracle's on the same traces (1.00 = as fast as the oracle).
 Standard deviations are *population* standard deviations (ddof = 0, numpy's
 default): the spread is over the complete set of γ0 values that was swept, not
 an estimate from a sample of them. `specdecode` therefore reads exactly
-1.00 ± its own spread, as SPEC §5 and the paper's Table 2 do.
+1.00 ± its own spread, as docs/spec.md §5 and the paper's Table 2 do.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def mean_std(values: Iterable[float]) -> tuple[float, float]:
 
 def table2(thr: dict[str, dict[int | None, float]], baseline: str = "specdecode",
            gammas: Iterable[int] | None = None) -> dict[str, Speedup]:
-    """The paper's Table 2 for one pair (SPEC §5).
+    """The paper's Table 2 for one pair (docs/spec.md §5).
 
     For each γ0: throughput(M, γ0) / mean over γ0 of throughput(baseline, γ0);
     reported as mean ± std across γ0. A method measured without γ0 (plain
@@ -203,7 +203,7 @@ def render_summary(thr: dict[str, dict[int | None, float]]) -> Table:
     """One line per method: mean tokens/s over γ0, its std, the best and worst γ0.
 
     A method run at one γ0 has no spread and nothing to rank ("best γ0 1 (369)
-    / worst γ0 1 (369)" read as two findings, issue 24 row 14): its row shows
+    / worst γ0 1 (369)" read as two findings): its row shows
     that γ0 once; when no method ran at more than one, the table is one column
     of γ0 beside the tokens/s.
     """

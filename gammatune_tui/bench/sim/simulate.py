@@ -61,7 +61,7 @@ class Trace:
     off_top: dict[int, list[float]] | None = None
     sampling: dict[str, Any] | None = None
     # the entropy of the draft's law at each position and off-path proposal (nats; the served law when sampled);
-    # None in traces recorded before it was kept: they play with NaN (unknown)
+    # None in a trace that did not record it: it plays with NaN (unknown)
     draft_entropy: list[float] | None = None
     off_entropy: dict[int, list[float]] | None = None
 

@@ -3,7 +3,7 @@
 `--help` and the option declarations need the runner names (`--engine`) and
 the draft sources (`--drafter`, its n-gram sizes); the modules that implement
 them import torch and transformers. Kept here, in a module that imports
-nothing, so parsing a command line costs no torch import (issue 17 row 15).
+nothing, so parsing a command line costs no torch import (tests/cli/test_lazy_imports.py).
 """
 
 from __future__ import annotations

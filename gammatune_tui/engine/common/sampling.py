@@ -1,4 +1,4 @@
-"""Served distributions and the accept/reject rules (SPEC §1.3).
+"""Served distributions and the accept/reject rules (docs/spec.md §1.3).
 
 `SamplingConfig` lives in sampling_config.py (no torch there, so the command
 line refuses a bad --top-p or --temperature without loading torch) and is
@@ -26,7 +26,7 @@ class Served:
     It uses transformers' own warpers, in the order `generate()` applies them
     (temperature, top-k, top-p), so p and q here are exactly the laws
     `generate(do_sample=True, ...)` would sample from. The same object serves
-    both models: that is the served-distribution parity of SPEC §1.3.
+    both models: that is the served-distribution parity of docs/spec.md §1.3.
     """
 
     def __init__(self, config: SamplingConfig):

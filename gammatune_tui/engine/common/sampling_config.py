@@ -4,7 +4,7 @@ The served distributions themselves (sampling.py) need torch and
 transformers' warpers; the command line only needs to know whether
 `--top-p 0` or `--temperature -1` is valid. Keeping the settings and their
 checks here lets a usage error answer in a fraction of a second, before any
-heavy import (issue 17 row 15; tests/cli/test_lazy_imports.py).
+heavy import (tests/cli/test_lazy_imports.py).
 """
 
 from __future__ import annotations

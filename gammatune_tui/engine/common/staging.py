@@ -1,4 +1,4 @@
-"""Token ids from the host to the device without a blocking copy (issue 18, m1).
+"""Token ids from the host to the device without a blocking copy.
 
 `torch.tensor(ids, device="cuda")` copies from pageable memory: the host
 waits for the copy, once or twice per step. Here the ids are written into a

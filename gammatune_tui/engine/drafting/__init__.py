@@ -3,7 +3,7 @@
 `Draft` is what every source returns (draft_sources.py is the seam; prompt
 lookup is prompt_lookup.py) and `DraftSource` the interface the decoder drives.
 
-How often the host waits for the device (issue 18, m2):
+How often the host waits for the device:
 
 * a policy that fixes γ before the window and never stops (specdecode,
   hf-heuristic, gammatune, adaptive-k) gets the whole window drafted on the

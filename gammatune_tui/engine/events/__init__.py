@@ -1,4 +1,4 @@
-"""The event stream of SPEC §3: the one contract between the engine and everything else.
+"""The event stream of docs/spec.md §3: the one contract between the engine and everything else.
 
 The TUI, the recorder, replay, compare and the benchmark all read these and
 nothing else, so a recorded session and a live one are indistinguishable

@@ -1,4 +1,4 @@
-"""The one tally of a session's steps: drafted, accepted, forward calls and times (SPEC §5).
+"""The one tally of a session's steps: drafted, accepted, forward calls and times (docs/spec.md §5).
 
 The decoder counts its summary with it, `session.stats.RunningStats` counts a
 stream of events with it, and the benchmark's records and cells are tallies
@@ -18,7 +18,7 @@ from . import SessionSummary
 class SessionTally:
     """Totals over steps; `add_step` once per speculative step, `add` to sum tallies.
 
-    Per-position acceptance (SPEC §5): `pos_drafted[i]` counts the steps that
+    Per-position acceptance (docs/spec.md §5): `pos_drafted[i]` counts the steps that
     drafted a token at position i, `pos_accepted[i]` those whose token i the
     target kept.
     """

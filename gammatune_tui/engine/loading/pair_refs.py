@@ -6,7 +6,7 @@ the draft source; `check_pair` runs it with the file checks alone, so a
 command fails with one line before an app opens or a model loads. A preset
 without a draft model drafts by its own default (prompt lookup or a
 self-draft); asking it for a draft model by name (`--drafter model`) is one
-line naming what would work, never a silent switch (issue 24, row 10).
+line naming what would work, never a silent switch.
 """
 
 from __future__ import annotations

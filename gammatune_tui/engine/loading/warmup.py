@@ -3,7 +3,7 @@
 A fresh process pays for many things once: kernel and library
 initialisation, allocator growth, lazy imports, compilation and (graphs
 runner) one CUDA graph capture per (window, length bucket). On an H100 the
-first generation ran 13× slower than the next (DESIGN.md). This runs all of it
+first generation ran 13× slower than the next (docs/architecture.md, "Measured facts"). This runs all of it
 inside the loading phase, untimed: the runners' buffers are allocated at
 `DEFAULT_CAPACITY` and started with the policy bound γ_max, which makes a
 graphs runner compile its step and capture every graph its sessions can use

@@ -1,4 +1,4 @@
-"""The γ policies of SPEC §2 by name: the method registry, `make_policy` and `PolicySettings`.
+"""The γ policies of docs/spec.md §2 by name: the method registry, `make_policy` and `PolicySettings`.
 
 A method is one file (its `Policy` subclass: engine/policies/paper_policies.py holds
 the paper's five, engine/policies/adaptive_k.py and engine/policies/costaware_policy.py one
@@ -55,8 +55,8 @@ class MethodSpec:
     group: str
     tuned: tuple[str, ...] = ()
     live_default: bool = True
-    """Run by a live `bench` and `compare` when no --methods is given (the five peers of issue 27 are not,
-    so those runs take what they took before; `--methods all` and `bench --simulate` run every method)."""
+    """Run by a live `bench` and `compare` when no --methods is given (p-min, adaedl, svip, ema-tiers and ucb
+    are not, so a default run stays the length it was; `--methods all` and `bench --simulate` run every method)."""
 
     @property
     def name(self) -> str:

@@ -1,4 +1,4 @@
-"""The paper's five γ policies (SPEC §2): specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+.
+"""The paper's five γ policies (docs/spec.md §2.2): specdecode, hf-heuristic, assistant-threshold, gammatune, gammatune+.
 
 Pure Python and deterministic, so the trace simulator can replay a policy
 exactly, the TUI can swap one between two steps, and the tests can check them

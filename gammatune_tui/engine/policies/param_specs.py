@@ -24,26 +24,22 @@ from typing import Any
 
 from ...errors import InvalidParameter
 
-# Defaults. The paper gives none; these were chosen with benchmarks/fit_defaults.py
-# on the demo pair: GammaTune+ on the even prompts of the code set at T = 0 and
-# T = 0.7 together (one setting for both, each temperature priced by its own timing
-# pass), the best mean share of the oracle among settings that change γ on at least
-# a third of the steps at both; the odd prompts are the held-out report
-# (docs/benchmarks.md). With the floor at 1 a rejection drops γ to one token, η 0.9
-# follows the last step, and each full window adds δ = 1 (γ changes on 53–70 % of
-# steps); τ 0.3 stops on the draft's doubts. The same floor and η lifted every other
-# method that reads them on the even prompts. The previous defaults (η 0.7, δ 2,
-# γ in [2, 8]) lost 0.03 to the best fixed γ at T = 0.7 under the cost model timed
-# sampled. The first ones (PAPER_DEFAULTS, below) made GammaTune+ stop 94 % of
-# windows on τ = 0.4 and pinned γ at γ_min = 4 on 97 % of steps. γ_max stays 8 (it
-# also sizes the warm-up and the CUDA graphs); γ0 stays 4 (the CLI's --gamma, every
-# method).
+# Defaults. The paper gives none; benchmarks/fit_defaults.py chose these on the demo
+# pair: GammaTune+ on the even prompts of the code set at T = 0 and T = 0.7 together
+# (one setting for both, each temperature priced by its own timing pass), the best
+# mean share of the oracle among settings that change γ on at least a third of the
+# steps at both; the odd prompts are the held-out report (docs/benchmarks.md). With
+# the floor at 1 a rejection drops γ to one token, η 0.9 follows the last step, and
+# each full window adds δ = 1 (γ changes on 53–70 % of steps); τ 0.3 stops on the
+# draft's doubts. The same floor and η lift every other method that reads them on
+# the even prompts. γ_max 8 also sizes the warm-up and the CUDA graphs; γ0 4 is the
+# CLI's --gamma for every method.
 #
 # adaptive-k: vLLM's Adaptive K defaults (adaptive_k_ema_alpha, _alpha_prior, _cooldown_steps).
 # costaware: pseudo-counts of the shipped calibration prior in each confidence bin,
 # and the factor each step that drafts multiplies the session's own counts by (engine/policies/costaware.py):
 # a light prior the session's own tokens outweigh within a few steps, remembered for
-# ~20 steps (the even prompts' fit at both temperatures; 20 / 0.9 lost to it there).
+# ~20 steps (the even prompts' fit at both temperatures).
 
 
 @dataclass(frozen=True)
@@ -222,8 +218,8 @@ BY_NAME: dict[str, ParamSpec] = {s.name: s for s in SPECS}
 PARAM_SPECS: tuple[ParamSpec, ...] = tuple(s for s in SPECS if s.in_params)
 PARAM_NAMES: tuple[str, ...] = tuple(s.name for s in PARAM_SPECS)
 
-# `--paper-defaults`: the settings gammatune shipped for reproducing the paper's Table 2
-# (η 0.5, δ 2, γ bounds 4–16 from an earlier `bench --tune`; τ 0.4 is transformers'
+# `--paper-defaults`: a preset for reproducing the paper's Table 2 (η 0.5, δ 2, γ bounds
+# 4–16, found by `bench --tune` on the demo pair's greedy traces; τ 0.4 is transformers'
 # default assistant_confidence_threshold). The paper itself gives no values.
 PAPER_DEFAULTS = {"eta": 0.5, "delta": 2, "tau": 0.4, "gamma_min": 4, "gamma_max": 16}
 

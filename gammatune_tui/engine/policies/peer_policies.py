@@ -1,4 +1,4 @@
-"""The peers' γ policies of SPEC §2 ("added in the fourth wave"): p-min, adaedl, svip, ema-tiers, ucb.
+"""The peers' γ policies of docs/spec.md §2.6: p-min, adaedl, svip, ema-tiers, ucb.
 
 gammatune exists to answer "which γ policy?", so the rules other projects
 ship are played here beside the paper's, each as its source publishes it
@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from ...errors import TraceWithoutEntropy
 from .policy_base import Policy, TokenStats, check_update as _check_update, clip as _clip
 
-# --- the sources' constants (SPEC §2; docs/engine.md "The peers") -------------------------
+# --- the sources' constants (docs/spec.md §2.6; docs/engine.md "The peers") -------------------------
 EDL_SCALE = 0.2  # AdaEDL's entropy scale s (the paper's γ): bound = 1 − √(s·H)
 EDL_STEP = Fraction(1, 100)  # λ' = λ ± 0.01
 EDL_MIX = Fraction(9, 10)  # λ ← 0.9·λ + 0.1·λ'

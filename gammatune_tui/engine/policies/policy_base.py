@@ -14,7 +14,7 @@ from .policy_params import PolicyParams
 
 
 class TokenStats(NamedTuple):
-    """What a policy may read of one drafted token (SPEC §2): from the draft distribution q it was drawn from.
+    """What a policy may read of one drafted token (docs/spec.md §2.1): from the draft distribution q it was drawn from.
 
     `top` is q's largest probability, `chosen` q of the drafted token and
     `entropy` H(q) in nats; q is the served law when sampling, the raw

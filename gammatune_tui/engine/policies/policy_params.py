@@ -1,4 +1,4 @@
-"""The validated tunables every γ policy reads (SPEC §2), built from their one declaration.
+"""The validated tunables every γ policy reads (docs/spec.md §2.1), built from their one declaration.
 
 One frozen `PolicyParams` holds the parameters of all the policies (each uses
 the ones it needs), so the UI can swap a whole setting in one assignment and a

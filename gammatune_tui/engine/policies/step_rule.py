@@ -5,7 +5,7 @@ simulator for a draft model (bench/sim/simulate.py), the one for prompt
 lookup (bench/sim/lookup_trace.py) and the model-free synthetic source
 (session/synthetic.py). They differ in where tokens and verdicts come from;
 the rules below are the same for all of them, so a policy sees the same
-steps and learns the same things wherever it runs (SPEC §1; the test that
+steps and learns the same things wherever it runs (docs/spec.md §1; the test that
 drives all four with one script is tests/engine/test_step_rule.py):
 
 * the window drafted is min(γ, remaining − 1): the target always adds one

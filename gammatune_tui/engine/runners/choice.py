@@ -62,7 +62,7 @@ def check_engine_device(engine: str, device: torch.device) -> None:
 
 
 # rope variants whose table is fixed at load time; the others (dynamic, longrope) recompute it from the
-# positions seen, on the host, which the static runners' steps do not do (issue 18, m3)
+# positions seen, on the host, which the static runners' steps do not do
 STATIC_ROPE = ("default", "linear", "llama3", "yarn")
 
 

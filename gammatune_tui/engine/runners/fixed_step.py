@@ -4,7 +4,7 @@ One call feeds a window of q tokens at positions `pos` (a device tensor) and
 attends over the first `span` key positions of the static buffers (a length
 bucket, plan.py): every shape is fixed by (q, span), nothing is read back to
 the host, so a CUDA graph can capture it, and its cost follows the filled
-length, not the buffers' capacity (issue 18, M1).
+length, not the buffers' capacity.
 
 The layer loop is the Llama/Qwen2 decoder layer written out over the model's
 own modules (norms, projections, rotary table, MLP, LM head), so attention

@@ -4,7 +4,7 @@ A graph is one (window, span) pair: `window` tokens fed at once (the q of a
 forward), attending over the first `span` key positions of the buffers. Spans
 are length buckets of `BUCKET` tokens up to the buffers' capacity, so a step
 reads only the filled prefix rounded up to the next bucket instead of the
-whole buffer (issue 18, M1).
+whole buffer.
 
 The windows a session can use follow from the policy's bound γ_max: the
 target verifies [the last accepted token, up to γ drafts] — 1 … γ_max + 1

@@ -6,9 +6,9 @@ weights 2.0 · self-checks 2.9 · warm-up 0.8 s"). At 80 columns the header
 cut that line before the stages. So where the whole line does not fit, the
 subtitle keeps the pair and the total ("… · loaded in 9.8 s"), a notice
 after loading gives the stages, and the palette's "Show load times" gives
-them again at any time (issue 19 leftovers). Where even that is too long
+them again at any time. Where even that is too long
 (SmolLM2's hub name at 80 columns), the runner and then the start of the
-names give way, never the total (issue 24).
+names give way, never the total.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The numbers of SPEC §5 for the running session, from `RunningStats`.
+"""The numbers of docs/spec.md §5 for the running session, from `RunningStats`.
 
 Redraws at once on the first step and then at most four times a second
 (`show(stats)` may be called every step), so a fast session does not spend

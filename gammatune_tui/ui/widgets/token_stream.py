@@ -1,4 +1,4 @@
-"""The transcript: tokens coloured by who produced them (SPEC §4, the paper's Fig. 2b).
+"""The transcript: tokens coloured by who produced them (docs/spec.md §4, the paper's Fig. 2b).
 
 Built on Textual's line API so appending a step costs the tokens of that step,
 not the whole conversation: `self.wrapped` (a `TranscriptLayout`) keeps the
