@@ -47,7 +47,7 @@ BENCH_ROOMS: dict[str, set[str]] = {
     "live": {"bench", "live"},
     "sim": {"bench", "sim"},
     "report": {"bench", "sim", "report"},
-    "modes": {"bench", "live", "sim", "report", "modes"},
+    "modes": {"bench", "live", "sim", "report", "deploy", "modes"},
     "deploy": {"bench", "sim", "deploy"},
     "doctor": {"bench", "live", "sim", "report", "modes", "deploy", "doctor"},
 }

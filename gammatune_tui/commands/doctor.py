@@ -10,7 +10,6 @@ check, so a newcomer sees a real ranking offline.
 from __future__ import annotations
 
 import contextlib
-import math
 from pathlib import Path
 from typing import Any, Iterator, List, Optional
 
@@ -113,24 +112,10 @@ def doctor(
 def _deploy_options(engines: Optional[str], costs: Optional[str], server_log: Optional[Path]) -> tuple[list, Any, Any]:
     """--for, --costs and --server-log checked before any model loads: (engine rows, (draft ms, verify ms), (the
     parsed log, its name)); a mistake or an unreadable log is one line."""
-    from ..bench.deploy.engines import parse_engines
+    from ..bench.deploy.options import parse_costs, parse_for
 
-    rows = []
-    if engines is not None:
-        try:
-            rows = parse_engines(engines)
-        except ValueError as exc:
-            raise InvalidParameter(f"--for: {exc}") from None
-    pair = None
-    if costs is not None:
-        parts = costs.split(",")
-        try:
-            pair = tuple(float(p) for p in parts)
-        except ValueError:
-            pair = ()
-        if len(pair) != 2 or not all(math.isfinite(x) and x > 0 for x in pair):
-            raise InvalidParameter(f"--costs {costs!r}: give two positive numbers, DRAFT_MS,VERIFY_MS (e.g. 2.5,18)")
-    if costs is not None and not rows and server_log is None:
+    rows, pair = parse_for(engines), parse_costs(costs)
+    if pair is not None and not rows and server_log is None:
         raise InvalidParameter("--costs prices the --for and --server-log predictions: give one of them")
     log = None
     if server_log is not None:

@@ -262,3 +262,29 @@ def test_server_log_sets_the_servers_acceptance_beside_ours_and_names_the_best_w
     assert not srv["server_k_is_best"]
     flat = " ".join(text.split())
     assert "is not the best: num_speculative_tokens 1" in flat and "Acceptance in the server's terms" in flat
+
+
+def test_bench_simulate_for_plays_the_engines_over_its_traces(tiny_pair_dirs, prompts, tmp_path, capsys):
+    t, d = tiny_pair_dirs
+    out = tmp_path / "bench.json"
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--simulate", "--target", str(t), "--draft", str(d), "--prompts", str(prompts), "-n", "16",
+              "--gammas", "1,2", "--methods", "specdecode,gammatune", "--for", "vllm,llama.cpp", "--check-live", "0",
+              "--traces", str(tmp_path / "traces.json"), "--out", str(out), "--raw", "--device", "cpu"])
+    text = capsys.readouterr().out
+    assert exc.value.code in (0, None)
+    data = json.loads(out.read_text())
+    engines = {e["engine"]: e for e in data["deploy"]["engines"]}
+    assert set(engines) == {"vllm", "llama.cpp"} and "What each engine can run" in text
+    # vLLM at K is the sweep's own specdecode cell at γ0 = K: the same traces and prices
+    cell = next(c for c in data["sim"]["cells"] if c["method"] == "specdecode"
+                and c["gamma0"] == engines["vllm"]["best"]["knobs"]["num_speculative_tokens"])
+    assert engines["vllm"]["best"]["mean_acceptance_length"] == pytest.approx(
+        cell["speculative_decoding"]["mean_acceptance_length"])
+
+
+def test_bench_for_needs_simulate(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--for", "vllm"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--for plays the engines over the traces: use it with --simulate" in err

@@ -22,11 +22,14 @@ def prices_for(measured: Any, costs: tuple[float, float] | None) -> Prices:
 
 def advise(target: str, draft: str, measured: Any, engines: Sequence[Engine], gammas: Sequence[int], max_new: int,
            law: str = "greedy", costs: tuple[float, float] | None = None) -> DeployAdvice:
-    """Every engine's grid over the draft's traces, ranked, beside gammatune's own best policy."""
-    prices = prices_for(measured, costs)
-    traces = measured.traces
+    """The doctor's: every engine's grid over the draft's traces, ranked, beside gammatune's own best policy."""
+    return advise_traces(target, draft, measured.traces, prices_for(measured, costs), engines, gammas, max_new, law)
+
+
+def advise_traces(target: str, draft: str, traces: Sequence[Any], prices: Prices, engines: Sequence[Engine],
+                  gammas: Sequence[int], max_new: int, law: str = "greedy") -> DeployAdvice:
     results = [rank_engine(e, traces, prices, gammas, max_new) for e in engines]
     return DeployAdvice(target, draft, law, results, own_best(traces, prices, gammas, max_new), prices)
 
 
-__all__ = ["advise", "prices_for"]
+__all__ = ["advise", "advise_traces", "prices_for"]

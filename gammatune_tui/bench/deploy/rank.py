@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from ...engine.policies import METHODS, PolicySettings
 from ..results import RunRecord
 from ..sim import simulate as sim
-from ..sim.cost_model import CostModel
+from ..sim.cost_model import CostModel, target_only_s
 from ..sim.ranks import gap_ranks
 from .engines import Engine, Setting
 
@@ -46,6 +46,13 @@ def measured_prices(traces: Sequence[Any], cost: CostModel, passes: Sequence[tup
     """The doctor's pooled prices (traces already priced by `with_target_costs`) and each pass's own."""
     per_pass = [(c, [pre + len(t.tokens) * tok_s for t, pre in zip(traces, prefill_s)]) for c, tok_s in passes]
     return Prices(cost, [t.plain_s for t in traces], per_pass)
+
+
+def sim_prices(traces: Sequence[Any], cost: CostModel, passes: Sequence[CostModel]) -> Prices:
+    """`bench --simulate`'s prices: its pooled cost model and each timing pass's, target-only priced by each."""
+    def plain(c: CostModel) -> list[float]:
+        return [target_only_s(t, c) for t in traces]
+    return Prices(cost, plain(cost), [(c, plain(c)) for c in passes])
 
 
 @dataclass
@@ -145,4 +152,4 @@ def own_best(traces: Sequence[Any], prices: Prices, gammas: Sequence[int], max_n
 
 
 __all__ = ["EngineResult", "OwnBest", "Prices", "Row", "given_prices", "measured_prices", "mean_acceptance_length",
-           "own_best", "play_row", "rank_engine"]
+           "own_best", "play_row", "rank_engine", "sim_prices"]
