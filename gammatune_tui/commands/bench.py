@@ -65,7 +65,7 @@ def bench(
     shape: list[str] = typer.Option([], "--shape", metavar="SHAPE", help="--latency: a built-in shape (repeatable) or a path to a config.json; default: every built-in shape that fits.", rich_help_panel=BENCH),
     latency_context: int = typer.Option(128, "--latency-context", min=1, help="--latency: tokens already in the KV cache.", rich_help_panel=BENCH),
     engines: Optional[str] = typer.Option(None, "--for", metavar="ENGINES", help="With --simulate: also play the draft under each serving engine's own knobs (vllm, sglang, llama.cpp, transformers, or all) and print the best setting each can run as a command.", rich_help_panel=BENCH),
-    costs: Optional[str] = typer.Option(None, "--costs", metavar="DRAFT_MS,VERIFY_MS", help="With --for: price it with your server's costs (ms per drafted token, ms per target forward, batch 1).", rich_help_panel=BENCH),
+    costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="With --for: price it with your server's costs: DRAFT_MS,VERIFY_MS (ms per drafted token, ms per target forward, batch 1).", rich_help_panel=BENCH),
     verify_ks: str = typer.Option("1,2,4,8,16", "--verify-k", metavar="LIST", help="--latency: verify window sizes to time.", rich_help_panel=BENCH),
     *,
     opts: Any,

@@ -55,7 +55,7 @@ def doctor(
     top_p: float = typer.Option(1.0, "--top-p", help="With --temperature: nucleus sampling (1 = off)."),
     seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws (0 to 2^63 - 1)."),
     engines: Optional[str] = typer.Option(None, "--for", metavar="ENGINES", help="Also play the draft it would ship under each serving engine's own knobs (vllm, sglang, llama.cpp, transformers, or all): the best setting each can run, as a command to paste, beside gammatune's own."),
-    costs: Optional[str] = typer.Option(None, "--costs", metavar="DRAFT_MS,VERIFY_MS", help="Price the --for and --server-log predictions with your server's costs: ms per drafted token, ms per target forward (batch 1), instead of this machine's."),
+    costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="Price the --for and --server-log predictions with your server's costs, DRAFT_MS,VERIFY_MS: ms per drafted token, ms per target forward (batch 1), instead of this machine's."),
     server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", dir_okay=True),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.

@@ -288,3 +288,43 @@ def test_bench_for_needs_simulate(capsys):
         main(["bench", "--for", "vllm"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "--for plays the engines over the traces: use it with --simulate" in err
+
+
+@pytest.mark.slow
+def test_the_best_fixed_k_prediction_agrees_with_a_live_run_at_that_k(prompts, tmp_path, capsys):
+    """The goal at small size, on the demo pair: --for's best vLLM K, predicted from traces and this machine's
+    timing passes, against the decoder run live at that K beside the target alone (three alternating repeats, as
+    `compare` races them): the predicted interval (± its timing spread) and the live one (lowest–highest) overlap."""
+    from gammatune_tui import resources
+    from gammatune_tui.bench.live import protocol
+    from gammatune_tui.bench.sim import trace_record
+    from gammatune_tui.engine.loading.models import load_pair
+
+    root = resources.require_demo_pair()
+    t, d = root / "target", root / "draft"
+    out = tmp_path / "doctor.json"
+    n = 32
+    with pytest.raises(SystemExit) as exc:
+        main(["doctor", "--target", str(t), "--draft", str(d), "--prompts", "code", "--limit", "2", "-n", str(n),
+              "--gammas", "1,2,3,4,6", "--self-drafts", "none", "--threads", "1", "--for", "vllm", "--json", str(out)])
+    assert exc.value.code == 0, capsys.readouterr().err
+    best = json.loads(out.read_text())["deploy"]["engines"][0]["best"]
+    k = best["knobs"]["num_speculative_tokens"]
+    pair = load_pair(str(t), str(d), device="cpu", threads=1)
+    from gammatune_tui.prompts import load_prompt_set
+
+    ids = [protocol.PromptIds(p.id, pair.encode_prompt(p.text)) for p in load_prompt_set("code")[:2]]
+    settings = PolicySettings.build("specdecode", k)
+    protocol.warm_up(pair, ids[0], protocol.SweepConfig(methods=["specdecode"], gammas=[k], max_new_tokens=16,
+                                                        baselines=(protocol.PLAIN,)))
+    ratios = []
+    for _ in range(3):
+        plain_s = spec_s = 0.0
+        plain_n = spec_n = 0
+        for p in ids:
+            toks, _, secs = trace_record.target_run(pair, p.ids, n, pair.eos_ids)
+            rec = protocol.run_policy(pair, settings, p, n)
+            plain_s, plain_n, spec_s, spec_n = plain_s + secs, plain_n + len(toks), spec_s + rec.wall_s, spec_n + rec.tokens
+        ratios.append((spec_n / spec_s) / (plain_n / plain_s))
+    lo, hi = best["speedup"] - best["spread"], best["speedup"] + best["spread"]
+    assert min(ratios) <= hi and max(ratios) >= lo, (best, ratios)
