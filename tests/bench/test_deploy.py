@@ -328,3 +328,22 @@ def test_the_best_fixed_k_prediction_agrees_with_a_live_run_at_that_k(prompts, t
         ratios.append((spec_n / spec_s) / (plain_n / plain_s))
     lo, hi = best["speedup"] - best["spread"], best["speedup"] + best["spread"]
     assert min(ratios) <= hi and max(ratios) >= lo, (best, ratios)
+
+
+def test_a_server_window_longer_than_the_traces_says_so_instead_of_failing(tmp_path):
+    from gammatune_tui.bench.deploy.server_view import render, view
+
+    stats = dict(VLLM_SUMMARY["metrics"]["speculative_decoding"], num_spec_tokens=8,
+                 acceptance_histogram=[39, 1, 0, 3, 0, 0, 0, 0, 0])
+    f = tmp_path / "resp.json"
+    f.write_text(json.dumps(stats))
+    toks = list(range(10, 30))
+    long = Trace(prompt_id="p", prompt_ids=[3], tokens=toks, draft_ids=toks[:2] + [0] + toks[3:], draft_prob=[0.9] * 20,
+                 off_ids={2: [4, 5, 6]}, off_prob={2: [0.9] * 3}, off_depth=3, eos_ids=[1], max_new_tokens=20)
+    v = view(read(f), "resp.json", "d", [long], given_prices([long], 1.0, 10.0), None)
+    assert math.isnan(v.ours_length) and len(v.windows) == 8
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=open("/dev/null", "w"))
+    console.print(render(v))
+    assert "give --gammas up to 8" in console.export_text()

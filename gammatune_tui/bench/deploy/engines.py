@@ -84,8 +84,8 @@ SGLANG_DEFAULT_STEPS = 3   # STANDALONE's auto default (docs/advanced_features/s
 
 
 def _sglang_grid(gammas: Sequence[int]) -> list[Setting]:
-    return [Setting("sglang", f"steps={k}", {"speculative_num_steps": k}, _policy("specdecode", k), default=k == SGLANG_DEFAULT_STEPS)
-            for k in sorted(set(gammas) | {SGLANG_DEFAULT_STEPS})]
+    return [Setting("sglang", f"steps={k}", {"speculative_num_steps": k}, _policy("specdecode", k),
+                    default=k == SGLANG_DEFAULT_STEPS) for k in sorted(set(gammas) | {SGLANG_DEFAULT_STEPS})]
 
 
 def _sglang_command(target: str, draft: str, s: Setting) -> str:
@@ -108,7 +108,8 @@ def _llama_grid(gammas: Sequence[int]) -> list[Setting]:
             for n_min in LLAMA_N_MIN:
                 if n_min > n_max or (p_min == 0.0 and n_min):   # with p-min 0 every draft is n-max long
                     continue
-                out.append(Setting("llama.cpp", f"n-max {n_max}, n-min {n_min}, p-min {p_min:g}", {"n_max": n_max, "n_min": n_min, "p_min": p_min},
+                out.append(Setting("llama.cpp", f"n-max {n_max}, n-min {n_min}, p-min {p_min:g}",
+                                   {"n_max": n_max, "n_min": n_min, "p_min": p_min},
                                    _llama(n_max, n_min, p_min), default=(n_max, n_min, p_min) == LLAMA_DEFAULT))
     return out
 
@@ -136,8 +137,9 @@ def _hf_grid(gammas: Sequence[int]) -> list[Setting]:
                             "assistant_confidence_threshold": 0.0},
                            _policy("hf-heuristic", k, gamma_min=1, gamma_max=max(cap, k))))
         for tau in HF_THRESHOLDS:
-            out.append(Setting("transformers", f"K={k} constant, threshold {tau:g}", {"num_assistant_tokens": k, "num_assistant_tokens_schedule": "constant",
-                                                "assistant_confidence_threshold": tau},
+            out.append(Setting("transformers", f"K={k} constant, threshold {tau:g}",
+                               {"num_assistant_tokens": k, "num_assistant_tokens_schedule": "constant",
+                                "assistant_confidence_threshold": tau},
                                _policy("assistant-threshold", k, tau=tau, dynamic_tau=True),
                                default=(k, "constant", tau) == HF_DEFAULT))
     return out

@@ -98,7 +98,8 @@ def assumptions(advice: DeployAdvice) -> Text:
     else:
         costs = (f"gammatune's own costs measured on this machine: {c.draft_token_s * 1000:.2f} ms per drafted token, "
                  f"verify {', '.join(f'{k}: {v * 1000:.1f}' for k, v in sorted(c.verify_s.items()))} ms, the target "
-                 f"alone {plain:.1f} ms per token; a server's kernels differ: give yours with --costs DRAFT_MS,VERIFY_MS")
+                 f"alone {plain:.1f} ms per token; a server's kernels differ: give yours with "
+                 "--costs DRAFT_MS,VERIFY_MS")
     return Text("assumes: one request at a time (batch 1) and " + costs + ". At high concurrency a server's target "
                 "forward is no longer memory-bound and the same setting may be slower than speculation off.",
                 style="dim")

@@ -53,7 +53,10 @@ class ServerView:
 def view(log: ServerLog, source: str, draft: str, traces: Sequence[Any], prices: Prices, max_new: int) -> ServerView:
     """The server's numbers, gammatune's at the server's K over `traces`, and every K′ ≤ K priced by `prices`."""
     policy = PolicySettings.build("specdecode", log.k)
-    recs = [sim.play_trace(t, policy.make(), max_new, prices.cost) for t in traces]
+    try:
+        recs = [sim.play_trace(t, policy.make(), max_new, prices.cost) for t in traces]
+    except sim.TraceTooShallow:   # the traces were recorded for shorter windows than the server's
+        recs = []
     drafts = sum(r.pos_drafted[0] for r in recs if r.pos_drafted)
     drafted = sum(r.drafted for r in recs)
     survival = [sum(r.pos_accepted[i] for r in recs if len(r.pos_accepted) > i) / drafts if drafts else math.nan
@@ -80,12 +83,13 @@ def render(v: ServerView) -> Group:
     t.add_row(Text(f"server ({lg.engine})"), Text(_f(lg.mean_acceptance_length)), Text(_f(lg.draft_acceptance_rate)),
               Text(" ".join(_f(x) for x in lg.survival)))
     t.add_row(Text("gammatune here"), Text(_f(v.ours_length)), Text(_f(v.ours_rate)),
-              Text(" ".join(_f(x) for x in v.ours_survival)))
+              Text(" ".join(_f(x) for x in v.ours_survival) if math.isfinite(v.ours_length)
+                   else f"the traces reach shorter windows than K = {lg.k}: give --gammas up to {lg.k}"))
     w = Table(title=Text("What a window of K′ ≤ K would give, from the server's own per-step counts"),
               title_justify="left", caption_justify="left",
-              caption=Text("each server step accepts min(a, K′) at K′ (exact per step); every step is priced as one "
-                           "step at K′ " + ("with the costs you gave" if v.costs_given else
-                                            "with this machine's costs (give your server's: --costs)")))
+              caption=Text("each server step accepts min(a, K′) at K′ (exact per step); every step is priced as "
+                           "one step at K′ " + ("with the costs you gave" if v.costs_given else
+                                                "with this machine's costs (give your server's: --costs)")))
     for col in ("K′", "tokens / step", "predicted"):
         w.add_column(col, justify="right")
     for p in v.windows:
