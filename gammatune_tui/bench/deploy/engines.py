@@ -154,13 +154,13 @@ def _hf_command(target: str, draft: str, s: Setting) -> str:
 
 
 ENGINES: tuple[Engine, ...] = (
-    Engine("vllm", "vLLM", "vLLM docs/features/speculative_decoding/draft_model.md (main, commit 497fb83)",
+    Engine("vllm", "vLLM", "vLLM docs/features/speculative_decoding/draft_model.md (commit 497fb83)",
            _vllm_grid, _vllm_command,
            "no self-draft mode; the nearest: a 4-bit checkpoint of the target as the draft model",
            'prompt lookup: --speculative-config \'{"method": "ngram", "num_speculative_tokens": K, '
            '"prompt_lookup_max": 4, "prompt_lookup_min": 1}\'',
            no_default="none: num_speculative_tokens must be given"),
-    Engine("sglang", "SGLang", "SGLang docs/advanced_features/speculative_decoding.md (main, commit fc6d465)",
+    Engine("sglang", "SGLang", "SGLang docs/advanced_features/speculative_decoding.md (commit fc6d465)",
            _sglang_grid, _sglang_command,
            "no self-draft mode; the nearest: a 4-bit checkpoint of the target as --speculative-draft-model-path",
            "prompt lookup: --speculative-algorithm NGRAM (CUDA only)",
