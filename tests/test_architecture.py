@@ -47,8 +47,9 @@ BENCH_ROOMS: dict[str, set[str]] = {
     "live": {"bench", "live"},
     "sim": {"bench", "sim"},
     "report": {"bench", "sim", "report"},
-    "modes": {"bench", "live", "sim", "report", "modes"},
-    "doctor": {"bench", "live", "sim", "report", "modes", "doctor"},
+    "modes": {"bench", "live", "sim", "report", "deploy", "modes"},
+    "deploy": {"bench", "sim", "deploy"},
+    "doctor": {"bench", "live", "sim", "report", "modes", "deploy", "doctor"},
 }
 
 # engine/'s rooms → the rooms they may import (their own included), bottom up. "core" is the step

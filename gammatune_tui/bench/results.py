@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from ..engine.events.tally import SessionTally
+from ..engine.events.tally import SessionTally, speculative_decoding
 
 # Baselines measured beside the five policies. They are not γ policies, so they
 # live outside METHODS; the HF ones are swept over γ0 like the policies.
@@ -40,7 +40,7 @@ class RunRecord(SessionTally):
     output_ids: list[int] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "speculative_decoding": speculative_decoding(self)}
 
 
 @dataclass
@@ -71,7 +71,8 @@ class Cell(SessionTally):
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d.update(throughput=self.throughput, acceptance_rate=self.acceptance_rate,
-                 tokens_per_step=self.tokens_per_step, per_position=self.per_position)
+                 tokens_per_step=self.tokens_per_step, per_position=self.per_position,
+                 speculative_decoding=speculative_decoding(self))
         return d
 
 

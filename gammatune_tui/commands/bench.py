@@ -64,6 +64,8 @@ def bench(
     latency: bool = typer.Option(False, "--latency", help="The paper's Table 1 instead: ms per token and per verify pass for model shapes, random weights.", rich_help_panel=BENCH),
     shape: list[str] = typer.Option([], "--shape", metavar="SHAPE", help="--latency: a built-in shape (repeatable) or a path to a config.json; default: every built-in shape that fits.", rich_help_panel=BENCH),
     latency_context: int = typer.Option(128, "--latency-context", min=1, help="--latency: tokens already in the KV cache.", rich_help_panel=BENCH),
+    engines: Optional[str] = typer.Option(None, "--for", metavar="ENGINES", help="With --simulate: also play the draft under each serving engine's own knobs (vllm, sglang, llama.cpp, transformers, or all) and print the best setting each can run as a command.", rich_help_panel=BENCH),
+    costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="With --for: price it with your server's costs: DRAFT_MS,VERIFY_MS (ms per drafted token, ms per target forward, batch 1).", rich_help_panel=BENCH),
     verify_ks: str = typer.Option("1,2,4,8,16", "--verify-k", metavar="LIST", help="--latency: verify window sizes to time.", rich_help_panel=BENCH),
     *,
     opts: Any,
@@ -120,10 +122,19 @@ def bench(
     if drafter.model_free and not no_baselines and drafter.ngram_min != 1 and not (simulate or tune_):
         err.print(Text(f"note: transformers' prompt lookup matches n-grams down to 1; with --ngram-min "
                        f"{drafter.ngram_min} the two are not at matched settings", style="yellow"))
+    from ..bench.deploy.options import parse_costs, parse_for
+
+    engine_rows, cost_pair = parse_for(engines), parse_costs(costs)
+    if engine_rows and not simulate:
+        raise InvalidParameter("--for plays the engines over the traces: use it with --simulate")
+    if engine_rows and drafter.model_free:
+        raise InvalidParameter("--for plays a draft model's traces; with --drafter prompt-lookup see docs/deploy.md")
+    if cost_pair is not None and not engine_rows:
+        raise InvalidParameter("--costs prices the --for predictions: give --for too")
     cfg = SweepConfig(methods=method_list, gammas=gamma_list, max_new_tokens=opts.max_new_tokens, repeats=repeats,
                       params=params, seed=opts.seed, baselines=() if no_baselines else peers, sampling=sampling)
     sim = SimulateOptions(traces_path, check_live, validate, tune_method if tune_ else None, std_weight,
-                          refresh=refresh_traces) if simulate or tune_ else None
+                          refresh=refresh_traces, engines=tuple(engine_rows), costs=cost_pair) if simulate or tune_ else None
     run_sweep(console, err, cfg, prompt_list, prompt_set=prompt_set, load_kwargs=opts.load_kwargs(), raw=opts.raw,
               out=out, simulate=sim)
 

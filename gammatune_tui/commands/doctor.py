@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -54,6 +54,9 @@ def doctor(
     top_k: int = typer.Option(0, "--top-k", help="With --temperature: sample from the k most likely tokens (0 = off)."),
     top_p: float = typer.Option(1.0, "--top-p", help="With --temperature: nucleus sampling (1 = off)."),
     seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws (0 to 2^63 - 1)."),
+    engines: Optional[str] = typer.Option(None, "--for", metavar="ENGINES", help="Also play the draft it would ship under each serving engine's own knobs (vllm, sglang, llama.cpp, transformers, or all): the best setting each can run, as a command to paste, beside gammatune's own."),
+    costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="Price the --for and --server-log predictions with your server's costs, DRAFT_MS,VERIFY_MS: ms per drafted token, ms per target forward (batch 1), instead of this machine's."),
+    server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", dir_okay=True),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
 
@@ -67,6 +70,7 @@ def doctor(
     selfs = _self_drafts(self_drafts)
     if target and not drafts and not selfs:
         raise InvalidParameter("give at least one --draft to examine for --target (or leave --self-drafts on)")
+    engine_rows, cost_pair, log = _deploy_options(engines, costs, server_log)
     dupes = sorted({d for d in drafts if drafts.count(d) > 1})
     if dupes:
         raise InvalidParameter(f"--draft {dupes[0]} is given twice")
@@ -99,9 +103,26 @@ def doctor(
     quiet_transformers()
     with _candidates(demo, target, drafts, err, selfs) as (target_ref, candidates):
         cfg = DoctorConfig(target_ref, prompt_list, max_new_tokens, gamma_list, raw, load_kwargs, sampling)
-        code = run_doctor(make_console(), err, cfg, candidates, json_path=json_out, verify=verify, extra_args=extra)
+        code = run_doctor(make_console(), err, cfg, candidates, json_path=json_out, verify=verify, extra_args=extra,
+                          engines=engine_rows, costs=cost_pair, server_log=log)
     if code:
         raise typer.Exit(code)
+
+
+def _deploy_options(engines: Optional[str], costs: Optional[str], server_log: Optional[Path]) -> tuple[list, Any, Any]:
+    """--for, --costs and --server-log checked before any model loads: (engine rows, (draft ms, verify ms), (the
+    parsed log, its name)); a mistake or an unreadable log is one line."""
+    from ..bench.deploy.options import parse_costs, parse_for
+
+    rows, pair = parse_for(engines), parse_costs(costs)
+    if pair is not None and not rows and server_log is None:
+        raise InvalidParameter("--costs prices the --for and --server-log predictions: give one of them")
+    log = None
+    if server_log is not None:
+        from ..bench.deploy.server_log import read
+
+        log = (read(server_log), str(server_log))
+    return rows, pair, log
 
 
 def _self_drafts(text: str) -> list[str]:

@@ -126,7 +126,8 @@ def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list
     """
     from ..engine.events import SessionHeader, SessionSummary, StepEvent
     from ..render.printer import has_colour, header_text, legend, make_console, transcript_text
-    from ..render.tables import run_summary_table
+    from ..render.tables import acceptance_text, run_summary_table
+    from ..session.stats import stats_of
 
     console = make_console()
     piped = not console.is_terminal
@@ -148,6 +149,7 @@ def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list
         elif isinstance(ev, SessionSummary):
             console.print()
             meta.print(run_summary_table(ev, header))
+            meta.print(acceptance_text(stats_of(seen).speculative_decoding), soft_wrap=not meta.is_terminal)
             meta.print(hindsight(seen), soft_wrap=not meta.is_terminal)
             if has_colour(meta):
                 meta.print(legend())

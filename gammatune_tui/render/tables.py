@@ -176,6 +176,15 @@ def run_summary_table(s: SessionSummary, header: SessionHeader | None = None) ->
     return table
 
 
+def acceptance_text(sd: dict) -> Text:
+    """The line under `run`'s summary: the session in vLLM's terms, to hold beside a server's own metrics."""
+    per = " ".join(f"{x:.2f}" for x in sd["per_position_acceptance_rate"][:8])
+    return Text(f"in vLLM's terms: mean acceptance length {sd['mean_acceptance_length']:.2f} · draft acceptance rate "
+                f"{sd['draft_acceptance_rate']:.2f} · per-position acceptance rate {per or '—'} "
+                f"({sd['num_spec_steps']} spec steps; docs/deploy.md maps SGLang's and llama.cpp's names)",
+                style="dim")
+
+
 def hindsight_text(h: Hindsight | None) -> Text:
     """The line under `run`'s summary: how close the session came to the oracle (or why it cannot say)."""
     if h is None:

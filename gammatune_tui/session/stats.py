@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ..engine.events.tally import SessionTally
+from ..engine.events.tally import SessionTally, speculative_decoding
 from .hindsight import Hindsight
 from .plain_speed import PlainSpeed, SpeedVerdict
 
@@ -76,6 +76,8 @@ class RunningStats:
     hindsight: Hindsight | None = None  # set after the session by a source that checks it against the oracle
     plain: PlainSpeed | None = None     # plain target decoding measured by a live source (session/plain_speed.py)
     recent_speed: list[tuple[int, float]] = field(default_factory=list)   # (tokens, seconds) of the recent steps
+    step_accepted: list[int] = field(default_factory=list)   # every step's accepted and drafted counts: vLLM's
+    step_drafted: list[int] = field(default_factory=list)    # `detailed` per-step arrays
 
     def add(self, event: Event) -> None:
         if isinstance(event, SessionHeader):
@@ -95,6 +97,8 @@ class RunningStats:
         self.elapsed_s = ev.elapsed_s or (self.elapsed_s + (ev.step_s or ev.draft_s + ev.verify_s))
         self.gamma_sum += ev.gamma
         self.recent.append((ev.accepted, d))
+        self.step_accepted.append(ev.accepted)
+        self.step_drafted.append(d)
         self.recent_speed.append((len(ev.emitted), ev.step_s or (ev.draft_s + ev.verify_s)))
         if len(self.recent) > self.window:
             del self.recent[0]
@@ -168,6 +172,16 @@ class RunningStats:
             return SpeedVerdict(self.tokens_per_s, self.plain, "this answer") if self.tokens_per_s > 0 else None
         speed = self.recent_tokens_per_s
         return SpeedVerdict(speed, self.plain, f"last {len(self.recent_speed)} steps") if speed > 0 else None
+
+    @property
+    def speculative_decoding(self) -> dict:
+        """The session in vLLM's per-request spec-decode terms, per-step arrays included (docs/deploy.md)."""
+        return speculative_decoding(self.tally, (self.step_accepted, self.step_drafted))
+
+    @property
+    def mean_acceptance_length(self) -> float:
+        """vLLM's mean acceptance length (= SGLang's avg_spec_accept_length): 1 + accepted / steps that drafted."""
+        return self.speculative_decoding["mean_acceptance_length"]
 
     @property
     def regime(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -26,9 +26,10 @@ from ..live import protocol
 from ..report import tables as report
 from ..args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..sim import trace_record
+from ..deploy.report import print_advice
 from .report import (
-    Recommendation, VerifyResult, VerifyRow, costs_table, methods_table, payload, ranking_table, recommend,
-    verdict_lines, verify_table,
+    Recommendation, VerifyResult, VerifyRow, _finite, costs_table, methods_table, payload, ranking_table,
+    recommend, verdict_lines, verify_table,
 )
 from ..modes.common import progress_bar, quiet_transformers
 
@@ -39,9 +40,14 @@ class NothingExamined(GammatuneError):
 
 
 def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates: Sequence[dr.Candidate], *,
-               json_path: Path | None = None, verify: bool = False, extra_args: Sequence[str] = ()) -> int:
+               json_path: Path | None = None, verify: bool = False, extra_args: Sequence[str] = (),
+               engines: Sequence[Any] = (), costs: tuple[float, float] | None = None,
+               server_log: tuple[Any, str] | None = None) -> int:
     """Examines every candidate, prints the ranking and the advice; returns the exit status.
 
+    With `engines` (bench/deploy/engines.py rows) the draft it would ship is also played under each engine's own
+    rules (`--for`), priced by `costs` (draft ms, verify ms) when given; with `server_log` (a parsed
+    bench/deploy/server_log.ServerLog and its file name) that draft's acceptance is set beside the server's.
     After a Ctrl+C the partial ranking is printed and saved, then `Interrupted` says what was kept."""
     quiet_transformers()
     created = time.time()
@@ -52,13 +58,20 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     reports: list[dr.DraftReport] = []
     rec: Recommendation | None = None
     checked: VerifyResult | None = None
+    deploy: Any = None
+    server: Any = None
 
     def save(complete: bool) -> None:
         if json_path is None:
             return
         try:
-            report.write_json(json_path, payload(reports, rec, checked, config=config, complete=complete,
-                                                 command=["gammatune", *sys.argv[1:]], created=created))
+            data = payload(reports, rec, checked, config=config, complete=complete,
+                           command=["gammatune", *sys.argv[1:]], created=created)
+            if deploy is not None:
+                data["deploy"] = _finite(deploy.to_json())
+            if server is not None:
+                data["server_log"] = _finite(server.to_json())
+            report.write_json(json_path, data)
         except OSError as exc:
             raise InvalidParameter(f"--json {json_path}: cannot write ({exc.strerror or exc})") from None
 
@@ -101,7 +114,25 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
                                       lambda desc, n: prog.update(task, advance=n, description=_label(desc[:48])))
             except KeyboardInterrupt:
                 interrupted = True
+        shipped = _shipped(candidates, reports, rec, measured) if not interrupted else None
+        if shipped is not None and engines:
+            from ..deploy.advise import advise
+
+            deploy = advise(cfg.target, shipped[0].path, shipped[1], engines, cfg.gammas, cfg.max_new_tokens, cfg.law,
+                            costs)
+        if shipped is not None and server_log is not None:
+            from ..deploy.advise import prices_for
+            from ..deploy.server_view import view
+
+            server = view(server_log[0], server_log[1], shipped[0].path, shipped[1].traces,
+                          prices_for(shipped[1], costs), cfg.max_new_tokens)
     _print(console, reports, rec, checked, cfg.law)
+    if deploy is not None:
+        print_advice(console, deploy)
+    if server is not None:
+        from ..deploy.server_view import render as render_server
+
+        console.print(render_server(server))
     if verify and not (rec and rec.command):
         err.print(Text("--verify: nothing to run live (no draft is recommended)", style="yellow"))
     save(not interrupted)
@@ -112,6 +143,18 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     if json_path is not None:
         err.print(Text(f"wrote {json_path}"))
     return 0
+
+
+def _shipped(candidates: Sequence[dr.Candidate], reports: Sequence[dr.DraftReport], rec: Recommendation | None,
+             measured: dict[str, dr.Measured]) -> tuple[dr.Candidate, dr.Measured] | None:
+    """The draft `--for` and `--server-log` speak of: the recommended one, else the fastest examined draft a user
+    could run (not one built for the check), with its measurement priced like every other draft's."""
+    pooled = dict(zip(measured, dr.pooled(list(measured.values()))))
+    label = rec.label if rec is not None and rec.command else next(
+        (r.label for r in dr.rank(reports) if r.examined and not r.built and r.label in pooled), "")
+    if not label:
+        return None
+    return next(c for c in candidates if c.label == label), pooled[label]
 
 
 def _label(text: str) -> str:

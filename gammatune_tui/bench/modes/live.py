@@ -40,4 +40,6 @@ def run_live(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, la
 
 def live_cells(payload: dict) -> dict:
     """The live sweep's cells, from the records `run_live` put in `payload`."""
-    return aggregate(RunRecord(**r) for r in payload["live"]["records"])
+    # (a record's JSON also carries its `speculative_decoding` view, derived from the counts: not a field)
+    return aggregate(RunRecord(**{k: v for k, v in r.items() if k != "speculative_decoding"})
+                     for r in payload["live"]["records"])

@@ -47,6 +47,8 @@ class SimulateOptions:
     tune_method: str | None = None     # --tune: the policy whose parameters to search
     std_weight: float = 1.0            # --tune score: mean − this × std across γ0
     refresh: bool = False              # record the traces again even when cached
+    engines: tuple = ()                # --for: bench/deploy/engines.py rows to play the traces under
+    costs: tuple[float, float] | None = None   # --costs: (draft ms, verify ms) for --for instead of the measured
 
 
 def run_simulate(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict,
@@ -118,6 +120,8 @@ def _after_traces(console: Console, err: Console, pair: Pair, pid: list, cfg: An
                       "shares": [r.to_json() for r in shares], "timing_passes": len(found.passes),
                       "oracle": {**summary.to_json(), "windows": {r.prompt_id: r.windows for r in runs}}}
     rows = report.write_csv(report.csv_path_for(out), cells, "sim")
+    if opts.engines:
+        payload["deploy"] = _deploy(console, pair, traces, found, cfg, opts)
 
     # the live check runs on traces recorded now; cached ones were recorded the same way (--check-live N to rerun)
     check_live = opts.check_live if opts.check_live is not None else (0 if found.source == "cache" else 1)
@@ -135,6 +139,19 @@ def _after_traces(console: Console, err: Console, pair: Pair, pid: list, cfg: An
         payload["tune"] = run_tune(console, err, traces, cost, cfg, opts.tune_method, opts.std_weight,
                                    found.passes)
     return rows
+
+
+def _deploy(console: Console, pair: Pair, traces: list, found: Any, cfg: Any, opts: SimulateOptions) -> dict:
+    """--for: the traces played under each engine's own rules, priced like the sweep (or by --costs)."""
+    from ..deploy.advise import advise_traces
+    from ..deploy.rank import given_prices, sim_prices
+    from ..deploy.report import print_advice
+
+    prices = given_prices(traces, *opts.costs) if opts.costs else sim_prices(traces, found.cost, found.passes)
+    names = getattr(pair, "name_target", "target"), getattr(pair, "name_draft", "draft")
+    advice = advise_traces(*names, traces, prices, opts.engines, cfg.gammas, cfg.max_new_tokens, _law(cfg))
+    print_advice(console, advice)
+    return advice.to_json()
 
 
 def _law(cfg: Any) -> str:

@@ -41,6 +41,7 @@ def render_stats(s: RunningStats | None, max_positions: int = 8) -> RenderableTy
     per = s.per_position[:max_positions]
     if per:
         t.add_row("per position", " ".join(f"{x:.2f}" for x in per) + (" …" if len(s.per_position) > max_positions else ""))
+    t.add_row("acc. length", f"{s.mean_acceptance_length:.2f}  (vLLM's mean, bonus token in)")
     t.add_row("calls", f"target {s.target_calls} · draft {s.draft_calls}")
     if s.drafted and not s.draft_calls:  # a model-free draft source (prompt lookup): eq. 1 and 6 need a T_draft
         t.add_row("c", f"—  (T_target {s.t_target * 1000:.2f} ms; no draft model)")

@@ -1,0 +1,108 @@
+"""`doctor --server-log`: the server's acceptance beside gammatune's for the same pair, and the best window K′ ≤ K.
+
+gammatune's side is the server's rule at the server's window (a fixed K)
+played over the doctor's traces of the pair examined here, so both rows
+count the same quantities: vLLM's mean acceptance length (the bonus token
+included), draft acceptance rate, and the share of steps that accepted at
+least i + 1 drafts (vLLM's per-position rate, llama.cpp's "acc rate/pos").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ...engine.policies import PolicySettings
+from ..sim import simulate as sim
+from .rank import Prices, mean_acceptance_length
+from .server_log import ServerLog, WindowPrediction, predictions
+
+
+@dataclass
+class ServerView:
+    log: ServerLog
+    source: str                  # the file, as given
+    draft: str
+    ours_length: float           # gammatune here, same pair, fixed K: mean acceptance length
+    ours_rate: float             # draft acceptance rate
+    ours_survival: list[float]
+    windows: list[WindowPrediction]
+    costs_given: bool
+
+    @property
+    def best(self) -> WindowPrediction:
+        return max(self.windows, key=lambda w: w.speedup if math.isfinite(w.speedup) else -1)
+
+    def to_json(self) -> dict[str, Any]:
+        lg = self.log
+        return {"file": self.source, "engine": lg.engine, "k": lg.k, "requests": lg.requests, "steps": lg.steps,
+                "server": {"mean_acceptance_length": lg.mean_acceptance_length,
+                           "draft_acceptance_rate": lg.draft_acceptance_rate, "per_position_rate": lg.survival},
+                "gammatune": {"draft": self.draft, "mean_acceptance_length": self.ours_length,
+                              "draft_acceptance_rate": self.ours_rate, "per_position_rate": self.ours_survival},
+                "windows": [{"k": w.k, "tokens_per_step": w.tokens_per_step, "speedup": w.speedup}
+                            for w in self.windows],
+                "best_k": self.best.k, "server_k_is_best": self.best.k == lg.k}
+
+
+def view(log: ServerLog, source: str, draft: str, traces: Sequence[Any], prices: Prices, max_new: int) -> ServerView:
+    """The server's numbers, gammatune's at the server's K over `traces`, and every K′ ≤ K priced by `prices`."""
+    policy = PolicySettings.build("specdecode", log.k)
+    try:
+        recs = [sim.play_trace(t, policy.make(), max_new, prices.cost) for t in traces]
+    except sim.TraceTooShallow:   # the traces were recorded for shorter windows than the server's
+        recs = []
+    drafts = sum(r.pos_drafted[0] for r in recs if r.pos_drafted)
+    drafted = sum(r.drafted for r in recs)
+    survival = [sum(r.pos_accepted[i] for r in recs if len(r.pos_accepted) > i) / drafts if drafts else math.nan
+                for i in range(log.k)]
+    return ServerView(log, source, draft, mean_acceptance_length(recs),
+                      sum(r.accepted for r in recs) / drafted if drafted else math.nan, survival,
+                      predictions(log, prices.cost), prices.given)
+
+
+def _f(v: float) -> str:
+    return f"{v:.2f}" if math.isfinite(v) else "—"
+
+
+def render(v: ServerView) -> Group:
+    lg = v.log
+    knob = "num_speculative_tokens" if lg.engine == "vLLM" else "--spec-draft-n-max"
+    t = Table(title=Text(f"Acceptance in the server's terms: {lg.engine} log {v.source} ({lg.requests} request(s), "
+                         f"{lg.steps} steps, K = {lg.k}) beside gammatune's {v.draft} here at K = {lg.k}"),
+              title_justify="left", caption_justify="left",
+              caption=Text("acc. len: mean acceptance length, 1 + accepted / steps (the bonus token included) · "
+                           "rate: accepted / drafted · per position: share of steps accepting at least i + 1 drafts"))
+    for col in ("", "acc. len", "rate", "per position"):
+        t.add_column(col, justify="left" if not col or col == "per position" else "right")
+    t.add_row(Text(f"server ({lg.engine})"), Text(_f(lg.mean_acceptance_length)), Text(_f(lg.draft_acceptance_rate)),
+              Text(" ".join(_f(x) for x in lg.survival)))
+    t.add_row(Text("gammatune here"), Text(_f(v.ours_length)), Text(_f(v.ours_rate)),
+              Text(" ".join(_f(x) for x in v.ours_survival) if math.isfinite(v.ours_length)
+                   else f"the traces reach shorter windows than K = {lg.k}: give --gammas up to {lg.k}"))
+    w = Table(title=Text("What a window of K′ ≤ K would give, from the server's own per-step counts"),
+              title_justify="left", caption_justify="left",
+              caption=Text("each server step accepts min(a, K′) at K′ (exact per step); every step is priced as "
+                           "one step at K′ " + ("with the costs you gave" if v.costs_given else
+                                                "with this machine's costs (give your server's: --costs)")))
+    for col in ("K′", "tokens / step", "predicted"):
+        w.add_column(col, justify="right")
+    for p in v.windows:
+        mark = " ← best" if p is v.best else (" ← server" if p.k == lg.k else "")
+        w.add_row(Text(str(p.k)), Text(_f(p.tokens_per_step)), Text(f"{_f(p.speedup)}×{mark}"))
+    best, at_k = v.best, v.windows[-1]
+    if best.k == lg.k:
+        verdict = (f"the server's K = {lg.k} is the best of K′ ≤ {lg.k} ({_f(at_k.speedup)}×); whether a larger K "
+                   "does better this log cannot say (gammatune's own grid, --for, can)")
+    else:
+        verdict = (f"the server's K = {lg.k} is not the best: {knob} {best.k} is predicted {_f(best.speedup)}× "
+                   f"against {_f(at_k.speedup)}× at {lg.k}")
+    return Group(t, w, Text(verdict, style="bold"))
+
+
+__all__ = ["ServerView", "render", "view"]
