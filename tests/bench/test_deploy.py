@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shlex
 
@@ -291,6 +292,9 @@ def test_bench_for_needs_simulate(capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("GAMMATUNE_TIMED_TESTS") != "1",
+                    reason="compares timings: run with GAMMATUNE_TIMED_TESTS=1 on a quiet machine (a CI runner's "
+                           "neighbours move both sides of the comparison)")
 def test_the_best_fixed_k_prediction_agrees_with_a_live_run_at_that_k(prompts, tmp_path, capsys):
     """The goal at small size, on the demo pair: --for's best vLLM K, predicted from traces and this machine's
     timing passes, against the decoder run live at that K beside the target alone (three alternating repeats, as
