@@ -21,7 +21,9 @@ from ..bench.args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from ..bench.args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..bench.args import parse_gammas
 from ..errors import InvalidParameter
-from .options import flag_names
+from .input_checks import check_engine_environment
+from .options import check_threads, flag_names
+from .output_paths import check_outputs, prompt_set_path
 from ..prompts import load_prompt_set
 from ..render.console import make_console
 
@@ -64,6 +66,8 @@ def doctor(
     if drafts and not target:
         raise InvalidParameter("--draft needs --target (the model the drafts would speed up); with neither, doctor "
                                "examines the demo pair")
+    check_threads(threads)
+    check_engine_environment()
     selfs = _self_drafts(self_drafts)
     if target and not drafts and not selfs:
         raise InvalidParameter("give at least one --draft to examine for --target (or leave --self-drafts on)")
@@ -86,8 +90,9 @@ def doctor(
     resolve_dtype(dtype, dev)
     demo = target is None
     prompt_list = load_prompt_set(prompts or ("code" if demo else "specbench"))[:limit]
-    if json_out is not None and json_out.exists() and json_out.is_dir():
-        raise InvalidParameter(f"--json {json_out} is a directory; give a file name")
+    if json_out is not None:   # a missing folder is refused now, not created; the prompt set is not overwritten
+        check_outputs([("--json", json_out)], [("--prompts", prompt_set_path(prompts))],
+                      lambda text: Console(stderr=True).print(Text(text, style="yellow")))
     load_kwargs = {"device": device, "dtype": dtype, "threads": threads, "trust_remote_code": trust_remote_code,
                    "allow_pickle": allow_pickle}
     extra = [f for flag, on in (("--raw", raw), ("--trust-remote-code", trust_remote_code),
