@@ -51,7 +51,7 @@ def check_arguments(input_ids: Any = None, *, seed: Any = None, on_event: Any = 
                                    f"tokenizer(text, return_tensors='pt').input_ids), got {type(input_ids).__name__}")
         if input_ids.dtype.is_floating_point or input_ids.dtype.is_complex or input_ids.dtype == torch.bool:
             raise InvalidParameter(f"input_ids must hold integer token ids, got dtype {input_ids.dtype}")
-        if input_ids.dim() != 2 or input_ids.shape[0] != 1 or input_ids.shape[1] < 1:
+        if input_ids.dim() != 2 or input_ids.shape[1] < 1:   # a batch of several is refused with its own words
             raise InvalidParameter(f"input_ids must have shape (1, n) with n >= 1, got {tuple(input_ids.shape)}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX):
         raise InvalidParameter(f"seed must be a whole number from 0 to 2^63 - 1 (or None), got {seed!r}")
