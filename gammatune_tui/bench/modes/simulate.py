@@ -120,9 +120,11 @@ def _after_traces(console: Console, err: Console, pair: Pair, pid: list, cfg: An
     rows = report.write_csv(report.csv_path_for(out), cells, "sim")
 
     # the live check runs on traces recorded now; cached ones were recorded the same way (--check-live N to rerun)
-    check_live = opts.check_live if opts.check_live is not None else (0 if found.source == "cache" else 1)
-    if opts.check_live is None and found.source == "cache":
-        err.print(Text("live check skipped for cached traces (--check-live 1 runs it)", style="dim"))
+    # (shipped traces are checked against a fresh recording by the test suite)
+    kept = found.source in ("cache", "shipped")
+    check_live = opts.check_live if opts.check_live is not None else (0 if kept else 1)
+    if opts.check_live is None and kept:
+        err.print(Text(f"live check skipped for {found.source} traces (--check-live 1 runs it)", style="dim"))
     if check_live:
         n = check_live
         check = _check_live_sampled if not cfg.sampling.greedy else _check_live
