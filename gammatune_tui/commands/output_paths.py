@@ -51,9 +51,9 @@ def check_output(path: Path, flag: str, inputs: Iterable[tuple[str, Optional[Pat
                                    "input; give another file name")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.exists():
-        raise InvalidParameter(f"{shown}: the folder {parent} does not exist (create it first, or give another path)")
+        raise InvalidParameter(f"{shown}: cannot write there: the folder {parent} does not exist (create it first, or give another path)")
     if not parent.is_dir():
-        raise InvalidParameter(f"{shown}: {parent} is not a folder")
+        raise InvalidParameter(f"{shown}: cannot write there: {parent} is not a folder")
     if path.exists():
         if not os.access(path, os.W_OK):
             raise InvalidParameter(f"{shown}: cannot write this file (permission denied)")

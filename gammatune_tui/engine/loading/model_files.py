@@ -146,6 +146,12 @@ def locate(ref: str, what: str, *, allow_pickle: bool = False, download: bool = 
             raise ModelLoadError("--download needs the network, but HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set")
         return ModelRef(ref, ref, False, ref)
     snap = _cached_snapshot(ref)
+    if snap is None and "/" not in ref:
+        from .presets import DEMO, PRESETS
+
+        if ref in PRESETS or ref == DEMO:   # a preset's name where a model goes: no download would fetch it
+            raise ModelLoadError(f"{what} model {ref!r} is not a model but a preset pair: use --pair {ref} "
+                                 "(`gammatune models` lists them)")
     if snap is None:
         raise NotCached(f"{what} model {ref!r} is not in the local Hugging Face cache: fetch it with "
                         f"`{download_command([ref])}`, or add --download", ref)
