@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from .grid import settings as grid_settings
+from .busy import busy_reasons, busy_warning, load_average
 from .timing import TIMING_PASSES
 from ...errors import GammatuneError, Interrupted, InvalidParameter
 from . import examine as dr
@@ -45,6 +46,7 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     After a Ctrl+C the partial ranking is printed and saved, then `Interrupted` says what was kept."""
     quiet_transformers()
     created = time.time()
+    loads = [load_average()]   # and again at the end: a busy machine makes the verdict unsafe (busy.py)
     config = {"target": cfg.target, "drafts": [c.label for c in candidates], "prompts": [p.id for p in cfg.prompts],
               "max_new_tokens": cfg.max_new_tokens, "gammas": list(cfg.gammas), "greedy": cfg.sampling.greedy,
               "sampling": cfg.sampling.to_json(), "timing_passes": TIMING_PASSES,
@@ -101,7 +103,13 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
                                       lambda desc, n: prog.update(task, advance=n, description=_label(desc[:48])))
             except KeyboardInterrupt:
                 interrupted = True
+    loads.append(load_average())
+    reasons = busy_reasons(reports, loads)
+    config["unsafe_because"] = reasons
     _print(console, reports, rec, checked, cfg.law)
+    warning = busy_warning(reasons)
+    if warning:
+        console.print(Text(warning, style="bold yellow"))
     if verify and not (rec and rec.command):
         err.print(Text("--verify: nothing to run live (no draft is recommended)", style="yellow"))
     save(not interrupted)
