@@ -22,6 +22,7 @@ from typing import Any, Iterable, Optional
 from ..errors import InvalidParameter
 
 STDIN = "-"
+_WHAT = {"--record": "recording", "--out": "results", "--json": "report", "--traces": "traces"}
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -41,6 +42,7 @@ def check_output(path: Path, flag: str, inputs: Iterable[tuple[str, Optional[Pat
     """
     path = Path(path)
     shown = f"{flag} {path}"
+    what = _WHAT.get(flag, "file")
     if path.is_dir():
         raise InvalidParameter(f"{shown} is a directory; give a file name")
     for in_flag, src in inputs:
@@ -51,9 +53,9 @@ def check_output(path: Path, flag: str, inputs: Iterable[tuple[str, Optional[Pat
                                    "input; give another file name")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.exists():
-        raise InvalidParameter(f"{shown}: cannot write there: the folder {parent} does not exist (create it first, or give another path)")
+        raise InvalidParameter(f"{shown}: cannot write the {what} there: the folder {parent} does not exist (create it first, or give another path)")
     if not parent.is_dir():
-        raise InvalidParameter(f"{shown}: cannot write there: {parent} is not a folder")
+        raise InvalidParameter(f"{shown}: cannot write the {what} there: {parent} is not a folder")
     if path.exists():
         if not os.access(path, os.W_OK):
             raise InvalidParameter(f"{shown}: cannot write this file (permission denied)")
