@@ -91,6 +91,7 @@ def bench(
         err.print(Text(text, style="yellow"))
 
     if latency:
+        check_output(out, "--out")   # a folder first: `.` has no name to put .csv on
         check_json_and_csv(out, out.with_suffix(".csv"))
         check_outputs([("--out", out), ("--out", out.with_suffix(".csv"))], note=note)
         run_latency(console, err, device=opts.device, dtype=opts.dtype, threads=opts.threads, shapes=shape,
@@ -126,6 +127,7 @@ def bench(
     from ..bench.report.tables import csv_path_for
 
     inputs = [("--prompts", prompt_set_path(prompts)), ("--prompt-file", prompt_file), ("--traces", traces_path)]
+    check_output(out, "--out", inputs)   # a folder first: `.` has no name to put .csv on
     check_json_and_csv(out, csv_path_for(out))
     check_outputs([("--out", out), ("--out", csv_path_for(out))], inputs, note)
     if traces_path is not None:

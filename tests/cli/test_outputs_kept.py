@@ -68,6 +68,13 @@ def test_a_csv_named_out_is_refused(tmp_path, capsys):
     _one_line(code, err, "--out", "CSV")
 
 
+@pytest.mark.parametrize("latency", [[], ["--latency"]])
+def test_a_folder_as_out_is_one_line(latency, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = invoke(["bench", *latency, "--out", "."], capsys)
+    _one_line(code, err, "--out", "directory")
+
+
 def test_a_replaced_record_file_is_said(tmp_path, capsys, pair_args):
     rec = tmp_path / "old.jsonl"
     rec.write_text("my earlier recording\n")
