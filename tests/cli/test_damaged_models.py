@@ -9,16 +9,8 @@ import shutil
 
 import pytest
 
-from clihelpers import invoke
+from clihelpers import assert_one_line, invoke
 from gammatune_tui.engine.loading import gguf as gguf_mod
-
-
-def _one_line(code, err, *words):
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("gammatune: error:"), err
-    for w in words:
-        assert w in lines[0], err
 
 
 @pytest.fixture()
@@ -44,9 +36,9 @@ def test_a_cut_short_safetensors_is_named(damaged, capsys):
     f = target / "model.safetensors"
     os.truncate(f, f.stat().st_size // 2)
     code, _, err = invoke(["run", "x", "-n", "2", *_args(target, draft)], capsys)
-    _one_line(code, err, "model.safetensors", "cut short")
+    assert_one_line(code, err, "model.safetensors", "cut short")
     code, _, err = invoke(_doctor(target, draft), capsys)
-    _one_line(code, err, "model.safetensors", "cut short")
+    assert_one_line(code, err, "model.safetensors", "cut short")
 
 
 def test_a_vocab_size_that_does_not_match_the_weights_is_named(damaged, capsys):
@@ -55,7 +47,7 @@ def test_a_vocab_size_that_does_not_match_the_weights_is_named(damaged, capsys):
     cfg["vocab_size"] += 10
     (target / "config.json").write_text(json.dumps(cfg))
     code, _, err = invoke(["run", "x", "-n", "2", *_args(target, draft)], capsys)
-    _one_line(code, err, "config.json", "vocab_size")
+    assert_one_line(code, err, "config.json", "vocab_size")
 
 
 def test_a_corrupt_pickle_is_named(damaged, capsys):
@@ -63,9 +55,9 @@ def test_a_corrupt_pickle_is_named(damaged, capsys):
     (target / "model.safetensors").unlink()
     (target / "pytorch_model.bin").write_bytes(os.urandom(4000))
     code, _, err = invoke(["run", "x", "-n", "2", "--allow-pickle", *_args(target, draft)], capsys)
-    _one_line(code, err, "pytorch_model.bin", "not a readable")
+    assert_one_line(code, err, "pytorch_model.bin", "not a readable")
     code, _, err = invoke([*_doctor(target, draft), "--allow-pickle"], capsys)
-    _one_line(code, err, "pytorch_model.bin", "not a readable")
+    assert_one_line(code, err, "pytorch_model.bin", "not a readable")
 
 
 def test_a_damaged_gguf_conversion_is_converted_again(tiny_pair_dirs, tmp_path, monkeypatch):

@@ -4,31 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from clihelpers import invoke
+from clihelpers import assert_one_line, invoke
 from gammatune_tui.engine.loading.presets import PRESETS, package_file
-
-
-def _one_line(code, err, *words):
-    assert code == 2, err
-    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("gammatune: error:"), err
-    for w in words:
-        assert w in lines[0], err
 
 
 @pytest.mark.parametrize("argv", [["doctor", "--target", "smollm2"], ["run", "x", "--target", "smollm2",
                                                                      "--drafter", "prompt-lookup"]])
 def test_a_preset_name_given_as_a_model_points_to_pair(argv, capsys):
     code, _, err = invoke(argv, capsys)
-    _one_line(code, err, "--pair smollm2")
+    assert_one_line(code, err, "--pair smollm2")
     assert "hf download" not in err
 
 
 def test_doctor_refuses_an_unknown_pair_and_pair_with_target(capsys):
     code, _, err = invoke(["doctor", "--pair", "nope"], capsys)
-    _one_line(code, err, "unknown pair", "smollm2")
+    assert_one_line(code, err, "unknown pair", "smollm2")
     code, _, err = invoke(["doctor", "--pair", "smollm2", "--target", "x"], capsys)
-    _one_line(code, err, "--pair or --target")
+    assert_one_line(code, err, "--pair or --target")
 
 
 def test_doctor_pair_examines_the_preset_target_and_says_where_it_lives(capsys, monkeypatch):

@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clihelpers import invoke
-
-
-def _one_line(code, err, *words):
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("gammatune: error:"), err
-    for w in words:
-        assert w in lines[0], err
+from clihelpers import assert_one_line, invoke
 
 
 @pytest.fixture(autouse=True)
@@ -23,8 +15,11 @@ def _no_models(monkeypatch):
     def never(*a, **k):
         raise AssertionError("loaded a model before refusing the input")
 
-    for mod in ("engine.loading.models", "bench.modes.sweep", "bench.doctor.examine", "session.compare_job"):
-        monkeypatch.setattr(importlib.import_module(f"gammatune_tui.{mod}"), "load_pair", never)
+    # every module imported before any is patched: one imported under the patch would keep `never` for good
+    mods = [importlib.import_module(f"gammatune_tui.{m}") for m in
+            ("engine.loading.models", "bench.modes.sweep", "bench.doctor.examine", "session.compare_job")]
+    for mod in mods:
+        monkeypatch.setattr(mod, "load_pair", never)
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -35,21 +30,21 @@ def _no_models(monkeypatch):
     (["compare", "--print", "--theme", "nope"], ("nope",)),
     (["replay", "all-methods", "--print", "--theme", "nope"], ("nope",)),
 ])
-def test_nonsense_flags_are_one_line(argv, words, capsys):
+def test_nonsense_flags_areassert_one_line(argv, words, capsys):
     code, _, err = invoke(argv, capsys)
-    _one_line(code, err, *words)
+    assert_one_line(code, err, *words)
 
 
 @pytest.mark.parametrize("name, value", [("GAMMATUNE_ATTENTION", "bogus"), ("GAMMATUNE_COMPILE", "maybe")])
 @pytest.mark.parametrize("argv", [["run", "x", "-n", "2"], ["doctor"]])
-def test_a_bad_engine_variable_is_one_line(name, value, argv, capsys, monkeypatch):
+def test_a_bad_engine_variable_isassert_one_line(name, value, argv, capsys, monkeypatch):
     monkeypatch.setenv(name, value)
     code, _, err = invoke(argv, capsys)
-    _one_line(code, err, name, value)
+    assert_one_line(code, err, name, value)
 
 
 def test_a_broken_user_theme_is_named_with_its_fault(tmp_path, capsys, monkeypatch):
     (tmp_path / "mine.json").write_text('{"name": "mine", "colors": {}}')
     monkeypatch.setenv("GAMMATUNE_THEMES", str(tmp_path))
     code, _, err = invoke(["replay", "all-methods", "--print", "--theme", "mine"], capsys)
-    _one_line(code, err, "mine.json", "primary")
+    assert_one_line(code, err, "mine.json", "primary")

@@ -16,17 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from clihelpers import invoke
+from clihelpers import assert_one_line, invoke
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _one_line(code, err, *words):
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("gammatune: error:"), err
-    for w in words:
-        assert w in lines[0], err
 
 
 @pytest.mark.parametrize("argv", [
@@ -42,11 +34,14 @@ def test_an_output_in_a_missing_folder_is_refused_before_any_work(argv, capsys, 
     def never(*a, **k):
         raise AssertionError("loaded a model before refusing the output path")
 
-    for mod in ("engine.loading.models", "bench.modes.sweep", "bench.doctor.examine", "session.compare_job"):
-        monkeypatch.setattr(importlib.import_module(f"gammatune_tui.{mod}"), "load_pair", never)
+    # every module imported before any is patched: one imported under the patch would keep `never` for good
+    mods = [importlib.import_module(f"gammatune_tui.{m}") for m in
+            ("engine.loading.models", "bench.modes.sweep", "bench.doctor.examine", "session.compare_job")]
+    for mod in mods:
+        monkeypatch.setattr(mod, "load_pair", never)
     monkeypatch.setattr(importlib.import_module("gammatune_tui.bench.modes.latency"), "_measure", never)
     code, out, err = invoke(argv, capsys)
-    _one_line(code, err, "/nonexistent-gt", "does not exist")
+    assert_one_line(code, err, "/nonexistent-gt", "does not exist")
     assert not Path("/nonexistent-gt").exists()   # doctor used to create the folder
 
 
@@ -55,24 +50,24 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys):
     prompts.write_text('{"id": "a", "turns": ["def f(x):"]}\n')
     before = prompts.read_text()
     code, _, err = invoke(["bench", "--prompts", str(prompts), "--out", str(prompts)], capsys)
-    _one_line(code, err, "--prompts", "input")
+    assert_one_line(code, err, "--prompts", "input")
     p = tmp_path / "p.txt"
     p.write_text("def f(x):")
     code, _, err = invoke(["run", "--prompt-file", str(p), "--record", str(p), "-n", "2"], capsys)
-    _one_line(code, err, "--prompt-file")
+    assert_one_line(code, err, "--prompt-file")
     assert p.read_text() == "def f(x):" and prompts.read_text() == before
 
 
 def test_a_csv_named_out_is_refused(tmp_path, capsys):
     code, _, err = invoke(["bench", "--out", str(tmp_path / "x.csv")], capsys)
-    _one_line(code, err, "--out", "CSV")
+    assert_one_line(code, err, "--out", "CSV")
 
 
 @pytest.mark.parametrize("latency", [[], ["--latency"]])
-def test_a_folder_as_out_is_one_line(latency, tmp_path, capsys, monkeypatch):
+def test_a_folder_as_out_isassert_one_line(latency, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, err = invoke(["bench", *latency, "--out", "."], capsys)
-    _one_line(code, err, "--out", "directory")
+    assert_one_line(code, err, "--out", "directory")
 
 
 def test_a_replaced_record_file_is_said(tmp_path, capsys, pair_args):
@@ -84,25 +79,25 @@ def test_a_replaced_record_file_is_said(tmp_path, capsys, pair_args):
 
 
 @pytest.mark.parametrize("value", ["100000", "99999999999999999999"])
-def test_threads_above_the_cores_is_one_line(value, capsys):
+def test_threads_above_the_cores_isassert_one_line(value, capsys):
     code, _, err = invoke(["run", "x", "--threads", value], capsys)
-    _one_line(code, err, "--threads", "core")
+    assert_one_line(code, err, "--threads", "core")
     code, _, err = invoke(["doctor", "--threads", value], capsys)
-    _one_line(code, err, "--threads")
+    assert_one_line(code, err, "--threads")
 
 
 def test_a_full_disk_under_record_is_one_line_and_keeps_stdout(capsys, pair_args):
     code, out, err = invoke(["run", "def f(x):", *pair_args, "-n", "4", "--json", "--record", "/dev/full"], capsys)
-    _one_line(code, err, "/dev/full", "No space left")
+    assert_one_line(code, err, "/dev/full", "No space left")
 
 
-def test_a_full_stdout_is_one_line(pair_args, tmp_path):
+def test_a_full_stdout_isassert_one_line(pair_args, tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-m", "gammatune_tui", "run", "def f(x):", *pair_args, "-n", "4",
                                "--json"], stdout=full, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
                               cwd=tmp_path, timeout=300, text=True)
-    _one_line(proc.returncode, proc.stderr, "No space left")
+    assert_one_line(proc.returncode, proc.stderr, "No space left")
 
 
 def test_bench_into_a_closed_pipe_still_writes_its_files(tmp_path):
