@@ -9,6 +9,7 @@ quietly with status 0, as `cat` and `git` do.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -91,6 +92,21 @@ def _stdout_closed() -> NoReturn:
     sys.exit(0)
 
 
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)   # a write the disk or device refused
+
+
+def _output_full(exc: OSError) -> NoReturn:
+    """stdout on a full disk (`> /dev/full`): one line, and a null stdout so the exit's flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    name = f" {exc.filename}" if exc.filename else " the output"
+    print(f"gammatune: error: cannot write{name}: {exc.strerror or exc}", file=sys.stderr)
+    sys.exit(2)
+
+
 def _interrupted(message: str = "") -> NoReturn:
     if sys.stderr.isatty():   # after the terminal's ^C, on a line of its own
         print(file=sys.stderr)
@@ -139,6 +155,10 @@ def _main(argv: list[str] | None) -> None:
         raise SystemExit(fail(str(exc), exc.exit_code).exit_code) from None
     except BrokenPipeError:
         _stdout_closed()
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        _output_full(exc)
     if rv == 130:   # typer's answer to a Ctrl+C while it parsed (the body's own are `Interrupted`)
         _interrupted()
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -50,6 +50,10 @@ class TraceWithoutEntropy(GammatuneError, ValueError):
     traces kept it: playing the unknown entropy as any number would print results of a rule that never ran."""
 
 
+class OutputError(GammatuneError):
+    """A file the user asked for (--out, --json, --record) that cannot be written: a full disk, a lost folder."""
+
+
 class PromptFileError(GammatuneError):
     """A prompt set that is missing or malformed."""
 

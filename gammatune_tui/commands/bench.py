@@ -20,7 +20,10 @@ from ..bench.args import parse_gammas, parse_ints
 from ..engine.policies import LIVE_DEFAULT_METHODS, METHODS, TUNABLE_METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..render.table_fit import FittingConsole
+from .input_checks import check_methods_text, check_repeats
 from .options import common_options, flag_names
+from .output_paths import (StdoutUntilClosed, check_json_and_csv, check_output, check_outputs,
+                           prompt_set_path)
 from .prompt_input import prompt_file_option
 from .prompt_sets import bench_prompts
 
@@ -70,6 +73,8 @@ def bench(
     *,
     opts: Any,
 ) -> None:
+    check_methods_text(methods)
+    check_repeats(repeats)
     sampling = opts.sampling()   # a bad --top-p or --temperature: one line before torch loads
     if sampling.repetition_penalty != 1.0:
         raise InvalidParameter("bench measures the paper's protocol, without a repetition penalty: leave "
@@ -79,9 +84,18 @@ def bench(
     from ..bench.modes.sweep import run_sweep
     from ..bench.live.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
 
-    console = FittingConsole()   # a Console whose tables fit the width, never cut (render/table_fit.py)
+    # a Console whose tables fit the width, never cut (render/table_fit.py); a closed stdout (`| head`) drops
+    # the tables but not the files --out asks for
+    console = FittingConsole(file=StdoutUntilClosed())
     err = Console(stderr=True)
+
+    def note(text: str) -> None:
+        err.print(Text(text, style="yellow"))
+
     if latency:
+        check_output(out, "--out")   # a folder first: `.` has no name to put .csv on
+        check_json_and_csv(out, out.with_suffix(".csv"))
+        check_outputs([("--out", out), ("--out", out.with_suffix(".csv"))], note=note)
         run_latency(console, err, device=opts.device, dtype=opts.dtype, threads=opts.threads, shapes=shape,
                     context=latency_context, ks=parse_ints(verify_ks, "--verify-k"), out=out, engine=opts.engine)
         return
@@ -111,8 +125,15 @@ def bench(
     prompt_set, prompt_list = bench_prompts(prompts, prompt_file, "code" if opts.uses_demo else "specbench")
     if limit:
         prompt_list = prompt_list[:limit]
-    if out.exists() and out.is_dir():
-        raise InvalidParameter(f"--out {out} is a directory; give a file name")
+    # every file written at the end is checked now, before minutes of work: a missing folder, an input
+    from ..bench.report.tables import csv_path_for
+
+    inputs = [("--prompts", prompt_set_path(prompts)), ("--prompt-file", prompt_file), ("--traces", traces_path)]
+    check_output(out, "--out", inputs)   # a folder first: `.` has no name to put .csv on
+    check_json_and_csv(out, csv_path_for(out))
+    check_outputs([("--out", out), ("--out", csv_path_for(out))], inputs, note)
+    if traces_path is not None:
+        check_output(traces_path, "--traces", inputs[:2])
     # a prompt-lookup sweep races transformers' prompt lookup; a model sweep its assisted generation
     drafter = opts.drafter_settings()
     peers = LOOKUP_BASELINES if drafter.model_free else ALL_BASELINES

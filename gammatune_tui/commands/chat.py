@@ -10,6 +10,8 @@ from typing import Optional
 import typer
 
 from ..errors import InvalidParameter
+from .input_checks import check_theme
+from .output_paths import check_outputs
 from .options import common_options
 from .prompt_input import given_prompt, prompt_file_option, stdin_is_piped, system_option
 from . import terminal
@@ -33,6 +35,7 @@ def chat(
     (corrections and bonus) red. Change the method or η, δ, τ, γ bounds while it
     generates; Esc stops; F1 lists every key; Ctrl+P opens the command palette.
     """
+    check_theme(theme)   # before the models load, not after
     settings = opts.policy_settings()   # a bad γ, η, δ, τ, --top-p or --temperature: one line before torch loads
     sampling = opts.sampling(demo_defaults=opts.uses_demo)
     from ..session.system_prompt import check_system_flags
@@ -45,6 +48,9 @@ def chat(
 
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
+    if record is not None:
+        check_outputs([("--record", record)], [("--prompt-file", prompt_file)],
+                      lambda text: print(text, file=sys.stderr))
     piped = stdin_is_piped()
     prompt = given_prompt(prompt, prompt_file)
     if piped:

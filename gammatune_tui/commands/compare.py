@@ -22,6 +22,8 @@ from ..engine.common.names import MODEL as MODEL_DRAFTER
 from ..engine.loading.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
+from .input_checks import check_methods_text, check_repeats, check_theme
+from .output_paths import check_outputs
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 from .prompt_input import given_prompt, prompt_file_option, system_option
 from .terminal import prints_instead_of_tui
@@ -57,8 +59,9 @@ def compare(
         other = "gammatune+" if opts.method == "specdecode" else "specdecode"
         raise InvalidParameter(f"compare runs several methods: use --methods (e.g. --methods {other},{opts.method}), "
                                "not --method")
-    if repeats < 1:
-        raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats}")
+    check_repeats(repeats)
+    check_methods_text(methods)
+    check_theme(theme)   # with --print too: a typo is said, not ignored
     sampling = opts.sampling(demo_defaults=opts.uses_demo)   # a bad --top-p or --temperature: before torch loads
     from ..session.system_prompt import check_system_flags
 
@@ -75,6 +78,9 @@ def compare(
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
+    if record is not None:
+        check_outputs([("--record", record)], [("--prompt-file", prompt_file)],
+                      lambda text: print(text, file=sys.stderr))
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: before anything loads
     load_kwargs = opts.load_kwargs()
     if drafter_list is not None:  # the draft model is loaded when one contestant drafts with it

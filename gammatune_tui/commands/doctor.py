@@ -21,7 +21,9 @@ from ..bench.args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from ..bench.args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..bench.args import parse_gammas
 from ..errors import InvalidParameter
-from .options import flag_names
+from .input_checks import check_engine_environment
+from .options import check_threads, flag_names
+from .output_paths import check_outputs, prompt_set_path
 from ..prompts import load_prompt_set
 from ..render.console import make_console
 
@@ -36,6 +38,7 @@ def register(app: typer.Typer) -> None:
 
 def doctor(
     target: Optional[str] = typer.Option(None, "--target", metavar="MODEL", help="Target model: local directory or hub id (with neither --target nor --draft: the demo pair's target and draft); its self-drafts are examined unless --self-drafts none."),
+    pair: Optional[str] = typer.Option(None, "--pair", metavar="NAME", help="A preset pair (see `gammatune models`) instead of --target: its target, and its draft model when it has one, beside the target's self-drafts."),
     drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer, or be a self-draft (self:int4, self:int8, self:bf16)."),
     self_drafts: str = typer.Option(DEFAULT_SELF, "--self-drafts", metavar="LIST", help="Quantized copies of the target examined beside the drafts given ('none': only those)."),
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
@@ -64,9 +67,14 @@ def doctor(
     draft, three short timing passes of the decoder, then every method, the oracle
     and the reference rows played exactly over the traces, each with its spread.
     """
+    target, preset_draft = _preset(pair, target)
+    if preset_draft and preset_draft not in drafts:
+        drafts = [preset_draft, *drafts]
     if drafts and not target:
         raise InvalidParameter("--draft needs --target (the model the drafts would speed up); with neither, doctor "
                                "examines the demo pair")
+    check_threads(threads)
+    check_engine_environment()
     selfs = _self_drafts(self_drafts)
     if target and not drafts and not selfs:
         raise InvalidParameter("give at least one --draft to examine for --target (or leave --self-drafts on)")
@@ -90,8 +98,9 @@ def doctor(
     resolve_dtype(dtype, dev)
     demo = target is None
     prompt_list = load_prompt_set(prompts or ("code" if demo else "specbench"))[:limit]
-    if json_out is not None and json_out.exists() and json_out.is_dir():
-        raise InvalidParameter(f"--json {json_out} is a directory; give a file name")
+    if json_out is not None:   # a missing folder is refused now, not created; the prompt set is not overwritten
+        check_outputs([("--json", json_out)], [("--prompts", prompt_set_path(prompts))],
+                      lambda text: Console(stderr=True).print(Text(text, style="yellow")))
     load_kwargs = {"device": device, "dtype": dtype, "threads": threads, "trust_remote_code": trust_remote_code,
                    "allow_pickle": allow_pickle}
     extra = [f for flag, on in (("--raw", raw), ("--trust-remote-code", trust_remote_code),
@@ -101,7 +110,8 @@ def doctor(
             extra += [flag, str(value)]
     err = Console(stderr=True)
     quiet_transformers()
-    with _candidates(demo, target, drafts, err, selfs) as (target_ref, candidates):
+    named = ("--pair", pair) if pair and target else ("--target", str(target))   # how the advice names the target
+    with _candidates(demo, target, drafts, err, selfs, named) as (target_ref, candidates):
         cfg = DoctorConfig(target_ref, prompt_list, max_new_tokens, gamma_list, raw, load_kwargs, sampling)
         code = run_doctor(make_console(), err, cfg, candidates, json_path=json_out, verify=verify, extra_args=extra,
                           engines=engine_rows, costs=cost_pair, server_log=log)
@@ -125,6 +135,29 @@ def _deploy_options(engines: Optional[str], costs: Optional[str], server_log: Op
     return rows, pair, log
 
 
+def _preset(pair: Optional[str], target: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+    """--pair NAME as (the target doctor examines, the preset's draft model or None); `--pair demo` is the default."""
+    if pair is None:
+        return target, None
+    if target is not None:
+        raise InvalidParameter("give --pair or --target, not both")
+    from ..engine.loading.presets import DEMO, PRESETS, pair_names, preset_target
+
+    if pair == DEMO:
+        return None, None
+    preset = PRESETS.get(pair)
+    if preset is None:
+        raise InvalidParameter(f"unknown pair {pair!r}; choose from {', '.join(pair_names())}")
+    found = preset_target(preset)   # ModelLoadError (one line) when its package is not installed
+    if preset.from_package:
+        from ..engine.loading.gguf import converted_path
+
+        Console(stderr=True).print(Text(f"--pair {pair}: the target is {found} (installed by "
+                                        f"{preset.package.split('==')[0]}); its conversion is kept in "  # type: ignore[union-attr]
+                                        f"{converted_path(Path(found))}", style="dim"))
+    return found, preset.draft
+
+
 def _self_drafts(text: str) -> list[str]:
     """--self-drafts: canonical self-draft names ('none' or '': no self-drafts); a bad one is one line."""
     if text.strip().lower() in ("", "none"):
@@ -137,7 +170,8 @@ def _self_drafts(text: str) -> list[str]:
 
 @contextlib.contextmanager
 def _candidates(demo: bool, target: Optional[str], drafts: List[str],
-                err: Console, selfs: List[str] = ()) -> Iterator[tuple[str, list]]:  # type: ignore[assignment]
+                err: Console, selfs: List[str] = (),  # type: ignore[assignment]
+                named: tuple[str, ...] = ()) -> Iterator[tuple[str, list]]:
     """The target and the Candidates to examine: the user's, or the demo pair's draft beside two poor ones;
     then the target's self-drafts (`selfs`) not given already."""
     from ..bench.doctor.examine import Candidate
@@ -146,8 +180,9 @@ def _candidates(demo: bool, target: Optional[str], drafts: List[str],
 
     given = {d.strip().lower() for d in drafts if is_self_draft(d)}
     if not demo:
-        own = [Candidate(s, s, ("--target", str(target), "--draft", s)) for s in selfs if s not in given]
-        yield str(target), [Candidate(d, d, ("--target", str(target), "--draft", d)) for d in drafts] + own
+        named = named or ("--target", str(target))
+        own = [Candidate(s, s, (*named, "--draft", s)) for s in selfs if s not in given]
+        yield str(target), [Candidate(d, d, (*named, "--draft", d)) for d in drafts] + own
         return
     ref = demo_target()   # ModelLoadError (one line) when the demo pair is not installed
     err.print(Text("no --target/--draft: examining the demo pair's draft beside two deliberately poor drafts "

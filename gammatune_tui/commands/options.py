@@ -13,6 +13,7 @@ import contextlib
 import copy
 import functools
 import inspect
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from ..engine.policies import PAPER_DEFAULTS, PolicyParams, PolicySettings, grou
 from ..engine.context import check_budget
 from ..engine.loading.presets import preset_drafter
 from ..errors import InvalidParameter
+from .input_checks import check_engine_environment
 from ..prompts import seeded_demo_prompt
 from ..render.safe_text import printable
 
@@ -115,6 +117,16 @@ def flag_names() -> Iterator[None]:
         raise InvalidParameter(with_flag_names(str(exc))) from None
 
 
+def check_threads(threads: int | None) -> None:
+    """--threads at most this machine's cores: torch takes any number and crashes (or hangs) far above them."""
+    if threads is None:
+        return
+    cores = os.cpu_count() or 1
+    if threads > cores:
+        raise InvalidParameter(f"--threads {threads} is more than this machine's {cores} CPU core"
+                               f"{'s' * (cores != 1)}: give 1 to {cores}")
+
+
 @dataclass(frozen=True)
 class CommonOptions:
     """Everything the shared options say, validated into engine objects on demand."""
@@ -134,6 +146,8 @@ class CommonOptions:
 
                 check_engine_device(engine, resolve_device(self.values.get("device", "auto")))
         v = self.values
+        check_threads(v.get("threads"))
+        check_engine_environment()
         if "drafter" in v and (v["drafter"] not in (None, MODEL_DRAFTER) or v.get("ngram_min") is not None
                                or v.get("ngram_max") is not None):   # --drafter and the n-gram sizes, now
             d = self.drafter_settings()

@@ -12,6 +12,7 @@ from typing import List, Optional
 
 import typer
 
+from .input_checks import check_theme
 from .terminal import prints_instead_of_tui
 
 
@@ -32,6 +33,7 @@ def replay(
     from ..session.replay import open_playlist
 
     speed = check_speed(speed)
+    check_theme(theme)   # with --print too: a typo is said, not ignored
     playlist = open_playlist(files)
     for warning in playlist.warnings:
         print(f"gammatune: warning: {warning}", file=sys.stderr)

@@ -21,6 +21,7 @@ import typer
 
 from ..errors import Interrupted, InvalidParameter
 from .options import check_models, common_options, prompt_or_demo
+from .output_paths import check_outputs
 from .prompt_input import given_prompt, prompt_file_option, system_option
 
 
@@ -50,6 +51,8 @@ def run(
     max_new = opts.max_new_tokens
     if max_new < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {max_new}")
+    if record is not None:   # a missing folder, or the prompt file itself: refused before the prompt is read
+        check_outputs([("--record", record)], [("--prompt-file", prompt_file)], _note)
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: now, not after loading
     from ..session.system_prompt import check_system_flags, fit_system, with_system
 
@@ -93,6 +96,10 @@ def run(
     finally:
         if writer is not None:
             writer.close()
+
+
+def _note(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 class _Count:

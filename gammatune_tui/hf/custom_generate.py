@@ -40,6 +40,29 @@ def _frame_streamer() -> Any:
     return None
 
 
+def check_arguments(input_ids: Any = None, *, seed: Any = None, on_event: Any = None, streamer: Any = None,
+                    streamer_name: str = "streamer") -> None:
+    """Arguments of the wrong type, named before any work (they used to fail deep inside the decoder)."""
+    from ..engine.common.sampling_config import SEED_MAX
+
+    if input_ids is not None:
+        if not isinstance(input_ids, torch.Tensor):
+            raise InvalidParameter(f"input_ids must be a torch tensor of token ids, shape (1, n) (e.g. "
+                                   f"tokenizer(text, return_tensors='pt').input_ids), got {type(input_ids).__name__}")
+        if input_ids.dtype.is_floating_point or input_ids.dtype.is_complex or input_ids.dtype == torch.bool:
+            raise InvalidParameter(f"input_ids must hold integer token ids, got dtype {input_ids.dtype}")
+        if input_ids.dim() != 2 or input_ids.shape[1] < 1:   # a batch of several is refused with its own words
+            raise InvalidParameter(f"input_ids must have shape (1, n) with n >= 1, got {tuple(input_ids.shape)}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX):
+        raise InvalidParameter(f"seed must be a whole number from 0 to 2^63 - 1 (or None), got {seed!r}")
+    if on_event is not None and not callable(on_event):
+        raise InvalidParameter(f"on_event must be a function taking one event, got {type(on_event).__name__}")
+    if streamer is not None and not (callable(getattr(streamer, "put", None))
+                                     and callable(getattr(streamer, "end", None))):
+        raise InvalidParameter(f"{streamer_name} must be a transformers streamer (with put() and end()), "
+                               f"got {type(streamer).__name__}")
+
+
 def _seed(seed: int | None) -> int:
     """The sampler's seed: the one given, else drawn from torch's global RNG (so torch.manual_seed reproduces)."""
     if seed is not None:
@@ -65,6 +88,7 @@ def gammatune_generate(model: Any, input_ids: torch.Tensor, logits_processor: An
     if generation_config is None or logits_processor is None or stopping_criteria is None:
         raise InvalidParameter("gammatune_generate is called by model.generate(..., custom_generate="
                                "gammatune_generate); to call it directly use gammatune_tui.hf.generate(model, ...)")
+    check_arguments(input_ids, seed=seed, on_event=on_event, streamer=token_streamer, streamer_name="token_streamer")
     streamer = token_streamer
     prompt_shown = False
     if streamer is None:
@@ -173,6 +197,7 @@ def generate(model: Any, input_ids: torch.Tensor, *, streamer: Any = None, token
     gamma_method, the policy's parameters, on_event, seed, …). `tokenizer`
     is the target's (for stop strings and the events' text; by default the
     one in the model's folder)."""
+    check_arguments(input_ids, seed=kwargs.get("seed"), on_event=kwargs.get("on_event"), streamer=streamer)
     if streamer is not None:
         kwargs["token_streamer"] = streamer
     if tokenizer is not None:
@@ -180,4 +205,4 @@ def generate(model: Any, input_ids: torch.Tensor, *, streamer: Any = None, token
     return model.generate(input_ids, custom_generate=gammatune_generate, **kwargs)
 
 
-__all__ = ["gammatune_generate", "generate"]
+__all__ = ["check_arguments", "gammatune_generate", "generate"]

@@ -38,6 +38,7 @@ class RecordingWriter:
 
     def __init__(self, path: str | os.PathLike, mode: str = "w"):
         self.path = Path(path)
+        self.lines = 0   # written and flushed
         try:
             self._fh: IO[str] | None = open(self.path, mode, encoding="utf-8")
         except OSError as exc:
@@ -46,8 +47,15 @@ class RecordingWriter:
     def write(self, event: Event) -> None:
         if self._fh is None:
             return
-        self._fh.write(event_line(event) + "\n")
-        self._fh.flush()
+        try:
+            self._fh.write(event_line(event) + "\n")
+            self._fh.flush()
+        except OSError as exc:   # a full disk: one line; the lines flushed before stay in the file
+            kept = self.lines
+            self.close()
+            raise RecordingError(f"cannot write recording {self.path}: {exc.strerror or exc} "
+                                 f"({kept} line{'s' * (kept != 1)} written before it stay there)") from None
+        self.lines += 1
 
     def write_all(self, events: Iterable[Event]) -> None:
         for e in events:
@@ -55,8 +63,11 @@ class RecordingWriter:
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            try:
+                fh.close()
+            except OSError:   # its flush on a full disk: write() said so already
+                pass
 
     def __enter__(self) -> "RecordingWriter":
         return self

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from .grid import settings as grid_settings
+from .busy import busy_reasons, busy_warning, load_average
 from .timing import TIMING_PASSES
 from ...errors import GammatuneError, Interrupted, InvalidParameter
 from . import examine as dr
@@ -51,6 +52,7 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     After a Ctrl+C the partial ranking is printed and saved, then `Interrupted` says what was kept."""
     quiet_transformers()
     created = time.time()
+    loads = [load_average()]   # and again at the end: a busy machine makes the verdict unsafe (busy.py)
     config = {"target": cfg.target, "drafts": [c.label for c in candidates], "prompts": [p.id for p in cfg.prompts],
               "max_new_tokens": cfg.max_new_tokens, "gammas": list(cfg.gammas), "greedy": cfg.sampling.greedy,
               "sampling": cfg.sampling.to_json(), "timing_passes": TIMING_PASSES,
@@ -126,7 +128,13 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
 
             server = view(server_log[0], server_log[1], shipped[0].path, shipped[1].traces,
                           prices_for(shipped[1], costs), cfg.max_new_tokens)
+    loads.append(load_average())
+    reasons = busy_reasons(reports, loads)
+    config["unsafe_because"] = reasons
     _print(console, reports, rec, checked, cfg.law)
+    warning = busy_warning(reasons)
+    if warning:
+        console.print(Text(warning, style="bold yellow"))
     if deploy is not None:
         print_advice(console, deploy)
     if server is not None:

@@ -49,6 +49,7 @@ from ..sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 from ..sim.lookup_trace import record_lookup_trace, trace_from_json
 from ..sim.trace_sampled import record_sampled_trace
 from .common import progress_bar
+from .shipped_traces import load_shipped
 from .trace_partial import PartialTraces, partial_path
 
 # what a kept trace holds: 2 = the draft's entropy at every position (traces kept before lack it, so their
@@ -117,7 +118,7 @@ class TraceSet:
 
     traces: list
     cost: CostModel
-    source: str            # "recorded", "cache" or "file"
+    source: str            # "recorded", "cache", "file" or "shipped" (shipped_traces.py)
     path: Path | None = None
     seconds: float = 0.0   # what recording them took (now, or when they were recorded)
     passes: list = field(default_factory=list)  # one CostModel per timing pass; `cost` pools them
@@ -322,15 +323,30 @@ def load_or_record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max
         if traces_path is not None:
             err.print(Text(f"{traces_path} was recorded for other models, prompts, budget, windows or versions; "
                            "recording again", style="yellow"))
-    partial = PartialTraces(partial_path(path), key, max_window)
-    ts = record(err, pair, pid, max_new_tokens, max_window, sampling, partial)
+    shipped = load_shipped(err, pair, pid, key, max_window) if traces_path is None and not refresh else None
+    if shipped is not None:   # the demo pair's default set: replayed from the package, timed here
+        t0 = time.perf_counter()
+        try:
+            with err.status(f"timing the decoder ({TIMING_PASSES} passes)"):
+                cost, passes = time_decoder(pair, pid[0], max_new_tokens, max_window, shipped[0].session_s, sampling)
+        except KeyboardInterrupt:
+            raise Interrupted("while timing the decoder (the shipped traces need no recording)") from None
+        ts = TraceSet(shipped, cost, "shipped", None, time.perf_counter() - t0, passes)
+    else:
+        partial = PartialTraces(partial_path(path), key, max_window)
+        ts = record(err, pair, pid, max_new_tokens, max_window, sampling, partial)
     try:
         _write(path, key, max_window, ts)
-        partial.remove()
+        if shipped is None:
+            partial.remove()
         ts.path = path
         earlier = f" ({ts.resumed} of them by the interrupted run)" if ts.resumed else ""
-        err.print(Text(f"recorded {traces_word(len(ts.traces))}{earlier} and the cost model in {ts.seconds:.0f} s; "
-                       f"kept in {path}", style="dim"))
+        if shipped is not None:
+            err.print(Text(f"timed the decoder in {ts.seconds:.0f} s; the shipped traces and this cost model are "
+                           f"kept in {path}", style="dim"))
+        else:
+            err.print(Text(f"recorded {traces_word(len(ts.traces))}{earlier} and the cost model in {ts.seconds:.0f} s; "
+                           f"kept in {path}", style="dim"))
     except OSError as exc:
         if traces_path is not None:
             raise InvalidParameter(f"--traces {traces_path}: cannot write ({exc.strerror or exc})") from None

@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import METHODS, grouped_methods
+from ...errors import OutputError
 from ..sim.oracle import ORACLE, OracleSummary, Regret
 from ..results import BASELINES, HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, Cell
 from .columns import Column, print_fitted
@@ -377,18 +378,30 @@ def write_csv(path: Path, cells: dict[tuple[str, int | None], Cell], kind: str,
             "share_of_oracle": f"{c.throughput / oracle:.6f}" if oracle else "",
             "per_position": " ".join(f"{p:.4f}" for p in c.per_position),
         })
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    try:
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+    except OSError as exc:   # a full disk: one line (the tables were printed already)
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return rows
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=1, default=_json_default) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    text = json.dumps(payload, indent=1, default=_json_default) + "\n"
+    try:
+        if path.exists() and not path.is_file():   # /dev/null, a FIFO: written to, never replaced by a file
+            path.write_text(text, encoding="utf-8")
+            return
+        tmp = path.with_suffix(path.suffix + ".tmp")   # the folder was checked before the work (commands/output_paths.py)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as exc:   # a full disk: one line; an earlier file at `path` stays whole
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _json_default(o: Any) -> Any:

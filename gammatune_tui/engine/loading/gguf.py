@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from ...errors import ModelLoadError
 from ...resources import cache_root
+from .damaged_weights import first_damaged
 
 SUFFIX = ".gguf"
 FORMAT = 1  # bump when the converted directory's layout changes: old ones are converted again
@@ -108,7 +109,9 @@ def is_converted(d: Path) -> bool:
         meta = json.loads((d / "gammatune-gguf.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(meta, dict) and meta.get("format") == FORMAT and (d / "config.json").is_file()
+    # a weight file cut short since (a full disk, a stray truncate) is no finished conversion: converted again
+    return (isinstance(meta, dict) and meta.get("format") == FORMAT and (d / "config.json").is_file()
+            and first_damaged(d) is None)
 
 
 def need_gguf_package() -> None:

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 from ...errors import ModelLoadError
+from .damaged_weights import first_damaged
 from .gguf import convert, converted_path, gguf_file_of
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
@@ -145,6 +146,12 @@ def locate(ref: str, what: str, *, allow_pickle: bool = False, download: bool = 
             raise ModelLoadError("--download needs the network, but HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set")
         return ModelRef(ref, ref, False, ref)
     snap = _cached_snapshot(ref)
+    if snap is None and "/" not in ref:
+        from .presets import DEMO, PRESETS
+
+        if ref in PRESETS or ref == DEMO:   # a preset's name where a model goes: no download would fetch it
+            raise ModelLoadError(f"{what} model {ref!r} is not a model but a preset pair: use --pair {ref} "
+                                 "(`gammatune models` lists them)")
     if snap is None:
         raise NotCached(f"{what} model {ref!r} is not in the local Hugging Face cache: fetch it with "
                         f"`{download_command([ref])}`, or add --download", ref)
@@ -157,8 +164,14 @@ def locate(ref: str, what: str, *, allow_pickle: bool = False, download: bool = 
 
 def from_pretrained(loader: Callable, ref: ModelRef, what: str, *, download: bool = False, **kw: Any) -> Any:
     """One model or tokenizer: from a directory or the cache's snapshot, or from the hub when `download` allows it."""
+    if ref.local and Path(ref.path).is_dir():
+        damaged = first_damaged(Path(ref.path))   # a cut-short download: named, not a traceback from safetensors
+        if damaged is not None:
+            raise ModelLoadError(f"{what} model {ref.name!r}: {damaged[0]}: {damaged[1]}")
     try:
         return loader(ref.path, local_files_only=not download, **kw)
+    except (ImportError, MemoryError, KeyboardInterrupt):
+        raise
     except (OSError, ValueError, EnvironmentError) as exc:
         msg = _one_line(exc)
         name = ref.name
@@ -171,6 +184,21 @@ def from_pretrained(loader: Callable, ref: ModelRef, what: str, *, download: boo
             raise ModelLoadError(f"{what} model {name!r} could not be read from the local Hugging Face cache "
                                  f"({msg}); fetch it again with `{download_command([ref.hub_id])}`") from None
         raise ModelLoadError(f"{what} model {name!r}: {msg}") from None
+    except Exception as exc:   # weights that do not fit config.json (vocab_size), a corrupt pickle (.bin)
+        raise ModelLoadError(f"{what} model {ref.name!r}: {_load_fault(ref, exc)}") from None
+
+
+def _load_fault(ref: ModelRef, exc: BaseException) -> str:
+    """What is wrong with a model folder whose files transformers could not load, in one line naming the file."""
+    msg = _one_line(exc)
+    folder = Path(ref.path) if ref.local else None
+    if "mismatched_sizes" in msg or "size mismatch" in msg:
+        return ("its weights do not match its config.json (a tensor's shape differs from what the config says, "
+                f"e.g. vocab_size): fix {folder / 'config.json' if folder else 'config.json'} or get the files again")
+    pickles = sorted(folder.glob("*.bin")) if folder is not None and folder.is_dir() else []
+    if pickles and ("load failed" in msg.lower() or "pickle" in msg.lower() or "zip" in msg.lower()):
+        return f"{pickles[0]} is not a readable PyTorch weights file (damaged, or holds more than tensors)"
+    return f"cannot be loaded from its files ({msg})"
 
 
 def in_local_cache(repo_id: str) -> bool:
