@@ -23,6 +23,11 @@ path `generate` takes (mamba, falcon_mamba and recurrent_gemma in transformers
 5.24 treat a multi-token input as a prefill from an empty state). The
 self-check finds them (`probe`), and their runner feeds a window one token
 at a time: a snapshot at every position, so their rewinds never re-feed.
+A few families keep their state on their modules instead of in the cache
+(recurrent_gemma's `conv1d_state` and `recurrent_states`); the runner keeps
+those as its own, puts them on the modules for each of its passes and
+takes them back after, so they are snapshotted alike and two runners of one
+model (concurrent sessions, the self-check) never share them.
 A model whose cache this runner cannot rewind (a family with a cache class of
 its own) fails the check and is refused at load, in one line.
 """
@@ -30,6 +35,7 @@ its own) fails the check and is refused at load, in one line.
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -71,14 +77,28 @@ def family(model: Any) -> str:
     return str(getattr(getattr(model, "config", None), "model_type", None) or type(model).__name__)
 
 
+def module_states(model: Any) -> list[tuple[Any, str]]:
+    """(module, attribute) of every state a module keeps on itself: a plain tensor attribute (or None until the
+    first pass) named for a state, neither parameter nor buffer."""
+    found = []
+    for module in model.modules():
+        for name, value in vars(module).items():
+            if name.startswith("_") or "state" not in name.lower():
+                continue
+            if value is None or (isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)):
+                found.append((module, name))
+    return found
+
+
 class Snapshot:
-    """The cache's state at one length: per layer, its attributes, with state tensors cloned."""
+    """The cache's state at one length: per layer, its attributes, with state tensors cloned; module states too."""
 
-    __slots__ = ("length", "layers")
+    __slots__ = ("length", "layers", "modules")
 
-    def __init__(self, cache: Any, length: int):
+    def __init__(self, cache: Any, length: int, modules: dict | None = None):
         self.length = length
         self.layers = [self._take(layer) for layer in cache.layers]
+        self.modules = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in (modules or {}).items()}
 
     @staticmethod
     def _take(layer: Any) -> dict[str, Any]:
@@ -90,7 +110,10 @@ class Snapshot:
                 out[key] = value
         return out
 
-    def restore(self, cache: Any) -> None:
+    def restore(self, cache: Any, modules: dict | None = None) -> None:
+        if modules is not None:
+            for k, v in self.modules.items():
+                modules[k] = v.clone() if isinstance(v, torch.Tensor) else v
         del cache.layers[len(self.layers):]
         for layer, saved in zip(cache.layers, self.layers):
             live = vars(layer)
@@ -143,6 +166,9 @@ class HybridRunner(Runner):
         self.mode = grad_mode(model)
         self._fwd = _model_forward(model)
         self.cache = own_cache(model)
+        self._slots = module_states(model)
+        self._blank = {i: getattr(m, n) for i, (m, n) in enumerate(self._slots)}   # what the modules held at first
+        self._mods: dict[int, Any] = dict(self._blank)   # this runner's module states
         self._length = 0
         self._hist = torch.zeros((1, 0), dtype=torch.long, device=self.device)
         self._snaps: deque[Snapshot] = deque(maxlen=SNAPSHOTS)
@@ -154,27 +180,33 @@ class HybridRunner(Runner):
 
     def start(self, capacity: int, gamma_max: int | None = None) -> None:
         self.cache = own_cache(self.model)
+        self._mods = dict(self._blank)
         self._length = 0
         self._hist = torch.zeros((1, 0), dtype=torch.long, device=self.device)
         self._snaps = deque(maxlen=max(SNAPSHOTS, 2 * (gamma_max or 0) + 4))
 
+    def _pass(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
+        """One forward after a snapshot, with this runner's module states on the modules for its duration."""
+        self._snaps.append(Snapshot(self.cache, self._length, self._mods))
+        for i, (module, name) in enumerate(self._slots):
+            setattr(module, name, self._mods[i])
+        try:
+            out = self._fwd(ids, self.cache, keep)
+        finally:
+            for i, (module, name) in enumerate(self._slots):
+                self._mods[i] = getattr(module, name)
+                setattr(module, name, self._blank[i])
+        self._length += int(ids.shape[1])
+        return out
+
     def _feed(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
-        """Run `ids` over the cache (the state at `_length`), snapshotting first; no bookkeeping of the history."""
+        """Run `ids` over the cache (the state at `_length`); no bookkeeping of the history."""
         q = int(ids.shape[1])
         if not self.per_token or self._length == 0 or q == 1:
             # from an empty state a multi-token pass is the prefill `generate` itself runs
-            self._snaps.append(Snapshot(self.cache, self._length))
-            out = self._fwd(ids, self.cache, keep)
-            self._length += q
-            return out
-        rows = []
-        for i in range(q):
-            self._snaps.append(Snapshot(self.cache, self._length))
-            row = self._fwd(ids[:, i:i + 1], self.cache, 1)
-            self._length += 1
-            if i >= q - keep:
-                rows.append(row)
-        return torch.cat(rows, 0)
+            return self._pass(ids, keep)
+        rows = [self._pass(ids[:, i:i + 1], 1) for i in range(q)]
+        return torch.cat(rows[q - keep:], 0)
 
     def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
         with self.mode():
@@ -191,10 +223,11 @@ class HybridRunner(Runner):
         with self.mode():
             if self._snaps:
                 snap = self._snaps[-1]
-                snap.restore(self.cache)
+                snap.restore(self.cache, self._mods)
                 self._length = snap.length
             else:   # older than every snapshot: the state is rebuilt from the empty cache
                 self.cache = own_cache(self.model)
+                self._mods = dict(self._blank)
                 self._length = 0
             todo = self._hist[:, self._length:length]
             if todo.shape[1]:
@@ -233,8 +266,23 @@ def _check(model: Any, per_token: bool, ids: torch.Tensor) -> tuple[list[torch.T
     return want, got
 
 
+_PROBES: "weakref.WeakKeyDictionary[Any, Probe]" = weakref.WeakKeyDictionary()
+
+
 def probe(model: Any) -> Probe:
-    """Find how this model's windows run exactly (one pass, or one token at a time), or refuse it in one line."""
+    """Find how this model's windows run exactly (one pass, or one token at a time), or refuse it in one line.
+    Once per model."""
+    found = _PROBES.get(model)
+    if found is None:
+        found = _probe(model)
+        try:
+            _PROBES[model] = found
+        except TypeError:  # pragma: no cover - not weak-referenceable
+            pass
+    return found
+
+
+def _probe(model: Any) -> Probe:
     vocab = int(model.config.vocab_size)
     device = next(model.parameters()).device
     ids = torch.randint(0, vocab, (1, 8), generator=torch.Generator().manual_seed(0)).to(device)
@@ -254,8 +302,10 @@ def probe(model: Any) -> Probe:
         why = "its logits after a rewind differ from its own one-token path"
     except Exception as exc:   # the model's own error, in one line
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return Probe(refused=f"{family(model)} ({type(model).__name__}): gammatune cannot rewind this model's "
-                         f"recurrent state, so it cannot decode it speculatively: {why}")
+    own = getattr(model, "gammatune_self", None)   # a self-draft: its quantized copy failed, not the family
+    who = f"{own} draft of {family(model)}" if own else f"{family(model)} ({type(model).__name__})"
+    return Probe(refused=f"{who}: gammatune cannot run and rewind this model's recurrent state, so it cannot "
+                         f"decode speculatively with it: {why}")
 
 
 def _close(want: torch.Tensor, got: torch.Tensor, tol: float) -> bool:
@@ -269,5 +319,20 @@ def refuse(model: Any, probe_result: Probe) -> None:
         raise InvalidParameter(probe_result.refused)
 
 
+def state_runner(model: Any) -> HybridRunner:
+    """A hybrid runner for code that drives one model by hand (trace recording); refused in one line as at load."""
+    found = probe(model)
+    refuse(model, found)
+    return HybridRunner(model, per_token=found.per_token)
+
+
+def session_cache(model: Any) -> Any:
+    """A fresh cache for a model driven by hand one token at a time: its own for a hybrid, else a DynamicCache
+    (a multi-token pass is sound over it only from empty: a prefill)."""
+    from transformers import DynamicCache
+
+    return own_cache(model) if has_recurrent_state(model) else DynamicCache()
+
+
 __all__ = ["HybridRunner", "Snapshot", "Probe", "probe", "refuse", "own_cache", "has_recurrent_state", "family",
-           "SNAPSHOTS"]
+           "SNAPSHOTS", "module_states", "state_runner", "session_cache"]
