@@ -42,3 +42,24 @@ def test_run_a_family_whose_cache_cannot_be_rewound_is_one_line_exit_2(capsys, t
     assert code == 2
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "minimax" in lines[0] and "Traceback" not in err
+
+
+def test_bench_simulates_and_runs_a_hybrid_pair_exactly(capsys, tmp_path):
+    model, folder = _folder(tmp_path, "recurrent_gemma")   # a family whose windows run token by token
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"id": "a", "turns": ["abcabcabcab"]}\n')
+    out = tmp_path / "sim.json"
+    code, _, err = invoke(["bench", "--simulate", "--check-live", "1", "--target", folder, "--draft", "self:int8",
+                           "--device", "cpu", "--prompts", str(prompts), "-n", "10", "--gammas", "3",
+                           "--methods", "specdecode", "--no-baselines", "--raw", "-o", str(out)], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["live_check"]["step_exact"] == data["live_check"]["total"] > 0
+    live = tmp_path / "live.json"
+    code, _, err = invoke(["bench", "--target", folder, "--draft", "self:int8", "--device", "cpu", "--prompts",
+                           str(prompts), "-n", "6", "--gammas", "3", "--methods", "specdecode", "--raw",
+                           "-o", str(live)], capsys)
+    assert code == 0, err
+    assert "assisted generation refuses stateful models (RecurrentGemmaForCausalLM)" in " ".join(err.split())
+    checks = json.loads(live.read_text())["live"]["checks"]
+    assert checks["runs"] == 2 and checks["outputs_differing_from_target_only"] == []

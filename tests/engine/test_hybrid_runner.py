@@ -151,3 +151,15 @@ def test_static_runners_asked_by_name_refuse_a_hybrid_in_one_line(engine, tok):
     pair = family_pair("mamba2", tok, engine=engine)
     with pytest.raises(EngineUnavailable, match="recurrent layers"):
         pair.runner
+
+
+@pytest.mark.parametrize("draft", ["self:int8", "prompt-lookup", "model"])
+def test_hf_generate_on_a_hybrid_is_generates_own_output(draft, tok):
+    from gammatune_tui.hf import generate
+
+    target, noisy = _MODELS.get("qwen3_5_text") or (family_pair("qwen3_5_text", tok) and _MODELS["qwen3_5_text"])
+    ids = torch.tensor([PROMPT])
+    want = target.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=16)
+    got = generate(target, ids, attention_mask=torch.ones_like(ids), draft_model=noisy if draft == "model" else draft,
+                   do_sample=False, max_new_tokens=16, tokenizer=tok)
+    assert got.tolist() == want.tolist()
