@@ -91,23 +91,28 @@ def test_mixed_pairs_of_a_hybrid_and_an_attention_model_are_exact(which, tok):
 
 
 @pytest.mark.parametrize("family", ["qwen3_5_text", "recurrent_gemma"])
-def test_a_rewind_leaves_the_state_of_the_accepted_prefix(family):
-    """Logits after a rejected window equal those of a runner that never saw it (and a one-token path)."""
+def test_rewinds_leave_the_state_of_the_accepted_prefix(family):
+    """Logits after rejected windows (two in a row) equal those of a runner that never saw them."""
     model = make_family(family, 0)
-    ids = torch.randint(2, 4096, (1, 14), generator=torch.Generator().manual_seed(4))
+    ids = torch.randint(2, 4096, (1, 16), generator=torch.Generator().manual_seed(4))
     found = probe(model)
     run = HybridRunner(model, per_token=found.per_token)
     run.start(32)
     run.prefill(ids[:, :6])
     run.forward(ids[:, 6:11], 5)          # a window of 5 …
     run.rewind(8)                          # … of which 2 were kept
-    got = run.forward(ids[:, 8:12], 4)
+    assert run.length == 8
+    first = run.forward(ids[:, 8:12], 4)
+    run.rewind(10)                         # the next window rejected too
+    second = run.forward(ids[:, 10:15], 5)
     clean = HybridRunner(model, per_token=True)
     clean.start(32)
     clean.prefill(ids[:, :6])
-    want = torch.cat([clean.forward(ids[:, i:i + 1], 1) for i in range(6, 12)])[2:]
-    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
-    assert run.length == 12
+    want = torch.cat([clean.forward(ids[:, i:i + 1], 1) for i in range(6, 15)])
+    torch.testing.assert_close(first, want[2:6], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(second, want[4:9], rtol=1e-4, atol=1e-4)
+    assert run.length == 15 and (run.refed > 0) != found.per_token   # one token at a time: a snapshot at each
+    torch.testing.assert_close(run.kv(1)[0], clean.kv(1)[0], rtol=1e-4, atol=1e-4)
 
 
 def test_sampled_output_of_a_hybrid_follows_the_targets_law():
