@@ -121,17 +121,49 @@ def measure(kind: str, layers: int, draft: str, gamma: int, n: int, clock: Clock
     def one(max_new: int) -> list:
         dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", gamma), SamplingConfig(), drafter=draft)
         steps = []
-        dec.on_step = lambda d: steps.append(clock.take())
+        dec.on_step = lambda d: steps.append(clock.take() + (sum(_pending(r) for r in d.runners),))
         clock.take()
         events = [e for e in dec.generate(prompt, max_new_tokens=max_new) if isinstance(e, StepEvent)]
         return list(zip(events, steps))
 
     one(gamma + 2)   # warm-up: the self-draft is built, first-call paths run
-    for ev, (rewind_s, snap_s) in one(n):
+    for ev, (rewind_s, snap_s, pending) in one(n):
         rows.append(dict(drafted=len(ev.drafted), accepted=ev.accepted, draft=ev.draft_s, verify=ev.verify_s,
-                         rollback=rewind_s, snapshot=snap_s, step=ev.step_s))
+                         rollback=rewind_s, snapshot=snap_s, step=ev.step_s, pending=pending))
     runner = pair.with_draft(draft).runner if draft.startswith("self:") else pair.runner
-    return dict(kind=kind, runner=runner, rows=rows)
+    pend = [r["pending"] for r in rows if r["pending"]]
+    p = max(1, round(statistics.median(pend))) if pend else 2
+    return dict(kind=kind, runner=runner, rows=rows, pending=p, **pass_costs(pair, prompt, gamma + 1, p))
+
+
+def _pending(runner) -> int:
+    """Kept tokens a hybrid runner left for its next forward (0 for the others)."""
+    return runner.length - runner._length if isinstance(runner, recurrent.HybridRunner) else 0
+
+
+def pass_costs(pair, prompt: list, q: int, p: int, repeats: int = 5) -> dict:
+    """The target's pass over a window of q tokens, over p more tokens ahead of it, and over p tokens alone
+    (a separate re-feed pass), alternated over one prefilled state and rewound after each; medians in seconds."""
+    from gammatune_tui.engine.runners import runner_pool
+
+    pool = runner_pool(pair)
+    runners = pool.acquire()
+    run = runners.target
+    try:
+        run.start(len(prompt) + q + p + 8)
+        run.prefill(torch.tensor([prompt]))
+        base = run.length
+        extra = torch.tensor([prompt[:q + p]])
+        times: dict[str, list] = {"q": [], "qp": [], "p": []}
+        for _ in range(repeats):
+            for key, ids in (("q", extra[:, :q]), ("qp", extra), ("p", extra[:, :p])):
+                t = time.perf_counter()
+                run.forward(ids, ids.shape[1] if key != "p" else 1)
+                times[key].append(time.perf_counter() - t)
+                run.rewind(base)
+    finally:
+        pool.release(runners)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def summarize(res: dict) -> str:
@@ -142,13 +174,17 @@ def summarize(res: dict) -> str:
     def med(key, among):
         return statistics.median(r[key] for r in among) * 1000 if among else float("nan")
 
-    ratio = [r["rollback"] / r["verify"] for r in rej]
-    share = [r["rollback"] / r["step"] for r in rej]
+    # the kept tokens ride in the next verify pass: what they add to it is that pass's cost over p more tokens
+    deferred = max(0.0, res["qp"] - res["q"]) * 1000 if any(r["pending"] for r in rows) else 0.0
+    cost = [(r["rollback"] * 1000 + deferred) for r in rej]
+    verify = med("verify", rows)
+    share = [(r["rollback"] * 1000 + deferred) / (r["step"] * 1000 + deferred) for r in rej]
     return (f"| {res['kind']} ({res['runner']}) | {len(rows)} | {len(rej)} | {acc:.2f} | {med('draft', rows):.0f} | "
-            f"{med('verify', rows):.0f} | {med('snapshot', rows):.1f} | {med('rollback', rej):.1f} | "
-            f"{statistics.median(ratio) if ratio else float('nan'):.2f} | "
+            f"{verify:.0f} | {med('snapshot', rows):.1f} | {med('rollback', rej):.1f} | "
+            f"{res['pending'] if deferred else 0} | {deferred:.1f} | "
+            f"{statistics.median(cost) / verify if cost else float('nan'):.2f} | "
             f"{100 * statistics.median(share) if share else float('nan'):.1f} % | "
-            f"{100 * sum(r['rollback'] for r in rows) / sum(r['step'] for r in rows):.1f} % |")
+            f"{res['p'] * 1000:.0f} ({res['p'] * 1000 / verify:.2f}) |")
 
 
 def main() -> None:
@@ -165,9 +201,9 @@ def main() -> None:
     print(f"# {args.layers} layers, draft {args.draft}, specdecode γ={args.gamma}, {args.max_new_tokens} tokens; "
           f"torch {torch.__version__}, load {os.getloadavg()[0]:.2f} at start")
     print("| model (runner) | steps | rejecting | acceptance | draft ms | verify ms | snapshots ms/step | "
-          "rollback ms (rejecting steps) | rollback / verify | rollback share of a rejecting step | "
-          "rollback share of all step time |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "rewind ms (rejecting steps) | kept tokens re-fed | their cost in the next verify, ms | "
+          "rollback / verify | rollback share of a rejecting step | a separate re-feed pass, ms (/ verify) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for kind in args.models.split(","):
         print(summarize(measure(kind, args.layers, args.draft, args.gamma, args.max_new_tokens, clock)), flush=True)
     print(f"load {os.getloadavg()[0]:.2f} at the end")
