@@ -72,6 +72,8 @@ def has_recurrent_state(model: Any) -> bool:
     cfg = getattr(model, "config", None)
     if cfg is None:
         return False
+    if module_states(model):   # state kept on the modules (recurrent_gemma)
+        return True
     try:
         cache = own_cache(model)
     except Exception:  # a config DynamicCache cannot lay out: not one of the hybrid families
