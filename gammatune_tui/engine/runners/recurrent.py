@@ -320,9 +320,11 @@ def _probe(model: Any) -> Probe:
     except Exception as exc:   # the model's own error, in one line
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     own = getattr(model, "gammatune_self", None)   # a self-draft: its quantized copy failed, not the family
-    who = f"{own} draft of {family(model)}" if own else f"{family(model)} ({type(model).__name__})"
-    return Probe(refused=f"{who}: gammatune cannot run and rewind this model's recurrent state, so it cannot "
-                         f"decode speculatively with it: {why}")
+    if own:
+        return Probe(refused=f"{own} draft of {family(model)}: the quantized copy of this family's layers does not "
+                             f"run, so it cannot draft; use another draft: {why}")
+    return Probe(refused=f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this model's "
+                         f"recurrent state, so it cannot decode speculatively with it: {why}")
 
 
 def _close(want: torch.Tensor, got: torch.Tensor, tol: float) -> bool:
