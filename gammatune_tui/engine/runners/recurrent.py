@@ -40,6 +40,7 @@ its own) fails the check and is refused at load, in one line.
 from __future__ import annotations
 
 import inspect
+import threading
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -96,6 +97,18 @@ def module_states(model: Any) -> list[tuple[Any, str]]:
             if value is None or (isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)):
                 found.append((module, name))
     return found
+
+
+_LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _module_lock(model: Any) -> threading.Lock:
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(model)
+        if lock is None:
+            lock = _LOCKS[model] = threading.Lock()
+        return lock
 
 
 class Snapshot:
@@ -194,8 +207,18 @@ class HybridRunner(Runner):
         self._snaps = deque(maxlen=max(SNAPSHOTS, 2 * (gamma_max or 0) + 4))
 
     def _pass(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
-        """One forward after a snapshot, with this runner's module states on the modules for its duration."""
+        """One forward after a snapshot, with this runner's module states on the modules for its duration
+        (under the model's lock: two sessions of one model may run in two threads)."""
         self._snaps.append(Snapshot(self.cache, self._length, self._mods))
+        if not self._slots:
+            out = self._fwd(ids, self.cache, keep)
+        else:
+            with _module_lock(self.model):
+                out = self._swapped(ids, keep)
+        self._length += int(ids.shape[1])
+        return out
+
+    def _swapped(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
         for i, (module, name) in enumerate(self._slots):
             setattr(module, name, self._mods[i])
         try:
@@ -204,7 +227,6 @@ class HybridRunner(Runner):
             for i, (module, name) in enumerate(self._slots):
                 self._mods[i] = getattr(module, name)
                 setattr(module, name, self._blank[i])
-        self._length += int(ids.shape[1])
         return out
 
     def _feed(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
