@@ -108,7 +108,7 @@ class WeightOnlyLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        a = x.reshape(-1, shape[-1]).to(torch.bfloat16)
+        a = x.reshape(-1, shape[-1]).to(torch.bfloat16).contiguous()   # the int8 kernel reads rows contiguously
         if self.kind == "int8":
             y = torch.ops.aten._weight_int8pack_mm(a, self.weight, self.scales)
         elif self.kind == "int4":
