@@ -24,6 +24,7 @@ from textual import events
 from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.markup import escape
 from textual.screen import Screen
 
 from ..session.compare import MethodRun
@@ -153,6 +154,15 @@ class GammaTuneApp(App):
         keys, self._early_keys = self._early_keys or [], None
         return "".join(keys)
 
+    def notify(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """A notice, its text shown as written (`markup` is ignored, whoever asks: a widget's notify passes True).
+
+        Notices quote paths, prompts, model names and errors; `[/]` in one of
+        them read as markup ended the app with a MarkupError.
+        """
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
@@ -190,10 +200,15 @@ class GammaTuneApp(App):
         return path
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The main screen's own commands, then help, screenshot, themes and quit."""
+        """The main screen's own commands, then help, screenshot, themes and quit.
+
+        The palette reads each title and help as markup; the main screen's
+        name models, drafters and recorded labels, so they are escaped.
+        """
         main = self.main_screen
         if hasattr(main, "system_commands"):
-            yield from main.system_commands()
+            for cmd in main.system_commands():
+                yield SystemCommand(escape(cmd.title), escape(cmd.help), cmd.callback, cmd.discover)
         yield SystemCommand("Help: keys", "Show every key binding (F1, or ? outside text)", self.action_help)
         yield SystemCommand("Save SVG screenshot", "Write the current screen to an .svg file (F2)",
                             self.action_screenshot_svg)

@@ -225,7 +225,7 @@ class ControlsPanel(Vertical):
             self._set_error(name, str(exc))
             return False
         value = raw.strip() if isinstance(raw, str) else raw
-        self.query_one("#ctl-status", Label).update(f"{LABELS.get(name, name)} = {value}: applies at the next step")
+        self.query_one("#ctl-status", Label).update(Text(f"{LABELS.get(name, name)} = {value}: applies at the next step"))
         return True
 
     def _show_used(self, method: str) -> None:
@@ -240,7 +240,7 @@ class ControlsPanel(Vertical):
         if name == "method":
             return
         err = self.query_one(f"#err-{name}", Label)
-        err.update(speak(message))
+        err.update(Text(speak(message)))   # it quotes what the user typed: never read as markup
         err.set_class(not message, "-hidden")
         self.query_one(f"#ctl-{name}", ParamInput).set_class(bool(message), "-refused")
 
@@ -269,4 +269,4 @@ class ControlsPanel(Vertical):
 
     def note_applied(self, change: str) -> None:
         """Say where the last change took effect, as the transcript's mark does: 'step 7: γ0 4 → 6'."""
-        self.query_one("#ctl-status", Label).update(f"applied at {change}")
+        self.query_one("#ctl-status", Label).update(Text(f"applied at {change}"))
