@@ -32,6 +32,7 @@ from ..session.compare_job import CompareJob
 from ..session.recording import Recording, RecordingWriter
 from ..session.replay import ReplaySource
 from ..session.source import EventSource
+from .paste_filter import install_paste_filter
 from .screens.chat import ChatScreen
 from .screens.compare import CompareScreen
 from .screens.help import CHAT_KEYS, HelpScreen, typing_in_field
@@ -98,6 +99,7 @@ class GammaTuneApp(App):
             raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(self.gamma_themes))}")
         super().__init__()
         decode_stdin_tolerantly()
+        install_paste_filter()
         self.main_screen = screen
         # printable keys typed before the prompt has the focus (the screen still mounting): kept for the prompt
         self._early_keys: list[str] | None = [] if getattr(screen, "takes_early_keys", False) else None

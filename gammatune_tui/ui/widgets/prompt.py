@@ -35,6 +35,8 @@ import re
 
 from textual.widgets import Input
 
+from ..paste_filter import ESC, SHOWN_ESC
+
 UNDECODABLE_NOTICE = ("Part of the prompt was not UTF-8 text (a binary paste?): each undecodable byte was "
                       "sent as � (U+FFFD).")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -118,7 +120,7 @@ class PromptInput(Input):
 
     def paste(self, text: str) -> None:
         """Insert `text` at the cursor (over a selection): as itself when one line, as a marker when several."""
-        text = normalise_newlines(text)
+        text = normalise_newlines(text).replace(ESC, SHOWN_ESC)   # as the terminal's pastes arrive (paste_filter)
         if "\n" in text.rstrip("\n"):
             self.pastes.append(text)
             text = paste_marker(len(self.pastes), text)
