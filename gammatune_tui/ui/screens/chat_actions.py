@@ -189,6 +189,7 @@ class ChatActions:
     def set_drafter(self, name: str) -> None:
         """Between turns: the next answer drafts with `name` (the source says, as it starts, what it built)."""
         self.source.set_drafter(name)
+        self.drafter_switched = True   # the subtitle names the drafter each answer ran with from now on
         self.notify(f"The next answer drafts with {name}.", title="Drafter", timeout=4)
 
     def set_pace(self, steps_per_s: float) -> None:
