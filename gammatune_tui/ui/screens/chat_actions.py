@@ -168,6 +168,11 @@ class ChatActions:
         if not isinstance(self.source, SystemPromptSource):
             self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
             return
+        unread = str(getattr(self.source, "system_note", "") or "") if self.ready else ""
+        if text.strip() and unread:   # known since loading: say it now, not "set" now and "left out" later
+            self.notify(f"No system prompt set: {unread.split(': ', 1)[-1]}.", title="System prompt",
+                        severity="warning", timeout=8)
+            return
         self.source.set_system(text)
         self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
                     "(/system alone removes it).", title="System prompt", timeout=4)
