@@ -24,6 +24,9 @@ from textual import events
 from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.command import CommandPalette
+from textual.css.query import NoMatches
+from textual.widgets._toast import ToastRack
 from textual.markup import escape
 from textual.screen import Screen
 
@@ -164,6 +167,30 @@ class GammaTuneApp(App):
         them read as markup ended the app with a MarkupError.
         """
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def on_command_palette_opened(self, _msg: CommandPalette.Opened) -> None:
+        """The notices of the screen under the palette wait while it is open.
+
+        That screen draws them over the palette's search field and list (80×24:
+        the 8-second "Loaded" notice hid what was typed); they show again when
+        it closes, if their time has not run out. (A class and a CSS rule did
+        not reach the screen below: it is not restyled while covered.)
+        """
+        self._under_palette = self.screen_stack[-2] if len(self.screen_stack) > 1 else None
+        self._show_notices(self._under_palette, False)
+
+    def on_command_palette_closed(self, _msg: CommandPalette.Closed) -> None:
+        under, self._under_palette = getattr(self, "_under_palette", None), None
+        self._show_notices(under, True)
+
+    @staticmethod
+    def _show_notices(screen: Screen | None, shown: bool) -> None:
+        if screen is None:
+            return
+        try:
+            screen.get_child_by_type(ToastRack).display = shown
+        except NoMatches:   # notifications off (tests), or not mounted yet
+            pass
 
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:
