@@ -75,8 +75,21 @@ class MethodSelect(Select):
                              for prompt, value in self._options])
 
 
+_LONG_NUMBER = re.compile(r"\d{13,}")
+
+
+def _short_number(m: re.Match) -> str:
+    d = m.group(0)
+    return f"{d[0]}.{d[1:3]}e{len(d) - 1}"
+
+
 def speak(message: str) -> str:
-    """An engine message in the words on screen: `gamma_min must be <= gamma_max` → `γ min must be ≤ γ max`."""
+    """An engine message in the words on screen: `gamma_min must be <= gamma_max` → `γ min must be ≤ γ max`.
+
+    A whole number longer than 12 digits (1e309 typed into a field) is written
+    as 1.00e309: 310 digits filled the panel.
+    """
+    message = _LONG_NUMBER.sub(_short_number, message)
     return _NAME.sub(lambda m: LABELS[m.group(1)], message).replace("<=", "≤").replace(">=", "≥")
 
 
