@@ -169,12 +169,12 @@ class GammaTuneApp(App):
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def on_command_palette_opened(self, _msg: CommandPalette.Opened) -> None:
-        """The notices of the screen under the palette wait while it is open.
+        """The notices wait while the palette is open; they show again when it closes, if their time has not run out.
 
-        That screen draws them over the palette's search field and list (80×24:
-        the 8-second "Loaded" notice hid what was typed); they show again when
-        it closes, if their time has not run out. (A class and a CSS rule did
-        not reach the screen below: it is not restyled while covered.)
+        Drawn over the palette's search field and list (80×24: the 8-second
+        "Loaded" notice hid what was typed). The palette's own notices are
+        hidden by gammatune.tcss; the screen under it is not restyled while
+        covered, so its rack is hidden here.
         """
         self._under_palette = self.screen_stack[-2] if len(self.screen_stack) > 1 else None
         self._show_notices(self._under_palette, False)
