@@ -45,6 +45,11 @@ from .widgets.prompt import PromptInput
 
 
 EXPORT_DIR_ENV = "GAMMATUNE_EXPORT_DIR"
+EARLY_ENTER = "\r"
+"""An Enter typed before the prompt had the focus, among the early keys (`take_early_keys`)."""
+EARLY_ENTER_KEYS = ("enter", "ctrl+j")
+"""Keys read as that Enter: typed before the app put the terminal in raw mode, the terminal's line
+discipline turned the Enter into a newline, which arrives as ctrl+j."""
 
 
 def default_export_dir() -> Path:
@@ -145,11 +150,12 @@ class GammaTuneApp(App):
 
         A user who starts typing as soon as `gammatune chat` opens types while
         the screen is still mounting: without this, `?` opened the help and
-        the rest of the text went nowhere.
+        the rest of the text went nowhere. An Enter among them is kept too
+        (`EARLY_ENTER`): the prompt sends what came before it.
         """
         if (self._early_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
-                and event.is_printable and event.character):
-            self._early_keys.append(event.character)
+                and ((event.is_printable and event.character) or event.key in EARLY_ENTER_KEYS)):
+            self._early_keys.append(EARLY_ENTER if event.key in EARLY_ENTER_KEYS else event.character)
             event.stop()
             return
         await super().on_event(event)
