@@ -34,6 +34,7 @@ class Kept(SyntheticSource):
     """Keeps every prompt it is sent (and takes system prompts, as a live source does)."""
 
     system = ""
+    system_note = ""   # a pair that reads system prompts
 
     def set_system(self, text: str) -> None:
         self.system = text.strip()

@@ -168,7 +168,7 @@ class ChatActions:
         if not isinstance(self.source, SystemPromptSource):
             self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
             return
-        unread = str(getattr(self.source, "system_note", "") or "") if self.ready else ""
+        unread = self.source.system_note if self.ready else ""
         if text.strip() and unread:   # known since loading: say it now, not "set" now and "left out" later
             self.notify(f"No system prompt set: {unread.split(': ', 1)[-1]}.", title="System prompt",
                         severity="warning", timeout=8)
