@@ -35,7 +35,7 @@ from .hindsight import Hindsight, HindsightHook, run_hook, sampled_session
 from .live_process import DecoderProcess
 from .pace import StepPacer, check_pace
 from .source import Notice, Progress, SourceItem
-from .system_prompt import with_system
+from .system_prompt import RAW, system_unreadable, with_system
 from .plain_speed import PlainSpeed
 from .turns import (Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn,
                     switch_drafter)
@@ -95,6 +95,11 @@ class LiveSource:
 
     def prepare(self, progress: Progress) -> None:
         self.title = self.link.prepare(self.settings, self.sampling, progress) or self.title
+
+    @property
+    def system_note(self) -> str:
+        """Why a system prompt would be left out of every turn ('' when the pair reads one), once loaded."""
+        return RAW if self.raw else self.link.system_note
 
     @property
     def plain_speed(self) -> PlainSpeed | None:
@@ -176,11 +181,13 @@ class _InThread:
         self.hook = hindsight
         self.hindsight: Hindsight | None = None
         self.plain: PlainSpeed | None = None
+        self.system_note = ""   # why the pair reads no system prompt ('' = it does)
         self._switch: tuple[str, PolicySettings, SamplingConfig] | None = None
 
     def prepare(self, settings: PolicySettings, sampling: SamplingConfig, progress: Progress) -> str:
         self.pair, self.decoder = load_decoder(self.load_kwargs, settings, sampling, progress, self.pair)
         self.plain = plain_at_load(self.pair, sampling, progress)
+        self.system_note = system_unreadable(self.pair)
         return pair_title(self.pair)
 
     def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,

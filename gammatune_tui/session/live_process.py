@@ -23,6 +23,7 @@ from .hindsight import Hindsight, HindsightHook, run_hook
 from .pace import StepPacer
 from .source import Notice, Progress, SourceItem
 from .plain_speed import PlainSpeed
+from .system_prompt import system_unreadable
 from .turns import (Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn,
                     switch_drafter)
 
@@ -36,6 +37,7 @@ class DecoderProcess:
         self.hook = hindsight              # runs in the child, after each turn; its answer comes back
         self.hindsight: Hindsight | None = None
         self.plain: PlainSpeed | None = None   # plain target decoding, timed in the child
+        self.system_note = ""                  # why the pair reads no system prompt ('' = it does)
         self._proc: Any = None
         self._cmd: Any = None      # parent's end of the command pipe
         self._ev: Any = None       # parent's end of the event pipe
@@ -59,7 +61,7 @@ class DecoderProcess:
             if msg[0] == "progress":
                 progress(msg[1], msg[2])
             elif msg[0] == "ready":
-                self.plain = msg[2]
+                self.plain, self.system_note = msg[2], msg[3]
                 return msg[1]
             elif msg[0] == "error":
                 self.close()
@@ -196,7 +198,7 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
     except Exception as exc:
         fail(exc)
         return
-    out.send(("ready", pair_title(pair), plain))
+    out.send(("ready", pair_title(pair), plain, system_unreadable(pair)))
     pacer = StepPacer(pace)
     quitting = False
     switch: list = []   # a drafter switch asked for, applied as the next turn starts

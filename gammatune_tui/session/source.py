@@ -106,6 +106,7 @@ class SystemPromptSource(Protocol):
     """A source that sends a system prompt before the conversation (`/system TEXT` in the chat)."""
 
     system: str               # the one in force ('' = none)
+    system_note: str          # once loaded: why no system prompt could reach the pair ('' = one can)
 
     def set_system(self, text: str) -> None:
         """The system prompt from the next turn on ('' removes it)."""

@@ -171,7 +171,8 @@ class RunningStats:
         if self.summary is not None:
             return SpeedVerdict(self.tokens_per_s, self.plain, "this answer") if self.tokens_per_s > 0 else None
         speed = self.recent_tokens_per_s
-        return SpeedVerdict(speed, self.plain, f"last {len(self.recent_speed)} steps") if speed > 0 else None
+        # "no prefill": the panel's tokens/s above counts the prompt's prefill, this window does not
+        return SpeedVerdict(speed, self.plain, f"last {len(self.recent_speed)} steps (no prefill)") if speed > 0 else None
 
     @property
     def speculative_decoding(self) -> dict:

@@ -72,6 +72,12 @@ def system_notice(pair: Any, messages: Sequence[dict[str, str]], raw: bool = Fal
     return ""
 
 
+def system_unreadable(pair: Any) -> str:
+    """Why no system prompt could reach `pair` ('' when one can): known once it has loaded, so the chat's
+    `/system` can say so when it is typed rather than set it and leave it out at the next turn."""
+    return system_notice(pair, [{"role": "system", "content": "."}, {"role": "user", "content": "."}])
+
+
 def prompt_format(pair: Any, raw: bool = False) -> str:
     """What a message is wrapped in before it is counted and sent: named in the context-length error."""
     if raw:
@@ -88,4 +94,5 @@ def fit_system(pair: Any, messages: Sequence[dict[str, str]], raw: bool = False)
     return kept, notice
 
 
-__all__ = ["check_system_flags", "fit_system", "prompt_format", "system_notice", "with_system"]
+__all__ = ["check_system_flags", "fit_system", "prompt_format", "system_notice", "system_unreadable",
+           "with_system"]

@@ -103,7 +103,7 @@ def run_turn(pair: Pair, decoder: Any, messages: Messages, raw: bool, max_new_to
 
 
 def _precisions(pair: Pair) -> str:
-    """' (float32 + int4 g32, +84 MB)': each model's precision and size, where the pair can say them."""
+    """' (float32, 538 MB + int4 g32, +84 MB in memory)': each model's precision and size, where the pair can say them."""
     try:
         info = pair.models()
     except Exception:   # pair-likes without models() (tests' stand-ins)
@@ -114,7 +114,9 @@ def _precisions(pair: Pair) -> str:
     if d is not None and getattr(pair, "draft", None) is not None:
         parts.append(model_note(d.get("precision", ""), d.get("bytes", 0),
                                 added=is_self_draft(getattr(pair, "name_draft", ""))))
-    return f" ({' + '.join(p for p in parts if p)})" if any(parts) else ""
+    # "in memory": `gammatune models` lists the files' sizes on disk, which differ (a GGUF, a converted copy)
+    sizes = " in memory" if any(", " in p for p in parts) else ""
+    return f" ({' + '.join(p for p in parts if p)}{sizes})" if any(parts) else ""
 
 
 def pair_title(pair: Pair) -> str:

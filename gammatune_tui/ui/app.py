@@ -24,6 +24,10 @@ from textual import events
 from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.command import CommandPalette
+from textual.css.query import NoMatches
+from textual.widgets._toast import ToastRack
+from textual.markup import escape
 from textual.screen import Screen
 
 from ..session.compare import MethodRun
@@ -31,6 +35,7 @@ from ..session.compare_job import CompareJob
 from ..session.recording import Recording, RecordingWriter
 from ..session.replay import ReplaySource
 from ..session.source import EventSource
+from .paste_filter import install_paste_filter
 from .screens.chat import ChatScreen
 from .screens.compare import CompareScreen
 from .screens.help import CHAT_KEYS, HelpScreen, typing_in_field
@@ -40,6 +45,11 @@ from .widgets.prompt import PromptInput
 
 
 EXPORT_DIR_ENV = "GAMMATUNE_EXPORT_DIR"
+EARLY_ENTER = "\r"
+"""An Enter typed before the prompt had the focus, among the early keys (`take_early_keys`)."""
+EARLY_ENTER_KEYS = ("enter", "ctrl+j")
+"""Keys read as that Enter: typed before the app put the terminal in raw mode, the terminal's line
+discipline turned the Enter into a newline, which arrives as ctrl+j."""
 
 
 def default_export_dir() -> Path:
@@ -97,6 +107,7 @@ class GammaTuneApp(App):
             raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(self.gamma_themes))}")
         super().__init__()
         decode_stdin_tolerantly()
+        install_paste_filter()
         self.main_screen = screen
         # printable keys typed before the prompt has the focus (the screen still mounting): kept for the prompt
         self._early_keys: list[str] | None = [] if getattr(screen, "takes_early_keys", False) else None
@@ -139,11 +150,12 @@ class GammaTuneApp(App):
 
         A user who starts typing as soon as `gammatune chat` opens types while
         the screen is still mounting: without this, `?` opened the help and
-        the rest of the text went nowhere.
+        the rest of the text went nowhere. An Enter among them is kept too
+        (`EARLY_ENTER`): the prompt sends what came before it.
         """
         if (self._early_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
-                and event.is_printable and event.character):
-            self._early_keys.append(event.character)
+                and ((event.is_printable and event.character) or event.key in EARLY_ENTER_KEYS)):
+            self._early_keys.append(EARLY_ENTER if event.key in EARLY_ENTER_KEYS else event.character)
             event.stop()
             return
         await super().on_event(event)
@@ -152,6 +164,39 @@ class GammaTuneApp(App):
         """The text typed before the prompt had the focus; from now on keys go where the focus is."""
         keys, self._early_keys = self._early_keys or [], None
         return "".join(keys)
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """A notice, its text shown as written (`markup` is ignored, whoever asks: a widget's notify passes True).
+
+        Notices quote paths, prompts, model names and errors; `[/]` in one of
+        them read as markup ended the app with a MarkupError.
+        """
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def on_command_palette_opened(self, _msg: CommandPalette.Opened) -> None:
+        """The notices wait while the palette is open; they show again when it closes, if their time has not run out.
+
+        Drawn over the palette's search field and list (80×24: the 8-second
+        "Loaded" notice hid what was typed). The palette's own notices are
+        hidden by gammatune.tcss; the screen under it is not restyled while
+        covered, so its rack is hidden here.
+        """
+        self._under_palette = self.screen_stack[-2] if len(self.screen_stack) > 1 else None
+        self._show_notices(self._under_palette, False)
+
+    def on_command_palette_closed(self, _msg: CommandPalette.Closed) -> None:
+        under, self._under_palette = getattr(self, "_under_palette", None), None
+        self._show_notices(under, True)
+
+    @staticmethod
+    def _show_notices(screen: Screen | None, shown: bool) -> None:
+        if screen is None:
+            return
+        try:
+            screen.get_child_by_type(ToastRack).display = shown
+        except NoMatches:   # notifications off (tests), or not mounted yet
+            pass
 
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:
@@ -190,10 +235,15 @@ class GammaTuneApp(App):
         return path
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The main screen's own commands, then help, screenshot, themes and quit."""
+        """The main screen's own commands, then help, screenshot, themes and quit.
+
+        The palette reads each title and help as markup; the main screen's
+        name models, drafters and recorded labels, so they are escaped.
+        """
         main = self.main_screen
         if hasattr(main, "system_commands"):
-            yield from main.system_commands()
+            for cmd in main.system_commands():
+                yield SystemCommand(escape(cmd.title), escape(cmd.help), cmd.callback, cmd.discover)
         yield SystemCommand("Help: keys", "Show every key binding (F1, or ? outside text)", self.action_help)
         yield SystemCommand("Save SVG screenshot", "Write the current screen to an .svg file (F2)",
                             self.action_screenshot_svg)

@@ -50,3 +50,10 @@ def test_older_recordings_without_precisions_still_show_their_dtype(tiny_pair):
                             draft_bytes=0)
     assert "cpu float32" in header_text(h).plain
     assert "cpu float32" in header_lines(h).plain
+
+
+def test_the_subtitle_says_its_sizes_are_in_memory(tiny_pair):
+    """`gammatune models` lists sizes on disk; the subtitle's are the loaded weights': unlabelled, they disagreed."""
+    title = pair_title(tiny_pair.with_draft("self:int4"))
+    sizes = title[title.index(" (float32, "):title.index(") · ") + 1]
+    assert sizes.startswith(" (float32, ") and sizes.endswith(" in memory)") and "int4 g32, +" in sizes

@@ -176,3 +176,25 @@ def test_a_prompt_with_undecodable_bytes_is_sent_cleaned_with_a_notice():
 
     for size in ((80, 24), (160, 48)):
         run(scenario(size))
+
+
+def test_an_enter_typed_before_the_app_has_drawn_sends_the_prompt():
+    """`gammatune chat`, then a prompt and Enter typed at once: the text was kept and the Enter lost."""
+    class Kept(SyntheticSource):
+        def events(self, prompt=None):
+            self.sent = [*getattr(self, "sent", []), prompt]
+            return super().events(prompt)
+
+    async def scenario():
+        src = Kept(steps=3)
+        app = make_app(src)
+        for ch in "def f(x):":
+            app.post_message(events.Key(KEY_NAMES.get(ch, ch), ch))
+        # typed before the app set the terminal to raw mode, Enter arrives as a newline: ctrl+j
+        app.post_message(events.Key("ctrl+j", "\n"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: getattr(src, "sent", None), what="the prompt sent")
+            assert src.sent == ["def f(x):"]
+            assert app.main_screen.query_one("#prompt").value == ""
+
+    run(scenario())

@@ -30,7 +30,7 @@ def test_the_subtitle_parts_follow_the_load_stages_text():
         assert len("gammatune") + 3 + len(shown) <= width - 18
     assert fit_subtitle(TITLE + " · 40 tokens · end of turn", 80) == "…-135M-Instruct + prompt lookup · loaded in 10.1 s"
     demo = f"demo pair · static runner · {load_stages_text(STAGES)} · 256 tokens · reached the token limit"
-    assert fit_subtitle(demo, 80) == "demo pair · loaded in 10.1 s"
+    assert fit_subtitle(demo, 80) == "demo pair · static runner · loaded in 10.1 s"   # the tokens give way first
 
 
 def _messages(app):

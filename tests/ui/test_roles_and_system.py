@@ -107,3 +107,24 @@ def test_a_long_note_wraps_between_words():
             assert ts.plain_text().strip() == note
 
     run(scenario())
+
+
+def test_system_on_a_pair_without_a_chat_template_says_at_once_that_none_is_set(tiny_pair):
+    """`/system` on a completion model said "System prompt set", and the next turn said "left out"."""
+    src = LiveSource(PolicySettings.build("specdecode", 2), SamplingConfig(), pair=tiny_pair, max_new_tokens=4)
+
+    async def scenario():
+        app = make_app(src)
+        async with app.run_test(size=(80, 24)) as pilot:
+            chat = app.main_screen
+            await wait_until(pilot, lambda: chat.ready, timeout=60, what="ready")
+            await pilot.press(*"/system Be brief.", "enter")
+            await pilot.pause()
+            notices = [n.message for n in app._notifications]
+            assert any(m.startswith("No system prompt set: ") and "has no chat template" in m for m in notices), notices
+            assert not any("System prompt set" in m for m in notices) and src.system == ""
+            await pilot.press(*"hello", "enter")
+            await wait_until(pilot, lambda: chat.stats.summary is not None, timeout=60, what="turn 1")
+            assert not any("left out" in n.message for n in app._notifications)
+
+    run(scenario())

@@ -321,6 +321,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
 
     def _on_header(self, h: SessionHeader) -> None:
         self.query_one("#welcome").display = False
+        self.running_models = (h.target, h.draft)   # the subtitle names them (a drafter may have been switched)
         self.session_log.add(h, plain=self.source.plain_speed)   # plain decoding measured by a live source
         self.transcript.begin_session()   # where a replay stepping back rewinds them to
         self.chart.begin_session()

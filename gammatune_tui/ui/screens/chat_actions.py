@@ -168,6 +168,11 @@ class ChatActions:
         if not isinstance(self.source, SystemPromptSource):
             self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
             return
+        unread = self.source.system_note if self.ready else ""
+        if text.strip() and unread:   # known since loading: say it now, not "set" now and "left out" later
+            self.notify(f"No system prompt set: {unread.split(': ', 1)[-1]}.", title="System prompt",
+                        severity="warning", timeout=8)
+            return
         self.source.set_system(text)
         self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
                     "(/system alone removes it).", title="System prompt", timeout=4)
@@ -189,6 +194,7 @@ class ChatActions:
     def set_drafter(self, name: str) -> None:
         """Between turns: the next answer drafts with `name` (the source says, as it starts, what it built)."""
         self.source.set_drafter(name)
+        self.drafter_switched = True   # the subtitle names the drafter each answer ran with from now on
         self.notify(f"The next answer drafts with {name}.", title="Drafter", timeout=4)
 
     def set_pace(self, steps_per_s: float) -> None:

@@ -1,7 +1,8 @@
 """What the chat's transcript writes where a turn begins: the separator, the system prompt, notes, and who speaks.
 
-A turn opens with its separator (`── turn 2 · gammatune+ γ0=4 ──`, the
-first one naming the models), then the system prompt where it starts or
+A turn opens with its separator naming the method and the models it runs
+with (`── turn 2 · gammatune+ γ0=4 · target + self:int8 ──`: the drafter
+can change between turns), then the system prompt where it starts or
 changes (`System: …`, `System prompt: none` once removed), the turn's notes
 (`⚠ …`: old turns left out of the context, a system prompt the pair cannot
 read), and the role labels: `You` over the user's text and `Assistant` over
@@ -28,8 +29,9 @@ def write_turn_heading(ts: TokenStream, h: SessionHeader, *, system: str, system
     if ts.token_count:
         ts.add_line("")
     label = f" {h.label}" if h.label else ""
-    ts.add_line(f"── turn {h.turn + 1}{label} · {h.method} γ0={h.gamma0} ──" if (h.turn or ts.token_count or h.label)
-                else f"── {h.method} γ0={h.gamma0} · {one_line(h.target)} + {one_line(h.draft)} ──", "info")
+    models = f"{one_line(h.target)} + {one_line(h.draft)}"   # every turn: a drafter may have been switched
+    ts.add_line(f"── turn {h.turn + 1}{label} · {h.method} γ0={h.gamma0} · {models} ──" if (h.turn or ts.token_count or h.label)
+                else f"── {h.method} γ0={h.gamma0} · {models} ──", "info")
     if system != system_shown:   # the system prompt, where it starts or changes
         ts.add_line(f"System: {one_line(system)}" if system else "System prompt: none", "info")
     for note in notes:

@@ -6,9 +6,10 @@ weights 2.0 · self-checks 2.9 · warm-up 0.8 s"). At 80 columns the header
 cut that line before the stages. So where the whole line does not fit, the
 subtitle keeps the pair and the total ("… · loaded in 9.8 s"), a notice
 after loading gives the stages, and the palette's "Show load times" gives
-them again at any time. Where even that is too long
-(SmolLM2's hub name at 80 columns), the runner and then the start of the
-names give way, never the total.
+them again at any time. Where even that is too long (SmolLM2's hub name at
+80 columns), the sizes, the runner, the folders before the names and then
+the start of the names give way: the names, the drafter's above all, and
+the total stay.
 """
 
 from __future__ import annotations
@@ -31,13 +32,30 @@ def split_load(title: str) -> tuple[str, str, str]:
     return name, f"loaded in {total}", stages
 
 
+def _without_sizes(models: str) -> str:
+    """'a + b (float32, 30 MB + int4, 3.8 MB)' → 'a + b': the models' precisions and sizes left out."""
+    if models.endswith(")") and " (" in models:
+        return models[:models.rindex(" (")]
+    return models
+
+
+def _short_names(models: str) -> str:
+    """'HuggingFaceTB/SmolLM2-135M-Instruct + self:int4' → 'SmolLM2-135M-Instruct + self:int4' (no folders)."""
+    return " + ".join(part.rsplit("/", 1)[-1] if "/" in part and ":" not in part else part
+                      for part in models.split(" + "))
+
+
 def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
-    """`text` if the header shows it whole at `width`; else shortened so that the load's total stays.
+    """`text` if the header shows it whole at `width`; else shortened so that the models' names and the
+    load's total stay.
 
     Left out in this order until it fits: the load's stages (a notice and the
-    palette give them), the runner, the last answer's tokens and stop reason
-    (the statistics show them), then the start of the models' names (marked
-    "…"). The total ("loaded in 9.8 s") is never the part cut.
+    palette give them), the models' precisions and sizes (`gammatune models`
+    and the palette's load times say them), the last answer's tokens and stop
+    reason (the statistics show them), the runner, the folders
+    before the names (`HuggingFaceTB/`), then the start of the names (marked
+    "…", so the drafter, named last, stays). The total ("loaded in 9.8 s") is
+    never the part cut.
     """
     room = width - HEADER_CHROME - len(app_title) - 3
     if width <= 0 or len(text) <= room:
@@ -48,13 +66,29 @@ def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
     tail = stages.partition(" s · ")[2] if stages else ""   # what came after the stages (tokens, stop reason)
     models, sep, runner = name.rpartition(" · ")
     if not (sep and runner.endswith(" runner")):
-        models = name
+        models, runner = name, ""
     ends = [f" · {total} · {tail}", f" · {total}"] if tail else [f" · {total}"]
-    for shown in (name + ends[0], models + ends[0], models + ends[-1]):
+    bare = _without_sizes(models)
+    with_runner = f"{bare} · {runner}" if runner else bare
+    short = _short_names(bare)
+    for shown in (name + ends[0], with_runner + ends[0], with_runner + ends[-1], bare + ends[-1],
+                  short + ends[-1]):
         if len(shown) <= room:
             return shown
     keep = room - len(ends[-1]) - 1
-    return ("…" + models[-keep:] if keep >= 1 else "…") + ends[-1]
+    return ("…" + short[-keep:] if keep >= 1 else "…") + ends[-1]
+
+
+def with_models(title: str, models: str) -> str:
+    """`title` naming `models` instead of the pair it was loaded with (a drafter switched since).
+
+    The sizes go with the old names: the title names what runs, the palette's
+    load times and `gammatune models` say the sizes.
+    """
+    name, sep, load = title.partition(LOADED)
+    _, dot, runner = name.rpartition(" · ")
+    runner = f" · {runner}" if dot and runner.endswith(" runner") else ""
+    return f"{models}{runner}{sep}{load}"
 
 
 class ChatSubtitle:
@@ -62,6 +96,8 @@ class ChatSubtitle:
 
     _subtitle_full: str | None = None
     _subtitle_shown: str | None = None
+    running_models: tuple[str, str] | None = None   # (target, draft) of the last turn's header
+    drafter_switched = False                         # a drafter was picked since the models loaded
 
     def set_subtitle(self, text: str) -> None:
         self._subtitle_full = one_line(text)
@@ -75,10 +111,20 @@ class ChatSubtitle:
     def _idle_subtitle(self) -> str:
         """The subtitle between turns: the source's title, and how the last answer ended."""
         s = self.stats.summary
-        base = one_line(self.source.title)
+        base = self.source_title()
         if s is None:
             return base
         return f"{base} · {s.tokens} tokens · {STOP_WORDS.get(s.stop_reason, s.stop_reason)}"
+
+    def source_title(self) -> str:
+        """The source's title, naming the drafter the last answer ran with where one was switched to."""
+        title = one_line(self.source.title)
+        if self.drafter_switched and self.running_models is not None:
+            target, draft = (one_line(n) for n in self.running_models)
+            models = split_load(title)[0].rpartition(" · ")[0] or title
+            if f" + {draft}" not in f"{models} ":
+                return with_models(title, f"{target} + {draft}")
+        return title
 
     def show_pace(self) -> None:
         """The title: the app's name, and the pace (the screen's `pace`) while one holds a live source back."""

@@ -106,6 +106,7 @@ class AcceptanceChart(PlotextPlot):
         self._cached_size = None
         self._build_s = 0.0
         self._session_start = 0    # steps before the running session (`begin_session`)
+        self._turn_starts: list[int] = []   # the step count at each session's (turn's) start
         self._legend()
 
     # -- data ------------------------------------------------------------------
@@ -119,6 +120,7 @@ class AcceptanceChart(PlotextPlot):
 
     def clear(self) -> None:
         self._session_start = 0
+        self._turn_starts.clear()
         self.accepted.clear()
         self.gammas.clear()
         self.drafted.clear()
@@ -128,6 +130,7 @@ class AcceptanceChart(PlotextPlot):
     def begin_session(self) -> None:
         """The running session starts here: what `rewind_session` goes back to."""
         self._session_start = self.step_count
+        self._turn_starts = [t for t in self._turn_starts if t < self.step_count] + [self.step_count]
 
     def rewind_session(self) -> None:
         """Take the running session's steps back out (a replay redraws it from a prefix)."""
@@ -138,7 +141,15 @@ class AcceptanceChart(PlotextPlot):
         for xs in (self.accepted, self.gammas, self.drafted):
             del xs[n_steps:]
         self.changes = [c for c in self.changes if c < n_steps]
+        self._turn_starts = [t for t in self._turn_starts if t <= n_steps]
         self._schedule()
+
+    def axis_label(self) -> str:
+        """The x axis's name. Its steps run on across turns while the inspector counts each turn's from 1,
+        so after the first turn it says where the last one began: 'step, across turns (turn 2 from 7)'."""
+        if len(self._turn_starts) < 2:
+            return "step"
+        return f"step, across turns (turn {len(self._turn_starts)} from {self._turn_starts[-1] + 1})"
 
     @property
     def step_count(self) -> int:
@@ -227,7 +238,7 @@ class AcceptanceChart(PlotextPlot):
         if len(title) > self.size.width - 2:  # plotext drops a title that does not fit, leaving a blank row
             title = title[: max(0, self.size.width - 2)]
         plt.title(title)
-        plt.xlabel("step")
+        plt.xlabel(self.axis_label())
         n_ticks = tick_count(self.size.height - PLOT_ROWS_OFF)
         if hi <= lo:
             plt.plot([0], [0], marker=" ")

@@ -62,7 +62,7 @@ class MethodPane(Vertical):
         self.status = "waiting"
 
     def compose(self) -> ComposeResult:
-        yield Label(one_line(self.label), classes="pane-title")
+        yield Label(one_line(self.label), classes="pane-title", markup=False)
         yield TokenStream(classes="pane-transcript")
         yield AcceptanceChart(window=40, classes="pane-chart")
         yield Static(Text("waiting to be measured…", style="dim italic"), classes="pane-stats")

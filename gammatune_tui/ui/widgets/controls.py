@@ -75,8 +75,21 @@ class MethodSelect(Select):
                              for prompt, value in self._options])
 
 
+_LONG_NUMBER = re.compile(r"\d{13,}")
+
+
+def _short_number(m: re.Match) -> str:
+    d = m.group(0)
+    return f"{d[0]}.{d[1:3]}e{len(d) - 1}"
+
+
 def speak(message: str) -> str:
-    """An engine message in the words on screen: `gamma_min must be <= gamma_max` → `γ min must be ≤ γ max`."""
+    """An engine message in the words on screen: `gamma_min must be <= gamma_max` → `γ min must be ≤ γ max`.
+
+    A whole number longer than 12 digits (1e309 typed into a field) is written
+    as 1.00e309: 310 digits filled the panel.
+    """
+    message = _LONG_NUMBER.sub(_short_number, message)
     return _NAME.sub(lambda m: LABELS[m.group(1)], message).replace("<=", "≤").replace(">=", "≥")
 
 
@@ -203,7 +216,13 @@ class ControlsPanel(Vertical):
             self.submit(event.input.param, event.value)
 
     def submit(self, name: str, raw: str) -> bool:
-        """Validate one field; on success swap the settings in and post Changed. Returns success."""
+        """Validate one field; on success swap the settings in and post Changed. Returns success.
+
+        A value equal to the one in force (Enter on a field left as it was,
+        `4.0` for 4) changes nothing: no Changed, so no request and no mark
+        in the transcript for a change that did not happen.
+        """
+        label = LABELS.get(name, name)
         try:
             if name == "temperature":
                 try:
@@ -212,21 +231,60 @@ class ControlsPanel(Vertical):
                     raise InvalidParameter(f"temperature must be a number >= 0, got {raw!r}") from None
                 new_sampling = dataclasses.replace(self.sampling, temperature=t)
                 self._set_error(name, "")
+                if new_sampling == self.sampling:
+                    return self._unchanged(name, label)
                 self.sampling = new_sampling
                 self.post_message(self.Changed(self, name, None, new_sampling))
             else:
                 new = self.settings.with_changes(**{name: raw.strip() if isinstance(raw, str) else raw})
+                if name == "gamma0":
+                    self._check_bounds_shown(new)
                 self._set_error(name, "")
+                if new == self.settings:
+                    return self._unchanged(name, label)
+                moved = self._moved_along(name, self.settings, new)
                 self.settings = new
                 if name == "method":
                     self._show_used(new.method)
+                for other, value in moved.items():
+                    self.query_one(f"#ctl-{other}", ParamInput).value = value
                 self.post_message(self.Changed(self, name, new, None))
         except InvalidParameter as exc:
             self._set_error(name, str(exc))
             return False
         value = raw.strip() if isinstance(raw, str) else raw
-        self.query_one("#ctl-status", Label).update(f"{LABELS.get(name, name)} = {value}: applies at the next step")
+        self.query_one("#ctl-status", Label).update(Text(f"{label} = {value}: applies at the next step"))
         return True
+
+    def _unchanged(self, name: str, label: str) -> bool:
+        """Say that a value equal to the one in force changed nothing (and show it as the settings hold it)."""
+        current = settings_values(self.settings, self.sampling).get(name, "")
+        if name != "method":
+            self.query_one(f"#ctl-{name}", ParamInput).value = current
+        self.query_one("#ctl-status", Label).update(Text(f"{label} is already {current or self.settings.method}: "
+                                                         "nothing to apply"))
+        return True
+
+    def _check_bounds_shown(self, new: PolicySettings) -> None:
+        """γ0 outside the γ bounds on screen is refused, as the CLI refuses `--gamma` outside `--gamma-max`.
+
+        `with_changes` moves a bound the caller did not set to a new γ0; the
+        bounds shown are set, so moving them behind the user's back would plan
+        γ far above the γ max on screen. A method that reads no bounds (they
+        are hidden) lets them follow γ0, and the hidden fields show the values.
+        """
+        if "gamma_max" not in used_params(new.method):
+            return
+        old = self.settings.params
+        if new.gamma0 > old.gamma_max:
+            raise InvalidParameter(f"γ0 {new.gamma0} is above γ max {old.gamma_max}: raise γ max or lower γ0")
+        if new.gamma0 < old.gamma_min:
+            raise InvalidParameter(f"γ0 {new.gamma0} is below γ min {old.gamma_min}: lower γ min or raise γ0")
+
+    def _moved_along(self, name: str, old: PolicySettings, new: PolicySettings) -> dict[str, str]:
+        """The other fields a change moved with it (a hidden bound that followed γ0), with their new values."""
+        before, after = settings_values(old, self.sampling), settings_values(new, self.sampling)
+        return {k: v for k, v in after.items() if k != name and v != before[k]}
 
     def _show_used(self, method: str) -> None:
         """Show the fields `method` reads, hide the rest (and any error under a hidden one)."""
@@ -240,7 +298,7 @@ class ControlsPanel(Vertical):
         if name == "method":
             return
         err = self.query_one(f"#err-{name}", Label)
-        err.update(speak(message))
+        err.update(Text(speak(message)))   # it quotes what the user typed: never read as markup
         err.set_class(not message, "-hidden")
         self.query_one(f"#ctl-{name}", ParamInput).set_class(bool(message), "-refused")
 
@@ -269,4 +327,4 @@ class ControlsPanel(Vertical):
 
     def note_applied(self, change: str) -> None:
         """Say where the last change took effect, as the transcript's mark does: 'step 7: γ0 4 → 6'."""
-        self.query_one("#ctl-status", Label).update(f"applied at {change}")
+        self.query_one("#ctl-status", Label).update(Text(f"applied at {change}"))

@@ -23,7 +23,7 @@ class LoadingLine(Horizontal):
     """Why the source could not be prepared ('' while it may still be)."""
 
     def compose(self) -> ComposeResult:
-        yield Label("Preparing…", id="load-label")
+        yield Label("Preparing…", id="load-label", markup=False)   # it names paths and errors
         yield ProgressBar(total=100, show_eta=False, id="load-bar")
 
     def show_progress(self, stage: str, fraction: float) -> None:

@@ -9,7 +9,7 @@ A user who types as soon as `gammatune chat` opens types before the screen
 has mounted and before this box has the focus: the app keeps those keys
 (`GammaTuneApp.take_early_keys`) and the box types them in when it first
 gets the focus, so "Is this a question? yes" arrives whole and no `?` opens
-the help on the way.
+the help on the way; an Enter typed last among them sends it (it was lost).
 
 Whether the prompt is empty is decided here, in the prompt's own key order,
 not by an app binding: the app hands keys on faster than the prompt types
@@ -34,6 +34,8 @@ from __future__ import annotations
 import re
 
 from textual.widgets import Input
+
+from ..paste_filter import ESC, SHOWN_ESC
 
 UNDECODABLE_NOTICE = ("Part of the prompt was not UTF-8 text (a binary paste?): each undecodable byte was "
                       "sent as � (U+FFFD).")
@@ -118,7 +120,7 @@ class PromptInput(Input):
 
     def paste(self, text: str) -> None:
         """Insert `text` at the cursor (over a selection): as itself when one line, as a marker when several."""
-        text = normalise_newlines(text)
+        text = normalise_newlines(text).replace(ESC, SHOWN_ESC)   # as the terminal's pastes arrive (paste_filter)
         if "\n" in text.rstrip("\n"):
             self.pastes.append(text)
             text = paste_marker(len(self.pastes), text)
@@ -149,5 +151,8 @@ class PromptInput(Input):
     def on_focus(self) -> None:
         take = getattr(self.app, "take_early_keys", None)
         text = take() if callable(take) else ""
-        if text:
-            self.insert_text_at_cursor(text)
+        if text.endswith("\r"):   # Enter was the last key typed early: send what came before it
+            self.insert_text_at_cursor(text[:-1].replace("\r", ""))
+            self.post_message(self.Submitted(self, self.value))
+        elif text:   # an Enter in the middle: the text is kept, to be sent with the next Enter
+            self.insert_text_at_cursor(text.replace("\r", ""))
