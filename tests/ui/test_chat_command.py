@@ -26,7 +26,7 @@ def test_missing_demo_pair_says_how_to_pass_one(monkeypatch, tmp_path, capsys):
     (["chat", "--eta", "1.5"], "eta must be in (0, 1]"),
     (["chat", "--method", "fast"], "unknown method 'fast'"),
     (["chat", "--theme", "nope", "PAIR"], "unknown theme 'nope'"),
-    (["chat", "--record", "/nonexistent-dir/x.jsonl", "PAIR"], "cannot write recording"),
+    (["chat", "--record", "/nonexistent-dir/x.jsonl", "PAIR"], "cannot write the recording there"),
     (["chat", "--pace", "-1"], "--pace"),
     (["chat", "-n", "0"], "--max-new-tokens must be a whole number >= 1"),
 ])
