@@ -17,9 +17,10 @@ dtype and the embedding can be shared with the target. Quantization is
 round-to-nearest: int8 symmetric per output channel, int4 asymmetric per
 group of `group` input columns (32 by default; 32, 64, 128 or 256).
 
-An int4 layer whose sizes the kernels cannot take as they are is padded with
-zeros (output rows to a multiple of 16, input columns to a whole group, the
-input with zeros to match), which changes no product. A device without the
+A layer whose sizes the kernels cannot take as they are is padded with
+zeros (int4: output rows to a multiple of 16, input columns to a whole group;
+int8: input columns to a multiple of 16; the input with zeros to match),
+which changes no product. A device without the
 kernel is refused with one line naming what would work
 (`QuantizationUnavailable`), never a traceback.
 """
@@ -34,6 +35,8 @@ from ...errors import EngineUnavailable
 INT4_GROUPS = (32, 64, 128, 256)   # what the int4 kernels accept
 DEFAULT_GROUP = 32
 _INT4_N_MULTIPLE = 16              # the CPU packing wants out_features % 16 == 0: padded with zero rows
+_INT8_K_MULTIPLE = 16              # the CPU int8 kernel reads input columns 16 at a time: other widths crash or
+                                   # return NaN (a 2-wide Linear in Gemma 3n's AltUp), so they are zero-padded
 
 
 class QuantizationUnavailable(EngineUnavailable):
@@ -91,6 +94,9 @@ class WeightOnlyLinear(nn.Module):
         elif kind == "int8":
             scales = wf.abs().amax(dim=1).clamp(min=1e-8) / 127.0
             q = torch.round(wf / scales[:, None]).clamp(-128, 127).to(torch.int8)
+            self.k_pad = (-self.in_features) % _INT8_K_MULTIPLE
+            if self.k_pad:
+                q = torch.cat([q, q.new_zeros(self.out_features, self.k_pad)], 1)
             self.register_buffer("weight", q.contiguous())
             self.register_buffer("scales", scales.to(torch.bfloat16))
         elif kind == "int4":
@@ -108,12 +114,14 @@ class WeightOnlyLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        a = x.reshape(-1, shape[-1]).to(torch.bfloat16)
+        # the kernels read their input as one dense row-major matrix: a strided view (a transposed or
+        # sliced activation, as RecurrentGemma passes) is copied, never misread
+        a = x.reshape(-1, shape[-1]).to(torch.bfloat16).contiguous()
+        if self.k_pad:
+            a = torch.nn.functional.pad(a, (0, self.k_pad))
         if self.kind == "int8":
             y = torch.ops.aten._weight_int8pack_mm(a, self.weight, self.scales)
         elif self.kind == "int4":
-            if self.k_pad:
-                a = torch.nn.functional.pad(a, (0, self.k_pad))
             if a.device.type == "cpu":
                 y = torch.ops.aten._weight_int4pack_mm_for_cpu(a, self.weight, self.group, self.scales_and_zeros)
             else:
