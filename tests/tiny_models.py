@@ -109,3 +109,56 @@ def greedy_ref(pair, ids: list[int], n: int) -> list[int]:
     out = pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
                                eos_token_id=list(pair.eos_ids))
     return out[0, len(ids):].tolist()
+
+
+# Each hybrid family's own config at a tiny size: 2 layers, 64 wide; what each needs beside the common fields so that
+# both layers kinds (recurrent and attention) are present where the family has both.
+HYBRID_EXTRA: dict[str, dict] = {
+    "qwen3_5_text": dict(layer_types=["linear_attention", "full_attention"], linear_num_key_heads=2,
+                         linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16, head_dim=16),
+    "qwen3_next": dict(layer_types=["linear_attention", "full_attention"], linear_num_key_heads=2,
+                       linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16, head_dim=16,
+                       num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                       shared_expert_intermediate_size=32),
+    "falcon_h1": dict(mamba_n_heads=8, mamba_d_ssm=128, mamba_n_groups=1, mamba_d_state=16, head_dim=16,
+                      mamba_chunk_size=16),
+    "nemotron_h": dict(layers_block_type=["mamba", "attention"], mamba_num_heads=8, mamba_head_dim=16, n_groups=1,
+                       ssm_state_size=16, head_dim=16, chunk_size=16),
+    "jamba": dict(attn_layer_period=2, attn_layer_offset=1, num_experts=4, expert_layer_period=2,
+                  expert_layer_offset=1),
+    "bamba": dict(attn_layer_indices=[1]),
+    "mamba": {},
+    "mamba2": dict(num_heads=8, head_dim=16, n_groups=1),
+    "falcon_mamba": {},
+    "recurrent_gemma": dict(block_types=["recurrent", "attention"]),
+    "granitemoehybrid": dict(layer_types=["mamba", "attention"]),
+    "zamba2": dict(layers_block_type=["mamba", "hybrid"]),
+    "minimax": {},
+}
+
+
+def make_family(model_type: str, seed: int = 0, *, vocab: int = 4096, hidden: int = 64, layers: int = 2,
+                extra: dict | None = None):
+    """A tiny random-weight model of any transformers family (HYBRID_EXTRA: what the hybrid ones need);
+    `pytest.skip` where the installed transformers lacks the family."""
+    import pytest
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    kw = dict(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+              num_key_value_heads=2, intermediate_size=2 * hidden, pad_token_id=0, bos_token_id=0, eos_token_id=1,
+              tie_word_embeddings=False)
+    kw.update(HYBRID_EXTRA.get(model_type, {}))
+    kw.update(extra or {})
+    try:
+        cfg = AutoConfig.for_model(model_type, **kw)
+    except (KeyError, ValueError) as exc:
+        if "Unrecognized" in str(exc) or isinstance(exc, KeyError):
+            pytest.skip(f"this transformers has no {model_type}")
+        raise
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(cfg).eval()
+    model.generation_config.eos_token_id = 1
+    model.generation_config.bos_token_id = 0
+    model.generation_config.pad_token_id = 1
+    return model

@@ -137,7 +137,8 @@ def run_policy(pair: Pair, settings: PolicySettings, prompt: PromptIds, max_new_
 def greedy_target(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int, eos_ids: Iterable[int]) -> tuple[list[int], float]:
     """Plain target-only greedy decoding with a KV cache; (tokens, seconds incl. prefill)."""
     import torch
-    from transformers import DynamicCache
+
+    from ...engine.runners.recurrent import session_cache
 
     target = pair.target
     device = pair.device
@@ -148,7 +149,7 @@ def greedy_target(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int, eo
     out: list[int] = []
     t0 = time.perf_counter()
     with torch.no_grad():
-        cache = DynamicCache()
+        cache = session_cache(target)   # a hybrid target's own cache (runners/recurrent.py)
         if len(ids) > 1:
             target(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(target, cache), use_cache=True,
                    logits_to_keep=1)

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from ...engine.common.pair import Pair
 from .simulate import Trace
 from ...engine.runners.hf_compat import cache_kw
+from ...engine.runners.recurrent import has_recurrent_state, session_cache, state_runner
 
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
 
@@ -34,9 +35,8 @@ def prefilled(model: Any, ids: list[int], device: Any) -> Any:
     Call it under `torch.no_grad()`; the caller's clock, if any, includes the prefill.
     """
     import torch
-    from transformers import DynamicCache
 
-    cache = DynamicCache()
+    cache = session_cache(model)   # a hybrid model's own cache (runners/recurrent.py)
     if len(ids) > 1:
         model(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(model, cache), use_cache=True,
               logits_to_keep=1)
@@ -110,13 +110,22 @@ def record_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_toke
         fragile_t = _margin_small(tl)
         del tl
 
-        # 3. teacher-forced draft, keeping its cache for the off-path continuations
+        # 3. teacher-forced draft, keeping its cache for the off-path continuations; a hybrid draft's
+        #    recurrent state cannot be cropped, so its runner rewinds it (runners/recurrent.py)
         t1 = time.perf_counter()
+        run = state_runner(draft) if has_recurrent_state(draft) else None
         dcache = DynamicCache()
-        if P > 1:
+        if run is not None:
+            run.start(P + n + off_depth)
+            if P > 1:
+                run.prefill(full[:, :P - 1])
+        elif P > 1:
             draft(input_ids=full[:, :P - 1], **cache_kw(draft, dcache), use_cache=True, logits_to_keep=1)
         d_prefill = time.perf_counter() - t1
-        dl = draft(input_ids=full[:, P - 1:], **cache_kw(draft, dcache), use_cache=True).logits[0, :n, :vocab].float()
+        if run is not None:
+            dl = run.forward(full[:, P - 1:], n + 1)[:n, :vocab].float()
+        else:
+            dl = draft(input_ids=full[:, P - 1:], **cache_kw(draft, dcache), use_cache=True).logits[0, :n, :vocab].float()
         dp = torch.softmax(dl, -1)
         top, arg = dp.max(-1)
         d_ids = arg.tolist()
@@ -132,17 +141,23 @@ def record_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_toke
         off_ent: dict[int, list[float]] = {}
         misses = [j for j in range(n) if d_ids[j] != toks[j] and d_ids[j] not in eos]
         for j in reversed(misses):
-            cur = dcache.get_seq_length()
+            cur = run.length if run is not None else dcache.get_seq_length()
             keep = P + j  # cache holds prompt + toks[:j]; the next input is the draft's token at j
-            if cur > keep:
+            if cur > keep and run is not None:
+                run.rewind(keep)
+            elif cur > keep:
                 dcache.crop(-(cur - keep))
             xs: list[int] = []
             ps: list[float] = []
             hs: list[float] = []
             x = d_ids[j]
             for _ in range(off_depth):
-                lg = draft(input_ids=torch.tensor([[x]], device=device), **cache_kw(draft, dcache),
-                           use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
+                step = torch.tensor([[x]], device=device)
+                if run is not None:
+                    lg = run.forward(step, 1)[0, :vocab].float()
+                else:
+                    lg = draft(input_ids=step, **cache_kw(draft, dcache), use_cache=True,
+                               logits_to_keep=1).logits[0, -1, :vocab].float()
                 pr = torch.softmax(lg, -1)
                 p, xx = pr.max(-1)
                 x = int(xx)

@@ -3,7 +3,9 @@
 `auto` picks the fastest runner that is exact for the pair on its device:
 graphs on CUDA for Llama/Qwen2 stacks, static on a CPU (measured faster than
 eager on the demo pair, docs/benchmarks.md), eager everywhere else and for any
-other architecture. A runner asked for by name that cannot run here is a
+other architecture; models with recurrent state (linear attention, Mamba) get
+the hybrid runner (recurrent.py), under `auto` and `eager` alike, and are
+refused at load in one line when it cannot rewind them. A runner asked for by name that cannot run here is a
 one-line `EngineUnavailable`, never a silent fallback.
 
 Before a static or graphs runner is trusted with a model, its step is checked
@@ -35,6 +37,7 @@ from .base import Runner
 from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
+from .recurrent import HybridRunner, Probe, has_recurrent_state, probe, refuse
 from .hf_compat import cache_kw
 from ..common.logits_check import compute_dtype, logits_close
 from ..common.model_weights import quanto_quantized
@@ -93,6 +96,13 @@ def graphs_unsupported(model: Any, device: torch.device) -> str | None:
 
 def choose_kind(engine: str, model: Any, device: torch.device) -> str:
     """The runner kind for one model (before its self-check)."""
+    if has_recurrent_state(model):
+        # recurrent and convolution states cannot be cropped: only the hybrid runner rewinds them (recurrent.py);
+        # eager names the model's own forward, which is what it runs
+        if engine in ("static", "graphs", GRAPH_BODY):
+            raise EngineUnavailable(f"--engine {engine}: {type(model).__name__} has recurrent layers, which only "
+                                    "the eager (hybrid) runner rewinds; use --engine auto or eager")
+        return "hybrid"
     if engine == "eager":
         return "eager"
     why = static_unsupported(model)
@@ -113,7 +123,9 @@ def choose_kind(engine: str, model: Any, device: torch.device) -> str:
 
 
 def build_runner(kind: str, model: Any, graph_pool: Any = None, *, role: str = "target", strict: bool = False,
-                 on_fallback: Any = None) -> Runner:
+                 on_fallback: Any = None, per_token: bool = False) -> Runner:
+    if kind == "hybrid":
+        return HybridRunner(model, per_token=per_token)
     if kind == "eager":
         return EagerRunner(model)
     if kind == "static":
@@ -188,6 +200,7 @@ class RunnerPool:
         self._graph_pool: Any = None
         self.timings: dict[str, float] = {}
         self.fallback_note: str | None = None
+        self._probes: dict[int, Probe] = {}   # hybrid models: how their windows run (recurrent.probe)
 
     def kinds(self) -> tuple[str, str]:
         """(target kind, draft kind); raises EngineUnavailable for a runner that cannot run here.
@@ -199,7 +212,11 @@ class RunnerPool:
             for model in (self.target,) if self.draft is None else (self.target, self.draft):
                 device = next(model.parameters()).device
                 kind = choose_kind(self.engine, model, device)
-                if kind != "eager" and not self_check(kind, model):
+                if kind == "hybrid":
+                    found = probe(model)
+                    refuse(model, found)   # a cache it cannot rewind: one line at load, before any generation
+                    self._probes[id(model)] = found
+                elif kind != "eager" and not self_check(kind, model):
                     if self.engine != "auto":
                         raise EngineUnavailable(
                             f"--engine {self.engine}: its step does not reproduce {type(model).__name__}'s own "
@@ -232,8 +249,9 @@ class RunnerPool:
         strict = self.engine == "graphs"
 
         def build(kind: str, model: Any, role: str) -> Runner:
+            found = self._probes.get(id(model), Probe())
             return build_runner(kind, model, self._graph_pool, role=role, strict=strict,
-                                on_fallback=lambda note: self._fell_back(role, note))
+                                on_fallback=lambda note: self._fell_back(role, note), per_token=found.per_token)
 
         draft = build(d, self.draft, "draft") if self.draft is not None else None
         return RunnerSet(build(t, self.target, "target"), draft)

@@ -1,4 +1,4 @@
-"""How the installed transformers wants a KV cache passed: `cache=` (5.24+) or `past_key_values=`.
+"""How the installed transformers wants a KV cache passed: `cache=` (5.24+), `past_key_values=` or `cache_params=`.
 
 transformers 5.24 renamed the forward argument `past_key_values` to `cache`
 (the old name warns, and goes in 5.40) and the output field with it. GPU
@@ -24,7 +24,8 @@ def _name_for(callee: Any) -> str:
             params = inspect.signature(callee.forward).parameters
         except (TypeError, ValueError, AttributeError):
             params = {}
-        name = "cache" if "cache" in params else "past_key_values"
+        # 5.17's state-space families (mamba, mamba2, falcon_mamba) call it `cache_params`
+        name = next((n for n in ("cache", "past_key_values", "cache_params") if n in params), "past_key_values")
         _NAMES[cls] = name
     return name
 
