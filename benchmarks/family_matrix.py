@@ -116,7 +116,7 @@ def run_family(name: str, tokenizer: Any) -> dict[str, Any]:
         want = target.generate(x, do_sample=False, max_new_tokens=N_TOKENS)
         got = hf_generate(target, x, draft_model=draft, do_sample=False, max_new_tokens=N_TOKENS,
                           tokenizer=tokenizer)
-        return got[0].tolist(), want[0].tolist()
+        return got[0, len(ids):].tolist(), want[0, len(ids):].tolist()
 
     runs = {"draft": engine(None), "self:int8": engine("self:int8"), "self:int4": engine("self:int4"),
             "prompt-lookup": engine("prompt-lookup"), "hf.generate": hf}

@@ -158,7 +158,8 @@ def support() -> dict[str, Any]:
 
 
 def verdict(name: str) -> str:
-    """One word for a family: exact (every path exact), refused (a one-line refusal), partial, untested."""
+    """A family in a few words: exact (every path), refused (every path, in one line), partly exact,
+    fails (no path exact), or untested (not in the matrix, or skipped by it)."""
     cells = support()["families"].get(name)
     if not cells or "skipped" in cells:
         return "untested"
@@ -167,8 +168,14 @@ def verdict(name: str) -> str:
         return "exact"
     if all(v.startswith("refused") for v in values):
         return "refused"
-    return "partial"
+    return "partly exact" if "exact" in values else "fails"
+
+
+def not_exact(name: str) -> dict[str, str]:
+    """{path: cell} for the paths on which the family is not exact (the reason, in one line)."""
+    cells = support()["families"].get(name) or {}
+    return {p: cells[p] for p in PATHS if p in cells and cells[p] != "exact"}
 
 
 __all__ = ["Family", "FAMILIES", "BY_NAME", "PATHS", "ATTENTION", "MOE", "HYBRID", "STATE_SPACE",
-           "installed", "tiny_config", "tiny_model", "support", "verdict"]
+           "installed", "tiny_config", "tiny_model", "support", "verdict", "not_exact"]
