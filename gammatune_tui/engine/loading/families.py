@@ -81,7 +81,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("qwen3_5_text", HYBRID, _GATED_DELTA),
     Family("qwen3_5_moe_text", HYBRID, _GATED_DELTA),
     Family("qwen3_next", HYBRID, _GATED_DELTA),
-    Family("kimi_linear", HYBRID, {"layer_types": ["linear_attention", "full_attention"],
+    Family("kimi_linear", HYBRID, {"layer_types": ["linear_attention", "full_attention"], "num_key_value_heads": 4,
                                    "mlp_layer_types": ["dense", "sparse"], "qk_rope_head_dim": 8,
                                    "qk_nope_head_dim": 8, "v_head_dim": 16, "linear_head_dim": 16,
                                    "linear_num_heads": 4, "num_experts_per_token": 2, "kv_lora_rank": 32,
