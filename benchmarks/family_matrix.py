@@ -179,7 +179,7 @@ def render_table(support: dict) -> str:
                     notes.append(why)
                 row.append(f"{word} [{notes.index(why) + 1}]")
         keeps = cells.get("self-draft precision", "")
-        keeps = keeps[keeps.find("(") + 1: keeps.rfind(" kept")] if "kept" in keeps else "–"
+        keeps = keeps.split(", ", 1)[1].rsplit(" kept", 1)[0].replace("+", ", ") if " kept " in keeps else "–"
         lines.append(f"| {f.name} | {f.kind} | " + " | ".join(row) + f" | {keeps} |")
     lines.append("")
     lines += [f"{i}. {why.replace('|', '/')}" for i, why in enumerate(notes, 1)]

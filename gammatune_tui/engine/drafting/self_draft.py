@@ -10,7 +10,7 @@ file is written, a second or two): every plain `nn.Linear` (lm_head
 included) becomes a `WeightOnlyLinear` (quantized.py); everything else — the
 embedding, the norms, the rotary table — is the target's own tensors,
 shared, not copied. Three kinds of layer stay at the target's precision, and
-the draft's precision says so ("int8 (experts kept bfloat16)"): experts a
+the draft's precision says so ("int8, experts kept bfloat16"): experts a
 mixture-of-experts model holds as fused 3-D tensors rather than Linears
 (Mixtral, Qwen3-MoE, Llama 4 … in transformers 5), Linear subclasses with a
 forward of their own (Llama 4's and Phi-MoE's routers), and Linears whose
@@ -143,13 +143,13 @@ def _restore_layers_read_directly(draft: Any, swapped: list) -> set[str]:
 
 def _kept_note(target: Any, kept: set[str], dtype: torch.dtype) -> str:
     """What stays at the target's precision, for the header: fused experts (3-D weights no Linear holds), and
-    Linears the model reads directly (" (experts, dt_proj kept float32)"); "" when everything was quantized."""
+    Linears the model reads directly (", experts+dt_proj kept float32"); "" when everything was quantized."""
     what = []
     if any(p.dim() >= 2 and "expert" in type(m).__name__.lower()
            for m in target.modules() for p in m.parameters(recurse=False)):
         what.append("experts")
     what += sorted(kept)[:3]
-    return f" ({', '.join(what)} kept {str(dtype).replace('torch.', '')})" if what else ""
+    return f", {'+'.join(what)} kept {str(dtype).replace('torch.', '')}" if what else ""
 
 
 __all__ = ["SelfDraftSpec", "parse_self_draft", "build_self_draft"]
