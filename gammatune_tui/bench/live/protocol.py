@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from ...engine.common.pair import Pair
@@ -54,6 +54,25 @@ class SweepConfig:
         per = len(self.methods) * len(self.gammas)
         per += (PLAIN in self.baselines) + len(self.gammas) * sum(b in self.baselines for b in (HF_HEURISTIC, HF_CONSTANT, HF_LOOKUP))
         return per * n_prompts * self.repeats
+
+
+def stateful_model(pair: Pair) -> str | None:
+    """The class of a model in the pair whose recurrent state transformers' assisted generation refuses
+    ("not supported with stateful models"), or None."""
+    from ...engine.runners.recurrent import has_recurrent_state
+
+    for model in (pair.target, pair.draft):
+        if model is not None and has_recurrent_state(model):
+            return type(model).__name__
+    return None
+
+
+def for_pair(cfg: SweepConfig, pair: Pair) -> SweepConfig:
+    """`cfg` without transformers' assisted baselines where transformers refuses the pair (a hybrid model)."""
+    if stateful_model(pair) is None:
+        return cfg
+    kept = tuple(b for b in cfg.baselines if b not in (HF_HEURISTIC, HF_CONSTANT, HF_LOOKUP))
+    return cfg if kept == cfg.baselines else replace(cfg, baselines=kept)
 
 
 def environment(pair: Pair) -> dict[str, Any]:
@@ -266,6 +285,7 @@ def _ngram_max(pair: Pair) -> int:
 
 def warm_up(pair: Pair, prompt: PromptIds, cfg: SweepConfig) -> None:
     """Touch every code path once (allocator, kernels, lazy imports); nothing is recorded."""
+    cfg = for_pair(cfg, pair)
     n = min(16, cfg.max_new_tokens)
     run_policy(pair, PolicySettings.build(cfg.methods[0] if cfg.methods else "specdecode", 4, **cfg.params), prompt, n)
     if PLAIN in cfg.baselines:
@@ -288,6 +308,7 @@ def live_sweep(pair: Pair, prompts: Sequence[PromptIds], cfg: SweepConfig,
     Ctrl+C ends the sweep between two runs' worth of work: the records finished so far are returned, and
     `checks["interrupted"]` is True (the run in progress is dropped), so the caller can still report them.
     """
+    cfg = for_pair(cfg, pair)
     records: list[RunRecord] = []
     checks = {"runs": 0, "outputs_differing_from_target_only": [], "hf_outputs_differing": [], "interrupted": False}
     try:

@@ -18,6 +18,12 @@ from .common import progress_bar
 def run_live(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict, out: Path,
              title: str = "Table 2 (live)") -> list[dict[str, Any]]:
     """The live sweep: progress, the report on `console`, records and cells into `payload`, the CSV rows."""
+    stateful = protocol.stateful_model(pair)
+    trimmed = protocol.for_pair(cfg, pair)
+    if trimmed is not cfg:
+        err.print(Text(f"note: transformers' assisted generation refuses stateful models ({stateful}): "
+                       "its baselines are left out", style="yellow"))
+        cfg = trimmed
     total = cfg.run_count(len(pid))
     with progress_bar(err) as prog:
         task = prog.add_task("live sweep", total=total)

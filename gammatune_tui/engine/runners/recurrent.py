@@ -13,10 +13,15 @@ snapshots:
   weights one pass reads), the attention layers' key/value tensors are only
   referenced (transformers replaces them at each update instead of writing
   into them, so the reference *is* the cropped cache);
-* `rewind(n)` restores the latest snapshot taken at a length <= n and feeds
-  the tokens between that length and n again (one pass over the accepted
-  tokens, only on steps that reject; a rewind to a snapshot's own length
-  feeds nothing).
+* `rewind(n)` restores the latest snapshot taken at a length <= n; the
+  tokens between that length and n (the accepted ones) are fed again, not
+  in a pass of their own but ahead of the next window in the next forward,
+  whose logits for them are simply not returned. On a CPU, where a pass
+  costs about what reading the weights costs, a few more tokens in a pass
+  that runs anyway cost far less than a pass (docs/benchmarks-hybrid.md).
+  A full acceptance needs nothing; a rewind to a snapshot's own length
+  feeds nothing; kept tokens piling up over several rollbacks in a row
+  (more than MAX_PENDING) are fed at once.
 
 Some families' multi-token forward over an existing state is not the one-token
 path `generate` takes (mamba, falcon_mamba and recurrent_gemma in transformers
@@ -47,6 +52,7 @@ from ..common.logits_check import FP32_TOL, compute_dtype, logits_close, logits_
 from .base import Runner, grad_mode
 from .hf_compat import cache_kw
 
+MAX_PENDING = 8  # kept tokens left for the next forward's pass at most; more are fed at the rollback
 SNAPSHOTS = 24  # snapshots kept: a draft's whole window with room to spare; an older rewind re-feeds from empty
 
 
@@ -66,6 +72,8 @@ def has_recurrent_state(model: Any) -> bool:
     cfg = getattr(model, "config", None)
     if cfg is None:
         return False
+    if module_states(model):   # state kept on the modules (recurrent_gemma)
+        return True
     try:
         cache = own_cache(model)
     except Exception:  # a config DynamicCache cannot lay out: not one of the hybrid families
@@ -176,7 +184,7 @@ class HybridRunner(Runner):
 
     @property
     def length(self) -> int:
-        return self._length
+        return int(self._hist.shape[1])   # what the caller sees: fed, plus the kept tokens waiting to be fed again
 
     def start(self, capacity: int, gamma_max: int | None = None) -> None:
         self.cache = own_cache(self.model)
@@ -200,7 +208,7 @@ class HybridRunner(Runner):
         return out
 
     def _feed(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
-        """Run `ids` over the cache (the state at `_length`); no bookkeeping of the history."""
+        """Run `ids` over the cache (the state after `_length` tokens)."""
         q = int(ids.shape[1])
         if not self.per_token or self._length == 0 or q == 1:
             # from an empty state a multi-token pass is the prefill `generate` itself runs
@@ -209,14 +217,15 @@ class HybridRunner(Runner):
         return torch.cat(rows[q - keep:], 0)
 
     def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
-        with self.mode():
-            out = self._feed(ids, keep)
+        pending = self._hist[:, self._length:]
         self._hist = torch.cat([self._hist, ids.to(self._hist.device)], 1)
-        return out
+        with self.mode():   # the kept tokens of the last rollback go in the same pass, ahead of the new ones
+            return self._feed(torch.cat([pending, ids], 1) if pending.shape[1] else ids, keep)
 
     def rewind(self, length: int) -> None:
         self._check_rewind(length)
-        if length == self._length:
+        self._hist = self._hist[:, :length]
+        if length >= self._length:   # only tokens not yet fed are forgotten
             return
         while self._snaps and self._snaps[-1].length > length:
             self._snaps.pop()
@@ -229,13 +238,21 @@ class HybridRunner(Runner):
                 self.cache = own_cache(self.model)
                 self._mods = dict(self._blank)
                 self._length = 0
-            todo = self._hist[:, self._length:length]
-            if todo.shape[1]:
-                self.refed += int(todo.shape[1])
-                self._feed(todo, 1)
-        self._hist = self._hist[:, :length]
+            todo = length - self._length
+            self.refed += todo
+            # the kept tokens wait for the next forward, which feeds them in its own pass; fed now only where
+            # that pass could not take them (one token at a time) or they have piled up over several rollbacks
+            if todo and (self.per_token or self._length == 0 or todo > MAX_PENDING):
+                self._feed(self._hist[:, self._length:], 1)
+
+    def flush(self) -> None:
+        """Feed the kept tokens still waiting (inspection needs the cache whole)."""
+        if self._length < self.length:
+            with self.mode():
+                self._feed(self._hist[:, self._length:], 1)
 
     def kv(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        self.flush()
         lay = self.cache.layers[layer]
         return lay.keys, lay.values
 
@@ -335,4 +352,4 @@ def session_cache(model: Any) -> Any:
 
 
 __all__ = ["HybridRunner", "Snapshot", "Probe", "probe", "refuse", "own_cache", "has_recurrent_state", "family",
-           "SNAPSHOTS", "module_states", "state_runner", "session_cache"]
+           "SNAPSHOTS", "MAX_PENDING", "module_states", "state_runner", "session_cache"]
