@@ -52,3 +52,20 @@ def test_linears_a_family_reads_itself_stay_at_the_targets_precision():
     with torch.no_grad():
         want, got = target(x).logits, draft(x).logits
     assert (got - want).abs().max() < 0.05 * want.abs().max()
+
+
+def test_a_model_that_reads_every_weight_itself_is_refused_not_copied_whole():
+    """A self-draft that could quantize nothing would be the target run twice: one line says so instead."""
+    from tiny_models import make_llama
+    from gammatune_tui.errors import InvalidParameter
+
+    model = make_llama(64, seed=1)
+
+    def read_every_weight(module, args):
+        for m in module.modules():
+            getattr(m, "weight", None)
+
+    model.register_forward_pre_hook(read_every_weight)
+    with pytest.raises(InvalidParameter, match="none can be quantized") as info:
+        build_self_draft(model, "self:int8")
+    assert "\n" not in str(info.value)

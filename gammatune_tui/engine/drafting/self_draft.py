@@ -114,6 +114,10 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> Any:
         raise InvalidParameter(f"--draft {spec.name}: this model does not run with its layers quantized "
                                f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}); "
                                "draft with a model or with prompt-lookup") from None
+    if not any(isinstance(m, WeightOnlyLinear) for m in draft.modules()):
+        raise InvalidParameter(f"--draft {spec.name}: this model reads every Linear layer's weight itself, so none "
+                               "can be quantized and the copy would be the target; draft with a model or with "
+                               "prompt-lookup")
     draft.gammatune_precision = spec.precision + _kept_note(target, kept, dtype)
     draft.gammatune_self = spec.name
     draft.gammatune_build_s = time.perf_counter() - t0
