@@ -174,17 +174,20 @@ def summarize(res: dict) -> str:
     def med(key, among):
         return statistics.median(r[key] for r in among) * 1000 if among else float("nan")
 
-    # the kept tokens ride in the next verify pass: what they add to it is that pass's cost over p more tokens
-    deferred = max(0.0, res["qp"] - res["q"]) * 1000 if any(r["pending"] for r in rows) else 0.0
-    cost = [(r["rollback"] * 1000 + deferred) for r in rej]
+    # the kept tokens ride in the next verify pass: each costs that pass what one more token in it costs
+    per_token = max(0.0, res["qp"] - res["q"]) / res["pending"] * 1000
     verify = med("verify", rows)
-    share = [(r["rollback"] * 1000 + deferred) / (r["step"] * 1000 + deferred) for r in rej]
+    cost = [r["rollback"] * 1000 + r["pending"] * per_token for r in rej]
+    share = [c / (r["step"] * 1000 + r["pending"] * per_token) for c, r in zip(cost, rej)]
+    kept = [r["pending"] for r in rej]
     return (f"| {res['kind']} ({res['runner']}) | {len(rows)} | {len(rej)} | {acc:.2f} | {med('draft', rows):.0f} | "
             f"{verify:.0f} | {med('snapshot', rows):.1f} | {med('rollback', rej):.1f} | "
-            f"{res['pending'] if deferred else 0} | {deferred:.1f} | "
+            f"{statistics.median(kept) if kept else 0:g} (max {max(kept, default=0)}) | {per_token:.0f} | "
             f"{statistics.median(cost) / verify if cost else float('nan'):.2f} | "
             f"{100 * statistics.median(share) if share else float('nan'):.1f} % | "
-            f"{res['p'] * 1000:.0f} ({res['p'] * 1000 / verify:.2f}) |")
+            f"{res['p'] * 1000:.0f} ({res['p'] * 1000 / verify:.2f}) |\n"
+            f"<!-- steps (drafted, accepted, kept tokens waiting after it): "
+            f"{[(r['drafted'], r['accepted'], r['pending']) for r in rows]} -->")
 
 
 def main() -> None:
@@ -201,7 +204,7 @@ def main() -> None:
     print(f"# {args.layers} layers, draft {args.draft}, specdecode γ={args.gamma}, {args.max_new_tokens} tokens; "
           f"torch {torch.__version__}, load {os.getloadavg()[0]:.2f} at start")
     print("| model (runner) | steps | rejecting | acceptance | draft ms | verify ms | snapshots ms/step | "
-          "rewind ms (rejecting steps) | kept tokens re-fed | their cost in the next verify, ms | "
+          "rewind ms (rejecting steps) | kept tokens waiting (rejecting steps) | ms each adds to the next verify | "
           "rollback / verify | rollback share of a rejecting step | a separate re-feed pass, ms (/ verify) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for kind in args.models.split(","):

@@ -8,8 +8,10 @@ cache holds the same or one token less (after a fully accepted window the
 last drafted token was never fed to the draft; it is fed together with the
 target's bonus token at the next step, as transformers does). Rejected
 tokens are rewound from both caches before the step's event is emitted; the
-prefix is never run again. How a runner rewinds (a crop, or setting a length
-over static buffers) is its own business. A model-free draft source (prompt
+prefix is never run again, except that a hybrid model's runner feeds the
+accepted tokens of a rejected window once more (its recurrent state cannot be
+cropped; runners/recurrent.py). How a runner rewinds (a crop, setting a length
+over static buffers, restoring a snapshot) is its own business. A model-free draft source (prompt
 lookup) has no cache: `draft` is None and only the target's is kept.
 """
 

@@ -42,6 +42,7 @@ from ...engine.runners.hf_compat import cache_kw
 from ...engine.common.sampling import SamplingConfig, Served
 from .simulate import Trace
 from .trace_record import prefilled
+from ...engine.runners.recurrent import has_recurrent_state, state_runner
 
 OFF_STREAM = 0x5EED  # added to the seed for the off-path stream
 
@@ -119,7 +120,20 @@ def record_sampled_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_
         tcache = prefilled(target, ids, device)
         plain_s = time.perf_counter() - t0
         t1 = time.perf_counter()
-        dcache = prefilled(draft, ids, device)
+        # a hybrid draft's recurrent state cannot be cropped after its off-path: its runner rewinds it
+        drun = state_runner(draft) if has_recurrent_state(draft) else None
+        dcache = prefilled(draft, ids, device) if drun is None else None
+        if drun is not None:
+            drun.start(P + max_new_tokens + off_depth)
+            if P > 1:
+                drun.prefill(torch.tensor([ids[:-1]], device=device))
+
+        def dlaw(token: int) -> Any:
+            if drun is None:
+                return law(draft, token, dcache)
+            lg = drun.forward(torch.tensor([[token]], device=device), 1)[0, :vocab].float()
+            return served.probs(lg.unsqueeze(0))[0].cpu()
+
         session_s = header_s + plain_s + (time.perf_counter() - t1)
         last = ids[-1]
         while len(toks) < max_new_tokens:
@@ -128,7 +142,7 @@ def record_sampled_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_
             t2 = time.perf_counter()
             p = law(target, last, tcache)
             plain_s += time.perf_counter() - t2
-            q = law(draft, last, dcache)  # the draft cache now holds prompt + toks[:i]
+            q = dlaw(last)  # the draft cache now holds prompt + toks[:i]
             x, y = coupled_token(p, q, u_d, u_a, u_r)
             qx = float(q[x])
             toks.append(y)
@@ -143,7 +157,7 @@ def record_sampled_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_
                 hs: list[float] = []
                 xx = x
                 for _ in range(off_depth):
-                    qq = law(draft, xx, dcache)
+                    qq = dlaw(xx)
                     xx = draw(qq, float(torch.rand(1, generator=gen_off, dtype=torch.float64)))
                     xs.append(xx)
                     ps.append(float(qq[xx]))
@@ -152,8 +166,10 @@ def record_sampled_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_
                     if xx in eos:
                         break
                 off_ids[i], off_prob[i], off_top[i], off_ent[i] = xs, ps, tops, hs
-                cur = dcache.get_seq_length()
-                if cur > P + i:
+                cur = drun.length if drun is not None else dcache.get_seq_length()
+                if cur > P + i and drun is not None:
+                    drun.rewind(P + i)
+                elif cur > P + i:
                     dcache.crop(-(cur - (P + i)))
             elif x != y:  # the rejected token is EOS: drafting stops on it, nothing follows
                 off_ids[i], off_prob[i], off_top[i], off_ent[i] = [], [], [], []

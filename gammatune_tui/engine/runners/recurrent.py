@@ -40,6 +40,7 @@ its own) fails the check and is refused at load, in one line.
 from __future__ import annotations
 
 import inspect
+import threading
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -96,6 +97,18 @@ def module_states(model: Any) -> list[tuple[Any, str]]:
             if value is None or (isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)):
                 found.append((module, name))
     return found
+
+
+_LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _module_lock(model: Any) -> threading.Lock:
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(model)
+        if lock is None:
+            lock = _LOCKS[model] = threading.Lock()
+        return lock
 
 
 class Snapshot:
@@ -194,8 +207,18 @@ class HybridRunner(Runner):
         self._snaps = deque(maxlen=max(SNAPSHOTS, 2 * (gamma_max or 0) + 4))
 
     def _pass(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
-        """One forward after a snapshot, with this runner's module states on the modules for its duration."""
+        """One forward after a snapshot, with this runner's module states on the modules for its duration
+        (under the model's lock: two sessions of one model may run in two threads)."""
         self._snaps.append(Snapshot(self.cache, self._length, self._mods))
+        if not self._slots:
+            out = self._fwd(ids, self.cache, keep)
+        else:
+            with _module_lock(self.model):
+                out = self._swapped(ids, keep)
+        self._length += int(ids.shape[1])
+        return out
+
+    def _swapped(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
         for i, (module, name) in enumerate(self._slots):
             setattr(module, name, self._mods[i])
         try:
@@ -204,7 +227,6 @@ class HybridRunner(Runner):
             for i, (module, name) in enumerate(self._slots):
                 self._mods[i] = getattr(module, name)
                 setattr(module, name, self._blank[i])
-        self._length += int(ids.shape[1])
         return out
 
     def _feed(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
@@ -320,9 +342,11 @@ def _probe(model: Any) -> Probe:
     except Exception as exc:   # the model's own error, in one line
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     own = getattr(model, "gammatune_self", None)   # a self-draft: its quantized copy failed, not the family
-    who = f"{own} draft of {family(model)}" if own else f"{family(model)} ({type(model).__name__})"
-    return Probe(refused=f"{who}: gammatune cannot run and rewind this model's recurrent state, so it cannot "
-                         f"decode speculatively with it: {why}")
+    if own:
+        return Probe(refused=f"{own} draft of {family(model)}: the quantized copy of this family's layers does not "
+                             f"run, so it cannot draft; use another draft: {why}")
+    return Probe(refused=f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this model's "
+                         f"recurrent state, so it cannot decode speculatively with it: {why}")
 
 
 def _close(want: torch.Tensor, got: torch.Tensor, tol: float) -> bool:
