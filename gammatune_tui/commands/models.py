@@ -1,8 +1,11 @@
-"""`gammatune models`: the preset pairs and the embedded demo pair, and what is on this machine.
+"""`gammatune models`: the preset pairs and the embedded demo pair, what is on this machine, and which model
+families decode exactly (`--families`).
 
 Checking the local Hugging Face cache (and whether a packaged model such as
 smollm2 is installed) never touches the network, so this command is instant
-and works offline. Every name it lists is accepted by `--pair`.
+and works offline. Every name it lists is accepted by `--pair`. The family
+verdicts are read from the family matrix's record (engine/loading/families.py,
+the same record docs/models.md shows), not measured here: no torch is loaded.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from ..engine.loading import families as fam
 from ..engine.loading.model_files import download_command, in_local_cache
 from ..engine.loading import presets
 from ..engine.loading.presets import INSTALL_HINT, PRESETS, Preset
@@ -71,8 +75,47 @@ def _preset_row(p: Preset) -> dict:
     return row
 
 
-def models(json_out: bool = typer.Option(False, "--json", help="Print the list as JSON.")) -> None:
+def _family_rows() -> list[dict]:
+    return [{"family": f.name, "kind": f.kind, "verdict": fam.verdict(f.name), "not_exact": fam.not_exact(f.name)}
+            for f in fam.FAMILIES]
+
+
+def _print_families(json_out: bool) -> None:
+    """The family matrix's verdicts: one row a family, and why a path is not exact."""
+    rows, version = _family_rows(), fam.support()["transformers"]
+    if json_out:
+        print(json.dumps({"transformers": version, "paths": list(fam.PATHS), "families": rows}, ensure_ascii=False))
+        return
+    console = make_console()
+    table = Table(title=f"model families (checked with transformers {version}; docs/models.md)",
+                  title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("family", "kind", "greedy output", "not exact on"):
+        table.add_column(col, justify="left", no_wrap=True)
+    styles = {"exact": "green", "refused": "yellow", "partly exact": "yellow", "fails": "red", "untested": "dim"}
+    reasons: list[str] = []
+    for r in rows:
+        paths = list(r["not_exact"])
+        where = "every path" if len(paths) == len(fam.PATHS) else ", ".join(paths)
+        table.add_row(r["family"], r["kind"], Text(r["verdict"], style=styles[r["verdict"]]), where)
+        for why in dict.fromkeys(r["not_exact"].values()):   # each reason once, in path order
+            reasons.append(f"{r['family']}: {why}")
+    console.print(table)
+    for line in reasons:
+        console.print(Text(printable(line), style="dim"), soft_wrap=not console.is_terminal)
+    console.print(Text("exact: token for token the family's own generate, with a draft model, self:int8, self:int4, "
+                       "prompt lookup and gammatune_tui.hf.generate (a tiny model of each family, checked by "
+                       "`python benchmarks/family_matrix.py`). A family not listed is untested.", style="dim"),
+                  soft_wrap=not console.is_terminal)
+
+
+def models(json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+           families: bool = typer.Option(False, "--families",
+                                         help="List the model families instead: which decode exactly, which are "
+                                              "refused and why.")) -> None:
     """List the preset pairs (--pair NAME), their sizes and whether they are in the local HF cache."""
+    if families:
+        _print_families(json_out)
+        return
     rows = [_preset_row(p) for p in PRESETS.values()]
     root = demo_pair_dir()
     installed = demo_pair_installed(root)
@@ -132,6 +175,11 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
                        "(about 1/4), self:bf16 (1/2); the embedding is shared.", style="dim"), soft_wrap=False)
     if installed:
         console.print(Text(f"demo: embedded in the package, in {printable(str(root))}", style="dim"))
+    counts: dict[str, int] = {}
+    for r in _family_rows():
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    console.print(Text(f"model families: {', '.join(f'{n} {v}' for v, n in counts.items())} "
+                       "(gammatune models --families)", style="dim"), soft_wrap=False)
     hub = [p for p in rows if "installed" not in p]
     missing = [r for p in hub for r, ok in ((p["target"], p["target_cached"]), (p["draft"], p["draft_cached"]))
                if not ok]

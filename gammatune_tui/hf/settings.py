@@ -115,14 +115,31 @@ def refuse_unsupported(config: Any, input_ids: torch.Tensor, model_kwargs: dict[
     if isinstance(mask, torch.Tensor) and not bool((mask == 1).all()):
         raise InvalidParameter("attention_mask has padding: gammatune decodes one unpadded sequence")
     for name in ("past_key_values", "cache"):
-        cache = model_kwargs.get(name)
-        if cache is not None and hasattr(cache, "get_seq_length") and int(cache.get_seq_length()) > 0:
-            raise InvalidParameter(f"{name} holds {int(cache.get_seq_length())} cached tokens: gammatune keeps its "
-                                   "own caches; pass the whole sequence as input_ids instead")
+        held = _held(model_kwargs.get(name))
+        if held:
+            raise InvalidParameter(f"{name} holds {held}: gammatune keeps its own caches; pass the whole sequence "
+                                   "as input_ids instead")
     unknown = sorted(k for k, v in model_kwargs.items() if k not in _HARMLESS and v is not None)
     if unknown:
         raise InvalidParameter(f"{unknown[0]} is not supported by gammatune's decoding "
                                "(it decodes text from input_ids alone)")
+
+
+def _held(cache: Any) -> str | None:
+    """What a cache passed to `generate` already holds ("12 cached tokens", "a recurrent state"), or None if empty.
+
+    A cache of recurrent layers only (Mamba's, which `generate` builds itself)
+    has no length to ask — `get_seq_length` raises — so its layers are asked
+    whether they hold a state.
+    """
+    if cache is None or not hasattr(cache, "get_seq_length"):
+        return None
+    try:
+        n = int(cache.get_seq_length())
+    except ValueError:
+        states = [getattr(layer, "has_previous_state", None) for layer in getattr(cache, "layers", [])]
+        return "a recurrent state" if any(isinstance(s, dict) and any(s.values()) for s in states) else None
+    return f"{n} cached tokens" if n > 0 else None
 
 
 def plan(config: Any, input_ids: torch.Tensor, processors: Any, criteria: Any, seed: int | None) -> Plan:

@@ -52,7 +52,7 @@ def test_help_of_every_command_imports_no_torch_transformers_or_textual():
 
 
 def test_models_imports_no_torch():
-    got = _probe([["models"], ["models", "--json"]])
+    got = _probe([["models"], ["models", "--json"], ["models", "--families"], ["models", "--families", "--json"]])
     assert set(got["codes"].values()) == {0}
     assert got["heavy"] == []
 

@@ -160,3 +160,17 @@ def test_a_draft_model_at_its_own_dtype(tiny_pair_dirs):
     ids = pair.encode_prompt(PROMPT, raw=True)
     evs = list(SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), SamplingConfig()).generate(ids, max_new_tokens=30))
     assert emitted(evs) == greedy_ref(pair, ids, 30)
+
+
+@pytest.mark.parametrize("kind", ["int8", "int4"])
+def test_layers_of_any_width_and_strided_inputs_compute_the_dequantized_product(kind):
+    """The CPU int8 kernel reads input columns 16 at a time (a 2-wide Linear crashed the process, 40 gave NaN),
+    and both kernels need a dense input (RecurrentGemma hands its Linears a strided view)."""
+    torch.manual_seed(0)
+    for n, k in ((4, 2), (4, 17), (4, 40), (8, 24)):
+        lin = torch.nn.Linear(k, n)
+        q = WeightOnlyLinear(lin, kind)
+        x = torch.randn(k, 5).t()   # a transposed view: not contiguous
+        want, got = lin(x), q(x)
+        assert torch.isfinite(got).all()
+        assert (got - want).abs().max() < 0.1 * want.abs().max()

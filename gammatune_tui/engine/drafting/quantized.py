@@ -17,9 +17,10 @@ dtype and the embedding can be shared with the target. Quantization is
 round-to-nearest: int8 symmetric per output channel, int4 asymmetric per
 group of `group` input columns (32 by default; 32, 64, 128 or 256).
 
-An int4 layer whose sizes the kernels cannot take as they are is padded with
-zeros (output rows to a multiple of 16, input columns to a whole group, the
-input with zeros to match), which changes no product. A device without the
+A layer whose sizes the kernels cannot take as they are is padded with
+zeros (int4: output rows to a multiple of 16, input columns to a whole group;
+int8: input columns to a multiple of 16; the input with zeros to match),
+which changes no product. A device without the
 kernel is refused with one line naming what would work
 (`QuantizationUnavailable`), never a traceback.
 """
@@ -34,6 +35,8 @@ from ...errors import EngineUnavailable
 INT4_GROUPS = (32, 64, 128, 256)   # what the int4 kernels accept
 DEFAULT_GROUP = 32
 _INT4_N_MULTIPLE = 16              # the CPU packing wants out_features % 16 == 0: padded with zero rows
+_INT8_K_MULTIPLE = 16              # the CPU int8 kernel reads input columns 16 at a time: other widths crash or
+                                   # return NaN (a 2-wide Linear in Gemma 3n's AltUp), so they are zero-padded
 
 
 class QuantizationUnavailable(EngineUnavailable):
@@ -70,14 +73,19 @@ def _has_kernel(op: str, key: str) -> bool:
 class WeightOnlyLinear(nn.Module):
     """y = x · Wᵀ + b with W stored as int8 (per-channel scales), packed int4 (grouped) or bfloat16.
 
-    The packed weights are buffers, not parameters: the layer is for inference
-    only, and a model's parameter count stays that of its float layers.
+    The packed weights are buffers (`packed`), not parameters: the layer is for
+    inference only, and a model's parameter count stays that of its float layers.
+    `weight` is what a model reading it expects — the dequantized matrix in the
+    original dtype, computed through the kernel itself — and each read is
+    counted (`weight_reads`): some families read a layer's weight instead of
+    calling it (Mamba casts its input to `lm_head.weight.dtype`), and the
+    self-draft keeps those layers at the target's precision.
     """
 
     def __init__(self, linear: nn.Linear, kind: str, group: int = DEFAULT_GROUP):
         super().__init__()
         w = linear.weight.detach()
-        self.kind, self.group, self.k_pad = kind, group, 0
+        self.kind, self.group, self.k_pad, self.dtype, self.weight_reads = kind, group, 0, w.dtype, 0
         self.in_features, self.out_features = int(w.shape[1]), int(w.shape[0])
         self.bias = None if linear.bias is None else nn.Parameter(linear.bias.detach().clone(), requires_grad=False)
         device = w.device
@@ -87,11 +95,14 @@ class WeightOnlyLinear(nn.Module):
                                           f"{_what_works(device)}")
         wf = w.float()
         if kind == "bf16":
-            self.register_buffer("weight", w.to(torch.bfloat16).contiguous())
+            self.register_buffer("packed", w.to(torch.bfloat16).contiguous())
         elif kind == "int8":
             scales = wf.abs().amax(dim=1).clamp(min=1e-8) / 127.0
             q = torch.round(wf / scales[:, None]).clamp(-128, 127).to(torch.int8)
-            self.register_buffer("weight", q.contiguous())
+            self.k_pad = (-self.in_features) % _INT8_K_MULTIPLE
+            if self.k_pad:
+                q = torch.cat([q, q.new_zeros(self.out_features, self.k_pad)], 1)
+            self.register_buffer("packed", q.contiguous())
             self.register_buffer("scales", scales.to(torch.bfloat16))
         elif kind == "int4":
             if group not in INT4_GROUPS:
@@ -101,29 +112,39 @@ class WeightOnlyLinear(nn.Module):
             if self.k_pad:
                 wf = torch.cat([wf, wf.new_zeros(self.out_features, self.k_pad)], 1)
             packed, sz = _pack_int4(wf, group, device)
-            self.register_buffer("weight", packed)
+            self.register_buffer("packed", packed)
             self.register_buffer("scales_and_zeros", sz)
         else:
             raise QuantizationUnavailable(f"unknown weight format {kind!r}; expected int8, int4 or bf16")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        a = x.reshape(-1, shape[-1]).to(torch.bfloat16).contiguous()   # the int8 kernel reads rows contiguously
-        if self.kind == "int8":
-            y = torch.ops.aten._weight_int8pack_mm(a, self.weight, self.scales)
-        elif self.kind == "int4":
-            if self.k_pad:
-                a = torch.nn.functional.pad(a, (0, self.k_pad))
-            if a.device.type == "cpu":
-                y = torch.ops.aten._weight_int4pack_mm_for_cpu(a, self.weight, self.group, self.scales_and_zeros)
-            else:
-                y = torch.ops.aten._weight_int4pack_mm(a, self.weight, self.group, self.scales_and_zeros)
-            if y.shape[-1] != self.out_features:
-                y = y[:, : self.out_features]
-        else:
-            y = a @ self.weight.t()
-        y = y.to(x.dtype).reshape(*shape[:-1], self.out_features)
+        y = self._product(x.reshape(-1, shape[-1])).to(x.dtype).reshape(*shape[:-1], self.out_features)
         return y if self.bias is None else y + self.bias
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The dequantized (out_features, in_features) matrix, in the original dtype (x·I through the kernel)."""
+        self.weight_reads += 1
+        eye = torch.eye(self.in_features, device=self.packed.device)
+        return self._product(eye).t().to(self.dtype)
+
+    def _product(self, x: torch.Tensor) -> torch.Tensor:
+        """x · Wᵀ for a (rows, in_features) input, in bfloat16, without the bias."""
+        # the kernels read their input as one dense row-major matrix: a strided view (a transposed or
+        # sliced activation, as RecurrentGemma passes) is copied, never misread
+        a = x.to(torch.bfloat16).contiguous()
+        if self.k_pad:
+            a = torch.nn.functional.pad(a, (0, self.k_pad))
+        if self.kind == "int8":
+            return torch.ops.aten._weight_int8pack_mm(a, self.packed, self.scales)
+        if self.kind == "int4":
+            if a.device.type == "cpu":
+                y = torch.ops.aten._weight_int4pack_mm_for_cpu(a, self.packed, self.group, self.scales_and_zeros)
+            else:
+                y = torch.ops.aten._weight_int4pack_mm(a, self.packed, self.group, self.scales_and_zeros)
+            return y[:, : self.out_features] if y.shape[-1] != self.out_features else y
+        return a @ self.packed.t()
 
     def extra_repr(self) -> str:
         fmt = f"int4 g{self.group}" if self.kind == "int4" else self.kind

@@ -6,10 +6,15 @@ with it most of the time (SmolLM2-135M: greedy agreement 0.91 at int4, 0.96
 at int8, with a one-token step 2.9× and 1.9× cheaper on a CPU; docs/engine.md).
 
 The copy is built at load, in memory, from the target's weights as loaded (no
-file is written, a second or two): every `nn.Linear` (lm_head included)
-becomes a `WeightOnlyLinear` (quantized.py); everything else — the
+file is written, a second or two): every plain `nn.Linear` (lm_head
+included) becomes a `WeightOnlyLinear` (quantized.py); everything else — the
 embedding, the norms, the rotary table — is the target's own tensors,
-shared, not copied. Exactness never depends on the draft: the target, as
+shared, not copied. Three kinds of layer stay at the target's precision, and
+the draft's precision says so ("int8, experts kept bfloat16"): experts a
+mixture-of-experts model holds as fused 3-D tensors rather than Linears
+(Mixtral, Qwen3-MoE, Llama 4 … in transformers 5), Linear subclasses with a
+forward of their own (Llama 4's and Phi-MoE's routers), and Linears whose
+weight the model reads instead of calling them (Mamba's dt_proj and lm_head). Exactness never depends on the draft: the target, as
 loaded, decides every token, so greedy output stays identical to
 `target.generate` and the sampled law stays the target's.
 
@@ -94,16 +99,61 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> Any:
                                "use self:int8 or self:int4")
     shared = {id(t): t for t in itertools.chain(target.parameters(), target.buffers())}
     draft = copy.deepcopy(target, memo=shared)   # the module tree is new; every tensor is the target's
+    swapped: list[tuple[nn.Module, str, nn.Linear, WeightOnlyLinear]] = []
     with torch.no_grad():
         for module in list(draft.modules()):
             for name, child in list(module.named_children()):
-                if isinstance(child, nn.Linear):
-                    setattr(module, name, WeightOnlyLinear(child, spec.kind, spec.group))
+                if type(child) is nn.Linear:   # a subclass (Llama 4's router) has a forward of its own
+                    q = WeightOnlyLinear(child, spec.kind, spec.group)
+                    setattr(module, name, q)
+                    swapped.append((module, name, child, q))
     draft.eval()
-    draft.gammatune_precision = spec.precision
+    try:
+        kept = _restore_layers_read_directly(draft, swapped)
+    except Exception as e:   # a family whose forward the quantized layers break: one line, not a traceback
+        raise InvalidParameter(f"--draft {spec.name}: this model does not run with its layers quantized "
+                               f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}); "
+                               "draft with a model or with prompt-lookup") from None
+    if not any(isinstance(m, WeightOnlyLinear) for m in draft.modules()):
+        raise InvalidParameter(f"--draft {spec.name}: this model reads every Linear layer's weight itself, so none "
+                               "can be quantized and the copy would be the target; draft with a model or with "
+                               "prompt-lookup")
+    draft.gammatune_precision = spec.precision + _kept_note(target, kept, dtype)
     draft.gammatune_self = spec.name
     draft.gammatune_build_s = time.perf_counter() - t0
     return draft
+
+
+def _restore_layers_read_directly(draft: Any, swapped: list) -> set[str]:
+    """Put back the float Linears whose weight a forward pass reads rather than calls; their names.
+
+    A family may read a layer's `.weight` itself: Mamba multiplies by
+    `dt_proj.weight` in its scan and casts its input to `lm_head.weight.dtype`.
+    A quantized layer answers such a read correctly but by dequantizing the
+    whole matrix each time, so those layers stay at the target's precision.
+    One forward of a few tokens finds them, whatever the family.
+    """
+    vocab = draft.get_input_embeddings().num_embeddings
+    device = next(draft.parameters()).device
+    with torch.no_grad():
+        draft(input_ids=(torch.arange(2, 10, device=device) % vocab)[None])
+    kept = set()
+    for module, name, original, q in swapped:
+        if q.weight_reads:
+            setattr(module, name, original)
+            kept.add(name)
+    return kept
+
+
+def _kept_note(target: Any, kept: set[str], dtype: torch.dtype) -> str:
+    """What stays at the target's precision, for the header: fused experts (3-D weights no Linear holds), and
+    Linears the model reads directly (", experts+dt_proj kept float32"); "" when everything was quantized."""
+    what = []
+    if any(p.dim() >= 2 and "expert" in type(m).__name__.lower()
+           for m in target.modules() for p in m.parameters(recurse=False)):
+        what.append("experts")
+    what += sorted(kept)[:3]
+    return f", {'+'.join(what)} kept {str(dtype).replace('torch.', '')}" if what else ""
 
 
 __all__ = ["SelfDraftSpec", "parse_self_draft", "build_self_draft"]

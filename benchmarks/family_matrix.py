@@ -1,0 +1,215 @@
+"""The family matrix: every model family of engine/loading/families.py, decoded greedily on every draft path.
+
+    python benchmarks/family_matrix.py            # run it; write family_support.json and docs/models.md's table
+    python benchmarks/family_matrix.py --check    # run it; exit 1 if either file disagrees with the code
+
+Why: "works with Llama" says little about Jamba or Gemma 3n. Each family's
+tiny random model (two layers, 64 wide, the demo tokenizer's 4,096 ids) is
+built once, in this process, and decoded a few tokens greedily on each path —
+a same-family draft model, `self:int8`, `self:int4`, prompt lookup, and
+`gammatune_tui.hf.generate` — against the family's own `generate`. A cell is
+`exact`, or one line saying why not: `refused: …` (gammatune's own one-line
+refusal), `differs: …` (a token other than `generate`'s) or `error: …` (an
+exception that is not a refusal: a bug). tests/families/ runs the same matrix
+and fails when the recorded files disagree with what the code does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from gammatune_tui.engine.loading import families as fam  # noqa: E402
+
+DOC = ROOT / "docs" / "models.md"
+BEGIN, END = "<!-- family-matrix:begin -->", "<!-- family-matrix:end -->"
+PROMPT = "def add(a, b):\n    return a + b\n\ndef add(a, b):\n    return"
+N_TOKENS = 8
+PATH_TITLES = {"draft": "draft model", "self:int8": "self:int8", "self:int4": "self:int4",
+               "prompt-lookup": "prompt lookup", "hf.generate": "hf.generate"}
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _cell(run: Callable[[], tuple[list[int], list[int]]]) -> str:
+    """Run one path: "exact", or why not, in one line."""
+    from gammatune_tui.errors import GammatuneError
+
+    try:
+        got, want = run()
+    except GammatuneError as e:
+        return "refused: " + _one_line(e, 400)
+    except Exception as e:   # a bug to fix, recorded as such rather than stopping the matrix
+        return f"error: {type(e).__name__}: " + _one_line(e, 120)
+    if got == want:
+        return "exact"
+    at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return f"differs: the first token that is not generate's is number {at} of {len(want)}"
+
+
+def _same_family_draft(target: Any, seed: int) -> Any:
+    """The target with noise on its output layer: a draft of the same family that agrees often, not always."""
+    import torch
+
+    draft = copy.deepcopy(target)
+    out = draft.get_output_embeddings()
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        w = out.weight
+        w.add_(torch.randn(w.shape, generator=g) * 0.3 * w.std())
+    return draft
+
+
+def run_family(name: str, tokenizer: Any) -> dict[str, Any]:
+    """{path: cell} for one family, plus what its self-drafts keep at the target's precision."""
+    import torch
+
+    from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
+    from gammatune_tui.engine.loading.models import ModelPair
+    from gammatune_tui.hf import generate as hf_generate
+
+    if not fam.installed(name):
+        return {"skipped": "not in this transformers"}
+    try:
+        target = fam.tiny_model(name, seed=1)
+        draft = _same_family_draft(target, seed=2)
+    except Exception as e:
+        return {"skipped": f"its tiny model does not build: {type(e).__name__}: {_one_line(e, 120)}"}
+    ids = list(tokenizer(PROMPT).input_ids)
+    x = torch.tensor([ids])
+    out: dict[str, Any] = {}
+    pair: list[Any] = []
+
+    def reference() -> list[int]:
+        eos = list(pair[0].eos_ids) if pair else [1]
+        return target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=N_TOKENS,
+                               eos_token_id=eos)[0, len(ids):].tolist()
+
+    def engine(drafter: str | None) -> Callable[[], tuple[list[int], list[int]]]:
+        def run() -> tuple[list[int], list[int]]:
+            if not pair:
+                pair.append(ModelPair(target=target, draft=draft, tokenizer=tokenizer, device=torch.device("cpu"),
+                                      dtype=torch.float32, name_target=name, name_draft=f"{name}-draft"))
+            dec = SpeculativeDecoder(pair[0], PolicySettings.build("specdecode", 3), SamplingConfig(),
+                                     drafter=drafter)
+            events = list(dec.generate(ids, max_new_tokens=N_TOKENS))
+            if drafter == "self:int8":
+                out["self-draft precision"] = events[0].draft_precision
+            got = [t.id for e in events if isinstance(e, StepEvent) for t in e.emitted]
+            return got, reference()
+        return run
+
+    def hf() -> tuple[list[int], list[int]]:
+        want = target.generate(x, do_sample=False, max_new_tokens=N_TOKENS)
+        got = hf_generate(target, x, draft_model=draft, do_sample=False, max_new_tokens=N_TOKENS,
+                          tokenizer=tokenizer)
+        return got[0, len(ids):].tolist(), want[0, len(ids):].tolist()
+
+    runs = {"draft": engine(None), "self:int8": engine("self:int8"), "self:int4": engine("self:int4"),
+            "prompt-lookup": engine("prompt-lookup"), "hf.generate": hf}
+    for path in fam.PATHS:
+        out[path] = _cell(runs[path])
+    return out
+
+
+def demo_tokenizer() -> Any:
+    from transformers import AutoTokenizer
+
+    from gammatune_tui.resources import demo_pair_dir
+
+    return AutoTokenizer.from_pretrained(str(demo_pair_dir() / "target"))
+
+
+def run_matrix(names: list[str] | None = None, progress: Callable[[str, float], None] | None = None) -> dict:
+    """The whole matrix, in the shape of family_support.json."""
+    import transformers
+
+    tok = demo_tokenizer()
+    found = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        verbosity = transformers.logging.get_verbosity()
+        transformers.logging.set_verbosity_error()
+        try:
+            for f in fam.FAMILIES:
+                if names is None or f.name in names:
+                    t0 = time.perf_counter()
+                    found[f.name] = run_family(f.name, tok)
+                    if progress:
+                        progress(f.name, time.perf_counter() - t0)
+        finally:
+            transformers.logging.set_verbosity(verbosity)
+    return {"transformers": transformers.__version__, "paths": list(fam.PATHS), "families": found}
+
+
+def render_table(support: dict) -> str:
+    """docs/models.md's table: one row a family, one column a path; reasons in full below it."""
+    head = ["family", "kind", *(PATH_TITLES[p] for p in fam.PATHS), "self-draft keeps"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    notes: list[str] = []
+    for f in fam.FAMILIES:
+        cells = support["families"].get(f.name)
+        if cells is None:
+            continue
+        if "skipped" in cells:
+            lines.append(f"| {f.name} | {f.kind} | " + " | ".join(["skipped"] * len(fam.PATHS))
+                         + f" | {cells['skipped']} |")
+            continue
+        row = []
+        for p in fam.PATHS:
+            v = cells[p]
+            if v == "exact":
+                row.append("exact")
+            else:
+                word, _, why = v.partition(": ")
+                if why not in notes:
+                    notes.append(why)
+                row.append(f"{word} [{notes.index(why) + 1}]")
+        keeps = cells.get("self-draft precision", "")
+        keeps = keeps.split(", ", 1)[1].rsplit(" kept", 1)[0].replace("+", ", ") if " kept " in keeps else "–"
+        lines.append(f"| {f.name} | {f.kind} | " + " | ".join(row) + f" | {keeps} |")
+    lines.append("")
+    lines += [f"{i}. {why.replace('|', '/')}" for i, why in enumerate(notes, 1)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def doc_with_table(doc: str, support: dict) -> str:
+    """docs/models.md with the part between the markers replaced by the table of `support`."""
+    start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    stamp = f"\n_Measured with transformers {support['transformers']}._\n\n"
+    return doc[:start] + stamp + render_table(support) + "\n" + doc[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="compare with the recorded files instead of writing them")
+    args = ap.parse_args(argv)
+    support = run_matrix(progress=lambda n, s: print(f"{n:<18} {s:5.1f} s", file=sys.stderr))
+    text = json.dumps(support, indent=1, ensure_ascii=False) + "\n"
+    doc = doc_with_table(DOC.read_text(encoding="utf-8"), support)
+    if args.check:
+        same = fam.SUPPORT_FILE.read_text(encoding="utf-8") == text and DOC.read_text(encoding="utf-8") == doc
+        print("the recorded matrix agrees with the code" if same else
+              "the recorded matrix disagrees with the code: run python benchmarks/family_matrix.py")
+        return 0 if same else 1
+    fam.SUPPORT_FILE.write_text(text, encoding="utf-8")
+    DOC.write_text(doc, encoding="utf-8")
+    print(f"wrote {fam.SUPPORT_FILE.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
