@@ -33,7 +33,7 @@ from transformers import DynamicCache
 from ..common.pair import Pair
 from ...errors import EngineUnavailable, InvalidParameter
 from .fast_forward import _direct_eligible
-from .base import Runner
+from .base import Runner, grad_mode
 from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
@@ -165,6 +165,32 @@ def self_check(kind: str, model: Any) -> bool:
     return all(logits_close(w, g, compute_dtype(model)) for w, g in zip(want, got))
 
 
+def eager_refusal(model: Any) -> str | None:
+    """Why the eager runner cannot run and rewind this model (a prompt, a window, a rewind, a token), or None.
+
+    A family whose forward wants a cache class of its own fails here at load,
+    in one line, instead of with a traceback in the middle of an answer.
+    """
+    runner = EagerRunner(model)
+    ids = torch.randint(0, int(model.config.vocab_size), (1, 6), generator=torch.Generator().manual_seed(0))
+    ids = ids.to(runner.device)
+    try:
+        with grad_mode(model)():
+            runner.start(16)
+            runner.forward(ids[:, :4], 1)
+            if runner.length != 4:   # its forward keeps its context elsewhere (RWKV's `state`): nothing to rewind
+                raise RuntimeError("its forward does not keep the prompt in the transformers cache it is given")
+            runner.forward(ids[:, 4:6], 2)
+            runner.rewind(5)
+            runner.forward(ids[:, 5:6], 1)
+    except Exception as exc:  # the model's own error, in one line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        kind = getattr(model.config, "model_type", None) or type(model).__name__
+        return (f"{kind} ({type(model).__name__}): gammatune cannot run and rewind this model's cache, so it "
+                f"cannot decode speculatively with it: {type(exc).__name__}: {first}")
+    return None
+
+
 @dataclass
 class RunnerSet:
     """The target's and the draft's runner for one session (no draft runner for a pair without a draft model)."""
@@ -216,7 +242,11 @@ class RunnerPool:
                     found = probe(model)
                     refuse(model, found)   # a cache it cannot rewind: one line at load, before any generation
                     self._probes[id(model)] = found
-                elif kind != "eager" and not self_check(kind, model):
+                elif kind == "eager":
+                    why = eager_refusal(model)
+                    if why:   # a cache of its own the eager runner cannot drive: one line at load
+                        raise InvalidParameter(why)
+                elif not self_check(kind, model):
                     if self.engine != "auto":
                         raise EngineUnavailable(
                             f"--engine {self.engine}: its step does not reproduce {type(model).__name__}'s own "

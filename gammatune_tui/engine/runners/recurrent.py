@@ -49,7 +49,7 @@ from typing import Any
 import torch
 
 from ...errors import InvalidParameter
-from ..common.logits_check import FP32_TOL, compute_dtype, logits_close, logits_tolerance
+from ..common.logits_check import FP32_TOL, HALF_TOL, compute_dtype, logits_close, logits_tolerance
 from .base import Runner, grad_mode
 from .hf_compat import cache_kw
 
@@ -332,6 +332,10 @@ def _probe(model: Any) -> Probe:
     try:
         with grad_mode(model)():
             want, got = _check(model, False, ids)
+            whole = _prefill(model, ids)
+        if not _close(want[1][-1:], whole, HALF_TOL):   # a gross disagreement, not an fp32 rounding (zamba2: 1e-4)
+            raise _Inconsistent("its own prefill of a prompt and its one-token path after a shorter prefill give "
+                                "different logits, so no decoder can match its `generate`")
         if all(_close(w, g, tight) for w, g in zip(want, got)):
             return Probe(per_token=False)
         with grad_mode(model)():
@@ -347,6 +351,17 @@ def _probe(model: Any) -> Probe:
                              f"run, so it cannot draft; use another draft: {why}")
     return Probe(refused=f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this model's "
                          f"recurrent state, so it cannot decode speculatively with it: {why}")
+
+
+class _Inconsistent(Exception):
+    """The model disagrees with itself: its one-pass prefill is not its one-token path."""
+
+
+def _prefill(model: Any, ids: torch.Tensor) -> torch.Tensor:
+    """The last position's logits of one prefill pass over `ids` from an empty state, as `generate` starts."""
+    runner = HybridRunner(model, per_token=False)
+    runner.start(16)
+    return runner.forward(ids, 1)
 
 
 def _close(want: torch.Tensor, got: torch.Tensor, tol: float) -> bool:
