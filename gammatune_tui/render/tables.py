@@ -89,6 +89,10 @@ def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
         title = f"compare: ranked by tokens/s (median of {summary.runs} runs)"
         notes = ["spread = slowest–fastest run; # = 1 + the rows clearly faster, whose slowest run beats this row's "
                  "fastest (= shared rank: closer than the spread)"]
+        medians = [r.tokens_per_s for r in summary.rows]
+        if any(a < b for a, b in zip(medians, medians[1:])):
+            notes.append("rows are in # order, then by median: a row may sit below a slower median when a row above "
+                         "beat it clearly and the slower row's spread overlaps both")
     else:
         title = "compare: tokens/s (one run each: not ranked)"
         notes = ["one run per method has no spread, so no ranking: use --repeats 3 or more"]
