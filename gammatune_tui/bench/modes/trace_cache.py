@@ -129,8 +129,12 @@ TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported w
 # what the kept cost model was timed with: 2 = every calibration window, a session that never drafts, and
 # trimmed means (bench/sim/cost_model.py); 3 = target-only decoding timed in the same pass
 # (`CostModel.plain_token_s`: the traces' own target-only time was taken at recording, under another load);
-# passes kept under an older timing are taken again, the traces stay
-TIMING_VERSION = 3
+# passes kept under an older timing are taken again, the traces stay; 4 = sessions of TIMING_TOKENS at most
+TIMING_VERSION = 4
+# tokens per timing session: the prices are per token and per window, not per answer, and 64 tokens give
+# every calibration window its samples; at 256 (the answers' length) the three passes were most of a first
+# --simulate's minutes on 2 cores (docs/benchmarks-newcli.md: windows of 13-25 priced up to 7 % lower at 64)
+TIMING_TOKENS = 64
 
 
 def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
@@ -236,6 +240,7 @@ def time_decoder(pair: Pair, prompt: Any, max_new_tokens: int, max_window: int, 
     traces are timed with sampled decoding (its draws and accept tests cost too).
     """
     sessions = [TARGET_ONLY, NEVER_DRAFT] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
+    max_new_tokens = min(max_new_tokens, TIMING_TOKENS)
     every: list = []
     models = []
     plain = [0.0, 0]  # target-only seconds and tokens over every pass
