@@ -25,6 +25,12 @@ REPLAY_DIGESTS = {
 }
 
 
+# compare's caption gained a note since 2b0e0f8 where # order puts a row below a slower median, which the
+# all-methods race has; it is display, not data, so it is taken out before the digest is compared
+LATER_NOTE = ("; rows are in # order, then by median: a row may sit below a slower median when a row above beat it "
+              "clearly and the slower row's spread overlaps both")
+
+
 def _replay(argv, capsys) -> str:
     with pytest.raises(SystemExit) as exc:
         main(["replay", *argv, "--print"])
@@ -35,7 +41,7 @@ def _replay(argv, capsys) -> str:
 
 @pytest.mark.parametrize("name", sorted(REPLAY_DIGESTS))
 def test_the_shipped_schema_1_demos_replay_byte_for_byte(name, capsys):
-    out = _replay([name], capsys)
+    out = _replay([name], capsys).replace(LATER_NOTE, "")
     assert hashlib.sha256(out.encode()).hexdigest() == REPLAY_DIGESTS[name]
 
 
