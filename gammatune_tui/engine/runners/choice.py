@@ -37,7 +37,7 @@ from .base import Runner, grad_mode
 from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
-from .recurrent import HybridRunner, Probe, has_recurrent_state, probe, refuse
+from .recurrent import HybridRunner, Probe, error_line, family, has_recurrent_state, probe, refuse
 from .hf_compat import cache_kw
 from ..common.logits_check import compute_dtype, logits_close
 from ..common.model_weights import quanto_quantized
@@ -184,10 +184,8 @@ def eager_refusal(model: Any) -> str | None:
             runner.rewind(5)
             runner.forward(ids[:, 5:6], 1)
     except Exception as exc:  # the model's own error, in one line
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        kind = getattr(model.config, "model_type", None) or type(model).__name__
-        return (f"{kind} ({type(model).__name__}): gammatune cannot run and rewind this model's cache, so it "
-                f"cannot decode speculatively with it: {type(exc).__name__}: {first}")
+        return (f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this model's cache, "
+                f"so it cannot decode speculatively with it: {type(exc).__name__}: {error_line(exc)}")
     return None
 
 

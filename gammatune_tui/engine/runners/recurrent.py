@@ -82,6 +82,11 @@ def has_recurrent_state(model: Any) -> bool:
     return any(_stateful(layer) for layer in getattr(cache, "layers", ()))
 
 
+def error_line(exc: BaseException) -> str:
+    """A model's own error as one line (its first), for a refusal at load."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 def family(model: Any) -> str:
     return str(getattr(getattr(model, "config", None), "model_type", None) or type(model).__name__)
 
@@ -344,7 +349,7 @@ def _probe(model: Any) -> Probe:
             return Probe(per_token=True)
         why = "its logits after a rewind differ from its own one-token path"
     except Exception as exc:   # the model's own error, in one line
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        why = error_line(exc)
     own = getattr(model, "gammatune_self", None)   # a self-draft: its quantized copy failed, not the family
     if own:
         return Probe(refused=f"{own} draft of {family(model)}: the quantized copy of this family's layers does not "
