@@ -14,7 +14,6 @@ through the same factories with a synthetic or recorded source (no models).
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from pathlib import Path
@@ -26,7 +25,6 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
-from textual.widgets._toast import ToastRack
 from textual.markup import escape
 from textual.screen import Screen
 
@@ -35,11 +33,11 @@ from ..session.compare_job import CompareJob
 from ..session.recording import Recording, RecordingWriter
 from ..session.replay import ReplaySource
 from ..session.source import EventSource
-from .paste_filter import install_paste_filter
 from .screens.chat import ChatScreen
 from .screens.compare import CompareScreen
 from .screens.help import CHAT_KEYS, HelpScreen, typing_in_field
 from .screens.replay import ReplayChatScreen
+from .textual_compat import ToastRack, patch_terminal_input
 from .themes import DEFAULT_THEME, GammaTheme, ThemeError, load_themes
 from .widgets.prompt import PromptInput
 
@@ -62,31 +60,6 @@ def default_export_dir() -> Path:
     return (base / "gammatune" / "exports").resolve()
 
 
-def decode_stdin_tolerantly() -> None:
-    """Make Textual's terminal input decode undecodable bytes as U+FFFD instead of failing.
-
-    Textual (8.x) reads stdin in a thread with a strict UTF-8 decoder: one
-    byte that is not UTF-8 — a binary file pasted into the prompt — raised
-    UnicodeDecodeError there and ended the app with a traceback. The driver
-    takes its decoder from the module's `getincrementaldecoder` name at
-    input-thread start; this wraps it to decode with errors="replace", so the
-    byte arrives as "�" and the chat screen says what happened when it is sent.
-    """
-    try:
-        from textual.drivers import linux_driver
-    except ImportError:   # no POSIX driver on this platform
-        return
-    strict = linux_driver.getincrementaldecoder
-    if getattr(strict, "tolerant", False):
-        return
-
-    def tolerant(encoding: str):
-        return functools.partial(strict(encoding), errors="replace")
-
-    tolerant.tolerant = True   # type: ignore[attr-defined]
-    linux_driver.getincrementaldecoder = tolerant
-
-
 class GammaTuneApp(App):
     """The app around `screen` (its main screen: chat, replay or compare)."""
 
@@ -106,8 +79,7 @@ class GammaTuneApp(App):
         if name not in self.gamma_themes:
             raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(self.gamma_themes))}")
         super().__init__()
-        decode_stdin_tolerantly()
-        install_paste_filter()
+        patch_terminal_input()   # stdin decoded tolerantly, pastes whole (textual_compat)
         self.main_screen = screen
         # printable keys typed before the prompt has the focus (the screen still mounting): kept for the prompt
         self._early_keys: list[str] | None = [] if getattr(screen, "takes_early_keys", False) else None

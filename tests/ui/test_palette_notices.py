@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.command import CommandPalette
-from textual.widgets._toast import ToastRack
+from gammatune_tui.ui.textual_compat import ToastRack
 
 from uihelpers import SyntheticSource, make_app, run, wait_until
 

@@ -26,7 +26,6 @@ from typing import Iterable
 from rich.text import Text
 from textual.app import SystemCommand
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 from ...engine.common.names import CHAT_DRAFTERS
 from ...engine.policies import grouped_methods
@@ -36,6 +35,7 @@ from ...render.session_info import settings_line
 from ...render.safe_text import one_line
 from ...session.pace import PACES, next_pace, pace_label
 from ...session.source import DrafterSource, PacedSource, SystemPromptSource
+from ..textual_compat import FooterKey
 from ..widgets.stats_panel import render_stats
 from .clipboard import copy_with_notice
 from .help import colour_key
