@@ -39,7 +39,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import Header, Input, Label, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
@@ -56,6 +55,7 @@ from ..widgets.prompt import (UNDECODABLE_NOTICE, PromptInput, clean_prompt, is_
                               system_command_text)
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
+from .base import GammaScreen
 from .chat_actions import ChatActions, ChatFooter
 from .chat_heading import write_turn_heading
 from .chat_subtitle import ChatSubtitle
@@ -78,7 +78,7 @@ def _child(selector: str, kind: type):
     return property(lambda self: self.query_one(selector, kind), doc=f"The {selector} widget.")
 
 
-class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
+class ChatScreen(ChatViews, ChatActions, ChatSubtitle, GammaScreen):
     """See the module docstring. `app` must be a GammaTuneApp (for themes and the export folder).
 
     `recorder`, if set, gets every event of every turn; the screen closes it,
@@ -179,8 +179,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         self.set_class(self.read_only, "-read-only")
         self.pace = self.source.pace if self.can_pace else 0.0
         self.set_subtitle(self.source.title)
-        self.apply_palette()
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
+        self.follow_theme()
         if self.read_only:
             self.query_one("#welcome").display = False
             self.query_one("#prompt").display = False

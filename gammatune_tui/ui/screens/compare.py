@@ -36,7 +36,6 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
 from ...errors import GammatuneError
@@ -46,6 +45,7 @@ from ...session.compare import CompareSummary, MethodRun, summarize
 from ...session.compare_job import CompareJob
 from ...session.pacing import check_speed, next_speed, race_scale
 from ..widgets.compare_pane import MethodPane
+from .base import GammaScreen
 from .compare_copy import CompareCopy
 from .compare_messages import CompareProgress, MeasureDone, MethodMeasured
 from .help import COMPARE_KEYS, help_bindings
@@ -57,7 +57,7 @@ SHORT_BELOW = 34
 
 
 # -- the screen ---------------------------------------------------------------------------------
-class CompareScreen(CompareCopy, Screen):
+class CompareScreen(CompareCopy, GammaScreen):
     """Panes side by side; measuring (live) or straight to the race (recordings)."""
 
     DEFAULT_CSS = """
@@ -193,8 +193,7 @@ class CompareScreen(CompareCopy, Screen):
         self.show_panes()
         self.title = "gammatune"
         self.sub_title = one_line(self.screen_title)
-        self.apply_palette()
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
+        self.follow_theme()
         for w in self.warnings:
             self.notify(one_line(w), title="Recording", severity="warning", timeout=10)
         if self.job is not None:
@@ -208,9 +207,7 @@ class CompareScreen(CompareCopy, Screen):
             self.start_race(paused=self.start_paused)
 
     def apply_palette(self) -> None:
-        gt = getattr(self.app, "gamma_theme", None)
-        if gt is None:
-            return
+        gt = self.app.gamma_theme  # type: ignore[attr-defined]
         for pane in self.panes:
             pane.transcript.set_palette(gt.roles, gt.background, gt.foreground)
             pane.chart.set_colours(gt.roles, gt.textual.accent or gt.textual.primary)
