@@ -8,13 +8,17 @@ finishes first; `r` races again. A recording opened side by side skips the
 measuring. The summary table is read off the same `RunningStats` each pane
 shows, so the two can never disagree.
 
-Race time is scaled so a race lasts a few seconds even when the real runs took
-a fraction of one (`session.pacing`; the scale is shown, so it stays honest);
-speed 0 finishes the race at once (tests, screenshots).
+The race's time, pause, speed and finishing order are kept by a headless
+`RaceClock` (session/race_clock.py: race time is scaled so a race lasts a few
+seconds even when the real runs took a fraction of one; the scale is shown, so
+it stays honest; speed 0 finishes the race at once, for tests and
+screenshots). The screen ticks it 30 times a second, forwards the keys to it
+and draws what it says: each `MethodPane` shows its run up to the event the
+clock has reached (what it has shown, in a `SessionLog`) and its place.
 
 The screen's state that shows (`first_shown`, the page of panes in view;
 `race_paused`) is reactive, and its watchers redraw the panes and the race
-line; each `MethodPane` owns its race (what it has shown, in a `SessionLog`).
+line.
 
 Every method stays reachable on any screen: the panes are shown a page at a
 time, as many as fit at `PANE_MIN_WIDTH` columns each (two at 80 or 100
@@ -43,7 +47,7 @@ from ...render.safe_text import one_line
 from ...render.tables import backfire_text, lossless_text, summary_table, verdict
 from ...session.compare import CompareSummary, MethodRun, summarize
 from ...session.compare_job import CompareJob
-from ...session.pacing import check_speed, next_speed, race_scale
+from ...session.race_clock import RaceClock
 from ..widgets.compare_pane import MethodPane
 from .base import GammaScreen
 from .compare_copy import CompareCopy
@@ -110,20 +114,14 @@ class CompareScreen(CompareCopy, GammaScreen):
         self.labels = list(labels)
         self.job = job
         self.runs: list[MethodRun] = list(runs or [])
-        self.speed = check_speed(speed)
+        self.race = RaceClock(speed)   # raises InvalidParameter for a speed that is not a number >= 0
         self.start_paused = paused
         self.screen_title = title
         self.warnings = list(warnings)
         self.summary: CompareSummary | None = None
         self.measuring = False
         self.error = ""
-        self.racing = False
-        self.race_scale = 1.0
-        self._race_t = 0.0            # race time (recorded seconds) reached so far
-        self._wall = 0.0              # wall clock at the last tick
-        self._timer = None
-        self.finish_order: list[str] = []
-        self.races = 0
+        self._timer = None            # the race's frames (30 a second), paused between races
         self.chosen_method: int | None = None  # the method last brought into view with 1–9 (what Ctrl+Y copies)
 
     def compose(self) -> ComposeResult:
@@ -269,67 +267,55 @@ class CompareScreen(CompareCopy, GammaScreen):
         self.summary = self.job.summary() if self.job is not None else summarize(self.runs)
         self.start_race()
 
-    # -- the race ------------------------------------------------------------------------------
+    # -- the race: the clock (session/race_clock.py) keeps time and places; the screen draws them --------
     def start_race(self, paused: bool = False) -> None:
-        measured = [p for p in self.panes if p.run is not None]
-        for pane in measured:
-            pane.reset()
-        self.finish_order = []
-        self.races += 1
-        self.race_scale = race_scale(max((p.total_s for p in measured), default=0.0))
-        self._race_t = 0.0
-        self._wall = time.monotonic()
-        self.racing = True
+        panes = self.panes
+        for pane in panes:
+            if pane.run is not None:
+                pane.reset()
+        self.race.start(self.labels, [p.run.events if p.run is not None else None for p in panes],
+                        time.monotonic(), paused)
         self.race_paused = paused
-        if self.speed == 0:
-            self._advance_to(float("inf"))
+        if self.race.instant:
+            self._show_race(self.race.to_end())
             return
         if self._timer is None:
             self._timer = self.set_interval(1 / 30, self._tick)
         else:
             self._timer.resume()
-        self._advance_to(0.0)
+        self._show_race(self.race.advance_to(0.0))
         self._race_line()
 
-    @property
-    def rate(self) -> float:
-        """Recorded seconds per wall second."""
-        return self.race_scale * self.speed
-
     def _tick(self) -> None:
-        now = time.monotonic()
-        if self.racing and not self.race_paused:
-            self._race_t += (now - self._wall) * self.rate
-            self._advance_to(self._race_t)
-        self._wall = now
+        if self.race.racing and not self.race.paused:
+            self._show_race(self.race.tick(time.monotonic()))
+        else:
+            self.race.tick(time.monotonic())
 
-    def _advance_to(self, t: float) -> None:
-        finished = []
-        for pane in self.panes:
-            if pane.run is None or pane.done:
-                continue
-            pane.advance(t)
-            if pane.done:
-                finished.append(pane)
-        for pane in sorted(finished, key=lambda p: p.total_s):  # several may cross the line in one tick
-            pane.finish(len(self.finish_order))
-            self.finish_order.append(pane.label)
-        if all(p.done for p in self.panes if p.run is not None):
+    def _show_race(self, finished: list[int]) -> None:
+        """Each pane drawn up to where race time has reached; those that crossed the line, placed."""
+        panes = self.panes
+        for i, pane in enumerate(panes):
+            if pane.run is not None and not pane.done:
+                pane.show_until(self.race.due(i))
+        for i in finished:
+            c = self.race.contestants[i]
+            panes[i].finish(c.place or 0, c.total_s)
+        if not self.race.racing:   # every run shown whole
             self._race_over()
 
-    def watch_race_paused(self) -> None:
-        self._wall = time.monotonic()   # race time stands still while paused, and counts on from now
-        if self.racing:
+    def watch_race_paused(self, paused: bool) -> None:
+        self.race.set_paused(paused, time.monotonic())   # race time counts on from the moment it moves
+        if self.race.racing:
             self._race_line()
 
     def _race_line(self) -> None:
-        state = "paused" if self.race_paused else "racing"
+        state = "paused" if self.race.paused else "racing"
         self._progress(
-            f"{state} at ×{self.rate:.3g} of real time · each pane at its measured pace · "
+            f"{state} at ×{self.race.rate:.3g} of real time · each pane at its measured pace · "
             f"space pause · e end · r again · +/- speed · s panes ⇄ ranking")
 
     def _race_over(self) -> None:
-        self.racing = False
         if self._timer is not None:
             self._timer.pause()
         if self.summary is None:
@@ -347,12 +333,12 @@ class CompareScreen(CompareCopy, GammaScreen):
             self.start_race()
 
     def action_toggle_pause(self) -> None:
-        if self.racing:
+        if self.race.racing:
             self.race_paused = not self.race_paused
 
     def action_finish(self) -> None:
-        if self.racing:
-            self._advance_to(float("inf"))
+        if self.race.racing:
+            self._show_race(self.race.to_end())
 
     def action_faster(self) -> None:
         self._change_speed(2.0)
@@ -361,16 +347,16 @@ class CompareScreen(CompareCopy, GammaScreen):
         self._change_speed(0.5)
 
     def _change_speed(self, factor: float) -> None:
-        self.speed = next_speed(self.speed, factor)
-        if self.racing:
+        speed = self.race.change_speed(factor)
+        if self.race.racing:
             self._race_line()
-        self.notify(f"race speed ×{self.speed:g}", timeout=1)
+        self.notify(f"race speed ×{speed:g}", timeout=1)
 
     def action_stop(self) -> None:
         if self.measuring and self.job is not None:
             self.job.stop()
             self._progress("stopping after the current step…")
-        elif self.racing:
+        elif self.race.racing:
             self.action_finish()
 
     def action_toggle_shade(self) -> None:
