@@ -42,7 +42,6 @@ from textual.containers import Horizontal
 from textual.reactive import var
 from textual.widgets import Footer, Header, Label, Static
 
-from ...errors import GammatuneError
 from ...render.safe_text import one_line
 from ...render.tables import backfire_text, lossless_text, summary_table, verdict
 from ...session.compare import CompareSummary, MethodRun, summarize
@@ -50,8 +49,9 @@ from ...session.compare_job import CompareJob
 from ...session.race_clock import RaceClock
 from ..widgets.compare_pane import MethodPane
 from .base import GammaScreen
-from .compare_copy import CompareCopy
-from .compare_messages import CompareProgress, MeasureDone, MethodMeasured
+from .clipboard import copy_with_notice
+from .compare_copy import NOTHING_YET, every_answer, one_answer, run_in_view
+from .compare_messages import CompareProgress, MeasureDone, MethodMeasured, measure
 from .help import COMPARE_KEYS, help_bindings
 
 PANE_MIN_WIDTH = 34
@@ -61,7 +61,7 @@ SHORT_BELOW = 34
 
 
 # -- the screen ---------------------------------------------------------------------------------
-class CompareScreen(CompareCopy, GammaScreen):
+class CompareScreen(GammaScreen):
     """Panes side by side; measuring (live) or straight to the race (recordings)."""
 
     DEFAULT_CSS = """
@@ -197,7 +197,8 @@ class CompareScreen(CompareCopy, GammaScreen):
         if self.job is not None:
             self.measuring = True
             self._progress("preparing…")
-            self.run_worker(self._measure, thread=True, group="measure", exit_on_error=False)
+            self.run_worker(lambda: measure(self.job, self.post_message, self._warn_from_worker), thread=True,
+                            group="measure", exit_on_error=False)
         else:
             for pane, run in zip(self.panes, self.runs):
                 pane.set_run(run)
@@ -213,36 +214,9 @@ class CompareScreen(CompareCopy, GammaScreen):
     def _progress(self, text: str) -> None:
         self.query_one("#progress", Label).update(Text(text))
 
-    # -- measuring (worker thread: only post_message) ---------------------------------------
-    def _measure(self) -> None:
-        job = self.job
-        assert job is not None
-        last = [0.0]
-
-        def loading(stage: str, frac: float) -> None:
-            pct = max(0.0, min(1.0, float(frac))) * 100
-            self.post_message(CompareProgress(f"loading models: {one_line(stage)} {pct:.0f}%"))
-
-        def progress(i: int, n: int, label: str, tokens: int) -> None:
-            now = time.monotonic()
-            if i < n and (tokens == 0 or now - last[0] > 0.25):
-                last[0] = now
-                self.post_message(CompareProgress(
-                    f"measuring {i + 1}/{n}: {label} · {tokens} tokens  "
-                    f"(each method runs alone; the race starts when all are measured)"))
-
-        try:
-            job.prepare(loading)
-            if job.notice:   # a system prompt this pair cannot read: left out, and said
-                self.app.call_from_thread(self.notify, job.notice[:1].upper() + job.notice[1:] + ".",
-                                          title="System prompt", severity="warning", timeout=10)
-            job.run(progress, lambda run: self.post_message(MethodMeasured(run)))
-        except GammatuneError as exc:
-            self.post_message(MeasureDone(str(exc)))
-        except Exception as exc:  # a failing model must not kill the UI
-            self.post_message(MeasureDone(f"{type(exc).__name__}: {exc}"))
-        else:
-            self.post_message(MeasureDone())
+    # -- measuring (compare_messages.measure, in a worker thread) ------------------------------
+    def _warn_from_worker(self, notice: str) -> None:
+        self.app.call_from_thread(self.notify, notice, title="System prompt", severity="warning", timeout=10)
 
     def on_compare_progress(self, msg: CompareProgress) -> None:
         if self.measuring:
@@ -363,6 +337,25 @@ class CompareScreen(CompareCopy, GammaScreen):
         for pane in self.panes:
             pane.transcript.shade = not pane.transcript.shade
 
+    # -- copy (compare_copy.py: which text; clipboard.py: the one way to the clipboard) ----------
+    def on_descendant_focus(self, event) -> None:
+        """A click on a pane's transcript chooses its method, as 1–9 does."""
+        for i, pane in enumerate(self.panes):
+            if event.widget is pane or pane in event.widget.ancestors:
+                self.chosen_method = i
+
+    def action_copy_answer(self) -> str:
+        return self._copy(one_answer(run_in_view(self.runs, self.chosen_method, self.first_shown, self.per_page)))
+
+    def action_copy_all(self) -> str:
+        return self._copy(every_answer(self.runs))
+
+    def _copy(self, answer: tuple[str, str] | None) -> str:
+        if answer is None:
+            self.notify(NOTHING_YET, severity="warning", timeout=3)
+            return ""
+        return copy_with_notice(self, *answer)
+
     def on_unmount(self) -> None:
         if self.measuring and self.job is not None:
             self.job.stop()
@@ -375,7 +368,10 @@ class CompareScreen(CompareCopy, GammaScreen):
         yield SystemCommand("Finish race", "Show the end at once (e)", self.action_finish)
         yield SystemCommand("Panes / ranking", "Switch between the method panes and the ranking (s)",
                             self.action_toggle_ranking)
-        yield from self.copy_commands()
+        yield SystemCommand("Copy answer", "The answer of the method in view as plain text (Ctrl+Y)",
+                            self.action_copy_answer)
+        yield SystemCommand("Copy every answer", "Each method's answer under its name, as plain text (Ctrl+T)",
+                            self.action_copy_all)
         for i, label in enumerate(self.labels):
             yield SystemCommand(f"Show method: {one_line(label)}", f"Bring its pane into view ({i + 1})"
                                 if i < 9 else "Bring its pane into view", lambda i=i: self.action_show_method(i))
