@@ -14,7 +14,6 @@ through the same factories with a synthetic or recorded source (no models).
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from pathlib import Path
@@ -26,7 +25,6 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
-from textual.widgets._toast import ToastRack
 from textual.markup import escape
 from textual.screen import Screen
 
@@ -35,11 +33,12 @@ from ..session.compare_job import CompareJob
 from ..session.recording import Recording, RecordingWriter
 from ..session.replay import ReplaySource
 from ..session.source import EventSource
-from .paste_filter import install_paste_filter
+from .screens.base import GammaScreen
 from .screens.chat import ChatScreen
 from .screens.compare import CompareScreen
-from .screens.help import CHAT_KEYS, HelpScreen, typing_in_field
+from .screens.help import HelpScreen, typing_in_field
 from .screens.replay import ReplayChatScreen
+from .textual_compat import ToastRack, patch_terminal_input
 from .themes import DEFAULT_THEME, GammaTheme, ThemeError, load_themes
 from .widgets.prompt import PromptInput
 
@@ -62,31 +61,6 @@ def default_export_dir() -> Path:
     return (base / "gammatune" / "exports").resolve()
 
 
-def decode_stdin_tolerantly() -> None:
-    """Make Textual's terminal input decode undecodable bytes as U+FFFD instead of failing.
-
-    Textual (8.x) reads stdin in a thread with a strict UTF-8 decoder: one
-    byte that is not UTF-8 — a binary file pasted into the prompt — raised
-    UnicodeDecodeError there and ended the app with a traceback. The driver
-    takes its decoder from the module's `getincrementaldecoder` name at
-    input-thread start; this wraps it to decode with errors="replace", so the
-    byte arrives as "�" and the chat screen says what happened when it is sent.
-    """
-    try:
-        from textual.drivers import linux_driver
-    except ImportError:   # no POSIX driver on this platform
-        return
-    strict = linux_driver.getincrementaldecoder
-    if getattr(strict, "tolerant", False):
-        return
-
-    def tolerant(encoding: str):
-        return functools.partial(strict(encoding), errors="replace")
-
-    tolerant.tolerant = True   # type: ignore[attr-defined]
-    linux_driver.getincrementaldecoder = tolerant
-
-
 class GammaTuneApp(App):
     """The app around `screen` (its main screen: chat, replay or compare)."""
 
@@ -99,18 +73,18 @@ class GammaTuneApp(App):
         Binding("question_mark", "help_key", "Help", priority=True, show=False),
     ]
 
-    def __init__(self, screen: Screen, *, theme: str | None = None, export_dir: str | os.PathLike | None = None,
+    def __init__(self, screen: GammaScreen, *, theme: str | None = None, export_dir: str | os.PathLike | None = None,
                  theme_dirs: list[Path] | None = None) -> None:
         self.gamma_themes, self.theme_warnings = load_themes(theme_dirs)
         name = theme or DEFAULT_THEME
         if name not in self.gamma_themes:
             raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(self.gamma_themes))}")
         super().__init__()
-        decode_stdin_tolerantly()
-        install_paste_filter()
+        patch_terminal_input()   # stdin decoded tolerantly, pastes whole (textual_compat)
         self.main_screen = screen
         # printable keys typed before the prompt has the focus (the screen still mounting): kept for the prompt
-        self._early_keys: list[str] | None = [] if getattr(screen, "takes_early_keys", False) else None
+        self._early_keys: list[str] | None = [] if screen.takes_early_keys else None
+        self._under_palette: Screen | None = None   # the screen under an open command palette
         self.export_dir = Path(export_dir).expanduser().resolve() if export_dir else default_export_dir()
         for gt in self.gamma_themes.values():
             self.register_theme(gt.textual)
@@ -122,9 +96,7 @@ class GammaTuneApp(App):
         return self.gamma_themes.get(self.theme) or self.gamma_themes[DEFAULT_THEME]
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
-        roles = self.gamma_themes[DEFAULT_THEME].roles if hasattr(self, "gamma_themes") else None
-        if roles is None:
-            return {"token-prompt": "#5b9cff", "token-draft": "#3ccf6e", "token-target": "#ff5c5c"}
+        roles = self.gamma_themes[DEFAULT_THEME].roles   # set before Textual's __init__ asks
         return {f"token-{r}": roles[r].color for r in ("prompt", "draft", "target")}
 
     def set_theme(self, name: str) -> None:
@@ -186,7 +158,7 @@ class GammaTuneApp(App):
         self._show_notices(self._under_palette, False)
 
     def on_command_palette_closed(self, _msg: CommandPalette.Closed) -> None:
-        under, self._under_palette = getattr(self, "_under_palette", None), None
+        under, self._under_palette = self._under_palette, None
         self._show_notices(under, True)
 
     @staticmethod
@@ -202,10 +174,9 @@ class GammaTuneApp(App):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
-        else:
-            screen = self.screen
-            self.push_screen(HelpScreen(self.gamma_theme.roles, getattr(screen, "HELP_KEYS", CHAT_KEYS),
-                                        getattr(screen, "HELP_TITLE", "chat")))
+        else:   # the keys of the screen in view (the main one under, say, the palette)
+            screen = self.screen if isinstance(self.screen, GammaScreen) else self.main_screen
+            self.push_screen(HelpScreen(self.gamma_theme.roles, screen.HELP_KEYS, screen.HELP_TITLE))
 
     def action_help_key(self) -> None:
         if typing_in_field(self) or isinstance(self.focused, PromptInput):
@@ -240,10 +211,8 @@ class GammaTuneApp(App):
         The palette reads each title and help as markup; the main screen's
         name models, drafters and recorded labels, so they are escaped.
         """
-        main = self.main_screen
-        if hasattr(main, "system_commands"):
-            for cmd in main.system_commands():
-                yield SystemCommand(escape(cmd.title), escape(cmd.help), cmd.callback, cmd.discover)
+        for cmd in self.main_screen.system_commands():
+            yield SystemCommand(escape(cmd.title), escape(cmd.help), cmd.callback, cmd.discover)
         yield SystemCommand("Help: keys", "Show every key binding (F1, or ? outside text)", self.action_help)
         yield SystemCommand("Save SVG screenshot", "Write the current screen to an .svg file (F2)",
                             self.action_screenshot_svg)

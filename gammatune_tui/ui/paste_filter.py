@@ -11,13 +11,11 @@ order were lost).
 paste (between ESC[200~ and ESC[201~) every ESC that does not begin the
 closing ESC[201~ becomes the two characters `^[`, as terminals show it, so
 the parser sees one plain paste. Outside a paste nothing changes and nothing
-is held back (the Esc key stays immediate). `install_paste_filter` makes the
-POSIX driver build its parser with the filter in front.
+is held back (the Esc key stays immediate). `textual_compat.install_paste_filter`
+makes the POSIX driver build its parser with the filter in front.
 """
 
 from __future__ import annotations
-
-from typing import Iterable
 
 ESC = "\x1b"
 START, END = "\x1b[200~", "\x1b[201~"
@@ -77,36 +75,3 @@ class PasteFilter:
         """What is held back when the input ends (a paste cut off before its end marker)."""
         held, self.held = self.held, ""
         return held.replace(ESC, SHOWN_ESC)
-
-
-def _paste_safe(parser_class: type) -> type:
-    class PasteSafeParser(parser_class):   # type: ignore[misc, valid-type]
-        """The terminal parser with a `PasteFilter` in front of it."""
-
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            self.paste_filter = PasteFilter()
-
-        def feed(self, data: str) -> Iterable:
-            if not data:   # the end of input: what is held first
-                held = self.paste_filter.flush()
-                if held:
-                    yield from super().feed(held)
-                yield from super().feed(data)
-                return
-            text = self.paste_filter(data)
-            if text:   # "" would tell the parser the input ended
-                yield from super().feed(text)
-
-    PasteSafeParser.paste_safe = True   # type: ignore[attr-defined]
-    return PasteSafeParser
-
-
-def install_paste_filter() -> None:
-    """Make the POSIX driver parse the terminal's input through a `PasteFilter` (once)."""
-    try:
-        from textual.drivers import linux_driver
-    except ImportError:   # no POSIX driver on this platform
-        return
-    if not getattr(linux_driver.XTermParser, "paste_safe", False):
-        linux_driver.XTermParser = _paste_safe(linux_driver.XTermParser)

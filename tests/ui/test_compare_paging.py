@@ -26,7 +26,7 @@ def _title_fits(pane) -> bool:
 
 
 async def _race_over(pilot, screen):
-    await wait_until(pilot, lambda: screen.summary is not None and not screen.racing, what="the race's end")
+    await wait_until(pilot, lambda: screen.summary is not None and not screen.race.racing, what="the race's end")
     await pilot.pause(0.2)
 
 

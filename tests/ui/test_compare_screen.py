@@ -52,10 +52,10 @@ def test_live_compare_measures_each_method_then_races_and_summarises():
 
     async def go():
         async with _measuring_second(app, screen) as pilot:
-            assert screen.measuring and screen.races == 0 and len(screen.runs) == 1
+            assert screen.measuring and screen.race.races == 0 and len(screen.runs) == 1
             assert screen.panes[0].run is not None and screen.panes[1].run is None
             gate.set()
-            await _until(pilot, lambda: screen.summary is not None and not screen.racing and screen.races == 1)
+            await _until(pilot, lambda: screen.summary is not None and not screen.race.racing and screen.race.races == 1)
             assert [r.label for r in screen.runs] == ["specdecode", "gammatune", "gammatune+"]
             for pane in screen.panes:
                 assert pane.done and pane.place is not None
@@ -67,7 +67,7 @@ def test_live_compare_measures_each_method_then_races_and_summarises():
                 assert row.tokens_per_step == pane.stats.tokens_per_step
                 assert (row.target_calls, row.draft_calls) == (pane.stats.target_calls, pane.stats.draft_calls)
             # finishing order = ranking by measured tokens/s (all produce the same number of tokens)
-            assert screen.finish_order == [r.label for r in screen.summary.rows]
+            assert screen.race.finish_order == [r.label for r in screen.summary.rows]
             assert screen.summary.lossless.identical
             summary_text = plain(screen.query_one("#summary").content, width=150)
             assert "lossless: every method produced the same tokens" in summary_text
@@ -86,19 +86,19 @@ def test_race_plays_at_measured_pace_and_restarts():
             screen = app.screen
             assert isinstance(screen, CompareScreen)
             await pilot.pause(0.1)
-            assert screen.racing and screen.race_paused
+            assert screen.race.racing and screen.race_paused
             # drive race time by hand: at half of the faster one's time, neither is done
-            fast = min(screen.panes, key=lambda p: p.total_s)
-            slow = max(screen.panes, key=lambda p: p.total_s)
-            screen._advance_to(fast.total_s / 2)
+            totals = [c.total_s for c in screen.race.contestants]
+            fast, slow = (screen.panes[totals.index(f(totals))] for f in (min, max))
+            screen._show_race(screen.race.advance_to(min(totals) / 2))
             assert 0 < fast.fed < len(fast.run.events) and not slow.done
-            screen._advance_to(fast.total_s)
+            screen._show_race(screen.race.advance_to(min(totals)))
             assert fast.done and not slow.done and fast.place == 0
             await pilot.press("e")
-            assert slow.done and screen.finish_order == [fast.label, slow.label]
-            assert not screen.racing
+            assert slow.done and screen.race.finish_order == [fast.label, slow.label]
+            assert not screen.race.racing
             await pilot.press("r")
-            assert screen.races == 2 and screen.racing and not any(p.done for p in screen.panes)
+            assert screen.race.races == 2 and screen.race.racing and not any(p.done for p in screen.panes)
             assert screen.panes[0].transcript.plain_text().count(_text(runs[0].events)) == 0
 
     asyncio.run(go())
@@ -112,9 +112,9 @@ def test_race_is_scaled_to_last_a_few_seconds():
         async with app.run_test(size=(160, 45)) as pilot:
             screen = app.screen
             await pilot.pause(0.05)
-            longest = max(p.total_s for p in screen.panes)
+            longest = max(c.total_s for c in screen.race.contestants)
             assert longest < 1.0  # synthetic runs are fast ...
-            assert screen.rate * 4.0 == __import__("pytest").approx(longest)  # ... so the race is slowed to 4 s
+            assert screen.race.rate * 4.0 == __import__("pytest").approx(longest)  # ... so the race is slowed to 4 s
 
     asyncio.run(go())
 
@@ -126,10 +126,10 @@ def test_escape_while_measuring_skips_the_remaining_methods():
         async with _measuring_second(app, screen) as pilot:
             await pilot.press("escape")
             gate.set()
-            await _until(pilot, lambda: not screen.measuring and screen.races == 1 and not screen.racing)
+            await _until(pilot, lambda: not screen.measuring and screen.race.races == 1 and not screen.race.racing)
             assert [r.label for r in screen.runs] == ["specdecode", "gammatune"]
             assert screen.panes[2].run is None and screen.panes[2].place is None
-            assert sorted(screen.finish_order) == ["gammatune", "specdecode"]
+            assert sorted(screen.race.finish_order) == ["gammatune", "specdecode"]
 
     asyncio.run(go())
 
@@ -151,7 +151,7 @@ def test_live_compare_with_repeats_shows_the_spread_ranking_and_target_only_row(
 
     async def go():
         async with app.run_test(size=(150, 45)) as pilot:
-            await _until(pilot, lambda: screen.summary is not None and not screen.racing and screen.races == 1)
+            await _until(pilot, lambda: screen.summary is not None and not screen.race.racing and screen.race.races == 1)
             assert plain_calls == [30, 30, 30]
             s = screen.summary
             assert s.ranked and s.runs == 3 and s.row("target-only").reference

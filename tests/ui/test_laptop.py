@@ -8,7 +8,7 @@ the focus (which it has most of the time).
 from __future__ import annotations
 
 from textual.widgets import Input
-from textual.widgets._footer import FooterKey
+from gammatune_tui.ui.textual_compat import FooterKey
 
 from gammatune_tui.ui.screens.help import HelpScreen
 

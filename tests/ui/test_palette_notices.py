@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.command import CommandPalette
-from textual.widgets._toast import ToastRack
+from gammatune_tui.ui.textual_compat import ToastRack
 
 from uihelpers import SyntheticSource, make_app, run, wait_until
 
@@ -22,9 +22,8 @@ def test_notices_do_not_cover_the_open_palette_and_come_back_when_it_closes():
             chat = app.main_screen
             await wait_until(pilot, lambda: chat.ready, what="ready")
             app.notify("a notice long enough to reach the palette's search field", timeout=30)
-            await pilot.pause(0.2)
             rack = chat.get_child_by_type(ToastRack)
-            assert _shown(rack) > 0
+            await wait_until(pilot, lambda: _shown(rack) > 0, what="the notice shown")   # slow on a loaded machine
             await pilot.press("ctrl+p")
             await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
             await pilot.pause(0.3)
@@ -34,7 +33,6 @@ def test_notices_do_not_cover_the_open_palette_and_come_back_when_it_closes():
             assert _shown(app.screen.get_child_by_type(ToastRack)) == 0   # nor its own
             await pilot.press("escape")
             await wait_until(pilot, lambda: app.screen is chat, what="the palette closed")
-            await pilot.pause(0.3)
-            assert _shown(rack) > 0   # the notice is back, its time not run out
+            await wait_until(pilot, lambda: _shown(rack) > 0, what="the notice back")   # its time not run out
 
     run(scenario())

@@ -74,7 +74,7 @@ def test_compare_screen_after_the_race(snap_compare):
 
     async def before(pilot):
         screen = pilot.app.screen
-        await _wait(pilot, lambda: screen.summary is not None and not screen.racing)
+        await _wait(pilot, lambda: screen.summary is not None and not screen.race.racing)
         await pilot.pause(0.3)
         for pane in screen.panes:   # charts redraw at most every 0.2 s: force the final frame
             pane.chart._dirty = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets._toast import Toast
+from gammatune_tui.ui.textual_compat import Toast
 
 from gammatune_tui.engine.loading.load_stages import load_stages_text
 

@@ -22,7 +22,9 @@ Textual's breakpoints), and the footer keeps only the keys that matter most
 the step inspector keeps to its step line, so the transcript gets most of
 the screen (`-short`; F7 shows the whole table). Tab goes prompt → method →
 parameters → transcript on any width, showing the panels on the way when
-they take turns with the transcript (`ChatActions.tab_chain`).
+they take turns with the transcript (`ChatActions.tab_chain`). The screen is
+built in layers (`ChatBase` ← `ChatViews` ← `ChatActions` ← `ChatScreen`,
+chat_base.py says what each holds).
 
 A read-only source (a recording) plays automatically, one session after the
 other: the prompt box is hidden and the controls are disabled. The replay
@@ -38,17 +40,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import Header, Input, Label, Static
 
 from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ...render.change_marks import change_mark, sampling_in_force
-from ...session.recording import RecordingWriter
-from ...session.session_log import SessionLog
-from ...session.source import EventSource, SystemPromptSource
-from ...session.stats import RunningStats
+from ...session.source import SystemPromptSource
 from ..widgets.acceptance_chart import AcceptanceChart
+from ..widgets.chat_footer import ChatFooter
 from ..widgets.controls import ControlsPanel
 from ..widgets.loading_line import LoadingLine
 from ..widgets.stats_panel import StatsPanel
@@ -56,10 +54,8 @@ from ..widgets.prompt import (UNDECODABLE_NOTICE, PromptInput, clean_prompt, is_
                               system_command_text)
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
-from .chat_actions import ChatActions, ChatFooter
+from .chat_actions import ChatActions
 from .chat_heading import write_turn_heading
-from .chat_subtitle import ChatSubtitle
-from .chat_views import ChatViews
 from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone, prepare_source, run_turn
 from .help import CHAT_KEYS, help_bindings, welcome_text
 
@@ -73,14 +69,10 @@ class SidePanel(VerticalScroll, can_focus=False):
     """Chart, statistics and controls. Not a focus stop itself: Tab goes straight to the controls in it."""
 
 
-def _child(selector: str, kind: type):
-    """A read-only property for the one widget matching `selector` (looked up on each use)."""
-    return property(lambda self: self.query_one(selector, kind), doc=f"The {selector} widget.")
-
-
-class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
+class ChatScreen(ChatActions):
     """See the module docstring. `app` must be a GammaTuneApp (for themes and the export folder).
 
+    Its state, widgets and subtitle are declared in `ChatBase` (chat_base.py);
     `recorder`, if set, gets every event of every turn; the screen closes it,
     and the source, when it goes.
     """
@@ -108,31 +100,6 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
         Binding("ctrl+right", "step_select(1)", "Next step", show=False, priority=True),
     ]
 
-    # the screen's state; the watchers below redraw what shows it (set them, never draw by hand)
-    ready: var[bool] = var(False, init=False)
-    """The source is prepared: a prompt starts at once (before, it waits as `queued_prompt`)."""
-    load_error: var[str] = var("", init=False)
-    """Why the source could not be prepared ('' while it can): the loading line says it."""
-    generating: var[bool] = var(False, always_update=True, init=False)
-    """A turn's worker is running: the subtitle says so; between turns it says how the last one ended."""
-    pace: var[float] = var(0.0, always_update=True, init=False)
-    """The steps a second a live source is held to (0: full speed): the title shows it (F9 sets it)."""
-
-    def __init__(self, source: EventSource, *, recorder: RecordingWriter | None = None,
-                 initial_prompt: str | None = None, name: str | None = None) -> None:
-        super().__init__(name=name)
-        self.source = source
-        self.read_only = bool(source.read_only)
-        self.takes_early_keys = not self.read_only   # what is typed while the screen mounts goes to the prompt
-        self.recorder = recorder
-        self.initial_prompt = initial_prompt
-        self.queued_prompt: str | None = None
-        self.turn_id = 0
-        self.session_log = SessionLog()   # the sessions shown: steps, sessions, stats (session/session_log.py)
-        self.stop_requested = False
-        self._notes: list[str] = []
-        self._system_shown = ""          # the system prompt the transcript last said was in force
-
     # -- layout --------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(icon="γ")
@@ -154,33 +121,11 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
                                     id="controls")
         yield ChatFooter()
 
-    transcript = _child("#transcript", TokenStream)
-    chart = _child("#chart", AcceptanceChart)
-    stats_panel = _child("#stats", StatsPanel)
-    inspector = _child("#inspector", StepInspector)
-    controls = _child("#controls", ControlsPanel)
-
-    # -- the log's views (tests and the mixins read these) ---------------------------------
-    @property
-    def steps(self) -> list[StepEvent]:
-        """Every step shown, across sessions (the index is the step's number in the transcript)."""
-        return self.session_log.steps
-
-    @property
-    def sessions(self) -> list[RunningStats]:
-        return self.session_log.sessions
-
-    @property
-    def stats(self) -> RunningStats:
-        """The numbers of the session shown last."""
-        return self.session_log.current
-
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
         self.pace = self.source.pace if self.can_pace else 0.0
         self.set_subtitle(self.source.title)
-        self.apply_palette()
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
+        self.follow_theme()
         if self.read_only:
             self.query_one("#welcome").display = False
             self.query_one("#prompt").display = False
@@ -208,7 +153,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
             self.notify(msg.error, title="Loading failed", severity="error", timeout=10)
             return
         self.ready = True
-        if self.subtitle_is_cut():   # too narrow for the stages (80 columns): say them once
+        if self.subtitle.is_cut:   # too narrow for the stages (80 columns): say them once
             self.notify(self.load_times(), title="Loaded (Ctrl+P: Show load times)", timeout=8)
         if self.read_only:
             self.start_turn(None)
@@ -291,7 +236,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
 
     def _give_prompt_back(self) -> bool:
         """A prompt refused before its turn began (too long for the context…) goes back into an empty box."""
-        prompt, sessions = getattr(self, "_sent", (None, 0))
+        prompt, sessions = self._sent
         box = self.query_one("#prompt", PromptInput)
         if prompt is None or self.read_only or len(self.sessions) != sessions or box.value:
             return False
@@ -321,7 +266,7 @@ class ChatScreen(ChatViews, ChatActions, ChatSubtitle, Screen):
 
     def _on_header(self, h: SessionHeader) -> None:
         self.query_one("#welcome").display = False
-        self.running_models = (h.target, h.draft)   # the subtitle names them (a drafter may have been switched)
+        self.subtitle.running_models = (h.target, h.draft)   # the subtitle names them (a drafter may have been switched)
         self.session_log.add(h, plain=self.source.plain_speed)   # plain decoding measured by a live source
         self.transcript.begin_session()   # where a replay stepping back rewinds them to
         self.chart.begin_session()

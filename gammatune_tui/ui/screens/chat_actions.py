@@ -1,21 +1,17 @@
-"""The chat screen's view keys (shading, chart history, inspector, panels, pace, HTML export, copy, Tab), its footer and palette entries.
+"""The chat screen's keys that arrange it and act on it whole: panels, Tab, views, HTML export, copy, the palette.
 
-A mixin so the screen module keeps to events and turns; it needs `transcript`,
-`chart`, `inspector`, `controls`, `read_only`, `source`, `session_log`,
-`sessions`, `pace`, `select_step()`, `set_method()`, `action_stop()` and
-`notify()` from the screen, and the app's `export_path()`. What the source
-can do beyond `EventSource` (pace, a system prompt, a drafter switch) is asked
-with `isinstance` of its optional protocols.
+A layer of the chat screen over `ChatViews` (chat_views.py) and `ChatBase`
+(chat_base.py), which declare what it uses.
 
 F8 is how every panel stays reachable on a laptop's 80 columns: below
 `NARROW_BELOW` the screen shows the transcript or the panels, and F8
 switches; wider, both are shown and F8 moves the focus to the controls and
 back. Tab goes prompt → method → parameters → transcript on every width
 (`tab_chain`), showing the panels on the way when they take turns. The
-footer shows every key it has room for, leaving out the least needed first
-(the theme, the exports, shading, history); all of them are in F1's list and
-the command palette. Ctrl+Y / Ctrl+T copy the last answer / the whole
-transcript as plain text (`render.plain_text`) through Textual's clipboard.
+footer (widgets/chat_footer.py) shows every key it has room for; all of them
+are in F1's list and the command palette. Ctrl+Y / Ctrl+T copy the last
+answer / the whole transcript as plain text (`render.plain_text`) through
+Textual's clipboard.
 """
 
 from __future__ import annotations
@@ -25,8 +21,6 @@ from typing import Iterable
 
 from rich.text import Text
 from textual.app import SystemCommand
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 from ...engine.common.names import CHAT_DRAFTERS
 from ...engine.policies import grouped_methods
@@ -34,65 +28,16 @@ from ...render.change_marks import change_list
 from ...render.plain_text import answer_text, conversation_text
 from ...render.session_info import settings_line
 from ...render.safe_text import one_line
-from ...session.pace import PACES, next_pace, pace_label
-from ...session.source import DrafterSource, PacedSource, SystemPromptSource
+from ...session.pace import PACES, pace_label
+from ...session.source import DrafterSource
 from ..widgets.stats_panel import render_stats
+from .chat_views import ChatViews
 from .clipboard import copy_with_notice
 from .help import colour_key
 
-DROP_FIRST = ("app.next_theme", "app.screenshot_svg", "export_html", "toggle_shade", "toggle_history",
-              "toggle_inspector", "app.help")
-"""The keys the footer leaves out, in this order, when it is too narrow for all (F6 first; F1 last)."""
 
-PALETTE_KEY_WIDTH = 13
-"""Cells the command palette's key takes at the footer's right end ("▏^p palette")."""
-
-
-class ChatFooter(Footer):
-    """The footer, leaving out the least needed keys (DROP_FIRST) when all would not fit, so none is cut.
-
-    Esc, F8, F9 and the replay keys always stay; every key is in F1's list
-    and in the command palette whatever the footer shows.
-    """
-
-    _left_out: frozenset[str] | None = None
-
-    def _key_widths(self) -> dict[str, int]:
-        """Cells each key would take (its key, its description and their padding), by action."""
-        widths: dict[str, int] = {}
-        for _node, binding, _enabled, _tip in self.screen.active_bindings.values():
-            if binding.show and binding.action not in widths:
-                widths[binding.action] = len(self.app.get_key_display(binding)) + len(binding.description) + 3
-        return widths
-
-    def left_out(self) -> frozenset[str]:
-        """The actions whose keys do not fit this footer's width."""
-        width = self.size.width or self.app.size.width
-        widths = self._key_widths()
-        total = sum(widths.values()) + PALETTE_KEY_WIDTH
-        out = set()
-        for action in DROP_FIRST:
-            if total <= width:
-                break
-            if action in widths:
-                total -= widths[action]
-                out.add(action)
-        return frozenset(out)
-
-    def compose(self):
-        self._left_out = out = self.left_out()
-        for widget in super().compose():
-            if isinstance(widget, FooterKey) and widget.action in out and "-command-palette" not in widget.classes:
-                continue
-            yield widget
-
-    def on_resize(self) -> None:
-        if self._left_out is not None and self.left_out() != self._left_out:
-            self.call_later(self.recompose)
-
-
-class ChatActions:
-    """F3 export, copy keys, F4 shading, F5 chart history, F7 inspector, F8 panels, F9 pace, Tab; the palette's chat entries."""
+class ChatActions(ChatViews):
+    """F3 export, copy keys, F4 shading, F5 chart history, F7 inspector, F8 panels, Tab; the palette's chat entries."""
 
     # -- narrow screens: one of transcript / panels ---------------------------------------
     def action_toggle_panels(self) -> None:
@@ -162,49 +107,6 @@ class ChatActions:
         prompt = self.query_one("#prompt")
         (self.transcript if self.read_only or not prompt.display else prompt).focus()
 
-    # -- the system prompt (`/system TEXT` typed in the prompt) ------------------------------
-    def set_system_prompt(self, text: str) -> None:
-        """The source's system prompt from the next turn ('' removes it)."""
-        if not isinstance(self.source, SystemPromptSource):
-            self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
-            return
-        unread = self.source.system_note if self.ready else ""
-        if text.strip() and unread:   # known since loading: say it now, not "set" now and "left out" later
-            self.notify(f"No system prompt set: {unread.split(': ', 1)[-1]}.", title="System prompt",
-                        severity="warning", timeout=8)
-            return
-        self.source.set_system(text)
-        self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
-                    "(/system alone removes it).", title="System prompt", timeout=4)
-
-    # -- pace -------------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "pace":
-            return self.can_pace
-        return True
-
-    @property
-    def can_pace(self) -> bool:
-        return not self.read_only and isinstance(self.source, PacedSource)
-
-    def action_pace(self, direction: int = 1) -> None:
-        if self.can_pace:
-            self.set_pace(next_pace(self.source.pace, direction))
-
-    def set_drafter(self, name: str) -> None:
-        """Between turns: the next answer drafts with `name` (the source says, as it starts, what it built)."""
-        self.source.set_drafter(name)
-        self.drafter_switched = True   # the subtitle names the drafter each answer ran with from now on
-        self.notify(f"The next answer drafts with {name}.", title="Drafter", timeout=4)
-
-    def set_pace(self, steps_per_s: float) -> None:
-        if not self.can_pace:
-            return
-        self.source.set_pace(steps_per_s)
-        self.pace = self.source.pace   # the title follows (ChatScreen.watch_pace)
-        extra = " (waits are not counted in the timings)" if steps_per_s else ""
-        self.notify(f"pace: {pace_label(steps_per_s)}{extra}", timeout=3)
-
     # -- views --------------------------------------------------------------------------
     def action_toggle_shade(self) -> None:
         ts = self.transcript
@@ -217,14 +119,7 @@ class ChatActions:
 
     def action_toggle_inspector(self) -> None:
         """Tall screens: shown / hidden. Short ones: step line → whole table → hidden → step line."""
-        insp = self.inspector
-        if self.has_class("-short") and insp.display and not insp.has_class("-full"):
-            insp.add_class("-full")
-        elif insp.display:
-            insp.display = False
-            insp.remove_class("-full")
-        else:
-            insp.display = True
+        self.inspector.toggle_shown(short=self.has_class("-short"))
 
     # -- export -------------------------------------------------------------------------
     def export_parts(self) -> tuple[list, list]:

@@ -1,5 +1,8 @@
 """The chat screen's subtitle, fitted to the width, and the load's time by stage wherever it does not fit.
 
+`Subtitle` is its declared state (the screen holds one); the functions here
+fit and word it, without Textual.
+
 Once a pair has loaded, the subtitle names it, its runner and where the
 load's time went ("… · static runner · loaded in 9.8 s: imports 4.1 ·
 weights 2.0 · self-checks 2.9 · warm-up 0.8 s"). At 80 columns the header
@@ -14,8 +17,10 @@ the total stay.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ...engine.events import SessionSummary
 from ...render.safe_text import one_line
-from ...session.pace import pace_label
 from ...render.stop_words import STOP_WORDS
 
 LOADED = " · loaded in "
@@ -91,34 +96,41 @@ def with_models(title: str, models: str) -> str:
     return f"{models}{runner}{sep}{load}"
 
 
-class ChatSubtitle:
-    """The subtitle kept whole (`set_subtitle`) and shown fitted; the load's stages as a notice when cut."""
+@dataclass
+class Subtitle:
+    """The chat's subtitle as declared state: the whole text, the text shown, and what names the models.
 
-    _subtitle_full: str | None = None
-    _subtitle_shown: str | None = None
-    running_models: tuple[str, str] | None = None   # (target, draft) of the last turn's header
-    drafter_switched = False                         # a drafter was picked since the models loaded
+    The screen sets `sub_title` to what `fit` returns (the header draws it);
+    `shown` tells a subtitle it set from one it wrote by hand meanwhile
+    ("generating…"), which a resize must leave alone.
+    """
 
-    def set_subtitle(self, text: str) -> None:
-        self._subtitle_full = one_line(text)
-        self._fit_subtitle()
+    full: str | None = None
+    """The whole subtitle last set (None before the first)."""
+    shown: str | None = None
+    """What was last shown of it, fitted to the width."""
+    running_models: tuple[str, str] | None = None
+    """(target, draft) of the last turn's header."""
+    drafter_switched: bool = False
+    """A drafter was picked since the models loaded: the subtitle names the one each answer ran with."""
 
-    def _fit_subtitle(self) -> None:
-        self._subtitle_shown = fit_subtitle(self._subtitle_full or "", self.size.width or self.app.size.width,
-                                            self.title)
-        self.sub_title = self._subtitle_shown
+    def fit(self, width: int, app_title: str) -> str:
+        """The whole subtitle fitted to `width` (kept as `shown`)."""
+        self.shown = fit_subtitle(self.full or "", width, app_title)
+        return self.shown
 
-    def _idle_subtitle(self) -> str:
-        """The subtitle between turns: the source's title, and how the last answer ended."""
-        s = self.stats.summary
-        base = self.source_title()
-        if s is None:
-            return base
-        return f"{base} · {s.tokens} tokens · {STOP_WORDS.get(s.stop_reason, s.stop_reason)}"
+    def showing(self, sub_title: str) -> bool:
+        """Whether the header shows the fitted subtitle (not a word set meanwhile, such as "generating…")."""
+        return self.full is not None and sub_title == self.shown
 
-    def source_title(self) -> str:
-        """The source's title, naming the drafter the last answer ran with where one was switched to."""
-        title = one_line(self.source.title)
+    @property
+    def is_cut(self) -> bool:
+        """Whether the subtitle shown leaves out the load's stages."""
+        return self.full is not None and self.shown != self.full
+
+    def source_title(self, title: str) -> str:
+        """The source's `title`, naming the drafter the last answer ran with where one was switched to."""
+        title = one_line(title)
         if self.drafter_switched and self.running_models is not None:
             target, draft = (one_line(n) for n in self.running_models)
             models = split_load(title)[0].rpartition(" · ")[0] or title
@@ -126,26 +138,15 @@ class ChatSubtitle:
                 return with_models(title, f"{target} + {draft}")
         return title
 
-    def show_pace(self) -> None:
-        """The title: the app's name, and the pace (the screen's `pace`) while one holds a live source back."""
-        pace = self.pace
-        self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
-        if self._subtitle_full is not None and self.sub_title == self._subtitle_shown:   # a longer title: refit
-            self._fit_subtitle()
 
-    def subtitle_is_cut(self) -> bool:
-        """Whether the subtitle shown leaves out the load's stages."""
-        return self._subtitle_full is not None and self._subtitle_shown != self._subtitle_full
+def idle_subtitle(title: str, summary: SessionSummary | None) -> str:
+    """The subtitle between turns: the source's title, and how the last answer ended."""
+    if summary is None:
+        return title
+    return f"{title} · {summary.tokens} tokens · {STOP_WORDS.get(summary.stop_reason, summary.stop_reason)}"
 
-    def on_resize(self) -> None:
-        if self._subtitle_full is not None and self.sub_title == self._subtitle_shown:   # not "generating…"
-            self._fit_subtitle()
 
-    def load_times(self) -> str:
-        """'loaded in 9.8 s: imports 4.1 · … s' from the source's title ('' when it names no stages)."""
-        _, total, stages = split_load(one_line(self.source.title))
-        return f"{total}: {stages}" if stages else total
-
-    def action_show_load_times(self) -> None:
-        text = self.load_times()
-        self.notify(text or "No load times: this source loaded no models.", title="Load times", timeout=10)
+def load_times(title: str) -> str:
+    """'loaded in 9.8 s: imports 4.1 · … s' from a source's title ('' when it names no stages)."""
+    _, total, stages = split_load(one_line(title))
+    return f"{total}: {stages}" if stages else total

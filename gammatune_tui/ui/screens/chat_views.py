@@ -1,17 +1,18 @@
-"""The chat screen's step selection, controls and Esc: a mixin, so `chat.py` keeps to events and turns.
+"""The chat screen's step selection and what it sends its source: the controls, Esc, pace, drafter, system prompt.
 
 The inspector (a `StepInspector` over the screen's `SessionLog`) owns which
 step it shows: it follows the newest step until the user picks one — a click
 on a token, ←/→ in the transcript, or Ctrl+←/→ from anywhere but a field
 holding text (where those keys move by word) — and numbers steps within
 their session, as the replay player counts them ("turn 2 · step 3/40"). This
-mixin turns those keys into the transcript's `selected_step` and the
+layer turns those keys into the transcript's `selected_step` and the
 inspector's `follow`. Control changes go to the source, which applies them
-at the next step.
+at the next step; so do F9's pace, the palette's drafters and `/system`.
+What the source can do beyond `EventSource` (pace, a system prompt, a
+drafter switch) is asked with `isinstance` of its optional protocols.
 
-Needs from the screen: `session_log`, `generating`, `read_only`,
-`stop_requested`, `source`, `stats`, and the widget properties `transcript`,
-`inspector`, `stats_panel`, `chart`, `controls`.
+A layer of the chat screen over `ChatBase` (chat_base.py), which declares
+what it uses.
 """
 
 from __future__ import annotations
@@ -19,23 +20,16 @@ from __future__ import annotations
 from textual.actions import SkipAction
 
 from ...errors import GammatuneError
+from ...session.pace import next_pace, pace_label
+from ...session.source import PacedSource, SystemPromptSource
 from ..widgets.controls import LABELS, ControlsPanel
 from ..widgets.token_stream import TokenStream
+from .chat_base import ChatBase
 from .help import typing_in_field
 
 
-class ChatViews:
-    """Step selection, control changes, Esc; the views brought up to date when a turn ends."""
-
-    def session_step_total(self, session: int, shown: int) -> int:
-        """Steps in session `session` for the inspector's "step i/n": those shown (a replay knows them all)."""
-        return shown
-
-    def _flush_views(self) -> None:
-        self.transcript.flush()
-        self.stats_panel.show(self.stats, now=True)
-        self.inspector.catch_up()
-        self.chart.refresh()
+class ChatViews(ChatBase):
+    """Step selection; control changes, Esc, pace, drafter and system prompt sent to the source."""
 
     # -- step selection --------------------------------------------------------------
     def on_token_stream_step_selected(self, msg: TokenStream.StepSelected) -> None:
@@ -89,3 +83,46 @@ class ChatViews:
             self.sub_title = "stopping…"
         elif not self.inspector.follow:
             self.select_step(None)
+
+    # -- the system prompt (`/system TEXT` typed in the prompt) ------------------------------
+    def set_system_prompt(self, text: str) -> None:
+        """The source's system prompt from the next turn ('' removes it)."""
+        if not isinstance(self.source, SystemPromptSource):
+            self.notify("This chat takes no system prompt.", title="System prompt", severity="warning")
+            return
+        unread = self.source.system_note if self.ready else ""
+        if text.strip() and unread:   # known since loading: say it now, not "set" now and "left out" later
+            self.notify(f"No system prompt set: {unread.split(': ', 1)[-1]}.", title="System prompt",
+                        severity="warning", timeout=8)
+            return
+        self.source.set_system(text)
+        self.notify(f"System prompt {'set' if text.strip() else 'removed'}: it applies from the next turn "
+                    "(/system alone removes it).", title="System prompt", timeout=4)
+
+    # -- pace -------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "pace":
+            return self.can_pace
+        return True
+
+    @property
+    def can_pace(self) -> bool:
+        return not self.read_only and isinstance(self.source, PacedSource)
+
+    def action_pace(self, direction: int = 1) -> None:
+        if self.can_pace:
+            self.set_pace(next_pace(self.source.pace, direction))
+
+    def set_drafter(self, name: str) -> None:
+        """Between turns: the next answer drafts with `name` (the source says, as it starts, what it built)."""
+        self.source.set_drafter(name)
+        self.subtitle.drafter_switched = True   # the subtitle names the drafter each answer ran with from now on
+        self.notify(f"The next answer drafts with {name}.", title="Drafter", timeout=4)
+
+    def set_pace(self, steps_per_s: float) -> None:
+        if not self.can_pace:
+            return
+        self.source.set_pace(steps_per_s)
+        self.pace = self.source.pace   # the title follows (ChatScreen.watch_pace)
+        extra = " (waits are not counted in the timings)" if steps_per_s else ""
+        self.notify(f"pace: {pace_label(steps_per_s)}{extra}", timeout=3)

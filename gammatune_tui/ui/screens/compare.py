@@ -8,13 +8,17 @@ finishes first; `r` races again. A recording opened side by side skips the
 measuring. The summary table is read off the same `RunningStats` each pane
 shows, so the two can never disagree.
 
-Race time is scaled so a race lasts a few seconds even when the real runs took
-a fraction of one (`session.pacing`; the scale is shown, so it stays honest);
-speed 0 finishes the race at once (tests, screenshots).
+The race's time, pause, speed and finishing order are kept by a headless
+`RaceClock` (session/race_clock.py: race time is scaled so a race lasts a few
+seconds even when the real runs took a fraction of one; the scale is shown, so
+it stays honest; speed 0 finishes the race at once, for tests and
+screenshots). The screen ticks it 30 times a second, forwards the keys to it
+and draws what it says: each `MethodPane` shows its run up to the event the
+clock has reached (what it has shown, in a `SessionLog`) and its place.
 
 The screen's state that shows (`first_shown`, the page of panes in view;
 `race_paused`) is reactive, and its watchers redraw the panes and the race
-line; each `MethodPane` owns its race (what it has shown, in a `SessionLog`).
+line.
 
 Every method stays reachable on any screen: the panes are shown a page at a
 time, as many as fit at `PANE_MIN_WIDTH` columns each (two at 80 or 100
@@ -36,18 +40,18 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
-from ...errors import GammatuneError
 from ...render.safe_text import one_line
 from ...render.tables import backfire_text, lossless_text, summary_table, verdict
 from ...session.compare import CompareSummary, MethodRun, summarize
 from ...session.compare_job import CompareJob
-from ...session.pacing import check_speed, next_speed, race_scale
+from ...session.race_clock import RaceClock
 from ..widgets.compare_pane import MethodPane
-from .compare_copy import CompareCopy
-from .compare_messages import CompareProgress, MeasureDone, MethodMeasured
+from .base import GammaScreen
+from .clipboard import copy_with_notice
+from .compare_copy import NOTHING_YET, every_answer, one_answer, run_in_view
+from .compare_messages import CompareProgress, MeasureDone, MethodMeasured, measure
 from .help import COMPARE_KEYS, help_bindings
 
 PANE_MIN_WIDTH = 34
@@ -57,7 +61,7 @@ SHORT_BELOW = 34
 
 
 # -- the screen ---------------------------------------------------------------------------------
-class CompareScreen(CompareCopy, Screen):
+class CompareScreen(GammaScreen):
     """Panes side by side; measuring (live) or straight to the race (recordings)."""
 
     DEFAULT_CSS = """
@@ -110,20 +114,14 @@ class CompareScreen(CompareCopy, Screen):
         self.labels = list(labels)
         self.job = job
         self.runs: list[MethodRun] = list(runs or [])
-        self.speed = check_speed(speed)
+        self.race = RaceClock(speed)   # raises InvalidParameter for a speed that is not a number >= 0
         self.start_paused = paused
         self.screen_title = title
         self.warnings = list(warnings)
         self.summary: CompareSummary | None = None
         self.measuring = False
         self.error = ""
-        self.racing = False
-        self.race_scale = 1.0
-        self._race_t = 0.0            # race time (recorded seconds) reached so far
-        self._wall = 0.0              # wall clock at the last tick
-        self._timer = None
-        self.finish_order: list[str] = []
-        self.races = 0
+        self._timer = None            # the race's frames (30 a second), paused between races
         self.chosen_method: int | None = None  # the method last brought into view with 1–9 (what Ctrl+Y copies)
 
     def compose(self) -> ComposeResult:
@@ -193,14 +191,14 @@ class CompareScreen(CompareCopy, Screen):
         self.show_panes()
         self.title = "gammatune"
         self.sub_title = one_line(self.screen_title)
-        self.apply_palette()
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
+        self.follow_theme()
         for w in self.warnings:
             self.notify(one_line(w), title="Recording", severity="warning", timeout=10)
         if self.job is not None:
             self.measuring = True
             self._progress("preparing…")
-            self.run_worker(self._measure, thread=True, group="measure", exit_on_error=False)
+            self.run_worker(lambda: measure(self.job, self.post_message, self._warn_from_worker), thread=True,
+                            group="measure", exit_on_error=False)
         else:
             for pane, run in zip(self.panes, self.runs):
                 pane.set_run(run)
@@ -208,9 +206,7 @@ class CompareScreen(CompareCopy, Screen):
             self.start_race(paused=self.start_paused)
 
     def apply_palette(self) -> None:
-        gt = getattr(self.app, "gamma_theme", None)
-        if gt is None:
-            return
+        gt = self.app.gamma_theme  # type: ignore[attr-defined]
         for pane in self.panes:
             pane.transcript.set_palette(gt.roles, gt.background, gt.foreground)
             pane.chart.set_colours(gt.roles, gt.textual.accent or gt.textual.primary)
@@ -218,36 +214,9 @@ class CompareScreen(CompareCopy, Screen):
     def _progress(self, text: str) -> None:
         self.query_one("#progress", Label).update(Text(text))
 
-    # -- measuring (worker thread: only post_message) ---------------------------------------
-    def _measure(self) -> None:
-        job = self.job
-        assert job is not None
-        last = [0.0]
-
-        def loading(stage: str, frac: float) -> None:
-            pct = max(0.0, min(1.0, float(frac))) * 100
-            self.post_message(CompareProgress(f"loading models: {one_line(stage)} {pct:.0f}%"))
-
-        def progress(i: int, n: int, label: str, tokens: int) -> None:
-            now = time.monotonic()
-            if i < n and (tokens == 0 or now - last[0] > 0.25):
-                last[0] = now
-                self.post_message(CompareProgress(
-                    f"measuring {i + 1}/{n}: {label} · {tokens} tokens  "
-                    f"(each method runs alone; the race starts when all are measured)"))
-
-        try:
-            job.prepare(loading)
-            if job.notice:   # a system prompt this pair cannot read: left out, and said
-                self.app.call_from_thread(self.notify, job.notice[:1].upper() + job.notice[1:] + ".",
-                                          title="System prompt", severity="warning", timeout=10)
-            job.run(progress, lambda run: self.post_message(MethodMeasured(run)))
-        except GammatuneError as exc:
-            self.post_message(MeasureDone(str(exc)))
-        except Exception as exc:  # a failing model must not kill the UI
-            self.post_message(MeasureDone(f"{type(exc).__name__}: {exc}"))
-        else:
-            self.post_message(MeasureDone())
+    # -- measuring (compare_messages.measure, in a worker thread) ------------------------------
+    def _warn_from_worker(self, notice: str) -> None:
+        self.app.call_from_thread(self.notify, notice, title="System prompt", severity="warning", timeout=10)
 
     def on_compare_progress(self, msg: CompareProgress) -> None:
         if self.measuring:
@@ -272,67 +241,55 @@ class CompareScreen(CompareCopy, Screen):
         self.summary = self.job.summary() if self.job is not None else summarize(self.runs)
         self.start_race()
 
-    # -- the race ------------------------------------------------------------------------------
+    # -- the race: the clock (session/race_clock.py) keeps time and places; the screen draws them --------
     def start_race(self, paused: bool = False) -> None:
-        measured = [p for p in self.panes if p.run is not None]
-        for pane in measured:
-            pane.reset()
-        self.finish_order = []
-        self.races += 1
-        self.race_scale = race_scale(max((p.total_s for p in measured), default=0.0))
-        self._race_t = 0.0
-        self._wall = time.monotonic()
-        self.racing = True
+        panes = self.panes
+        for pane in panes:
+            if pane.run is not None:
+                pane.reset()
+        self.race.start(self.labels, [p.run.events if p.run is not None else None for p in panes],
+                        time.monotonic(), paused)
         self.race_paused = paused
-        if self.speed == 0:
-            self._advance_to(float("inf"))
+        if self.race.instant:
+            self._show_race(self.race.to_end())
             return
         if self._timer is None:
             self._timer = self.set_interval(1 / 30, self._tick)
         else:
             self._timer.resume()
-        self._advance_to(0.0)
+        self._show_race(self.race.advance_to(0.0))
         self._race_line()
 
-    @property
-    def rate(self) -> float:
-        """Recorded seconds per wall second."""
-        return self.race_scale * self.speed
-
     def _tick(self) -> None:
-        now = time.monotonic()
-        if self.racing and not self.race_paused:
-            self._race_t += (now - self._wall) * self.rate
-            self._advance_to(self._race_t)
-        self._wall = now
+        if self.race.racing and not self.race.paused:
+            self._show_race(self.race.tick(time.monotonic()))
+        else:
+            self.race.tick(time.monotonic())
 
-    def _advance_to(self, t: float) -> None:
-        finished = []
-        for pane in self.panes:
-            if pane.run is None or pane.done:
-                continue
-            pane.advance(t)
-            if pane.done:
-                finished.append(pane)
-        for pane in sorted(finished, key=lambda p: p.total_s):  # several may cross the line in one tick
-            pane.finish(len(self.finish_order))
-            self.finish_order.append(pane.label)
-        if all(p.done for p in self.panes if p.run is not None):
+    def _show_race(self, finished: list[int]) -> None:
+        """Each pane drawn up to where race time has reached; those that crossed the line, placed."""
+        panes = self.panes
+        for i, pane in enumerate(panes):
+            if pane.run is not None and not pane.done:
+                pane.show_until(self.race.due(i))
+        for i in finished:
+            c = self.race.contestants[i]
+            panes[i].finish(c.place or 0, c.total_s)
+        if not self.race.racing:   # every run shown whole
             self._race_over()
 
-    def watch_race_paused(self) -> None:
-        self._wall = time.monotonic()   # race time stands still while paused, and counts on from now
-        if self.racing:
+    def watch_race_paused(self, paused: bool) -> None:
+        self.race.set_paused(paused, time.monotonic())   # race time counts on from the moment it moves
+        if self.race.racing:
             self._race_line()
 
     def _race_line(self) -> None:
-        state = "paused" if self.race_paused else "racing"
+        state = "paused" if self.race.paused else "racing"
         self._progress(
-            f"{state} at ×{self.rate:.3g} of real time · each pane at its measured pace · "
+            f"{state} at ×{self.race.rate:.3g} of real time · each pane at its measured pace · "
             f"space pause · e end · r again · +/- speed · s panes ⇄ ranking")
 
     def _race_over(self) -> None:
-        self.racing = False
         if self._timer is not None:
             self._timer.pause()
         if self.summary is None:
@@ -350,12 +307,12 @@ class CompareScreen(CompareCopy, Screen):
             self.start_race()
 
     def action_toggle_pause(self) -> None:
-        if self.racing:
+        if self.race.racing:
             self.race_paused = not self.race_paused
 
     def action_finish(self) -> None:
-        if self.racing:
-            self._advance_to(float("inf"))
+        if self.race.racing:
+            self._show_race(self.race.to_end())
 
     def action_faster(self) -> None:
         self._change_speed(2.0)
@@ -364,21 +321,40 @@ class CompareScreen(CompareCopy, Screen):
         self._change_speed(0.5)
 
     def _change_speed(self, factor: float) -> None:
-        self.speed = next_speed(self.speed, factor)
-        if self.racing:
+        speed = self.race.change_speed(factor)
+        if self.race.racing:
             self._race_line()
-        self.notify(f"race speed ×{self.speed:g}", timeout=1)
+        self.notify(f"race speed ×{speed:g}", timeout=1)
 
     def action_stop(self) -> None:
         if self.measuring and self.job is not None:
             self.job.stop()
             self._progress("stopping after the current step…")
-        elif self.racing:
+        elif self.race.racing:
             self.action_finish()
 
     def action_toggle_shade(self) -> None:
         for pane in self.panes:
             pane.transcript.shade = not pane.transcript.shade
+
+    # -- copy (compare_copy.py: which text; clipboard.py: the one way to the clipboard) ----------
+    def on_descendant_focus(self, event) -> None:
+        """A click on a pane's transcript chooses its method, as 1–9 does."""
+        for i, pane in enumerate(self.panes):
+            if event.widget is pane or pane in event.widget.ancestors:
+                self.chosen_method = i
+
+    def action_copy_answer(self) -> str:
+        return self._copy(one_answer(run_in_view(self.runs, self.chosen_method, self.first_shown, self.per_page)))
+
+    def action_copy_all(self) -> str:
+        return self._copy(every_answer(self.runs))
+
+    def _copy(self, answer: tuple[str, str] | None) -> str:
+        if answer is None:
+            self.notify(NOTHING_YET, severity="warning", timeout=3)
+            return ""
+        return copy_with_notice(self, *answer)
 
     def on_unmount(self) -> None:
         if self.measuring and self.job is not None:
@@ -392,7 +368,10 @@ class CompareScreen(CompareCopy, Screen):
         yield SystemCommand("Finish race", "Show the end at once (e)", self.action_finish)
         yield SystemCommand("Panes / ranking", "Switch between the method panes and the ranking (s)",
                             self.action_toggle_ranking)
-        yield from self.copy_commands()
+        yield SystemCommand("Copy answer", "The answer of the method in view as plain text (Ctrl+Y)",
+                            self.action_copy_answer)
+        yield SystemCommand("Copy every answer", "Each method's answer under its name, as plain text (Ctrl+T)",
+                            self.action_copy_all)
         for i, label in enumerate(self.labels):
             yield SystemCommand(f"Show method: {one_line(label)}", f"Bring its pane into view ({i + 1})"
                                 if i < 9 else "Bring its pane into view", lambda i=i: self.action_show_method(i))

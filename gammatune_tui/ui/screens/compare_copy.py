@@ -5,60 +5,42 @@ the text comes from render/plain_text.py. Ctrl+Y takes the method last
 chosen — by a click on its pane's transcript or brought into view with 1–9 —
 while its pane is on screen, else the leftmost pane: with sampling the
 answers differ, and the one in view is the one meant.
+
+These are plain functions of the runs and of what is in view; the screen's
+copy actions call them and hand the text to the clipboard.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
-
-from textual.app import SystemCommand
+from typing import Sequence
 
 from ...engine.events import StepEvent
 from ...render.plain_text import answer_text, comparison_text
 from ...render.safe_text import one_line
-from .clipboard import copy_with_notice
+from ...session.compare import MethodRun
+
+NOTHING_YET = "Nothing to copy yet: no method has finished measuring."
 
 
-class CompareCopy:
-    """Mixed into CompareScreen: needs `runs`, `panes`, `first_shown`, `per_page`, `chosen_method`, `notify`, `app`."""
+def run_in_view(runs: Sequence[MethodRun], chosen: int | None, first_shown: int, per_page: int) -> MethodRun | None:
+    """The run Ctrl+Y copies: the method last chosen while its pane is on screen, else the leftmost pane's."""
+    if chosen is not None and first_shown <= chosen < first_shown + per_page:
+        return runs[chosen] if chosen < len(runs) else None
+    return runs[first_shown] if first_shown < len(runs) else None
 
-    def _finished_runs(self) -> list:
-        return [r for r in self.runs if r.events]
 
-    def on_descendant_focus(self, event) -> None:
-        """A click on a pane's transcript chooses its method, as 1–9 does."""
-        for i, pane in enumerate(self.panes):
-            if event.widget is pane or pane in event.widget.ancestors:
-                self.chosen_method = i
+def one_answer(run: MethodRun | None) -> tuple[str, str] | None:
+    """(the run's answer as plain text, what it is in words); None while it has none."""
+    if run is None or not run.events:
+        return None
+    steps = [e for e in run.events if isinstance(e, StepEvent)]
+    return answer_text(steps, run.summary), f"{one_line(run.label)}'s answer"
 
-    def _run_in_view(self):
-        chosen = self.chosen_method
-        if chosen is not None and self.first_shown <= chosen < self.first_shown + self.per_page:
-            return self.runs[chosen] if chosen < len(self.runs) else None
-        return self.runs[self.first_shown] if self.first_shown < len(self.runs) else None
 
-    def action_copy_answer(self) -> str:
-        run = self._run_in_view()
-        if run is None or not run.events:
-            self.notify("Nothing to copy yet: no method has finished measuring.", severity="warning", timeout=3)
-            return ""
-        steps = [e for e in run.events if isinstance(e, StepEvent)]
-        return self._copy(answer_text(steps, run.summary), f"{one_line(run.label)}'s answer")
-
-    def action_copy_all(self) -> str:
-        runs = self._finished_runs()
-        if not runs:
-            self.notify("Nothing to copy yet: no method has finished measuring.", severity="warning", timeout=3)
-            return ""
-        text = comparison_text([(r.label, [e for e in r.events if isinstance(e, StepEvent)], r.summary)
-                                for r in runs])
-        return self._copy(text, f"every method's answer ({len(runs)})")
-
-    def _copy(self, text: str, what: str) -> str:
-        return copy_with_notice(self, text, what)
-
-    def copy_commands(self) -> Iterable[SystemCommand]:
-        yield SystemCommand("Copy answer", "The answer of the method in view as plain text (Ctrl+Y)",
-                            self.action_copy_answer)
-        yield SystemCommand("Copy every answer", "Each method's answer under its name, as plain text (Ctrl+T)",
-                            self.action_copy_all)
+def every_answer(runs: Sequence[MethodRun]) -> tuple[str, str] | None:
+    """(each finished run's answer under its name, what it is in words); None while none has finished."""
+    done = [r for r in runs if r.events]
+    if not done:
+        return None
+    text = comparison_text([(r.label, [e for e in r.events if isinstance(e, StepEvent)], r.summary) for r in done])
+    return text, f"every method's answer ({len(done)})"

@@ -1,4 +1,8 @@
-"""One method's pane on the compare screen: transcript, chart and stats, fed at race time."""
+"""One method's pane on the compare screen: transcript, chart and stats, shown up to where the race has reached.
+
+The race's clock (`session.race_clock.RaceClock`) says how many of the run's
+events are due and the pane's place; the pane draws them.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,6 @@ from textual.widgets import Label, Static
 from ...engine.events import SessionHeader, StepEvent
 from ...render.safe_text import one_line
 from ...session.compare import MethodRun
-from ...session.pacing import schedule
 from ...session.session_log import SessionLog
 from ...session.stats import RunningStats
 from .acceptance_chart import AcceptanceChart
@@ -40,7 +43,7 @@ def pane_stats(stats: RunningStats) -> Text:
 
 
 class MethodPane(Vertical):
-    """Transcript, chart and stats of one method; fed one event at a time."""
+    """Transcript, chart and stats of one method; shown up to the event the race has reached."""
 
     DEFAULT_CSS = """
     MethodPane { width: 1fr; min-width: 16; border-right: vkey $panel; }
@@ -56,7 +59,6 @@ class MethodPane(Vertical):
         self.label = label
         self.run: MethodRun | None = None
         self.session_log = SessionLog()   # what the race has shown of the run so far
-        self.times: list[float] = []
         self.fed = 0
         self.place: int | None = None
         self.status = "waiting"
@@ -82,14 +84,9 @@ class MethodPane(Vertical):
 
     def set_run(self, run: MethodRun) -> None:
         self.run = run
-        self.times = schedule(run.events, cap=None)
         s = run.stats
         self.query_one(".pane-stats", Static).update(
             Text(f"measured: {s.tokens} tokens in {s.elapsed_s:.2f} s", style="dim italic"))
-
-    @property
-    def total_s(self) -> float:
-        return self.times[-1] if self.times else 0.0
 
     @property
     def done(self) -> bool:
@@ -104,14 +101,14 @@ class MethodPane(Vertical):
         self.remove_class("-winner")
         self.query_one(".pane-title", Label).update(one_line(self.label))
 
-    def advance(self, t: float) -> bool:
-        """Feeds every event due by race time t; True if anything was drawn."""
+    def show_until(self, due: int) -> bool:
+        """Draws the run's events up to the `due`-th (what the race has reached); True if anything was drawn."""
         if self.run is None:
             return False
         events = self.run.events
         start = self.fed
         ts = self.transcript
-        while self.fed < len(events) and self.times[self.fed] <= t:
+        while self.fed < min(due, len(events)):
             ev = events[self.fed]
             self.fed += 1
             self.session_log.add(ev)
@@ -127,8 +124,9 @@ class MethodPane(Vertical):
             return True
         return False
 
-    def finish(self, place: int) -> None:
+    def finish(self, place: int, total_s: float) -> None:
+        """Its place in the race (0: the winner) and its recorded time, in its title."""
         self.place = place
         self.set_class(place == 0, "-winner")
         self.query_one(".pane-title", Label).update(
-            f"{ordinal(place)} ✓ {one_line(self.label)} · {self.total_s:.2f} s")
+            f"{ordinal(place)} ✓ {one_line(self.label)} · {total_s:.2f} s")

@@ -29,13 +29,13 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from rich.text import Text
 from textual.widgets import Input, Label, Select
-from textual.widgets._select import SelectOverlay
 from textual.widgets.option_list import Option
 
 from ...engine.policies.param_specs import SPECS, ParamSpec
 from ...engine.policies import METHODS, PolicySettings, grouped_methods, param_help, used_params
 from ...engine.common.sampling import SamplingConfig
 from ...errors import InvalidParameter
+from ..textual_compat import SelectOverlay
 
 
 def _tooltip(s: ParamSpec) -> str:

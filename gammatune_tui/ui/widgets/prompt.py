@@ -93,7 +93,7 @@ def clean_prompt(text: str) -> tuple[str, bool]:
     """The prompt with every undecodable byte as U+FFFD, and whether it held any.
 
     Bytes that are not UTF-8 reach the app as U+FFFD from the terminal (see
-    `decode_stdin_tolerantly`) or as lone surrogates from the command line
+    `textual_compat.decode_stdin_tolerantly`) or as lone surrogates from the command line
     (Python's surrogateescape); a tokenizer refuses the latter with a raw
     TypeError, so both become U+FFFD here, and the screen says so.
     """

@@ -222,3 +222,14 @@ class StepInspector(Static):
     def set_roles(self, roles: dict[str, TokenRole]) -> None:
         self.roles = dict(roles)
         self.show(self.event, self.index, self.total, self.session, self.end_ids)
+
+    def toggle_shown(self, short: bool) -> None:
+        """F7. On a tall screen: shown / hidden. On a short one (`short`: it keeps to its step line there,
+        `-full` shows the whole table): step line → whole table → hidden → step line."""
+        if short and self.display and not self.has_class("-full"):
+            self.add_class("-full")
+        elif self.display:
+            self.display = False
+            self.remove_class("-full")
+        else:
+            self.display = True

@@ -1,0 +1,99 @@
+"""Every place gammatune leans on Textual's private names, in one module, so an upgrade breaks here first.
+
+Textual (the supported range is pyproject's `textual` bound) keeps some
+widgets in private modules, and its POSIX driver builds its stdin decoder and
+its terminal parser from module-level names at input-thread start. gammatune
+needs four of those widgets (the footer's keys, to leave some out on narrow
+screens; the select's overlay, to style and open it; the toast rack and its
+toasts, to hide notices under the command palette) and patches two of those
+driver names:
+
+- `decode_stdin_tolerantly`: Textual reads stdin with a strict UTF-8
+  decoder, so one byte that is not UTF-8 (a binary file pasted into the
+  prompt) raised UnicodeDecodeError in its input thread and ended the app
+  with a traceback. The driver's decoder is wrapped to decode with
+  errors="replace": the byte arrives as "�", and the chat screen says what
+  happened when it is sent.
+- `install_paste_filter`: the driver's parser gets a `PasteFilter` in front
+  (ui/paste_filter.py says why: an ESC inside a bracketed paste was read as
+  a key sequence).
+
+`patch_terminal_input` applies both, once per process (the app does so when
+it is built). tests/ui/test_textual_compat.py imports every name here and
+checks the patches still reach the driver, so a Textual release that moves
+them fails that test, not a user's terminal.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Iterable
+
+from textual.widgets._footer import FooterKey
+from textual.widgets._select import SelectOverlay
+from textual.widgets._toast import Toast, ToastRack
+
+from .paste_filter import PasteFilter
+
+__all__ = ["FooterKey", "SelectOverlay", "Toast", "ToastRack", "patch_terminal_input"]
+
+
+def _linux_driver():
+    """Textual's POSIX driver module, or None where the platform has none."""
+    try:
+        from textual.drivers import linux_driver
+    except ImportError:
+        return None
+    return linux_driver
+
+
+def decode_stdin_tolerantly() -> None:
+    """Make the driver's stdin decoder turn undecodable bytes into U+FFFD instead of failing (once)."""
+    driver = _linux_driver()
+    if driver is None:
+        return
+    strict = driver.getincrementaldecoder
+    if getattr(strict, "tolerant", False):
+        return
+
+    def tolerant(encoding: str):
+        return functools.partial(strict(encoding), errors="replace")
+
+    tolerant.tolerant = True   # type: ignore[attr-defined]
+    driver.getincrementaldecoder = tolerant
+
+
+def _paste_safe(parser_class: type) -> type:
+    class PasteSafeParser(parser_class):   # type: ignore[misc, valid-type]
+        """The terminal parser with a `PasteFilter` in front of it."""
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.paste_filter = PasteFilter()
+
+        def feed(self, data: str) -> Iterable:
+            if not data:   # the end of input: what is held first
+                held = self.paste_filter.flush()
+                if held:
+                    yield from super().feed(held)
+                yield from super().feed(data)
+                return
+            text = self.paste_filter(data)
+            if text:   # "" would tell the parser the input ended
+                yield from super().feed(text)
+
+    PasteSafeParser.paste_safe = True   # type: ignore[attr-defined]
+    return PasteSafeParser
+
+
+def install_paste_filter() -> None:
+    """Make the driver parse the terminal's input through a `PasteFilter` (once)."""
+    driver = _linux_driver()
+    if driver is not None and not getattr(driver.XTermParser, "paste_safe", False):
+        driver.XTermParser = _paste_safe(driver.XTermParser)
+
+
+def patch_terminal_input() -> None:
+    """Both patches of the driver's input: tolerant decoding and whole pastes."""
+    decode_stdin_tolerantly()
+    install_paste_filter()
