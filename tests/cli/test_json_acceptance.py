@@ -1,0 +1,42 @@
+"""`run --json` and `compare --json FILE`: acceptance in vLLM's per-request terms, beside the numbers they had."""
+
+from __future__ import annotations
+
+import json
+
+from gammatune_tui.engine.events import SessionSummary, StepEvent, event_from_json
+from gammatune_tui.session.recording import read_recording
+from clihelpers import assert_one_line, invoke
+
+VLLM_NAMES = ("mean_acceptance_length", "draft_acceptance_rate", "acceptance_histogram", "num_spec_steps",
+              "num_draft_tokens", "num_accepted_draft_tokens", "num_accepted_tokens_per_pos",
+              "per_position_acceptance_rate", "per_step_accepted", "per_step_drafted")
+
+
+def test_run_json_summary_carries_vllm_acceptance_metrics_and_still_replays(capsys, pair_args, tmp_path):
+    rec = tmp_path / "run.jsonl"
+    code, out, err = invoke(["run", "def f(x):", *pair_args, "-n", "12", "--json", "--record", str(rec),
+                             "-t", "0", "--method", "specdecode", "--gamma", "3"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    summary = json.loads(lines[-1])
+    sd = summary["speculative_decoding"]
+    assert all(name in sd for name in VLLM_NAMES), sorted(sd)
+    steps = [event_from_json(json.loads(line)) for line in lines[1:-1]]
+    assert all(isinstance(s, StepEvent) for s in steps)
+    spec = [s for s in steps if s.drafted]
+    assert sd["per_step_accepted"] == [s.accepted for s in spec]
+    assert sd["per_step_drafted"] == [len(s.drafted) for s in spec]
+    assert sd["num_spec_steps"] == len(spec) and sd["num_accepted_draft_tokens"] == summary["accepted"]
+    assert sd["num_draft_tokens"] == summary["drafted"]
+    assert sd["mean_acceptance_length"] == 1 + summary["accepted"] / len(spec)   # the bonus token included
+    assert sum(sd["acceptance_histogram"]) == len(spec)
+    # the recording keeps its schema: every line the same, the summary without the derived object
+    recorded = rec.read_text(encoding="utf-8").splitlines()
+    assert recorded[:-1] == lines[:-1]
+    assert json.loads(recorded[-1]) == {k: v for k, v in summary.items() if k != "speculative_decoding"}
+    # and the --json stream itself reads back as a recording
+    saved = tmp_path / "stdout.jsonl"
+    saved.write_text(out, encoding="utf-8")
+    events = read_recording(saved).events
+    assert isinstance(events[-1], SessionSummary) and events[-1].accepted == summary["accepted"]
