@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 
 from gammatune_tui.engine.events import SessionSummary, StepEvent, event_from_json
 from gammatune_tui.session.recording import read_recording
@@ -40,3 +41,38 @@ def test_run_json_summary_carries_vllm_acceptance_metrics_and_still_replays(caps
     saved.write_text(out, encoding="utf-8")
     events = read_recording(saved).events
     assert isinstance(events[-1], SessionSummary) and events[-1].accepted == summary["accepted"]
+
+
+def test_compare_json_file_has_each_contestants_settings_speedup_spread_and_vllm_metrics(capsys, pair_args,
+                                                                                          tmp_path):
+    out_file = tmp_path / "race.json"
+    code, out, err = invoke(["compare", "--print", "def f(x):", *pair_args, "-M", "specdecode,gammatune+", "-n", "8",
+                             "--repeats", "2", "-t", "0", "--gamma", "3", "--json", str(out_file)], capsys)
+    assert code == 0, err
+    data = json.loads(out_file.read_text(encoding="utf-8"))
+    assert [c["label"] for c in data["contestants"]] == ["specdecode", "gammatune+"]
+    assert data["target_only"]["tokens_per_s"]["runs"] and len(data["target_only"]["tokens_per_s"]["runs"]) == 2
+    for c in data["contestants"]:
+        assert c["settings"]["method"] == c["label"] and c["settings"]["gamma0"] == 3
+        s = c["speedup_over_target_only"]
+        assert len(s["per_round"]) == 2 and s["low"] <= s["high"]
+        assert s["median"] == c["tokens_per_s"]["median"] / statistics.median_low(data["target_only"]["tokens_per_s"]["runs"])
+        sd = c["speculative_decoding"]
+        assert all(name in sd for name in VLLM_NAMES), sorted(sd)
+        assert sd["mean_acceptance_length"] == 1 + sd["num_accepted_draft_tokens"] / sd["num_spec_steps"]
+    assert data["lossless"]["checked"] and data["lossless"]["identical"]
+
+
+def test_compare_json_paths_are_checked_before_any_model_loads(capsys, tmp_path):
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("hello", encoding="utf-8")
+    base = ["compare", "--print", "--target", str(tmp_path / "no-such-model"), "--draft", str(tmp_path / "no-draft")]
+    code, _, err = invoke([*base, "hi", "--json", str(tmp_path / "missing" / "r.json")], capsys)
+    assert_one_line(code, err, "--json", "does not exist")
+    code, _, err = invoke([*base, "-f", str(prompt), "--json", str(prompt)], capsys)
+    assert_one_line(code, err, "--json", "--prompt-file")
+    assert prompt.read_text(encoding="utf-8") == "hello"
+    same = tmp_path / "x.json"
+    code, _, err = invoke([*base, "hi", "--json", str(same), "--record", str(same)], capsys)
+    assert_one_line(code, err, "--json", "--record", "same file")
+    assert not same.exists()
