@@ -41,7 +41,7 @@ class DeployAdvice:
         return {
             "target": self.target, "draft": self.draft, "law": self.law, "batch": 1,
             "costs": {"given": self.prices.given, "draft_ms": c.draft_token_s * 1000,
-                      "draft_step_ms": c.draft_step_s * 1000,
+                      **({"draft_step_ms": c.draft_step_s * 1000} if c.draft_step_s else {}),
                       "verify_ms": {str(k): v * 1000 for k, v in sorted(c.verify_s.items())},
                       "target_alone_ms_per_token": _plain_ms(self.prices)},
             "gammatune": {"method": self.own.method, "gamma0": self.own.gamma0, "speedup": _num(self.own.speedup),
