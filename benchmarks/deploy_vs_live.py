@@ -98,8 +98,10 @@ def main() -> None:
              str(k), "--repeats", str(a.repeats), "-t", "0", "--json", str(out), *common])
         race = json.loads(out.read_text())
         spec = next(c for c in race["contestants"] if c["label"] == "specdecode")
+        plain = race["target_only"]["tokens_per_s"]
         live[k] = dict(spec["speedup_over_target_only"], load=f"{before} → {load()}",
-                       mean_acceptance_length=spec["speculative_decoding"]["mean_acceptance_length"])
+                       mean_acceptance_length=spec["speculative_decoding"]["mean_acceptance_length"],
+                       target_alone_ms_per_token=1000 / plain["median"] if plain["median"] else None)
     rows = []
     print(f"\n{a.pair}: predicted (doctor --for) vs live (compare at that K, {a.repeats} rounds)")
     print(f"{'engine':13} {'best setting':36} {'predicted':>14} {'live median':>11} {'live rounds':>13}  agree")
@@ -118,8 +120,13 @@ def main() -> None:
         rows.append({"engine": e["engine"], "knobs": b["knobs"], "k": k, "predicted": b["speedup"],
                      "spread": b["spread"], "predicted_acceptance_length": b["mean_acceptance_length"],
                      "live": lv, "agree": agree})
+    doctor_ms = deploy["costs"]["target_alone_ms_per_token"]
+    print(f"  the doctor's timing pass: the target alone {doctor_ms:.2f} ms per token (fastest), "
+          f"draft {deploy['costs']['draft_ms']:.2f} ms per token + {deploy['costs'].get('draft_step_ms', 0.0):.2f} "
+          "ms per drafting step")
     for k, lv in live.items():
-        print(f"  K={k}: live acceptance length {lv['mean_acceptance_length']:.2f}, load {lv['load']}")
+        print(f"  K={k}: live acceptance length {lv['mean_acceptance_length']:.2f}, target alone "
+              f"{lv['target_alone_ms_per_token']:.2f} ms per token (median round, prefill included), load {lv['load']}")
     if a.json:
         a.json.write_text(json.dumps({"pair": a.pair, "rows": rows, "costs": deploy["costs"]}, indent=1))
 
