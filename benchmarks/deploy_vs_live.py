@@ -5,8 +5,9 @@ its best setting is a fixed window K when the engine's best is one (vLLM's
 num_speculative_tokens, SGLang's steps, llama.cpp with p-min 0 and n-min 0,
 transformers' constant schedule with threshold 0). Each distinct K is then
 raced live by `compare --print --json` on the first prompt of the same set
-(the same text, chat-formatted as the doctor sends it, the same token budget,
-greedy, one thread), and the predicted speed-up over the target alone is set
+(the same text, byte for byte, as compare's argument: a --prompt-file would
+lose its final newline; chat-formatted as the doctor sends it; the same token
+budget; greedy; one thread), and the predicted speed-up over the target alone is set
 beside compare's: its median and the lowest and highest round (each run
 against the target-only run of its own round). Both commands run through the
 CLI, in this process, one after the other; `uptime`'s load is printed before
@@ -81,8 +82,9 @@ def main() -> None:
         doctor_models, drafts = ["--pair", "smollm2"], ["--self-drafts", "self:int4"]
     common = ["-n", str(a.max_new_tokens), "--threads", "1"]
     tmp = Path(tempfile.mkdtemp(prefix="deploy-vs-live-"))
-    prompt = tmp / "prompt.txt"
-    prompt.write_text(load_prompt_set(a.prompts)[0].text, encoding="utf-8")
+    # the prompt as compare's argument, byte for byte: --prompt-file drops a final newline ($(cat FILE)'s rule),
+    # and the set's prompts end with one, so a file would race another prompt than the doctor's trace
+    text = load_prompt_set(a.prompts)[0].text
     doctor_json = tmp / "doctor.json"
     print(f"doctor: load {load()}", file=sys.stderr)
     cli(["doctor", *doctor_models, *drafts, "--prompts", a.prompts, "--limit", "1", "--gammas", a.gammas,
@@ -94,7 +96,7 @@ def main() -> None:
     for k in sorted({k for k in map(fixed_k, deploy["engines"]) if k is not None}):
         out = tmp / f"compare-{k}.json"
         before = load()
-        cli(["compare", "--print", "-f", str(prompt), *models, "--methods", "specdecode,gammatune+", "--gamma",
+        cli(["compare", "--print", text, *models, "--methods", "specdecode,gammatune+", "--gamma",
              str(k), "--repeats", str(a.repeats), "-t", "0", "--json", str(out), *common])
         race = json.loads(out.read_text())
         spec = next(c for c in race["contestants"] if c["label"] == "specdecode")
@@ -115,8 +117,10 @@ def main() -> None:
         lv = live[k]
         lo, hi = lv["low"], lv["high"]
         agree = b["speedup"] - b["spread"] <= hi and b["speedup"] + b["spread"] >= lo
+        same = abs(b["mean_acceptance_length"] - lv["mean_acceptance_length"]) < 1e-9
         print(f"{e['engine']:13} {setting:36} {pred:>14} {lv['median']:>10.2f}× {lo:>6.2f}–{hi:<5.2f}  "
-              f"{'yes' if agree else 'NO'}")
+              f"{'yes' if agree else 'NO'}; acc. len {b['mean_acceptance_length']:.3f} predicted, "
+              f"{lv['mean_acceptance_length']:.3f} live{'' if same else ' (NOT the same text)'}")
         rows.append({"engine": e["engine"], "knobs": b["knobs"], "k": k, "predicted": b["speedup"],
                      "spread": b["spread"], "predicted_acceptance_length": b["mean_acceptance_length"],
                      "live": lv, "agree": agree})

@@ -314,10 +314,9 @@ def test_the_best_fixed_k_prediction_agrees_with_a_live_run_at_that_k(tmp_path, 
     assert exc.value.code == 0, capsys.readouterr().err
     best = json.loads(out.read_text())["deploy"]["engines"][0]["best"]
     k = best["knobs"]["num_speculative_tokens"]
-    prompt, race = tmp_path / "prompt.txt", tmp_path / "race.json"
-    prompt.write_text(text, encoding="utf-8")
-    with pytest.raises(SystemExit) as exc:
-        main(["compare", "--print", "-f", str(prompt), "--target", str(t), "--draft", str(d), "-M",
+    race = tmp_path / "race.json"
+    with pytest.raises(SystemExit) as exc:   # the text as the argument: a --prompt-file drops its final newline
+        main(["compare", "--print", text, "--target", str(t), "--draft", str(d), "-M",
               "specdecode,gammatune+", "--gamma", str(k), "-n", str(n), "--repeats", "3", "-t", "0", "--threads", "1",
               "--json", str(race)])
     assert exc.value.code == 0, capsys.readouterr().err
