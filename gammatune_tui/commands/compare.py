@@ -4,7 +4,8 @@ The pair is loaded once; each method then runs alone (honest timings),
 `--repeats` times in interleaved rounds beside plain target-only decoding,
 and the TUI plays each method's median run as a race. `--print` measures and
 prints the transcripts and the ranked summary without the TUI (for scripts
-and CI).
+and CI). `--json FILE` saves each contestant's settings, speed-up over
+target-only with its spread and acceptance in vLLM's terms (compare_json.py).
 `--drafters model,prompt-lookup` races each method once per draft source
 (`specdecode/model`, `specdecode/lookup`, …) on the same target and prompt.
 """
@@ -23,7 +24,7 @@ from ..engine.loading.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .input_checks import check_methods_text, check_repeats, check_theme
-from .output_paths import check_outputs
+from .output_paths import check_outputs, same_file
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 from .prompt_input import given_prompt, prompt_file_option, system_option
 from .terminal import prints_instead_of_tui
@@ -44,6 +45,7 @@ def compare(
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
     record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", dir_okay=False, help="Write every run's event stream to one JSONL recording."),
     print_: bool = typer.Option(False, "--print", "--no-tui", help="Measure, then print transcripts and the ranked summary (no TUI)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", dir_okay=False, help="Also write every contestant's settings, speed-up over target-only with its spread, and acceptance in vLLM's terms to this JSON file."),
     theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme of the TUI."),
     *,
     opts: CommonOptions,
@@ -78,9 +80,7 @@ def compare(
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
-    if record is not None:
-        check_outputs([("--record", record)], [("--prompt-file", prompt_file)],
-                      lambda text: print(text, file=sys.stderr))
+    _check_output_files(record, json_out, prompt_file)
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: before anything loads
     load_kwargs = opts.load_kwargs()
     if drafter_list is not None:  # the draft model is loaded when one contestant drafts with it
@@ -92,11 +92,32 @@ def compare(
     job = CompareJob(method_list, settings, sampling, prompt, opts.max_new_tokens, raw=opts.raw,
                      load_kwargs=load_kwargs, record=record, repeats=repeats, drafters=drafter_list, system=system)
     if prints_instead_of_tui(print_, "compare"):
-        _measure_and_print(job, record)
+        _measure_and_print(job, record, json_out)
     else:
         from ..ui.app import make_compare_app
 
         make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
+        if json_out is not None:
+            _save_json(json_out, job, job.summary() if job.runs else None)
+
+
+def _check_output_files(record: Optional[Path], json_out: Optional[Path], prompt_file: Optional[Path]) -> None:
+    """--record and --json: a missing folder, a directory, or the prompt file itself: one line before anything loads."""
+    outputs = [(flag, path) for flag, path in (("--record", record), ("--json", json_out)) if path is not None]
+    if record is not None and json_out is not None and same_file(record, json_out):
+        raise InvalidParameter(f"--json {json_out} and --record {record} name the same file; give each its own")
+    if outputs:
+        check_outputs(outputs, [("--prompt-file", prompt_file)], lambda text: print(text, file=sys.stderr))
+
+
+def _save_json(path: Path, job: Any, summary: Any) -> None:
+    if summary is None:
+        print(f"note: nothing was measured, so {path} was not written", file=sys.stderr)
+        return
+    from .compare_json import write_compare_json
+
+    write_compare_json(path, job, summary)
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def _check_draft_model_exists(opts: CommonOptions, drafters: Optional[str]) -> None:
@@ -115,7 +136,7 @@ def _check_draft_model_exists(opts: CommonOptions, drafters: Optional[str]) -> N
                                "(--drafters self:int4,prompt-lookup)")
 
 
-def _measure_and_print(job: Any, record: Optional[Path]) -> None:
+def _measure_and_print(job: Any, record: Optional[Path], json_out: Optional[Path] = None) -> None:
     """Progress on stderr (on a terminal), the transcripts and the ranked summary on stdout."""
     from ..render.printer import make_console, print_runs
 
@@ -149,6 +170,8 @@ def _measure_and_print(job: Any, record: Optional[Path]) -> None:
     print_runs(make_console(), job.runs, compare=True, summary=summary)
     if record:
         print(f"recorded to {record}", file=sys.stderr)
+    if json_out is not None:
+        _save_json(json_out, job, summary)
 
 
 def register(app: typer.Typer) -> None:

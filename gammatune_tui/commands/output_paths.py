@@ -25,7 +25,8 @@ STDIN = "-"
 _WHAT = {"--record": "recording", "--out": "results", "--json": "report", "--traces": "traces"}
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (existing or not)."""
     try:
         if a.exists() and b.exists():
             return os.path.samefile(a, b)
@@ -48,7 +49,7 @@ def check_output(path: Path, flag: str, inputs: Iterable[tuple[str, Optional[Pat
     for in_flag, src in inputs:
         if src is None or str(src) == STDIN:
             continue
-        if _same_file(path, Path(src)):
+        if same_file(path, Path(src)):
             raise InvalidParameter(f"{shown} is also the {in_flag} file it reads: writing it would destroy that "
                                    "input; give another file name")
     parent = path.parent if str(path.parent) else Path(".")
@@ -76,7 +77,7 @@ def check_outputs(outputs: Iterable[tuple[str, Path]], inputs: Iterable[tuple[st
 
 def check_json_and_csv(out: Path, csv: Path) -> None:
     """`--out` names the JSON file and the CSV goes beside it: the two must be different files."""
-    if Path(out).suffix.lower() == ".csv" or _same_file(Path(out), Path(csv)):
+    if Path(out).suffix.lower() == ".csv" or same_file(Path(out), Path(csv)):
         raise InvalidParameter(f"--out {out}: --out names the JSON file and the CSV is written beside it as "
                                f"{csv}; give a name ending in .json")
 

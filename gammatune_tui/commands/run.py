@@ -6,13 +6,15 @@ and a summary table. When stdout is not a terminal (a pipe, a file) stdout
 gets the generated text alone, and the header and summary go to stderr, so
 `gammatune run … > out.txt` saves just the text. `--json` writes the event
 stream itself (docs/spec.md §3) and nothing else on stdout, so it can be piped into
-`jq` or saved as a recording. Model output is untrusted text: it is shown
+`jq` or saved as a recording; its summary line also carries the session in vLLM's
+per-request spec-decode terms (`speculative_decoding`, docs/deploy.md). Model output is untrusted text: it is shown
 only through `rich.text.Text` after `printable()` has escaped control
 characters.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -63,7 +65,7 @@ def run(
     from ..engine.loading.models import load_pair
     from ..render.tables import hindsight_text
     from ..session.hindsight import run_hook
-    from ..session.recording import RecordingWriter, event_line
+    from ..session.recording import RecordingWriter
 
     check_models(opts)   # before the prompt is picked and anything loads
     prompt = prompt_or_demo(prompt, opts.seed)
@@ -83,12 +85,7 @@ def run(
         decoder = SpeculativeDecoder(pair, settings, sampling)
         events = count.watch(decoder.generate(ids, max_new_tokens=max_new, user_text=prompt))  # ContextTooLong first
         if json_out:
-            out = sys.stdout
-            for ev in events:
-                if writer is not None:
-                    writer.write(ev)
-                out.write(event_line(ev) + "\n")
-                out.flush()
+            _print_json(events, writer)
             return
         _print_session(events, writer, lambda seen: hindsight_text(run_hook(session_hindsight, pair, seen)))
     except KeyboardInterrupt:
@@ -96,6 +93,32 @@ def run(
     finally:
         if writer is not None:
             writer.close()
+
+
+def _print_json(events: Iterable[Any], writer: Any) -> None:
+    """Each event as its recording line; the summary line also carries the session in vLLM's terms.
+
+    `speculative_decoding` (mean acceptance length, acceptance rate and
+    histograms, per-position and per-step counts: docs/deploy.md) is derived
+    from the steps above it by the same tally the run summary reads, so it is
+    added at output, not recorded: a `--record` file keeps the recording
+    schema as it is, and the reader skips the extra key, so a saved `--json`
+    stream still replays.
+    """
+    from ..session.recording import event_line
+    from ..session.stats import RunningStats
+
+    out = sys.stdout
+    stats = RunningStats()
+    for ev in events:
+        stats.add(ev)
+        if writer is not None:
+            writer.write(ev)
+        line = event_line(ev)
+        if getattr(ev, "type", None) == "summary":
+            line = line[:-1] + ', "speculative_decoding": ' + json.dumps(stats.speculative_decoding) + "}"
+        out.write(line + "\n")
+        out.flush()
 
 
 def _note(text: str) -> None:

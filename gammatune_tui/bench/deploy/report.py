@@ -41,6 +41,7 @@ class DeployAdvice:
         return {
             "target": self.target, "draft": self.draft, "law": self.law, "batch": 1,
             "costs": {"given": self.prices.given, "draft_ms": c.draft_token_s * 1000,
+                      **({"draft_step_ms": c.draft_step_s * 1000} if c.draft_step_s else {}),
                       "verify_ms": {str(k): v * 1000 for k, v in sorted(c.verify_s.items())},
                       "target_alone_ms_per_token": _plain_ms(self.prices)},
             "gammatune": {"method": self.own.method, "gamma0": self.own.gamma0, "speedup": _num(self.own.speedup),
@@ -96,7 +97,9 @@ def assumptions(advice: DeployAdvice) -> Text:
         costs = (f"the costs you gave: {c.draft_token_s * 1000:g} ms per drafted token, {plain:g} ms per target "
                  "forward (a verify pass of any window, and each token of the target alone)")
     else:
-        costs = (f"gammatune's own costs measured on this machine: {c.draft_token_s * 1000:.2f} ms per drafted token, "
+        per_step = f" and {c.draft_step_s * 1000:.2f} ms per drafting step" if c.draft_step_s else ""
+        costs = (f"gammatune's own costs measured on this machine: {c.draft_token_s * 1000:.2f} ms per drafted token"
+                 f"{per_step}, "
                  f"verify {', '.join(f'{k}: {v * 1000:.1f}' for k, v in sorted(c.verify_s.items()))} ms, the target "
                  f"alone {plain:.1f} ms per token; a server's kernels differ: give yours with "
                  "--costs DRAFT_MS,VERIFY_MS")

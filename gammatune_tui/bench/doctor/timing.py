@@ -81,6 +81,9 @@ def robust_costs(events: Sequence[Any]) -> CostModel:
     per_draft = [s.draft_s / len(s.drafted) for s in steps if s.drafted]
     if per_draft:
         cost.draft_token_s = fastest(per_draft)
+        fit = draft_line(steps)
+        if fit is not None:
+            cost.draft_step_s, cost.draft_token_s = fit
     by_k: dict[int, list[float]] = {}
     for s in steps:
         by_k.setdefault(len(s.drafted) + 1, []).append(s.verify_s)
@@ -90,4 +93,36 @@ def robust_costs(events: Sequence[Any]) -> CostModel:
     return cost
 
 
-__all__ = ["PLAIN_TOKENS", "TIMING_PASSES", "TIMING_TOKENS", "fastest", "robust_costs", "timing_pass"]
+DRAFT_FIT_SAMPLES = 3   # steps of one window size needed before its fastest draft time joins the line
+
+
+def draft_line(steps: Sequence[Any]) -> tuple[float, float] | None:
+    """(per step, per token) seconds of drafting: the line through each window size's fastest draft time.
+
+    A step's first draft forward also feeds what the draft has not cached
+    yet, and the window is set up once, so a window of d tokens costs
+    a + b·d, not b·d: the fastest cost per token, read off the long windows
+    of the timing pass, underprices the short ones a fixed-K server runs.
+    Fitted on the cost per token, b + a/d, so that every window size weighs
+    alike; None (keep the cost per token alone) with fewer than three window
+    sizes, or when the line has no positive per-step part.
+    """
+    import numpy as np
+
+    by_d: dict[int, list[float]] = {}
+    for s in steps:
+        if s.drafted:
+            by_d.setdefault(len(s.drafted), []).append(s.draft_s)
+    points = [(d, fastest(v)) for d, v in sorted(by_d.items()) if len(v) >= DRAFT_FIT_SAMPLES]
+    if len(points) < 3:
+        return None
+    x = np.array([1.0 / d for d, _ in points])
+    y = np.array([t / d for d, t in points])
+    a, b = np.polyfit(x, y, 1)   # t/d = b + a·(1/d)
+    if not (a > 0 and b > 0):
+        return None
+    return float(a), float(b)
+
+
+__all__ = ["DRAFT_FIT_SAMPLES", "PLAIN_TOKENS", "TIMING_PASSES", "TIMING_TOKENS", "draft_line", "fastest",
+           "robust_costs", "timing_pass"]

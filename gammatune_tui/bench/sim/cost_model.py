@@ -19,7 +19,13 @@ class CostModel:
     """Seconds for the parts of a step, measured on this machine.
 
     A step that drafts d tokens and emits e costs
-    step_s + d·draft_token_s + verify_s[d + 1] + e·emit_token_s.
+    step_s + [d > 0]·draft_step_s + d·draft_token_s + verify_s[d + 1] + e·emit_token_s.
+
+    `draft_step_s` is what a drafting step pays once whatever its window (the
+    first draft forward also feeds the tokens the draft has not cached yet,
+    and the window is set up): without it a cost per token read off long
+    windows underprices short ones. 0 where it was not measured (older cost
+    models, `--costs`), and then left out of the JSON.
     """
 
     draft_token_s: float
@@ -31,6 +37,11 @@ class CostModel:
     # target-only decoding, seconds per token (prefill included), timed in the same pass as the rest, so that
     # "× target-only" compares like with like; 0: not timed (then the traces' own recording time prices it)
     plain_token_s: float = 0.0
+    draft_step_s: float = 0.0
+
+    def draft(self, d: int) -> float:
+        """Seconds to draft a window of d tokens (nothing for d = 0)."""
+        return d * self.draft_token_s + self.draft_step_s if d > 0 else 0.0
 
     def verify(self, k: int) -> float:
         v = self.verify_s.get(k)
@@ -55,6 +66,8 @@ class CostModel:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["verify_s"] = {str(k): v for k, v in self.verify_s.items()}
+        if not self.draft_step_s:
+            del d["draft_step_s"]   # a model without it prices as before, and writes as before
         d["c"] = self.verify(1) / self.draft_token_s if self.draft_token_s > 0 else math.nan
         return d
 
@@ -62,7 +75,8 @@ class CostModel:
     def from_json(cls, d: dict[str, Any]) -> "CostModel":
         return cls(float(d["draft_token_s"]), {int(k): float(v) for k, v in d["verify_s"].items()},
                    float(d.get("step_s", 0.0)), float(d.get("emit_token_s", 0.0)), float(d.get("session_s", 0.0)),
-                   float(d.get("outside_s", 0.0)), float(d.get("plain_token_s", 0.0)))
+                   float(d.get("outside_s", 0.0)), float(d.get("plain_token_s", 0.0)),
+                   float(d.get("draft_step_s", 0.0)))
 
 
 def target_only_s(trace: Any, cost: "CostModel | None") -> float:

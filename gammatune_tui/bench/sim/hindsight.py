@@ -85,7 +85,7 @@ def session_lookup_trace(pair: Pair, header: SessionHeader, steps: Sequence[Step
 
 def step_price(cost: CostModel, drafted: int, emitted: int) -> float:
     """What the simulator charges one step (bench/sim/simulate.py's `play_trace`, without the session's fixed part)."""
-    return drafted * cost.draft_token_s + cost.verify(drafted + 1) + cost.step_s + emitted * cost.emit_token_s
+    return cost.draft(drafted) + cost.verify(drafted + 1) + cost.step_s + emitted * cost.emit_token_s
 
 
 def session_hindsight(pair: Pair, events: Sequence[Event]) -> Hindsight:

@@ -139,7 +139,7 @@ def oracle_run(trace: Trace, cost: CostModel, max_new_tokens: int | None = None,
         v = verify.get(d + 1)
         if v is None:
             v = verify[d + 1] = cost.verify(d + 1)
-        return d * cost.draft_token_s + v + cost.step_s + new * cost.emit_token_s
+        return cost.draft(d) + v + cost.step_s + new * cost.emit_token_s
 
     best = [0.0] * (end + 1)
     choice = [0] * end

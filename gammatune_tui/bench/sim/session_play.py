@@ -65,7 +65,7 @@ def step_costs(timings: Sequence[tuple[float, float]] | None, cost: CostModel | 
     if timings is not None and step < len(timings):
         return timings[step][0], drafted, timings[step][1], drafted + 1
     if cost is not None:
-        return drafted * cost.draft_token_s, drafted, cost.verify(drafted + 1), drafted + 1
+        return cost.draft(drafted), drafted, cost.verify(drafted + 1), drafted + 1
     return None
 
 
@@ -73,7 +73,7 @@ def price_session(tally: RunRecord, windows: dict[int, int], cost: CostModel | N
     """A played session's times from the cost model: drafts, one verify per step by its window, the rest."""
     if cost is None:
         return
-    tally.draft_s = tally.drafted * cost.draft_token_s
+    tally.draft_s = tally.drafted * cost.draft_token_s + cost.draft_step_s * sum(c for d, c in windows.items() if d)
     tally.verify_s = sum(c * cost.verify(d + 1) for d, c in sorted(windows.items()))
     tally.wall_s = (session_s + cost.session_s + tally.draft_s + tally.verify_s
                     + tally.steps * cost.step_s + tally.tokens * cost.emit_token_s)
