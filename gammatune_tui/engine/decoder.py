@@ -32,6 +32,7 @@ from .logits_processing import check_processors, session_processors, wrap_runner
 from .policies import Policy, PolicySettings
 from .runners import RunnerSet, runner_pool
 from .common.sampling import SamplingConfig, Served, make_generator
+from .common.vocab import shared_vocab
 from .step_clock import StepClock
 from .events.step_events import session_header, token_events
 from .policies.step_rule import plan_window, settle_step
@@ -191,10 +192,7 @@ class SpeculativeDecoder:
 
     def _vocab(self) -> int:
         """The ids both models speak (the target's alone when no draft model drafts)."""
-        target, draft = self.pair.target, self.pair.draft
-        if self.drafter.model_free or draft is None:
-            return int(target.config.vocab_size)
-        return int(min(target.config.vocab_size, draft.config.vocab_size))
+        return shared_vocab(self.pair.target, None if self.drafter.model_free else self.pair.draft)
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
         pair = self.pair
