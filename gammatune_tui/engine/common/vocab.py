@@ -15,8 +15,9 @@ from typing import Any
 
 def shared_vocab(target: Any, draft: Any | None) -> int:
     """How many ids, from 0, both `target` and `draft` (None: no draft model) have rows for."""
-    size = int(target.config.vocab_size)
-    return size if draft is None else min(size, int(draft.config.vocab_size))
+    if draft is None:
+        return int(target.config.vocab_size)
+    return min(int(target.config.vocab_size), int(draft.config.vocab_size))
 
 
 __all__ = ["shared_vocab"]
