@@ -22,25 +22,10 @@ from pathlib import Path
 import torch
 
 from . import PAIR_DIR
-from ..engine.runners.hf_compat import cache_kw, output_cache
+from ..engine.common.pair import Pair
+from ..engine.plain import PlainRun, plain_decode
 
 REGIMES = (("0", 0, 0), ("1-3", 1, 3), ("4-7", 4, 7), ("8+", 8, 10**9))
-
-
-@torch.no_grad()
-def target_greedy(model, prompt_ids: list[int], max_new: int, eos_ids) -> list[int]:
-    """Plain KV-cached greedy decoding: the baseline speculative decoding must beat (and match)."""
-    dev = next(model.parameters()).device
-    out = model(input_ids=torch.tensor([prompt_ids], device=dev), use_cache=True)
-    past = output_cache(out)
-    nxt = int(out.logits[0, -1].argmax())
-    path = [nxt]
-    while len(path) < max_new and nxt not in eos_ids:
-        out = model(input_ids=torch.tensor([[nxt]], device=dev), **cache_kw(model, past), use_cache=True)
-        past = output_cache(out)
-        nxt = int(out.logits[0, -1].argmax())
-        path.append(nxt)
-    return path
 
 
 @torch.no_grad()
@@ -69,22 +54,17 @@ def regime_counts(runs: list[int]) -> dict[str, int]:
     return {name: sum(lo <= r <= hi for r in runs) for name, lo, hi in REGIMES}
 
 
-def load(pair_dir: Path, threads: int):
-    """The pair through the engine's loader when it is there (the real code path), else transformers directly."""
-    try:
-        from ..engine import load_pair
+def load(pair_dir: Path, threads: int) -> Pair:
+    """The pair through the engine's loader: the code path every command takes."""
+    from ..engine import load_pair
 
-        pair = load_pair(target=str(pair_dir / "target"), draft=str(pair_dir / "draft"), device="cpu",
-                         dtype="float32", threads=threads)
-        return pair, pair.target, pair.draft, pair.tokenizer, set(pair.eos_ids)
-    except ImportError:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+    return load_pair(target=str(pair_dir / "target"), draft=str(pair_dir / "draft"), device="cpu",
+                     dtype="float32", threads=threads)
 
-        torch.set_num_threads(threads)
-        tok = AutoTokenizer.from_pretrained(pair_dir / "target")
-        t = AutoModelForCausalLM.from_pretrained(pair_dir / "target", dtype=torch.float32).eval()
-        d = AutoModelForCausalLM.from_pretrained(pair_dir / "draft", dtype=torch.float32).eval()
-        return None, t, d, tok, {tok.eos_token_id}
+
+def plain_greedy(pair: Pair, prompt_ids: list[int], max_new: int) -> PlainRun:
+    """Plain KV-cached greedy decoding on the paper's path: the baseline speculative decoding must beat (and match)."""
+    return plain_decode(pair, prompt_ids, max_new, transformers_cache=True)
 
 
 def speculative(pair, prompt: str, max_new: int, method: str, gamma0: int) -> tuple[list[int], float, dict]:
@@ -119,25 +99,26 @@ def main(argv: list[str] | None = None) -> int:
 
     from ..prompts import load_prompt_set
 
-    pair, target, draft, tok, eos = load(args.pair_dir, args.threads)
+    pair = load(args.pair_dir, args.threads)
+    target, draft, tok = pair.target, pair.draft, pair.tokenizer
     torch.set_num_threads(args.threads)
     prompts = load_prompt_set(args.prompts)
-    encode = (lambda s: pair.encode_prompt(s, raw=True)) if pair is not None else (lambda s: tok(s).input_ids)
+    encode = lambda s: pair.encode_prompt(s, raw=True)  # noqa: E731
     n_params = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
     print(f"pair: {args.pair_dir}  target {n_params(target):,} params, draft {n_params(draft):,} params, "
           f"{args.threads} threads, {len(prompts)} prompts, {args.max_new_tokens} new tokens each")
 
     # warm up both models (first calls allocate)
-    target_greedy(target, encode(prompts[0].text), 8, eos)
+    plain_greedy(pair, encode(prompts[0].text), 8)
     draft_matches(draft, encode(prompts[0].text), [1, 2])
 
     paths, all_matches, all_runs = [], [], []
     plain_tokens, plain_s = 0, 0.0
     for p in prompts:
         ids = encode(p.text)
-        t0 = time.perf_counter()
-        path = target_greedy(target, ids, args.max_new_tokens, eos)
-        plain_s += time.perf_counter() - t0
+        run = plain_greedy(pair, ids, args.max_new_tokens)
+        path = run.token_ids
+        plain_s += run.wall_s
         plain_tokens += len(path)
         m = draft_matches(draft, ids, path)
         paths.append(path)
@@ -163,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     for p, path in list(zip(prompts, paths))[: args.show]:
         print(f"\n--- {p.id} (greedy, target) ---\n{p.text}\u2502{tok.decode(path)}")
 
-    if not args.no_speed and pair is not None:
+    if not args.no_speed:
         # per prompt, plain then each method, so a busy machine slows them alike
         methods = [(m, int(g or 4)) for m, _, g in (spec.partition(":") for spec in args.methods.split(","))]
         for method, gamma0 in methods:
@@ -172,10 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         plain_tokens, plain_s = 0, 0.0
         for p, path in zip(prompts, paths):
             ids = encode(p.text)
-            t0 = time.perf_counter()
-            again = target_greedy(target, ids, args.max_new_tokens, eos)
-            plain_s += time.perf_counter() - t0
-            plain_tokens += len(again)
+            again = plain_greedy(pair, ids, args.max_new_tokens)
+            plain_s += again.wall_s
+            plain_tokens += again.tokens
             for m in methods:
                 got, wall, info = speculative(pair, p.text, args.max_new_tokens, *m)
                 a = acc[m]

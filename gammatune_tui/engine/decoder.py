@@ -29,9 +29,11 @@ from .drafting import DraftSource
 from .events import SessionHeader, SessionSummary, StepEvent
 from .kv_cache import prefill, rewind
 from .logits_processing import check_processors, session_processors, wrap_runner
+from .mailbox import SettingsMailbox
 from .policies import Policy, PolicySettings
 from .runners import RunnerSet, runner_pool
 from .common.sampling import SamplingConfig, Served, make_generator
+from .common.vocab import shared_vocab
 from .step_clock import StepClock
 from .events.step_events import session_header, token_events
 from .policies.step_rule import plan_window, settle_step
@@ -98,8 +100,7 @@ class SpeculativeDecoder:
             raise InvalidParameter(f"policy must be PolicySettings or a Policy, got {type(policy).__name__}")
         self.sampling = sampling or SamplingConfig()
         self.label = label
-        self._lock = threading.Lock()
-        self._pending: tuple[PolicySettings | None, SamplingConfig | None] | None = None
+        self._mailbox = SettingsMailbox()
         self._stop = threading.Event()
         self.eos_ids = frozenset(pair.eos_ids)
         self.runners: RunnerSet | None = None  # the running (or last) session's runners: tests, inspector
@@ -118,20 +119,14 @@ class SpeculativeDecoder:
             raise InvalidParameter("settings must be a PolicySettings")
         if sampling is not None and not isinstance(sampling, SamplingConfig):
             raise InvalidParameter("sampling must be a SamplingConfig")
-        with self._lock:
-            old = self._pending
-            if old is not None:
-                settings = settings if settings is not None else old[0]
-                sampling = sampling if sampling is not None else old[1]
-            self._pending = (settings, sampling)
+        self._mailbox.put(settings, sampling)
 
     def stop(self) -> None:
         """End the running session at the next step boundary (stop_reason "stopped")."""
         self._stop.set()
 
     def _take_pending(self) -> bool:
-        with self._lock:
-            pending, self._pending = self._pending, None
+        pending = self._mailbox.take()
         if pending is None:
             return False
         settings, sampling = pending
@@ -191,10 +186,7 @@ class SpeculativeDecoder:
 
     def _vocab(self) -> int:
         """The ids both models speak (the target's alone when no draft model drafts)."""
-        target, draft = self.pair.target, self.pair.draft
-        if self.drafter.model_free or draft is None:
-            return int(target.config.vocab_size)
-        return int(min(target.config.vocab_size, draft.config.vocab_size))
+        return shared_vocab(self.pair.target, None if self.drafter.model_free else self.pair.draft)
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
         pair = self.pair

@@ -25,6 +25,7 @@ import time
 from typing import Any, Iterator, Sequence
 
 from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, StepEvent, TargetToken
+from ..engine.mailbox import SettingsMailbox
 from ..engine.policies import PolicySettings
 from ..engine.policies.policy_base import TokenStats
 from ..engine.policies.step_rule import cut_window, plan_window, settle_step
@@ -104,8 +105,8 @@ class SyntheticSource:
         self.turn = 0
         self.requests: list[tuple[PolicySettings | None, SamplingConfig | None]] = []
         self.gate: threading.Semaphore | None = None
-        self._lock = threading.Lock()
-        self._pending: tuple[PolicySettings | None, SamplingConfig | None] | None = None
+        self._lock = threading.Lock()   # the settings and their record change together
+        self._mailbox = SettingsMailbox()
         self._stop = threading.Event()
         self.pace = check_pace(pace)
         self.pacer = StepPacer(self.pace)
@@ -134,8 +135,7 @@ class SyntheticSource:
             self.requests.append((settings, sampling))
             self.settings = settings or self.settings
             self.sampling = sampling or self.sampling
-            old = self._pending or (None, None)
-            self._pending = (settings or old[0], sampling or old[1])
+            self._mailbox.put(settings, sampling)
 
     def stop(self) -> None:
         self._stop.set()
@@ -156,7 +156,7 @@ class SyntheticSource:
         """Header, steps and summary of one session, as `SpeculativeDecoder.generate` yields them."""
         self._stop.clear()
         with self._lock:   # settings asked for between sessions are this session's from the start
-            self._pending = None
+            self._mailbox.take()
             settings, sampling = self.settings, self.sampling
         text = user_text if user_text is not None else _prompt_text(prompt, self.prompt)
         pieces = _pieces(self.text)
@@ -194,8 +194,7 @@ class SyntheticSource:
                 break
             changed = False
             sampling_now: dict = {}
-            with self._lock:
-                pending, self._pending = self._pending, None
+            pending = self._mailbox.take()
             if pending is not None:
                 if pending[0] is not None:
                     policy = pending[0].apply_to(policy)

@@ -12,7 +12,7 @@ from safetensors import safe_open
 
 from gammatune_tui.demo import DRAFT_DIR, PAIR_DIR, TARGET_DIR
 from gammatune_tui.resources import demo_pair_installed
-from gammatune_tui.demo.measure import draft_matches, target_greedy
+from gammatune_tui.demo.measure import draft_matches, plain_greedy
 
 
 def test_pair_is_installed_and_small():
@@ -58,7 +58,7 @@ def test_speculative_greedy_equals_target_greedy(demo_pair):
 
     prompt = "class Stack:\n    \"\"\"A simple last-in, first-out stack.\"\"\"\n\n    def __init__(self):\n"
     ids = demo_pair.encode_prompt(prompt, raw=True)
-    plain = target_greedy(demo_pair.target, ids, 48, set(demo_pair.eos_ids))
+    plain = plain_greedy(demo_pair, ids, 48).token_ids
     for method in ("specdecode", "gammatune+"):
         dec = SpeculativeDecoder(demo_pair, PolicySettings.build(method, gamma0=4), SamplingConfig(temperature=0.0))
         got = [e.id for ev in dec.generate(prompt, max_new_tokens=48) if isinstance(ev, StepEvent) for e in ev.emitted]
@@ -69,7 +69,7 @@ def test_draft_agrees_often_but_not_always(demo_pair):
     """The pair is useful for the demo only if the draft is mostly, not always, right."""
     prompt = "def read_lines(path, encoding='utf-8'):\n    "
     ids = demo_pair.encode_prompt(prompt, raw=True)
-    path = target_greedy(demo_pair.target, ids, 64, set(demo_pair.eos_ids))
+    path = plain_greedy(demo_pair, ids, 64).token_ids
     m = draft_matches(demo_pair.draft, ids, path)
     assert 0.3 < sum(m) / len(m) < 1.0
 
@@ -77,5 +77,5 @@ def test_draft_agrees_often_but_not_always(demo_pair):
 def test_target_completes_code_with_code(demo_pair):
     prompt = "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n"
     ids = demo_pair.encode_prompt(prompt, raw=True)
-    text = demo_pair.tokenizer.decode(target_greedy(demo_pair.target, ids, 40, set(demo_pair.eos_ids)))
+    text = demo_pair.tokenizer.decode(plain_greedy(demo_pair, ids, 40).token_ids)
     assert any(kw in text for kw in ("return", "if ", "=", "for ")), text

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 from ...engine.common.pair import Pair
 from ...engine.loading.models import load_pair
 from ...engine.common.sampling import SamplingConfig
+from ...engine.common.vocab import shared_vocab
 from ...engine.policies import METHODS, PolicyParams, PolicySettings
 # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
 from ...engine.policies.policy_params import DEFAULT_GAMMA0
@@ -234,7 +235,7 @@ def record(pair: Pair, cfg: DoctorConfig, progress: Progress,
     pid = [protocol.PromptIds(p.id, pair.encode_prompt(p.text, raw=cfg.raw)) for p in cfg.prompts]
     protocol.warm_up(pair, pid[0], protocol.SweepConfig(methods=["specdecode"], gammas=[4], max_new_tokens=16,
                                                         baselines=(protocol.PLAIN,)))
-    vocab = int(min(pair.target.config.vocab_size, pair.draft.config.vocab_size))
+    vocab = shared_vocab(pair.target, pair.draft)
     traces = []
     for p in pid:
         t0 = time.perf_counter()

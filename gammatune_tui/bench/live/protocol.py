@@ -16,15 +16,15 @@ import os
 import platform
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from ...engine.common.pair import Pair
 from ...engine.drafting.draft_sources import pair_drafter
+from ...engine.plain import plain_decode
 from ...engine.policies import PolicySettings
 from ...engine.common.sampling import SamplingConfig
 from ...session.stats import RunningStats
 from ..results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
-from ...engine.runners.hf_compat import cache_kw
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
 LOOKUP_BASELINES = (PLAIN, HF_LOOKUP)  # a prompt-lookup sweep: transformers' prompt lookup is the peer
@@ -153,36 +153,6 @@ def run_policy(pair: Pair, settings: PolicySettings, prompt: PromptIds, max_new_
     return rec
 
 
-def greedy_target(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int, eos_ids: Iterable[int]) -> tuple[list[int], float]:
-    """Plain target-only greedy decoding with a KV cache; (tokens, seconds incl. prefill)."""
-    import torch
-
-    from ...engine.runners.recurrent import session_cache
-
-    target = pair.target
-    device = pair.device
-    eos = set(eos_ids)
-    draft = pair.draft
-    vocab = int(target.config.vocab_size if draft is None else min(target.config.vocab_size, draft.config.vocab_size))
-    ids = list(prompt_ids)
-    out: list[int] = []
-    t0 = time.perf_counter()
-    with torch.no_grad():
-        cache = session_cache(target)   # a hybrid target's own cache (runners/recurrent.py)
-        if len(ids) > 1:
-            target(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(target, cache), use_cache=True,
-                   logits_to_keep=1)
-        last = ids[-1]
-        while len(out) < max_new_tokens:
-            lg = target(input_ids=torch.tensor([[last]], device=device), **cache_kw(target, cache), use_cache=True,
-                        logits_to_keep=1).logits[0, -1, :vocab]
-            last = int(lg.argmax())
-            out.append(last)
-            if last in eos:
-                break
-    return out, time.perf_counter() - t0
-
-
 class _ForwardCount:
     """Counts a model's forward passes during a transformers `generate()`: its steps (one target pass each)."""
 
@@ -203,10 +173,11 @@ class _ForwardCount:
 
 
 def run_plain(pair: Pair, prompt: PromptIds, max_new_tokens: int, repeat: int = 0) -> RunRecord:
-    toks, wall = greedy_target(pair, prompt.ids, max_new_tokens, pair.eos_ids)
-    eos = bool(toks) and toks[-1] in pair.eos_ids
-    return RunRecord(method=PLAIN, gamma0=None, prompt_id=prompt.id, repeat=repeat, tokens=len(toks),
-                     steps=len(toks), target_calls=len(toks), wall_s=wall, stop_reason="eos" if eos else "max_new_tokens", output_ids=toks)
+    """Plain target-only greedy decoding on the paper's path (transformers' cache, one token per pass)."""
+    run = plain_decode(pair, prompt.ids, max_new_tokens, transformers_cache=True)
+    return RunRecord(method=PLAIN, gamma0=None, prompt_id=prompt.id, repeat=repeat, tokens=run.tokens,
+                     steps=run.tokens, target_calls=run.tokens, wall_s=run.wall_s, stop_reason=run.stop_reason,
+                     output_ids=run.token_ids)
 
 
 def run_hf_assisted(pair: Pair, schedule: str, gamma0: int, threshold: float, prompt: PromptIds,

@@ -78,7 +78,7 @@ def session_seconds(pair: Pair, ids: list[int]) -> float:
     """What a trace's `session_s` holds, measured on this machine: the header's text pieces and both prefills."""
     import torch
 
-    from ..sim.trace_record import prefilled
+    from ...engine.plain import prefilled
 
     device = torch.device(pair.device)
     t0 = time.perf_counter()

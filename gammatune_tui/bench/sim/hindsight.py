@@ -18,6 +18,7 @@ import time
 from typing import Sequence
 
 from ...engine.common.pair import Pair
+from ...engine.common.vocab import shared_vocab
 from ...engine.drafting.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN
 from ...engine.events import Event, SessionHeader, StepEvent
 from ...session.hindsight import Hindsight, not_applicable
@@ -37,7 +38,7 @@ def session_trace(pair: Pair, header: SessionHeader, steps: Sequence[StepEvent])
     n = len(tokens)
     draft = pair.draft
     device = torch.device(pair.device)
-    vocab = int(min(pair.target.config.vocab_size, draft.config.vocab_size))
+    vocab = shared_vocab(pair.target, draft)
     with torch.no_grad():
         full = torch.tensor([prompt + tokens], device=device)
         logits = draft(input_ids=full, use_cache=False, logits_to_keep=n + 1).logits[0, :n, :vocab].float()

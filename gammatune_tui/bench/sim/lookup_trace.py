@@ -22,7 +22,7 @@ from ...engine.common.pair import Pair
 from ...engine.policies import Policy
 from ...engine.policies.policy_base import TokenStats
 from ...engine.drafting.prompt_lookup import PromptLookupSource, point_mass_stats
-from ...engine.policies.step_rule import cut_window, plan_window
+from ...engine.policies.step_rule import cut_window, plan_window, window_end
 from .cost_model import CostModel
 from ..results import RunRecord
 from .session_play import SessionPlay, SimStep
@@ -201,7 +201,7 @@ def window_options(trace: LookupTrace, n: int, wmax: int) -> list[tuple[int, int
     while run < len(full) and n + run < L and full[run] == toks[n + run]:
         run += 1
     for w in range(1, wmax + 1):
-        d = w if e is None else min(w, e + 1)  # cut after a drafted EOS, as `cut_window` cuts
+        d = window_end(w, e)
         a = min(run, d)
         out.append((w, d, a, min(a + 1, L - n)))
     return out

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...engine.policies import Policy, PolicyParams
+from ...engine.policies.step_rule import window_end
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
 from .lookup_trace import LookupTrace, window_options
@@ -109,16 +110,17 @@ def step_options(trace: Trace, n: int, wmax: int) -> list[tuple[int, int, int, i
     m = n + r
     new = r + 1
     if dids[m] in eos:  # the mismatching draft token is EOS: drafting stops on it
-        return out + [(r + 1, r + 1, r, new)]
-    off, e = trace.off_ids[m], off_eos[m]
+        off, eos_at = [], r
+    else:
+        off, e = trace.off_ids[m], off_eos[m]
+        eos_at = None if e is None else r + 1 + e
     for w in range(r + 1, wmax + 1):
-        need = w - r - 1
-        if e is not None and e < need:  # the draft's own continuation hits EOS: every longer window drafts the same
-            out.append((w, r + 2 + e, r, new))
+        d = window_end(w, eos_at)
+        if d == w and w - r - 1 > len(off):
             break
-        if need > len(off):
+        out.append((w, d, r, new))
+        if eos_at is not None and w > eos_at:  # through the EOS: every longer window drafts the same
             break
-        out.append((w, w, r, new))
     return out
 
 

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 
 from ...engine.policies import Policy, PolicySettings
 from ...engine.policies.policy_base import TokenStats
-from ...engine.policies.step_rule import plan_window, window_ends
+from ...engine.policies.step_rule import plan_window, window_end, window_ends
 from .trace_stats import TraceWindow, Unknown, UnknownRows
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
@@ -160,23 +160,18 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
             if window <= r:
                 d = a = window
             elif n + r >= L:  # matched through the final EOS: drafting stopped on it
-                d = a = r
+                d = a = window_end(window, r - 1)
             else:
                 m = n + r
                 a = r
-                if dids[m] in eos:
-                    d = r + 1
+                if dids[m] in eos:   # the proposal: r matches, the draft's own token at m, then its off-path
+                    d = window_end(window, r)
                 else:
-                    need = window - r - 1
                     e = off_eos[m]
-                    if e is not None and e < need:
-                        d = r + 2 + e
-                    else:
-                        if need > len(off_ids[m]):
-                            raise TraceTooShallow(
-                                f"window {window} needs {need} draft proposals after a disagreement; "
-                                f"the trace holds {trace.off_depth}")
-                        d = window
+                    d = window_end(window, None if e is None else r + 1 + e)
+                    if d == window and window - r - 1 > len(off_ids[m]):
+                        raise TraceTooShallow(f"window {window} needs {window - r - 1} draft proposals after a "
+                                              f"disagreement; the trace holds {trace.off_depth}")
             stats = TraceWindow(trace, dent, off_ent, n, a, d)
         else:
             d = a = 0

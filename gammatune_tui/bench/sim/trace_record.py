@@ -1,8 +1,8 @@
 """Recording a greedy trace from a model pair: the target's continuation, the draft along it, and its detours.
 
 What `play_trace` (simulate.py) needs to replay any policy exactly is fixed by
-the models alone: the target's greedy continuation (decoded on the cached,
-one-token-per-pass path plain decoding uses, which also times the plain
+the models alone: the target's greedy continuation (decoded by `plain_decode`
+on the paper's transformers-cache path, which also times the plain
 baseline), one teacher-forced draft pass over prompt + continuation, and what
 the draft goes on proposing after each of its own wrong tokens. Recording is
 the slow part of `bench --simulate` (hence the trace cache) and needs torch;
@@ -15,9 +15,10 @@ import time
 from typing import Any, Iterable
 
 from ...engine.common.pair import Pair
+from ...engine.common.vocab import shared_vocab
 from .simulate import Trace
 from ...engine.runners.hf_compat import cache_kw
-from ...engine.runners.recurrent import has_recurrent_state, session_cache, state_runner
+from ...engine.runners.recurrent import has_recurrent_state, state_runner
 
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
 
@@ -29,23 +30,10 @@ def _margin_small(logits: Any) -> Any:
     return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
 
 
-def prefilled(model: Any, ids: list[int], device: Any) -> Any:
-    """A fresh KV cache holding `ids` but the last token (the one the next pass feeds), as every recorder starts.
-
-    Call it under `torch.no_grad()`; the caller's clock, if any, includes the prefill.
-    """
-    import torch
-
-    cache = session_cache(model)   # a hybrid model's own cache (runners/recurrent.py)
-    if len(ids) > 1:
-        model(input_ids=torch.tensor([ids[:-1]], device=device), **cache_kw(model, cache), use_cache=True,
-              logits_to_keep=1)
-    return cache
-
-
 def target_run(pair: Pair, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
                token_s: list[float] | None = None, vocab: int | None = None) -> tuple[list[int], float, float]:
-    """Target-only greedy decoding, the decoder's cached path at k = 1: (tokens, prefill seconds, total seconds).
+    """Target-only greedy decoding on the paper's path (`plain_decode` over transformers' cache):
+    (tokens, prefill seconds, total seconds).
 
     The plain baseline every simulated table divides by; it depends on the
     target alone, so several drafts' traces of one prompt can share it.
@@ -54,31 +42,12 @@ def target_run(pair: Pair, prompt_ids: list[int], max_new_tokens: int, eos_ids: 
     decoder does for a model-free source). `token_s`, if given, gets each
     token's seconds.
     """
-    import torch
+    from ...engine.plain import plain_decode
 
-    target = pair.target
-    device = torch.device(pair.device)
-    if vocab is None:
-        vocab = int(min(target.config.vocab_size, pair.draft.config.vocab_size))
-    eos = set(int(i) for i in eos_ids)
-    ids = list(prompt_ids)
-    with torch.no_grad():
-        t0 = time.perf_counter()
-        tcache = prefilled(target, ids, device)
-        t_prefill = time.perf_counter() - t0
-        toks: list[int] = []
-        last = ids[-1]
-        while len(toks) < max_new_tokens:
-            t1 = time.perf_counter()
-            logits = target(input_ids=torch.tensor([[last]], device=device), **cache_kw(target, tcache),
-                            use_cache=True, logits_to_keep=1).logits[0, -1, :vocab].float()
-            last = int(logits.argmax())
-            toks.append(last)
-            if token_s is not None:
-                token_s.append(time.perf_counter() - t1)
-            if last in eos:
-                break
-        return toks, t_prefill, time.perf_counter() - t0
+    run = plain_decode(pair, prompt_ids, max_new_tokens, transformers_cache=True, vocab=vocab, eos_ids=eos_ids)
+    if token_s is not None:
+        token_s.extend(run.token_s)
+    return run.token_ids, run.prefill_s, run.wall_s
 
 
 def record_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
@@ -94,7 +63,7 @@ def record_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_toke
 
     target, draft = pair.target, pair.draft
     device = torch.device(pair.device)
-    vocab = int(min(target.config.vocab_size, draft.config.vocab_size))
+    vocab = shared_vocab(target, draft)
     eos = set(int(i) for i in eos_ids)
     ids = list(prompt_ids)
     P = len(ids)

@@ -40,8 +40,9 @@ from typing import Any, Iterable
 from ...engine.common.pair import Pair
 from ...engine.runners.hf_compat import cache_kw
 from ...engine.common.sampling import SamplingConfig, Served
+from ...engine.common.vocab import shared_vocab
 from .simulate import Trace
-from .trace_record import prefilled
+from ...engine.plain import prefilled
 from ...engine.runners.recurrent import has_recurrent_state, state_runner
 
 OFF_STREAM = 0x5EED  # added to the seed for the off-path stream
@@ -90,7 +91,7 @@ def record_sampled_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_
         raise ValueError("a sampled trace needs a temperature > 0; greedy traces come from trace_record")
     target, draft = pair.target, pair.draft
     device = torch.device(pair.device)
-    vocab = int(min(target.config.vocab_size, draft.config.vocab_size))
+    vocab = shared_vocab(target, draft)
     eos = set(int(i) for i in eos_ids)
     served = Served(sampling)
     # each prompt its own streams: the seed and the prompt's id (stable across runs and machines),

@@ -29,6 +29,7 @@ from ..policies import DEFAULT_GAMMA_MAX, PolicySettings
 from ..runners import DEFAULT_CAPACITY, GraphRunner, runner_pool
 from ..runners.plan import windows_for
 from ..common.sampling import SamplingConfig
+from ..common.vocab import shared_vocab
 
 PROMPT_LEN = 8
 
@@ -47,9 +48,7 @@ def warm_up(pair: Pair, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None
     report = progress or (lambda stage, frac: None)
     device = torch.device(pair.device)
     pool = runner_pool(pair)
-    draft = pair.draft
-    vocab = int(pair.target.config.vocab_size if draft is None else min(pair.target.config.vocab_size,
-                                                                           draft.config.vocab_size))
+    vocab = shared_vocab(pair.target, pair.draft)
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(0, vocab, (1, PROMPT_LEN + gamma_max + 2), generator=gen).to(device)
     runners = pool.acquire()

@@ -12,8 +12,9 @@ drives all four with one script is tests/engine/test_step_rule.py):
   token, and nothing is drafted past the budget (`plan_window`);
 * a window ends at its size, after a drafted EOS (which stays), or after a
   token on which a policy that may stop early says no (which stays too:
-  the HF convention) — `window_ends`, asked token by token, and
-  `cut_window` for a proposal known at once;
+  the HF convention) — `window_ends`, asked token by token, `cut_window`
+  for a proposal known at once, and `window_end` where no policy may stop
+  it early and the first EOS is known;
 * a step emits the accepted drafts and the target's token, cut after the
   first EOS and at the budget (`emitted_run`); the session then stops on
   that EOS or on the budget (`stop_reason`);
@@ -53,11 +54,20 @@ def window_ends(drafted: int, window: int, token: int, stats: TokenStats, earlie
     return False, False
 
 
+def window_end(window: int, eos_at: int | None) -> int:
+    """How many tokens a window drafts when no policy ends it early: all `window` of them, or up to and with the
+    proposal's first EOS (at index `eos_at`; None: it has none) — `window_ends`' rule for a proposal whose EOS
+    is known at once (the simulator's fast paths, the oracle's options)."""
+    return window if eos_at is None or eos_at >= window else eos_at + 1
+
+
 def cut_window(ids: Sequence[int], stats: Sequence[TokenStats], window: int, policy: Policy,
                eos: frozenset[int] | set[int]) -> tuple[int, bool]:
     """How many of a proposal known at once (prompt lookup's, a synthetic one) a window keeps, and whether the
     policy stopped it early: `window_ends` asked token by token."""
     n = min(window, len(ids))
+    if not policy.may_stop_early:
+        return window_end(n, next((i for i in range(n) if ids[i] in eos), None)), False
     for i in range(n):
         earlier = stats[:i] if policy.may_stop_early else ()   # read only by a policy that may stop early
         done, early = window_ends(i + 1, window, ids[i], stats[i], earlier, policy, eos)
@@ -120,4 +130,4 @@ def settle_step(policy: Policy, *, window: int, drafted: int, accepted: int, sta
 
 
 __all__ = ["Costs", "Settled", "cut_window", "emitted_run", "learn", "plan_window", "settle_step", "stop_reason",
-           "window_ends"]
+           "window_end", "window_ends"]
