@@ -17,7 +17,7 @@ from typing import Sequence
 
 import torch
 
-from .common.pair import Pair
+from .common.pair import ModelPair
 from .context import check_context
 from .logits_processing import session_processors, wrap_runner
 from .runners import runner_pool
@@ -41,7 +41,7 @@ class PlainRun:
         return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
 
 
-def plain_decode(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int,
+def plain_decode(pair: ModelPair, prompt_ids: Sequence[int], max_new_tokens: int,
                  sampling: SamplingConfig | None = None) -> PlainRun:
     """The target alone, KV-cached, one token per forward; greedy or sampled as `sampling` says."""
     ids = [int(i) for i in prompt_ids]
@@ -81,7 +81,7 @@ def plain_decode(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int,
     return run
 
 
-def plain_step_seconds(pair: Any, sampling: SamplingConfig | None = None, steps: int = 24,
+def plain_step_seconds(pair: ModelPair, sampling: SamplingConfig | None = None, steps: int = 24,
                        prompt_len: int = 8) -> float:
     """The median seconds of one plain target step (a one-token forward and the choice of its token).
 
@@ -92,10 +92,10 @@ def plain_step_seconds(pair: Any, sampling: SamplingConfig | None = None, steps:
     not used)."""
     sampling = sampling or SamplingConfig()
     target = pair.target
-    device = torch.device(getattr(pair, "device", None) or target.device)
+    device = torch.device(pair.device)
     served = Served(sampling)
     gen = make_generator(sampling.seed, device)
-    draft = getattr(pair, "draft", None)
+    draft = pair.draft
     vocab = int(target.config.vocab_size if draft is None else min(target.config.vocab_size, draft.config.vocab_size))
     ids = [(7 * k + 3) % vocab for k in range(prompt_len)]
     check_context(pair, len(ids), steps)

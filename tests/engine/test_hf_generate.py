@@ -182,18 +182,6 @@ def test_a_batch_or_padding_is_refused(models):
         generate(target, two[:1], attention_mask=torch.tensor([[0, 1, 1, 1]]), draft_model=draft, max_new_tokens=4)
 
 
-def test_a_self_draft_without_the_builder_says_so(models):
-    pytest.importorskip("transformers")
-    try:
-        import gammatune_tui.engine.drafting.self_draft  # noqa: F401
-        pytest.skip("this gammatune builds self-drafts")
-    except ImportError:
-        pass
-    target, _, tok = models
-    with pytest.raises(InvalidParameter, match="self-drafts"):
-        generate(target, ids_of(tok), draft_model="self:int4", max_new_tokens=4)
-
-
 # -- sampled: the target's law, with the processors, on the 8-token micro pair ------------------------
 
 N = 500

@@ -13,6 +13,7 @@ import dataclasses
 import pytest
 import torch
 
+from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
 from gammatune_tui.engine.loading.models import ModelPair, load_pair
 from gammatune_tui.engine.common.model_weights import weight_bytes
@@ -39,7 +40,7 @@ def self_pairs(tiny_pair_dirs):
 @pytest.mark.parametrize("method", ["specdecode", "gammatune+"])
 def test_greedy_with_a_self_draft_is_the_targets_own_greedy_text(self_pairs, kind, engine, method):
     pair = dataclasses.replace(self_pairs[kind], engine=engine)
-    assert pair.runner == engine   # the quantized draft passes its runner's self-check (against itself)
+    assert runner_pool(pair).label == engine   # the quantized draft passes its runner's self-check (against itself)
     ids = pair.encode_prompt(PROMPT, raw=True)
     dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4), SamplingConfig())
     evs = list(dec.generate(ids, max_new_tokens=40))
@@ -91,10 +92,10 @@ def test_header_names_each_models_precision_and_size(self_pairs):
 def test_sampled_output_with_a_self_draft_follows_the_target_law(micro_pair, engine):
     """T 0.7: the int4 copy's law differs from the target's, the served law does not."""
     cfg = SamplingConfig(temperature=0.7)
-    draft = build_self_draft(micro_pair.target, "self:int4")
+    draft, own = build_self_draft(micro_pair.target, "self:int4")
     pair = ModelPair(target=micro_pair.target, draft=draft, tokenizer=micro_pair.tokenizer,
                      device=torch.device("cpu"), dtype=torch.float32, name_target="micro-target",
-                     name_draft="self:int4", eos_ids=frozenset({-1}), engine=engine)
+                     name_draft="self:int4", eos_ids=frozenset({-1}), engine=engine, self_draft=own)
     vocab = micro_pair.target.config.vocab_size
     served = Served(cfg)
     p_law = joint_law(micro_pair.target, served, vocab)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from .simulate import Trace
 from ...engine.runners.hf_compat import cache_kw
 from ...engine.runners.recurrent import has_recurrent_state, session_cache, state_runner
@@ -43,7 +43,7 @@ def prefilled(model: Any, ids: list[int], device: Any) -> Any:
     return cache
 
 
-def target_run(pair: Pair, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
+def target_run(pair: ModelPair, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
                token_s: list[float] | None = None, vocab: int | None = None) -> tuple[list[int], float, float]:
     """Target-only greedy decoding, the decoder's cached path at k = 1: (tokens, prefill seconds, total seconds).
 
@@ -81,7 +81,7 @@ def target_run(pair: Pair, prompt_ids: list[int], max_new_tokens: int, eos_ids: 
         return toks, t_prefill, time.perf_counter() - t0
 
 
-def record_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
+def record_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
                  eos_ids: Iterable[int], header_s: float = 0.0,
                  plain: tuple[list[int], float, float] | None = None) -> Trace:
     """Runs the models once over a prompt and keeps what every greedy policy will see.
