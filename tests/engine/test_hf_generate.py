@@ -237,3 +237,7 @@ def test_a_self_draft_is_identical_to_generate(models, spec):
     got = generate(target, ids, draft_model=spec, do_sample=False, max_new_tokens=30, repetition_penalty=1.2,
                    on_event=events.append)
     assert torch.equal(got, want) and events[0].draft == spec
+    from gammatune_tui.hf.pairs import pair_for
+
+    pair = pair_for(target, spec, tok)   # the cached pair: the copy's record is the pair's, not the module's
+    assert pair.self_draft.name == spec and [k for k in vars(pair.draft) if k.startswith("gammatune_")] == []

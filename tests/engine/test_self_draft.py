@@ -77,6 +77,22 @@ def test_a_pair_without_a_draft_model_switches_to_a_self_draft(tiny_pair):
     assert again.pair is dec.pair   # the same sibling pair: not quantized twice
 
 
+def test_a_self_draft_is_the_pairs_draft_and_its_record_is_the_pairs_not_the_modules(tiny_pair):
+    """The pair that decodes holds the quantized copy as its draft and says which it is; the module carries nothing."""
+    from gammatune_tui.engine.decoder import SpeculativeDecoder as StepDecoder
+
+    dec = SpeculativeDecoder(tiny_pair, PolicySettings.build("specdecode", 3), SamplingConfig(), drafter="self:int4")
+    own = dec.pair.self_draft
+    assert (own.name, own.precision) == ("self:int4", "int4 g32") and own.build_s > 0
+    assert dec.pair.load_s["self-draft"] == own.build_s and tiny_pair.self_draft is None
+    assert any(isinstance(m, WeightOnlyLinear) for m in dec.pair.draft.modules())
+    assert [k for k in vars(dec.pair.draft) if k.startswith("gammatune_")] == []
+    # the step decoder drafts with the pair it is given: a self-draft the pair does not hold is one line
+    with pytest.raises(InvalidParameter, match="self:int4 is a draft model this pair does not hold"):
+        StepDecoder(tiny_pair, PolicySettings.build("specdecode", 3), SamplingConfig(), drafter="self:int4")
+    assert StepDecoder(dec.pair, drafter="self:int4").pair is dec.pair
+
+
 def test_header_names_each_models_precision_and_size(self_pairs):
     pair = self_pairs["self:int4"]
     dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 3), SamplingConfig())
