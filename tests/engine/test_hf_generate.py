@@ -226,6 +226,24 @@ def test_a_model_used_by_gammatune_can_still_be_copied(models):
     assert torch.equal(generate(twin, ids, draft_model=draft, max_new_tokens=8, do_sample=False), first)
 
 
+def test_the_users_models_are_freed_with_the_pairs_gammatune_cached_on_them():
+    """The pairs live on the target (hf/pairs.py), not in a weak-keyed cache, which its pair would keep alive."""
+    import gc
+    import weakref
+
+    from tiny_models import make_byte_tokenizer, make_llama, noisy_copy
+
+    tok = make_byte_tokenizer()
+    target = make_llama(len(tok), seed=1)
+    draft = noisy_copy(target, seed=2, scale=0.1)
+    for d in (draft, "self:int8", "prompt-lookup"):
+        generate(target, ids_of(tok), draft_model=d, text_tokenizer=tok, max_new_tokens=4, do_sample=False)
+    gone = weakref.ref(target), weakref.ref(draft)
+    del target, draft
+    gc.collect()
+    assert [r() is None for r in gone] == [True, True]
+
+
 @pytest.mark.parametrize("spec", ["self:int8", "self:bf16"])
 def test_a_self_draft_is_identical_to_generate(models, spec):
     """Runs where this gammatune builds self-drafts (engine/drafting/self_draft.py, issue 26)."""
