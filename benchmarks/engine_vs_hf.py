@@ -48,6 +48,7 @@ from gammatune_tui.engine import (  # noqa: E402
     PolicySettings, SamplingConfig, SessionSummary, SpeculativeDecoder, StepEvent,
 )
 from gammatune_tui.engine.loading.models import ModelPair, load_pair  # noqa: E402
+from gammatune_tui.engine.runners import runner_pool  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 from gammatune_tui.resources import demo_pair_installed  # noqa: E402
 
@@ -193,7 +194,7 @@ def main() -> None:
         "target_params": sum(p.numel() for p in pair.target.parameters()),
         "draft_params": sum(p.numel() for p in pair.draft.parameters()),
         "prompts": len(encoded), "repeats": args.repeats, "max_new_tokens": n, "threads": args.threads,
-        "auto_runner": pair.runner, "load_average": os.getloadavg(), "eager_direct_path": not args.no_direct,
+        "auto_runner": runner_pool(pair).label, "load_average": os.getloadavg(), "eager_direct_path": not args.no_direct,
         "ours_acceptance_rate": OURS_STATS["accepted"] / max(1, OURS_STATS["drafted"]),
         "ours_tokens_per_step": OURS_STATS["tokens"] / max(1, OURS_STATS["steps"]),
         "tokens_per_s": tps,
@@ -213,7 +214,7 @@ def main() -> None:
     print()
     print("| method | tokens/s (wall) | vs HF assisted | vs plain | tokens/CPU-s | vs HF assisted | vs plain |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    rows = [("ours", f"gammatune SpeculativeDecoder (hf-heuristic, γ0=4), engine auto = {pair.runner}")]
+    rows = [("ours", f"gammatune SpeculativeDecoder (hf-heuristic, γ0=4), engine auto = {runner_pool(pair).label}")]
     eager_forward = "transformers' forward" if args.no_direct else "direct forward"
     rows += [(f"ours_{e}", f"gammatune SpeculativeDecoder, engine {e}" + (f" ({eager_forward})" if e == "eager" else ""))
              for e in engines]

@@ -130,7 +130,10 @@ def measure(kind: str, layers: int, draft: str, gamma: int, n: int, clock: Clock
     for ev, (rewind_s, snap_s, pending) in one(n):
         rows.append(dict(drafted=len(ev.drafted), accepted=ev.accepted, draft=ev.draft_s, verify=ev.verify_s,
                          rollback=rewind_s, snapshot=snap_s, step=ev.step_s, pending=pending))
-    runner = pair.with_draft(draft).runner if draft.startswith("self:") else pair.runner
+    from gammatune_tui.engine import with_draft
+    from gammatune_tui.engine.runners import runner_pool
+
+    runner = runner_pool(with_draft(pair, draft) if draft.startswith("self:") else pair).label
     pend = [r["pending"] for r in rows if r["pending"]]
     p = max(1, round(statistics.median(pend))) if pend else 2
     return dict(kind=kind, runner=runner, rows=rows, pending=p, **pass_costs(pair, prompt, gamma + 1, p))

@@ -48,6 +48,7 @@ from gammatune_tui.engine import PolicySettings, SamplingConfig, SessionSummary,
 from gammatune_tui.engine.drafting.draft_sources import DrafterSettings  # noqa: E402
 from gammatune_tui.engine.loading.models import load_pair  # noqa: E402
 from gammatune_tui.engine.drafting.prompt_lookup import NgramIndex  # noqa: E402
+from gammatune_tui.engine.runners import runner_pool  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 
 
@@ -189,7 +190,7 @@ def main() -> None:
                     "cpu_ms_per_step": 1e3 * cpu[m] / max(1, s["steps"])} for m, s in stats.items() if s["steps"]}
     result = {
         "target": pair.name_target, "target_params": sum(p.numel() for p in pair.target.parameters()),
-        "runner": pair.runner, "gamma": g, "ngram": [1, args.ngram_max], "prompts": args.prompts,
+        "runner": runner_pool(pair).label, "gamma": g, "ngram": [1, args.ngram_max], "prompts": args.prompts,
         "categories": sorted(cats), "n_prompts": len(encoded), "repeats": args.repeats, "max_new_tokens": n,
         "threads": args.threads, "load_average": os.getloadavg(),
         "tokens_per_s": tps, "tokens_per_cpu_s": tpc, "per_step": per_step,
@@ -206,7 +207,7 @@ def main() -> None:
     print("| method | tokens/s (wall) | tokens/CPU-s | vs transformers' lookup (CPU) | vs plain (CPU) "
           "| tokens/step | CPU ms/step |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    labels = {"ours": f"ours: prompt lookup, specdecode γ={g} ({pair.runner})",
+    labels = {"ours": f"ours: prompt lookup, specdecode γ={g} ({runner_pool(pair).label})",
               "ours_gammatune+": f"ours: prompt lookup, gammatune+ γ0={g}",
               "hf_lookup": f"transformers prompt_lookup_num_tokens={g}", "plain": "transformers greedy, target only"}
     for m, label in labels.items():

@@ -2,7 +2,7 @@
 
 For the demo pair and for a random-weight Llama of SmolLM2-135M's shape (hidden 576, 30 layers,
 9 heads, 3 KV heads, intermediate 1536, vocabulary 49152, tied embeddings; built from a config, so
-nothing is downloaded), this times, once each on a fresh pair: resolving the runners (`pair.runner`:
+nothing is downloaded), this times, once each on a fresh pair: resolving the runners (`runner_pool(pair).label`:
 the self-checks of every static/graphs runner the engine picks) and `warm_up(pair)`. One torch thread;
 wall time and process CPU time (the steadier figure on a shared machine).
 
@@ -45,7 +45,7 @@ def measure(name: str, pair: ModelPair, engine: str) -> None:
     pair.engine = engine
     pair.runner_pool = RunnerPool(pair.target, pair.draft, engine)  # fresh: nothing checked yet
     t0, c0 = time.perf_counter(), time.process_time()
-    label = pair.runner
+    label = pair.runner_pool.label
     checks, checks_cpu = time.perf_counter() - t0, time.process_time() - c0
     t1, c1 = time.perf_counter(), time.process_time()
     warm_up(pair)

@@ -38,11 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent  # noqa: E402
+from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent, with_draft  # noqa: E402
 from gammatune_tui.engine.events import SessionSummary  # noqa: E402
 from gammatune_tui.engine.loading.models import load_pair  # noqa: E402
 from gammatune_tui.engine.plain import plain_decode  # noqa: E402
 from gammatune_tui.engine.common.model_weights import model_bytes  # noqa: E402
+from gammatune_tui.engine.runners import runner_pool  # noqa: E402
 from gammatune_tui.prompts import load_prompt_set  # noqa: E402
 from gammatune_tui.engine.runners import build_runner  # noqa: E402
 
@@ -93,10 +94,10 @@ def main() -> None:
     for kind in ("int4", "int8", "bf16"):
         if any(c.startswith(kind) for c in args.configs.split(",")):
             t0 = time.perf_counter()
-            pairs[kind] = base.with_draft(f"self:{kind}")
-            build[kind] = {"build_s": pairs[kind].draft.gammatune_build_s, "with_warmup_s": time.perf_counter() - t0,
+            pairs[kind] = with_draft(base, f"self:{kind}")
+            build[kind] = {"build_s": pairs[kind].self_draft.build_s, "with_warmup_s": time.perf_counter() - t0,
                            "extra_bytes": model_bytes(pairs[kind].draft, base.target),
-                           "runner": pairs[kind].runner}
+                           "runner": runner_pool(pairs[kind]).label}
     target_bytes = model_bytes(base.target)
     prompts = load_prompt_set("specbench")
     if args.prompts and args.prompts < len(prompts):

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from . import PAIR_DIR
-from ..engine.common.pair import Pair
+from ..engine.common.pair import ModelPair
 from ..engine.plain import PlainRun, plain_decode
 
 REGIMES = (("0", 0, 0), ("1-3", 1, 3), ("4-7", 4, 7), ("8+", 8, 10**9))
@@ -54,7 +54,7 @@ def regime_counts(runs: list[int]) -> dict[str, int]:
     return {name: sum(lo <= r <= hi for r in runs) for name, lo, hi in REGIMES}
 
 
-def load(pair_dir: Path, threads: int) -> Pair:
+def load(pair_dir: Path, threads: int) -> ModelPair:
     """The pair through the engine's loader: the code path every command takes."""
     from ..engine import load_pair
 
@@ -62,7 +62,7 @@ def load(pair_dir: Path, threads: int) -> Pair:
                      dtype="float32", threads=threads)
 
 
-def plain_greedy(pair: Pair, prompt_ids: list[int], max_new: int) -> PlainRun:
+def plain_greedy(pair: ModelPair, prompt_ids: list[int], max_new: int) -> PlainRun:
     """Plain KV-cached greedy decoding on the paper's path: the baseline speculative decoding must beat (and match)."""
     return plain_decode(pair, prompt_ids, max_new, transformers_cache=True)
 

@@ -12,14 +12,14 @@ from typing import Any
 __all__ = [
     "METHODS", "Policy", "PolicySettings", "make_policy", "SamplingConfig",
     "SessionHeader", "StepEvent", "SessionSummary", "DraftedToken", "EmittedToken", "TargetToken",
-    "SpeculativeDecoder", "ModelPair", "load_pair", "DRAFTERS", "DrafterSettings",
+    "SpeculativeDecoder", "ModelPair", "load_pair", "with_draft", "DRAFTERS", "DrafterSettings",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "SpeculativeDecoder":
-        from .decoder import SpeculativeDecoder
-        return SpeculativeDecoder
+    if name in ("SpeculativeDecoder", "with_draft"):   # the decoder that resolves a self-draft drafter first
+        from .loading import siblings
+        return getattr(siblings, name)
     if name in ("ModelPair", "load_pair"):
         from .loading import models
         return getattr(models, name)

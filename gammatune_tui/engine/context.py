@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .common.pair import Pair
+from .common.pair import ModelPair
 from ..errors import ContextTooLong
 
 _CONFIG_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx")
@@ -99,7 +99,7 @@ def window_of(target_config: Any, draft_config: Any = None, tokenizer: Any = Non
     return None
 
 
-def context_window(pair: Pair) -> ContextWindow | None:
+def context_window(pair: ModelPair) -> ContextWindow | None:
     """The context of a loaded `ModelPair` (anything with `.target`, `.draft`, `.tokenizer`)."""
     target = pair.target
     draft = pair.draft
@@ -107,7 +107,7 @@ def context_window(pair: Pair) -> ContextWindow | None:
                      pair.tokenizer)
 
 
-def check_context(pair: Pair, prompt_tokens: int, max_new_tokens: int) -> None:
+def check_context(pair: ModelPair, prompt_tokens: int, max_new_tokens: int) -> None:
     """Raises ContextTooLong when a prompt of `prompt_tokens` plus `max_new_tokens` does not fit the pair."""
     window = context_window(pair)
     if window is not None:

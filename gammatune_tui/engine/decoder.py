@@ -21,7 +21,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from .common.pair import Pair
+from .common.pair import ModelPair
 from ..errors import InvalidParameter
 from .context import check_context
 from .drafting.draft_sources import DrafterSettings, make_source, pair_drafter
@@ -59,7 +59,11 @@ class SpeculativeDecoder:
 
     `drafter` picks the draft source (`"model"`, `"prompt-lookup"` or a
     `DrafterSettings`); by default the one the pair was loaded for
-    (`load_pair(drafter=...)`), i.e. the draft model when it has one.
+    (`load_pair(drafter=...)`), i.e. the draft model when it has one. A
+    self-draft (`self:int4`) is a draft model, not a source: this decoder runs
+    the pair it is given, so a self-draft must already be that pair's draft
+    (`with_draft` gives the sibling pair that holds it; the public API's
+    `gammatune_tui.engine.SpeculativeDecoder` asks for it before this one runs).
 
     `logits_processor` (transformers processors, e.g. a `LogitsProcessorList`)
     is applied to both models at every position before the served
@@ -70,7 +74,7 @@ class SpeculativeDecoder:
 
     def __init__(
         self,
-        pair: Pair,
+        pair: ModelPair,
         policy: PolicySettings | Policy | None = None,
         sampling: SamplingConfig | None = None,
         label: str = "",
@@ -82,8 +86,12 @@ class SpeculativeDecoder:
         check_processors(self.logits_processor)
         self.target_rows: dict | None = None
         self.drafter = pair_drafter(pair) if drafter is None else DrafterSettings.of(drafter)
-        if self.drafter.self_draft:   # a quantized copy of the target drafts: the pair that has it as its draft
-            pair, self.drafter = pair.with_draft(self.drafter.name), DrafterSettings()
+        if self.drafter.self_draft:   # a self-draft is a draft model: the pair's own, or asked for before this
+            if pair.self_draft is None or pair.self_draft.name != self.drafter.name:
+                raise InvalidParameter(f"{self.drafter.name} is a draft model this pair does not hold: make the "
+                                       "decoder on the pair that does (gammatune_tui.engine.with_draft(pair, "
+                                       f"{self.drafter.name!r}))")
+            self.drafter = DrafterSettings()
         self.pair = pair
         if not self.drafter.model_free and pair.draft is None:
             raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
@@ -222,7 +230,7 @@ class SpeculativeDecoder:
         yield session_header(pair, self.policy, self.sampling, device, max_new, prompt_ids,
                              label=self.label, turn=turn, user_text=user_text, engine=engine,
                              runner=runners.label if drun is not None else trun.kind,
-                             warmup_s=float(getattr(pair, "warmup_s", 0.0) or 0.0), drafter=self.drafter)
+                             warmup_s=float(pair.warmup_s or 0.0), drafter=self.drafter)
 
         ids = list(prompt_ids)
         self.ids = ids

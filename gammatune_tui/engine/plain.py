@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from .common.pair import Pair
+from .common.pair import ModelPair
 from .common.vocab import shared_vocab
 from .context import check_context
 from .logits_processing import session_processors, wrap_runner
@@ -93,7 +93,7 @@ def prefilled(model: Any, ids: list[int], device: Any) -> Any:
     return runner.cache
 
 
-def plain_decode(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int,
+def plain_decode(pair: ModelPair, prompt_ids: Sequence[int], max_new_tokens: int,
                  sampling: SamplingConfig | None = None, *, transformers_cache: bool = False,
                  vocab: int | None = None, eos_ids: Iterable[int] | None = None) -> PlainRun:
     """The target alone, KV-cached, one token per forward; greedy or sampled as `sampling` says.
@@ -143,7 +143,7 @@ def plain_decode(pair: Pair, prompt_ids: Sequence[int], max_new_tokens: int,
     return run
 
 
-def plain_step_seconds(pair: Pair, sampling: SamplingConfig | None = None, steps: int = 24,
+def plain_step_seconds(pair: ModelPair, sampling: SamplingConfig | None = None, steps: int = 24,
                        prompt_len: int = 8) -> float:
     """The median seconds of one plain target step (a one-token forward and the choice of its token).
 

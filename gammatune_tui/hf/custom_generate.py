@@ -26,6 +26,7 @@ from typing import Any, Callable
 import torch
 
 from ..errors import InvalidParameter
+from ..engine.common.pair import ModelPair
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.events import StepEvent
 from .pairs import model_tokenizer, pair_for
@@ -121,7 +122,7 @@ def gammatune_generate(model: Any, input_ids: torch.Tensor, logits_processor: An
     return _output(sequences, prompt, tokens, rows, p, want_scores, want_logits)
 
 
-def _decode(pair: Any, settings: Any, p: Any, prompt: list[int], streamer: Any,
+def _decode(pair: ModelPair, settings: Any, p: Any, prompt: list[int], streamer: Any,
             on_event: Callable[[Any], None] | None, rows: dict | None, ngram: tuple) -> list[int]:
     """Run the engine; the generated ids (cut at the first stop), streamed step by step."""
     if p.max_new < 1:

@@ -24,12 +24,15 @@ import torch
 
 from ..errors import InvalidParameter, ModelLoadError
 from ..engine.drafting.draft_sources import DrafterSettings
-from ..engine.loading.models import ModelPair
+from ..engine.common.pair import ModelPair, SelfDraft
 from ..engine.common.names import PROMPT_LOOKUP
 
 SELF_PREFIX = "self:"
 
-_PAIRS_ATTR = "_gammatune_pairs"   # on the target: pair → target is a cycle the collector frees with the model
+# The pairs are cached on the target itself, not in a WeakKeyDictionary keyed by it: a pair (and its runners)
+# holds the target, so a weak-keyed entry would keep the model alive for ever (Python has no ephemerons),
+# while an attribute makes target ↔ pair a cycle the collector frees with the model.
+_PAIRS_ATTR = "_gammatune_pairs"
 
 
 class _PairCache(dict):
@@ -69,13 +72,10 @@ def model_tokenizer(model: Any, given: Any = None) -> Any:
     return tok
 
 
-def self_draft(target: Any, spec: str) -> Any:
-    """The target's own weights at lower precision as a draft model (the engine's builder)."""
-    try:
-        from ..engine.drafting.self_draft import build_self_draft   # the self-draft module (branch `selfdraft`)
-    except ImportError:
-        raise InvalidParameter(f"draft_model={spec!r}: this gammatune cannot build self-drafts yet; pass a draft "
-                               "model or 'prompt-lookup'") from None
+def self_draft(target: Any, spec: str) -> tuple[Any, SelfDraft]:
+    """The target's own weights at lower precision as a draft model, and the pair's record of it (the engine's builder)."""
+    from ..engine.drafting.self_draft import build_self_draft
+
     return build_self_draft(target, spec)
 
 
@@ -115,10 +115,11 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
         return cached
     tok = model_tokenizer(target, tokenizer)
     lookup = draft_model == PROMPT_LOOKUP
+    own = None
     if lookup:
         draft = None
     elif isinstance(draft_model, str):
-        draft = self_draft(target, draft_model)
+        draft, own = self_draft(target, draft_model)
     else:
         draft = draft_model
     param = next(target.parameters())
@@ -126,7 +127,7 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
     pair = ModelPair(
         target=target, draft=draft, tokenizer=tok, device=param.device, dtype=param.dtype, name_target=name,
         name_draft=draft_model if isinstance(draft_model, str) else str(getattr(draft, "name_or_path", "") or "draft"),
-        engine=engine, drafter=DrafterSettings(PROMPT_LOOKUP) if lookup else DrafterSettings(),
+        engine=engine, drafter=DrafterSettings(PROMPT_LOOKUP) if lookup else DrafterSettings(), self_draft=own,
     )
     with _LOCK:
         pairs = getattr(target, _PAIRS_ATTR, None)

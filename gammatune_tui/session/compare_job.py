@@ -20,9 +20,10 @@ import dataclasses
 import os
 from typing import Any, Callable, Iterator, Sequence
 
-from ..engine.common.pair import Pair
+from ..engine.common.pair import ModelPair
 from ..engine.context import check_context
 from ..engine.decoder import SpeculativeDecoder
+from ..engine.loading.siblings import decoding_pair
 from ..engine.drafting.draft_sources import DrafterSettings
 from ..engine.events import Event, SessionHeader, StepEvent
 from ..engine.loading.models import load_pair
@@ -46,16 +47,17 @@ DecoderFactory = Callable[..., Any]
 A job given `drafters` also passes `drafter=` (a DrafterSettings)."""
 
 
-def engine_factory(pair: Pair) -> DecoderFactory:
+def engine_factory(pair: ModelPair) -> DecoderFactory:
     """The real decoder on an already-loaded pair (loaded once for all methods)."""
     def make(settings: PolicySettings, sampling: SamplingConfig, label: str,
              drafter: DrafterSettings | None = None) -> Any:
-        return SpeculativeDecoder(pair, settings, sampling, label=label, drafter=drafter)
+        on, d = decoding_pair(pair, drafter)   # a self-draft contestant: the sibling pair that holds it
+        return SpeculativeDecoder(on, settings, sampling, label=label, drafter=d)
 
     return make
 
 
-def plain_factory(pair: Pair, prompt_ids: list[int]) -> PlainFn:
+def plain_factory(pair: ModelPair, prompt_ids: list[int]) -> PlainFn:
     """Plain target-only decoding of the job's prompt on an already-loaded pair."""
     def plain(sampling: SamplingConfig, max_new_tokens: int) -> Any:
         return plain_decode(pair, prompt_ids, max_new_tokens, sampling)

@@ -19,7 +19,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from ..engine.common.pair import Pair
+from ..engine.common.pair import ModelPair
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 
 HindsightHook = Callable[[Any, Sequence[Event]], "Hindsight"]
@@ -110,7 +110,7 @@ def sampled_session(temperature: float | None = None) -> Hindsight:
                                  f"greedy only{f' (T={temperature:g})' if temperature else ''}")
 
 
-def run_hook(hook: HindsightHook | None, pair: Pair, events: Sequence[Event]) -> Hindsight | None:
+def run_hook(hook: HindsightHook | None, pair: ModelPair, events: Sequence[Event]) -> Hindsight | None:
     """The hook's answer; a failure becomes an unavailable result (the session itself went fine)."""
     if hook is None:
         return None

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..engine.common.pair import Pair
+from ..engine.common.pair import ModelPair
 from ..engine.events import Event, SessionSummary, StepEvent
 from ..engine.policies import PolicySettings
 from ..engine.common.sampling import SamplingConfig
@@ -55,7 +55,7 @@ class LiveSource:
     has_next_session = False   # a chat: each session starts from a prompt
 
     def __init__(self, settings: PolicySettings | None = None, sampling: SamplingConfig | None = None, *,
-                 pair: Pair | None = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,
+                 pair: ModelPair | None = None, load_kwargs: dict[str, Any] | None = None, max_new_tokens: int = 256,
                  raw: bool = False, title: str | None = None, process: bool = True, pace: float = 0.0,
                  hindsight: HindsightHook | None = None, system: str | None = None) -> None:
         self.settings = settings or PolicySettings()
@@ -84,7 +84,7 @@ class LiveSource:
         return not isinstance(self.link, _InThread)
 
     @staticmethod
-    def _default_title(pair: Pair, kw: dict[str, Any]) -> str:
+    def _default_title(pair: ModelPair, kw: dict[str, Any]) -> str:
         if pair is not None:
             return pair_title(pair)
         if kw.get("pair"):
@@ -172,7 +172,7 @@ class LiveSource:
 class _InThread:
     """The decoder in the thread that iterates `events()`."""
 
-    def __init__(self, load_kwargs: dict[str, Any], pair: Pair | None = None, pace: float = 0.0,
+    def __init__(self, load_kwargs: dict[str, Any], pair: ModelPair | None = None, pace: float = 0.0,
                  hindsight: HindsightHook | None = None) -> None:
         self.load_kwargs = load_kwargs
         self.pair = pair

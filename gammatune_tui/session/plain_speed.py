@@ -20,8 +20,9 @@ measurement, no verdict: a recording or a comparison makes no claim.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..engine.common.pair import ModelPair
+from ..errors import GammatuneError
 from ..engine.common.sampling_config import SamplingConfig
 
 PLAIN_STEPS = 24
@@ -55,20 +56,20 @@ def sampling_words(sampling: SamplingConfig) -> str:
     return f"T {sampling.temperature:g}{extra}"
 
 
-def measure_plain(pair: Any, sampling: SamplingConfig, when: str) -> PlainSpeed | None:
-    """Time plain target steps now; None when the pair cannot be timed (a stand-in without a runner)."""
+def measure_plain(pair: ModelPair, sampling: SamplingConfig, when: str) -> PlainSpeed | None:
+    """Time plain target steps now; None when the pair cannot be timed (a context too short for the timing)."""
     from ..engine.plain import plain_step_seconds
 
     try:
         seconds = plain_step_seconds(pair, sampling, PLAIN_STEPS)
-    except Exception:   # a test's stand-in pair, a model that refuses: no figure rather than a wrong one
+    except GammatuneError:   # no figure rather than a wrong one
         return None
     if seconds <= 0:
         return None
     return PlainSpeed(1.0 / seconds, sampling_words(sampling), when, sampling_key(sampling))
 
 
-def refresh_plain(pair: Any, sampling: SamplingConfig, current: PlainSpeed | None, when: str) -> PlainSpeed | None:
+def refresh_plain(pair: ModelPair, sampling: SamplingConfig, current: PlainSpeed | None, when: str) -> PlainSpeed | None:
     """`current`, or a new measurement when the sampling in force costs differently from the one it timed."""
     if current is not None and current.key == sampling_key(sampling):
         return current

@@ -19,8 +19,9 @@ system prompt is left out and the notice says why.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
+from ..engine.common.pair import ModelPair
 from ..errors import InvalidParameter
 
 Messages = list[dict[str, str]]
@@ -47,21 +48,27 @@ def with_system(system: str | None, messages: Sequence[dict[str, str]]) -> Messa
     return ([{"role": "system", "content": system}] if system else []) + rest
 
 
-def _pair_name(pair: Any) -> str:
-    if getattr(pair, "is_demo", False):
+def _chat_template(pair: ModelPair) -> bool:
+    """Whether the pair's tokenizer has a chat template (a tokenizer a user passes may lack the attribute)."""
+    tok = pair.tokenizer
+    return bool(getattr(tok, "chat_template", None))
+
+
+def _pair_name(pair: ModelPair) -> str:
+    if pair.is_demo:
         return "the demo pair"
-    return str(getattr(pair, "name_target", "") or "this model")
+    return str(pair.name_target or "this model")
 
 
-def system_notice(pair: Any, messages: Sequence[dict[str, str]], raw: bool = False) -> str:
+def system_notice(pair: ModelPair, messages: Sequence[dict[str, str]], raw: bool = False) -> str:
     """Why the system message in `messages` cannot reach the model ('' when it can, or there is none)."""
     if not any(m.get("role") == "system" for m in messages):
         return ""
     if raw:
         return RAW
-    if getattr(pair, "vicuna", False):
+    if pair.vicuna:
         return ""
-    if not getattr(getattr(pair, "tokenizer", None), "chat_template", None):
+    if not _chat_template(pair):
         return NO_CHAT_FORMAT.format(name=_pair_name(pair))
     try:
         pair.encode_prompt(list(messages))
@@ -72,22 +79,22 @@ def system_notice(pair: Any, messages: Sequence[dict[str, str]], raw: bool = Fal
     return ""
 
 
-def system_unreadable(pair: Any) -> str:
+def system_unreadable(pair: ModelPair) -> str:
     """Why no system prompt could reach `pair` ('' when one can): known once it has loaded, so the chat's
     `/system` can say so when it is typed rather than set it and leave it out at the next turn."""
     return system_notice(pair, [{"role": "system", "content": "."}, {"role": "user", "content": "."}])
 
 
-def prompt_format(pair: Any, raw: bool = False) -> str:
+def prompt_format(pair: ModelPair, raw: bool = False) -> str:
     """What a message is wrapped in before it is counted and sent: named in the context-length error."""
     if raw:
         return ""
-    if getattr(pair, "vicuna", False):
+    if pair.vicuna:
         return "Vicuna's conversation format"
-    return "the chat template" if getattr(getattr(pair, "tokenizer", None), "chat_template", None) else ""
+    return "the chat template" if _chat_template(pair) else ""
 
 
-def fit_system(pair: Any, messages: Sequence[dict[str, str]], raw: bool = False) -> tuple[Messages, str]:
+def fit_system(pair: ModelPair, messages: Sequence[dict[str, str]], raw: bool = False) -> tuple[Messages, str]:
     """(the messages to send, the notice): the system message kept where the pair can read it, else dropped."""
     notice = system_notice(pair, messages, raw)
     kept = [dict(m) for m in messages if not (notice and m.get("role") == "system")]

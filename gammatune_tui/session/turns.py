@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..engine.common.pair import Pair
+from ..engine.common.pair import ModelPair
 from ..engine.decoder import SpeculativeDecoder
 from ..engine.loading.load_stages import load_stages_text
-from ..engine.common.names import is_self_draft
 from ..engine.events.precision_text import model_note
 from ..engine.loading.models import load_pair
+from ..engine.loading.siblings import decoding_pair
 from ..engine.policies import PolicySettings
 from ..engine.common.sampling import SamplingConfig
 from ..engine.context import context_window
+from ..engine.runners import runner_pool
 from .context import fit_conversation
 from .pace import Idle, StepPacer, paced
 from .plain_speed import PlainSpeed, measure_plain, refresh_plain
@@ -31,7 +32,7 @@ Messages = list[dict[str, str]]
 
 
 def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling: SamplingConfig,
-                 progress: Progress, pair: Pair | None = None) -> tuple[Any, Any]:
+                 progress: Progress, pair: ModelPair | None = None) -> tuple[Any, Any]:
     """(pair, decoder): the pair loaded with `load_pair(**load_kwargs)` unless given, and a decoder on it."""
     if pair is None:
         pair = load_pair(**load_kwargs, progress=progress)
@@ -40,7 +41,7 @@ def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling
     return pair, SpeculativeDecoder(pair, settings, sampling)
 
 
-def plain_at_load(pair: Pair, sampling: SamplingConfig, progress: Progress) -> PlainSpeed | None:
+def plain_at_load(pair: ModelPair, sampling: SamplingConfig, progress: Progress) -> PlainSpeed | None:
     """Plain target decoding timed once the pair is loaded and warm: what the chat's speed is set against."""
     progress("timing plain target decoding", 1.0)
     plain = measure_plain(pair, sampling, "at load")
@@ -48,12 +49,12 @@ def plain_at_load(pair: Pair, sampling: SamplingConfig, progress: Progress) -> P
     return plain
 
 
-def plain_after_turn(pair: Pair, decoder: Any, current: PlainSpeed | None, turn: int) -> PlainSpeed | None:
+def plain_after_turn(pair: ModelPair, decoder: Any, current: PlainSpeed | None, turn: int) -> PlainSpeed | None:
     """After a turn (the user is reading, nothing runs): timed again if the sampling in force changed."""
     return refresh_plain(pair, decoder.sampling, current, f"after turn {turn + 1}")
 
 
-def switch_drafter(pair: Pair, name: str, settings: PolicySettings, sampling: SamplingConfig,
+def switch_drafter(pair: ModelPair, name: str, settings: PolicySettings, sampling: SamplingConfig,
                    out: list) -> Iterator[Notice]:
     """A decoder drafting with `name` (appended to `out`), and notices saying what happens while it is built.
 
@@ -72,14 +73,15 @@ def switch_drafter(pair: Pair, name: str, settings: PolicySettings, sampling: Sa
         yield Notice(f"building {d.name}: the target's own weights quantized in memory, for the next answer",
                      severity="information")
     try:
-        out.append(SpeculativeDecoder(pair, settings, sampling, drafter=d))
+        on, source = decoding_pair(pair, d)   # a self-draft: the sibling pair whose draft it is, built once
+        out.append(SpeculativeDecoder(on, settings, sampling, drafter=source))
     except GammatuneError as exc:
         yield Notice(f"cannot draft with {d.name}: {exc}", severity="error")
         return
     yield Notice(f"drafting with {d.name} from this answer on", severity="information")
 
 
-def run_turn(pair: Pair, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
+def run_turn(pair: ModelPair, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
              turn: int, pacer: StepPacer | None = None, idle: Idle | None = None,
              note_system: bool = True) -> Iterator[SourceItem]:
     """One turn of the conversation `messages` (ending with the user's), as the decoder's events.
@@ -102,39 +104,29 @@ def run_turn(pair: Pair, decoder: Any, messages: Messages, raw: bool, max_new_to
     yield from paced(events, pacer, idle)
 
 
-def _precisions(pair: Pair) -> str:
+def _precisions(pair: ModelPair) -> str:
     """' (float32, 538 MB + int4 g32, +84 MB in memory)': each model's precision and size, where the pair can say them."""
-    try:
-        info = pair.models()
-    except Exception:   # pair-likes without models() (tests' stand-ins)
-        return ""
-    t = info.get("target", {})
-    parts = [model_note(t.get("precision", ""), t.get("bytes", 0))]
+    info = pair.models()
+    t = info["target"]
+    parts = [model_note(t["precision"], t["bytes"])]
     d = info.get("draft")
-    if d is not None and getattr(pair, "draft", None) is not None:
-        parts.append(model_note(d.get("precision", ""), d.get("bytes", 0),
-                                added=is_self_draft(getattr(pair, "name_draft", ""))))
+    if d is not None:
+        parts.append(model_note(d["precision"], d["bytes"], added=pair.self_draft is not None))
     # "in memory": `gammatune models` lists the files' sizes on disk, which differ (a GGUF, a converted copy)
     sizes = " in memory" if any(", " in p for p in parts) else ""
     return f" ({' + '.join(p for p in parts if p)}{sizes})" if any(parts) else ""
 
 
-def pair_title(pair: Pair) -> str:
+def pair_title(pair: ModelPair) -> str:
     """The app's subtitle once loaded: which pair (or target + prompt lookup), which runner, and where the
     load's time went, stage by stage (so a slow start, or the first turn's speed, is not a surprise)."""
     if pair.draft is None:  # loaded for prompt lookup: the target alone drafts from the text
-        name = f"{'demo target' if getattr(pair, 'is_demo', False) else getattr(pair, 'name_target', 'target')}" \
-               " + prompt lookup"
+        name = f"{'demo target' if pair.is_demo else pair.name_target} + prompt lookup"
     else:
-        name = "demo pair" if getattr(pair, "is_demo", False) else \
-            f"{getattr(pair, 'name_target', 'target')} + {getattr(pair, 'name_draft', 'draft')}"
+        name = "demo pair" if pair.is_demo else f"{pair.name_target} + {pair.name_draft}"
     name += _precisions(pair)
-    try:
-        runner = str(pair.runner)
-    except Exception:   # pair-likes without a runner pool (tests' stand-ins)
-        return name
-    stages = getattr(pair, "load_s", None)
-    if isinstance(stages, dict) and stages:
-        return f"{name} · {runner} runner · {load_stages_text(stages)}"
-    warmup = float(getattr(pair, "warmup_s", 0.0) or 0.0)
+    runner = runner_pool(pair).label
+    if pair.load_s:
+        return f"{name} · {runner} runner · {load_stages_text(pair.load_s)}"
+    warmup = float(pair.warmup_s or 0.0)
     return f"{name} · {runner} runner" + (f" · warmed up in {warmup:.1f} s" if warmup > 0 else "")

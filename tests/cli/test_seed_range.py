@@ -47,15 +47,14 @@ def test_doctor_sampled_traces_take_a_large_seed():
     import torch
 
     from gammatune_tui.bench.sim.trace_sampled import record_sampled_trace
-    from tests.tiny_models import make_llama
+    from gammatune_tui.engine.common.pair import ModelPair
+    from tests.tiny_models import make_llama, make_word_tokenizer
 
     model = make_llama(64, seed=1, eos=None, bos=None)
+    pair = ModelPair(target=model, draft=model, tokenizer=make_word_tokenizer([f"w{i}" for i in range(64)]),
+                     device=torch.device("cpu"), dtype=torch.float32)
 
-    class Pair:
-        target = draft = model
-        device = torch.device("cpu")
-
-    trace = record_sampled_trace(Pair(), "p0", [1, 2, 3], 4, 2, (), SamplingConfig(temperature=0.8, seed=SEED_MAX))
+    trace = record_sampled_trace(pair, "p0", [1, 2, 3], 4, 2, (), SamplingConfig(temperature=0.8, seed=SEED_MAX))
     assert len(trace.steps) > 0 if hasattr(trace, "steps") else trace is not None
 
 

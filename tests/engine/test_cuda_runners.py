@@ -13,6 +13,7 @@ import copy
 import pytest
 import torch
 
+from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.loading.models import ModelPair
 
@@ -31,7 +32,7 @@ def cuda_pair(tiny_pair, engine, dtype):
 @pytest.mark.parametrize("method", METHODS)
 def test_fp32_greedy_equals_target_generate_on_cuda(tiny_pair, method, engine):
     pair = cuda_pair(tiny_pair, engine, torch.float32)
-    assert pair.runner == engine
+    assert runner_pool(pair).label == engine
     ids = tiny_pair.encode_prompt(PROMPT, raw=True)
     x = torch.tensor([ids], device="cuda")
     ref = pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=48,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from gammatune_tui.engine import SamplingConfig, SpeculativeDecoder
-from gammatune_tui.engine.loading.end_of_turn import collect_eos_ids
+from gammatune_tui.engine.common.end_of_turn import collect_eos_ids
 from gammatune_tui.engine.events import SessionSummary, StepEvent
 from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.events.text_pieces import SingleTokenText, TextPieces

@@ -182,18 +182,6 @@ def test_a_batch_or_padding_is_refused(models):
         generate(target, two[:1], attention_mask=torch.tensor([[0, 1, 1, 1]]), draft_model=draft, max_new_tokens=4)
 
 
-def test_a_self_draft_without_the_builder_says_so(models):
-    pytest.importorskip("transformers")
-    try:
-        import gammatune_tui.engine.drafting.self_draft  # noqa: F401
-        pytest.skip("this gammatune builds self-drafts")
-    except ImportError:
-        pass
-    target, _, tok = models
-    with pytest.raises(InvalidParameter, match="self-drafts"):
-        generate(target, ids_of(tok), draft_model="self:int4", max_new_tokens=4)
-
-
 # -- sampled: the target's law, with the processors, on the 8-token micro pair ------------------------
 
 N = 500
@@ -238,6 +226,24 @@ def test_a_model_used_by_gammatune_can_still_be_copied(models):
     assert torch.equal(generate(twin, ids, draft_model=draft, max_new_tokens=8, do_sample=False), first)
 
 
+def test_the_users_models_are_freed_with_the_pairs_gammatune_cached_on_them():
+    """The pairs live on the target (hf/pairs.py), not in a weak-keyed cache, which its pair would keep alive."""
+    import gc
+    import weakref
+
+    from tiny_models import make_byte_tokenizer, make_llama, noisy_copy
+
+    tok = make_byte_tokenizer()
+    target = make_llama(len(tok), seed=1)
+    draft = noisy_copy(target, seed=2, scale=0.1)
+    for d in (draft, "self:int8", "prompt-lookup"):
+        generate(target, ids_of(tok), draft_model=d, text_tokenizer=tok, max_new_tokens=4, do_sample=False)
+    gone = weakref.ref(target), weakref.ref(draft)
+    del target, draft
+    gc.collect()
+    assert [r() is None for r in gone] == [True, True]
+
+
 @pytest.mark.parametrize("spec", ["self:int8", "self:bf16"])
 def test_a_self_draft_is_identical_to_generate(models, spec):
     """Runs where this gammatune builds self-drafts (engine/drafting/self_draft.py, issue 26)."""
@@ -249,3 +255,7 @@ def test_a_self_draft_is_identical_to_generate(models, spec):
     got = generate(target, ids, draft_model=spec, do_sample=False, max_new_tokens=30, repetition_penalty=1.2,
                    on_event=events.append)
     assert torch.equal(got, want) and events[0].draft == spec
+    from gammatune_tui.hf.pairs import pair_for
+
+    pair = pair_for(target, spec, tok)   # the cached pair: the copy's record is the pair's, not the module's
+    assert pair.self_draft.name == spec and [k for k in vars(pair.draft) if k.startswith("gammatune_")] == []

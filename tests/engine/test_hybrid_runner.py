@@ -16,6 +16,7 @@ from collections import Counter
 import pytest
 import torch
 
+from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.common.sampling import Served
 from gammatune_tui.engine.loading.models import ModelPair
@@ -88,7 +89,7 @@ def test_mixed_pairs_of_a_hybrid_and_an_attention_model_are_exact(which, tok):
     target, draft = (hybrid, llama) if which == "target" else (llama, hybrid)
     pair = ModelPair(target=target, draft=draft, tokenizer=tok, device=CPU, dtype=torch.float32,
                      eos_ids=frozenset({1}))
-    assert "hybrid" in pair.runner
+    assert "hybrid" in runner_pool(pair).label
     _, events = steps_of(pair)
     assert emitted(events) == greedy_ref(pair, PROMPT, 20)
 
@@ -150,7 +151,7 @@ def test_a_family_with_a_cache_of_its_own_is_refused_at_load_in_one_line(tok):
     pair = ModelPair(target=minimax, draft=None, tokenizer=tok, device=CPU, dtype=torch.float32,
                      eos_ids=frozenset({1}))
     with pytest.raises(InvalidParameter, match=r"^minimax \(MiniMaxForCausalLM\): gammatune cannot") as info:
-        pair.runner   # resolved by load_pair before warm-up: nothing has generated
+        runner_pool(pair).label   # resolved by load_pair before warm-up: nothing has generated
     assert "\n" not in str(info.value) and "cache of its own" in str(info.value)
 
 
@@ -158,7 +159,7 @@ def test_a_family_with_a_cache_of_its_own_is_refused_at_load_in_one_line(tok):
 def test_static_runners_asked_by_name_refuse_a_hybrid_in_one_line(engine, tok):
     pair = family_pair("mamba2", tok, engine=engine)
     with pytest.raises(EngineUnavailable, match="recurrent layers"):
-        pair.runner
+        runner_pool(pair).label
 
 
 @pytest.mark.parametrize("draft", ["self:int8", "prompt-lookup", "model"])

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tiny_models import make_byte_tokenizer, make_llama
+from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine.loading import models
 from gammatune_tui.engine.common.devices import resolve_device, resolve_dtype
 from gammatune_tui.engine.loading.models import (
@@ -42,7 +43,7 @@ def test_engine_is_chosen_at_load_and_named_in_every_header(tiny_pair_dirs, engi
 
     pair = load_pair(*map(str, tiny_pair_dirs), device="cpu", threads=1, engine=engine)
     runner = "eager" if engine == "eager" else "static"  # auto on a CPU: static (docs/benchmarks.md)
-    assert pair.engine == engine and pair.runner == runner
+    assert pair.engine == engine and runner_pool(pair).label == runner
     warm = pair.runner_pool.acquire()  # the runners warm-up used are the ones sessions get
     assert warm.target.length > 0
     pair.runner_pool.release(warm)

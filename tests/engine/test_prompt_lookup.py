@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from gammatune_tui.engine.drafting.draft_sources import DrafterSettings, parse_drafters, pair_drafter
@@ -116,7 +118,7 @@ def test_cut_window_asks_a_policy_that_may_stop_early_with_the_window_so_far():
     assert cut_window([1, 2, 3, 4], stats, 4, Spy(), frozenset()) == (4, False) and seen == []  # never asked
 
 
-def test_drafter_settings_and_their_errors():
+def test_drafter_settings_and_their_errors(tiny_pair):
     assert DrafterSettings().name == "model" and not DrafterSettings().model_free
     d = DrafterSettings.of("prompt-lookup", ngram_max=5)
     assert d.model_free and (d.ngram_min, d.ngram_max) == (1, 5) and d.params() == {"ngram_min": 1, "ngram_max": 5}
@@ -130,7 +132,4 @@ def test_drafter_settings_and_their_errors():
         with pytest.raises(InvalidParameter):
             parse_drafters(bad)
 
-    class NoDraft:
-        draft = None
-
-    assert pair_drafter(NoDraft()).name == "prompt-lookup"
+    assert pair_drafter(dataclasses.replace(tiny_pair, draft=None, drafter=None)).name == "prompt-lookup"

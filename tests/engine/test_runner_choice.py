@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 import torch
 
+from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.loading.models import ModelPair
 from gammatune_tui.engine.runners import RunnerPool, check_engine, choice, choose_kind
@@ -69,7 +70,7 @@ def test_mixed_pair_names_both_runners_and_stays_exact(tiny_pair, gpt2):
     """A Llama target with a GPT-2 draft: static for one, eager for the other, output still the target's."""
     pair = ModelPair(target=tiny_pair.target, draft=gpt2, tokenizer=tiny_pair.tokenizer, device=CPU,
                      dtype=torch.float32, eos_ids=tiny_pair.eos_ids)
-    assert pair.runner == "static/eager"
+    assert runner_pool(pair).label == "static/eager"
     ids = tiny_pair.encode_prompt("def f(x):", raw=True)
     dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 3), SamplingConfig())
     evs = list(dec.generate(ids, max_new_tokens=24))
@@ -79,7 +80,7 @@ def test_mixed_pair_names_both_runners_and_stays_exact(tiny_pair, gpt2):
                                     eos_token_id=list(tiny_pair.eos_ids))[0, len(ids):].tolist()
     assert [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted] == ref
     with pytest.raises(EngineUnavailable):
-        dataclasses.replace(pair, engine="static").runner
+        runner_pool(dataclasses.replace(pair, engine="static")).label
 
 
 def test_sessions_borrow_runners_one_at_a_time(tiny_pair):

@@ -13,6 +13,7 @@ import dataclasses
 import pytest
 import torch
 
+from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
 from gammatune_tui.engine.loading.models import ModelPair, load_pair
 from gammatune_tui.engine.common.model_weights import weight_bytes
@@ -39,7 +40,7 @@ def self_pairs(tiny_pair_dirs):
 @pytest.mark.parametrize("method", ["specdecode", "gammatune+"])
 def test_greedy_with_a_self_draft_is_the_targets_own_greedy_text(self_pairs, kind, engine, method):
     pair = dataclasses.replace(self_pairs[kind], engine=engine)
-    assert pair.runner == engine   # the quantized draft passes its runner's self-check (against itself)
+    assert runner_pool(pair).label == engine   # the quantized draft passes its runner's self-check (against itself)
     ids = pair.encode_prompt(PROMPT, raw=True)
     dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4), SamplingConfig())
     evs = list(dec.generate(ids, max_new_tokens=40))
@@ -76,6 +77,22 @@ def test_a_pair_without_a_draft_model_switches_to_a_self_draft(tiny_pair):
     assert again.pair is dec.pair   # the same sibling pair: not quantized twice
 
 
+def test_a_self_draft_is_the_pairs_draft_and_its_record_is_the_pairs_not_the_modules(tiny_pair):
+    """The pair that decodes holds the quantized copy as its draft and says which it is; the module carries nothing."""
+    from gammatune_tui.engine.decoder import SpeculativeDecoder as StepDecoder
+
+    dec = SpeculativeDecoder(tiny_pair, PolicySettings.build("specdecode", 3), SamplingConfig(), drafter="self:int4")
+    own = dec.pair.self_draft
+    assert (own.name, own.precision) == ("self:int4", "int4 g32") and own.build_s > 0
+    assert dec.pair.load_s["self-draft"] == own.build_s and tiny_pair.self_draft is None
+    assert any(isinstance(m, WeightOnlyLinear) for m in dec.pair.draft.modules())
+    assert [k for k in vars(dec.pair.draft) if k.startswith("gammatune_")] == []
+    # the step decoder drafts with the pair it is given: a self-draft the pair does not hold is one line
+    with pytest.raises(InvalidParameter, match="self:int4 is a draft model this pair does not hold"):
+        StepDecoder(tiny_pair, PolicySettings.build("specdecode", 3), SamplingConfig(), drafter="self:int4")
+    assert StepDecoder(dec.pair, drafter="self:int4").pair is dec.pair
+
+
 def test_header_names_each_models_precision_and_size(self_pairs):
     pair = self_pairs["self:int4"]
     dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 3), SamplingConfig())
@@ -91,10 +108,10 @@ def test_header_names_each_models_precision_and_size(self_pairs):
 def test_sampled_output_with_a_self_draft_follows_the_target_law(micro_pair, engine):
     """T 0.7: the int4 copy's law differs from the target's, the served law does not."""
     cfg = SamplingConfig(temperature=0.7)
-    draft = build_self_draft(micro_pair.target, "self:int4")
+    draft, own = build_self_draft(micro_pair.target, "self:int4")
     pair = ModelPair(target=micro_pair.target, draft=draft, tokenizer=micro_pair.tokenizer,
                      device=torch.device("cpu"), dtype=torch.float32, name_target="micro-target",
-                     name_draft="self:int4", eos_ids=frozenset({-1}), engine=engine)
+                     name_draft="self:int4", eos_ids=frozenset({-1}), engine=engine, self_draft=own)
     vocab = micro_pair.target.config.vocab_size
     served = Served(cfg)
     p_law = joint_law(micro_pair.target, served, vocab)

@@ -42,9 +42,9 @@ def test_a_self_draft_of_a_moe_model_is_exact_and_says_the_experts_stay(family, 
 
 def test_linears_a_family_reads_itself_stay_at_the_targets_precision():
     target = tiny_model("mamba", seed=1)
-    draft = build_self_draft(target, "self:int8")
+    draft, own = build_self_draft(target, "self:int8")
     # Mamba multiplies by dt_proj.weight in its scan and casts its input to lm_head.weight.dtype
-    assert draft.gammatune_precision == "int8, dt_proj+lm_head kept float32"
+    assert own.precision == "int8, dt_proj+lm_head kept float32"
     mixer = draft.backbone.layers[0].mixer
     assert isinstance(mixer.in_proj, WeightOnlyLinear) and isinstance(mixer.out_proj, WeightOnlyLinear)
     assert type(mixer.dt_proj) is torch.nn.Linear and type(draft.lm_head) is torch.nn.Linear

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder
+from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, with_draft
 from gammatune_tui.engine.events import SessionHeader
 from gammatune_tui.engine.loading.models import load_pair
 from gammatune_tui.render.printer import header_text
@@ -38,7 +38,7 @@ def test_a_self_draft_is_named_with_what_it_adds(tiny_pair):
     h = _header(tiny_pair, drafter="self:int4")
     lines = header_lines(h).plain
     assert "(float32, " in lines and "self:int4 (int4 g32, +" in lines
-    sib = tiny_pair.with_draft("self:int4")
+    sib = with_draft(tiny_pair, "self:int4")
     title = pair_title(sib)
     assert "self:int4" in title and "float32" in title and "int4 g32, +" in title
 
@@ -54,6 +54,6 @@ def test_older_recordings_without_precisions_still_show_their_dtype(tiny_pair):
 
 def test_the_subtitle_says_its_sizes_are_in_memory(tiny_pair):
     """`gammatune models` lists sizes on disk; the subtitle's are the loaded weights': unlabelled, they disagreed."""
-    title = pair_title(tiny_pair.with_draft("self:int4"))
+    title = pair_title(with_draft(tiny_pair, "self:int4"))
     sizes = title[title.index(" (float32, "):title.index(") · ") + 1]
     assert sizes.startswith(" (float32, ") and sizes.endswith(" in memory)") and "int4 g32, +" in sizes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.common.sampling import SamplingConfig
@@ -23,7 +24,7 @@ def test_turns_carry_the_history_and_requests_apply_at_the_next_step(tiny_pair):
     assert src.plain_speed is not None and src.plain_speed.tokens_per_s > 0
     assert src.plain_speed.sampling == "greedy" and src.plain_speed.when == "at load"
     # the subtitle says which runner the sessions use (tiny_pair is warmed up by its fixture or not at all)
-    assert f"{tiny_pair.runner} runner" in src.title
+    assert f"{runner_pool(tiny_pair).label} runner" in src.title
 
     events = []
     for ev in src.events("hello"):

@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.loading.models import load_pair
 from ...engine.common.sampling import SamplingConfig
 from ...engine.common.vocab import shared_vocab
@@ -223,7 +223,7 @@ class Measured:
     passes: list[tuple[CostModel, float]] = field(default_factory=list)
 
 
-def record(pair: Pair, cfg: DoctorConfig, progress: Progress,
+def record(pair: ModelPair, cfg: DoctorConfig, progress: Progress,
            plain: dict[tuple, tuple[list[int], float, float]] | None = None) -> Measured:
     """The traces (one greedy pass per prompt) and the cost model (the decoder timed at several windows).
 

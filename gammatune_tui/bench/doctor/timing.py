@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.policies import PolicySettings
 from ..live import protocol
 from ..sim import trace_record
@@ -26,7 +26,7 @@ TIMING_PASSES = 3   # sweeps over the calibration windows; each is priced on its
 PLAIN_TOKENS = 8    # target-only tokens timed before each session of the timing pass and after the last
 
 
-def timing_pass(pair: Pair, prompt: Any, tokens: int, max_window: int, sampling: Any = None
+def timing_pass(pair: ModelPair, prompt: Any, tokens: int, max_window: int, sampling: Any = None
                 ) -> tuple[CostModel, float, list[tuple[CostModel, float]]]:
     """The pooled cost model and target-only seconds per token, and the same for each of the passes.
 

@@ -18,13 +18,14 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.drafting.draft_sources import pair_drafter
 from ...engine.plain import plain_decode
 from ...engine.policies import PolicySettings
 from ...engine.common.sampling import SamplingConfig
 from ...session.stats import RunningStats
 from ..results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
+from ...engine.runners import runner_pool
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
 LOOKUP_BASELINES = (PLAIN, HF_LOOKUP)  # a prompt-lookup sweep: transformers' prompt lookup is the peer
@@ -56,7 +57,7 @@ class SweepConfig:
         return per * n_prompts * self.repeats
 
 
-def stateful_model(pair: Pair) -> str | None:
+def stateful_model(pair: ModelPair) -> str | None:
     """The class of a model in the pair whose recurrent state transformers' assisted generation refuses
     ("not supported with stateful models"), or None."""
     from ...engine.runners.recurrent import has_recurrent_state
@@ -67,7 +68,7 @@ def stateful_model(pair: Pair) -> str | None:
     return None
 
 
-def for_pair(cfg: SweepConfig, pair: Pair) -> SweepConfig:
+def for_pair(cfg: SweepConfig, pair: ModelPair) -> SweepConfig:
     """`cfg` without transformers' assisted baselines where transformers refuses the pair (a hybrid model)."""
     if stateful_model(pair) is None:
         return cfg
@@ -75,7 +76,7 @@ def for_pair(cfg: SweepConfig, pair: Pair) -> SweepConfig:
     return cfg if kept == cfg.baselines else replace(cfg, baselines=kept)
 
 
-def environment(pair: Pair) -> dict[str, Any]:
+def environment(pair: ModelPair) -> dict[str, Any]:
     """Versions, device, dtype, threads and machine: what a reader needs to weigh the numbers."""
     import torch
     import transformers
@@ -84,31 +85,26 @@ def environment(pair: Pair) -> dict[str, Any]:
 
     env: dict[str, Any] = {
         "versions": {**versions(), "python": platform.python_version()},
-        "device": str(getattr(pair, "device", "")),
-        "dtype": str(getattr(pair, "dtype", "")).replace("torch.", ""),
+        "device": str(pair.device),
+        "dtype": str(pair.dtype).replace("torch.", ""),
         "torch_threads": torch.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "cpu_count": os.cpu_count(),
         "machine": platform.machine(),
         "platform": platform.platform(),
         "processor": platform.processor(),
-        "target": str(getattr(pair, "name_target", "")),
-        "draft": str(getattr(pair, "name_draft", "")),
-        "demo_pair": bool(getattr(pair, "is_demo", False)),
+        "target": str(pair.name_target),
+        "draft": str(pair.name_draft),
+        "demo_pair": bool(pair.is_demo),
         "target_params": sum(p.numel() for p in pair.target.parameters()),
         "draft_params": sum(p.numel() for p in pair.draft.parameters()) if pair.draft is not None else 0,
         "transformers": transformers.__version__,
-        "engine": str(getattr(pair, "engine", "") or ""),
-        "warmup_s": float(getattr(pair, "warmup_s", 0.0) or 0.0),
+        "engine": str(pair.engine or ""),
+        "warmup_s": float(pair.warmup_s or 0.0),
+        # each model's precision and weight bytes (a self-draft's: what it adds), as headers record them
+        "models": pair.models(),
+        "runner": runner_pool(pair).label,   # what the sweep's sessions ran on (eager, static, graphs)
     }
-    try:   # each model's precision and weight bytes (a self-draft's: what it adds), as headers record them
-        env["models"] = pair.models()
-    except Exception:   # pair-likes without models() (tests' stand-ins)
-        pass
-    try:
-        env["runner"] = str(pair.runner)   # what the sweep's sessions ran on (eager, static, graphs)
-    except Exception:  # a pair-like without a runner pool
-        pass
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             for line in fh:
@@ -125,7 +121,7 @@ def environment(pair: Pair) -> dict[str, Any]:
 # -- single runs -------------------------------------------------------------------------------------
 
 
-def run_policy(pair: Pair, settings: PolicySettings, prompt: PromptIds, max_new_tokens: int, repeat: int = 0,
+def run_policy(pair: ModelPair, settings: PolicySettings, prompt: PromptIds, max_new_tokens: int, repeat: int = 0,
                seed: int = 0, keep_events: list | None = None, sampling: SamplingConfig | None = None) -> RunRecord:
     """One live session of our decoder; the record's wall time is the summary's (header to last step).
 
@@ -172,7 +168,7 @@ class _ForwardCount:
             self._hook.remove()
 
 
-def run_plain(pair: Pair, prompt: PromptIds, max_new_tokens: int, repeat: int = 0) -> RunRecord:
+def run_plain(pair: ModelPair, prompt: PromptIds, max_new_tokens: int, repeat: int = 0) -> RunRecord:
     """Plain target-only greedy decoding on the paper's path (transformers' cache, one token per pass)."""
     run = plain_decode(pair, prompt.ids, max_new_tokens, transformers_cache=True)
     return RunRecord(method=PLAIN, gamma0=None, prompt_id=prompt.id, repeat=repeat, tokens=run.tokens,
@@ -180,7 +176,7 @@ def run_plain(pair: Pair, prompt: PromptIds, max_new_tokens: int, repeat: int = 
                      output_ids=run.token_ids)
 
 
-def run_hf_assisted(pair: Pair, schedule: str, gamma0: int, threshold: float, prompt: PromptIds,
+def run_hf_assisted(pair: ModelPair, schedule: str, gamma0: int, threshold: float, prompt: PromptIds,
                     max_new_tokens: int, repeat: int = 0) -> RunRecord:
     """transformers' assisted generation, configured where it reads its knobs: the DRAFT's generation_config.
 
@@ -221,7 +217,7 @@ def run_hf_assisted(pair: Pair, schedule: str, gamma0: int, threshold: float, pr
                      stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
 
 
-def run_hf_lookup(pair: Pair, gamma0: int, ngram_max: int, prompt: PromptIds, max_new_tokens: int,
+def run_hf_lookup(pair: ModelPair, gamma0: int, ngram_max: int, prompt: PromptIds, max_new_tokens: int,
                   repeat: int = 0) -> RunRecord:
     """transformers' prompt lookup decoding: `prompt_lookup_num_tokens` = γ0, n-grams from `ngram_max` down to 1."""
     import torch
@@ -247,14 +243,14 @@ def run_hf_lookup(pair: Pair, gamma0: int, ngram_max: int, prompt: PromptIds, ma
                      stop_reason="eos" if new and new[-1] in pair.eos_ids else "max_new_tokens", output_ids=new)
 
 
-def _ngram_max(pair: Pair) -> int:
+def _ngram_max(pair: ModelPair) -> int:
     return pair_drafter(pair).ngram_max
 
 
 # -- the sweep ---------------------------------------------------------------------------------------------
 
 
-def warm_up(pair: Pair, prompt: PromptIds, cfg: SweepConfig) -> None:
+def warm_up(pair: ModelPair, prompt: PromptIds, cfg: SweepConfig) -> None:
     """Touch every code path once (allocator, kernels, lazy imports); nothing is recorded."""
     cfg = for_pair(cfg, pair)
     n = min(16, cfg.max_new_tokens)
@@ -272,7 +268,7 @@ def hf_threshold(cfg: SweepConfig) -> float:
     return float(PolicySettings.build("assistant-threshold", 1, **cfg.params).params.tau)
 
 
-def live_sweep(pair: Pair, prompts: Sequence[PromptIds], cfg: SweepConfig,
+def live_sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig,
                progress: ProgressFn | None = None) -> tuple[list[RunRecord], dict[str, Any]]:
     """Runs the whole protocol; returns the records and a few checks (greedy outputs equal target-only).
 
@@ -290,7 +286,7 @@ def live_sweep(pair: Pair, prompts: Sequence[PromptIds], cfg: SweepConfig,
     return records, checks
 
 
-def _sweep(pair: Pair, prompts: Sequence[PromptIds], cfg: SweepConfig, progress: ProgressFn | None,
+def _sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig, progress: ProgressFn | None,
            records: list[RunRecord], checks: dict[str, Any]) -> None:
     if prompts:
         warm_up(pair, prompts[0], cfg)

@@ -8,14 +8,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ..live import protocol
 from ..report import tables as report
 from ..results import RunRecord, aggregate
 from .common import progress_bar
 
 
-def run_live(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict, out: Path,
+def run_live(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any, label: str, payload: dict, out: Path,
              title: str = "Table 2 (live)") -> list[dict[str, Any]]:
     """The live sweep: progress, the report on `console`, records and cells into `payload`, the CSV rows."""
     stateful = protocol.stateful_model(pair)

@@ -26,7 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.events.text_pieces import prompt_pieces
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
@@ -74,7 +74,7 @@ def find_shipped(key: dict[str, Any], max_window: int) -> tuple[Path, list[dict[
     return None
 
 
-def session_seconds(pair: Pair, ids: list[int]) -> float:
+def session_seconds(pair: ModelPair, ids: list[int]) -> float:
     """What a trace's `session_s` holds, measured on this machine: the header's text pieces and both prefills."""
     import torch
 
@@ -89,7 +89,7 @@ def session_seconds(pair: Pair, ids: list[int]) -> float:
     return time.perf_counter() - t0
 
 
-def load_shipped(err: Console, pair: Pair, pid: list, key: dict[str, Any], max_window: int) -> list | None:
+def load_shipped(err: Console, pair: ModelPair, pid: list, key: dict[str, Any], max_window: int) -> list | None:
     """The shipped traces for these prompts with this machine's per-session times, or None when none fit."""
     from ..sim.lookup_trace import trace_from_json
 

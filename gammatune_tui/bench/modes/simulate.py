@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.policies import PolicyParams, PolicySettings
 from ...engine.common.sampling_config import SEED_MAX
 from ...errors import Interrupted
@@ -51,7 +51,7 @@ class SimulateOptions:
     costs: tuple[float, float] | None = None   # --costs: (draft ms, verify ms) for --for instead of the measured
 
 
-def run_simulate(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict,
+def run_simulate(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any, label: str, payload: dict,
                  out: Path, opts: SimulateOptions, categories: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The simulated sweep (report on `console`, everything into `payload`), then the checks and tuning asked for.
 
@@ -76,7 +76,7 @@ def run_simulate(console: Console, err: Console, pair: Pair, pid: list, cfg: Any
         raise Interrupted(f"{kept}; {out} not written") from None
 
 
-def _after_traces(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict,
+def _after_traces(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any, label: str, payload: dict,
                   out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: Any
                   ) -> list[dict[str, Any]]:
     """The simulated sweep, the oracle and shares, then the live check, --validate and --tune, on `found`."""
@@ -143,15 +143,14 @@ def _after_traces(console: Console, err: Console, pair: Pair, pid: list, cfg: An
     return rows
 
 
-def _deploy(console: Console, pair: Pair, traces: list, found: Any, cfg: Any, opts: SimulateOptions) -> dict:
+def _deploy(console: Console, pair: ModelPair, traces: list, found: Any, cfg: Any, opts: SimulateOptions) -> dict:
     """--for: the traces played under each engine's own rules, priced like the sweep (or by --costs)."""
     from ..deploy.advise import advise_traces
     from ..deploy.rank import given_prices, sim_prices
     from ..deploy.report import print_advice
 
     prices = given_prices(traces, *opts.costs) if opts.costs else sim_prices(traces, found.cost, found.passes)
-    names = getattr(pair, "name_target", "target"), getattr(pair, "name_draft", "draft")
-    advice = advise_traces(*names, traces, prices, opts.engines, cfg.gammas, cfg.max_new_tokens, _law(cfg))
+    advice = advise_traces(pair.name_target, pair.name_draft, traces, prices, opts.engines, cfg.gammas, cfg.max_new_tokens, _law(cfg))
     print_advice(console, advice)
     return advice.to_json()
 
@@ -165,7 +164,7 @@ def _law(cfg: Any) -> str:
                      + ([f"top-p {s.top_p:g}"] if s.top_p < 1 else []))
 
 
-def _check_live(console: Console, err: Console, pair: Pair, pid: list, traces: list, cfg: Any, cost: Any) -> dict:
+def _check_live(console: Console, err: Console, pair: ModelPair, pid: list, traces: list, cfg: Any, cost: Any) -> dict:
     """Every method at a few γ0, live vs simulated, step by step (γ, drafted, accepted, emitted)."""
     gs = sorted({cfg.gammas[0], cfg.gammas[len(cfg.gammas) // 2], cfg.gammas[-1]})
     checks = []
@@ -221,7 +220,7 @@ def live_check_line(exact: int, total: int, ratios: list[float]) -> str:
 LIVE_SEEDS = 4  # sampled live check: live runs per (prompt, method, γ0)
 
 
-def _check_live_sampled(console: Console, err: Console, pair: Pair, pid: list, traces: list, cfg: Any,
+def _check_live_sampled(console: Console, err: Console, pair: ModelPair, pid: list, traces: list, cfg: Any,
                         cost: Any) -> dict:
     """Sampled traces agree with live runs in law, not token for token: tokens per step, live (several seeds) vs replayed."""
     gs = sorted({cfg.gammas[0], cfg.gammas[len(cfg.gammas) // 2], cfg.gammas[-1]})

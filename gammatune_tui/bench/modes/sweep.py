@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.context import context_window
 from ...engine.loading.models import load_pair
 from ...errors import ContextTooLong, Interrupted
@@ -21,7 +21,7 @@ from .live import run_live
 from .simulate import SimulateOptions, run_simulate
 
 
-def check_prompts_fit(pair: Pair, pid: Sequence[protocol.PromptIds], max_new_tokens: int) -> None:
+def check_prompts_fit(pair: ModelPair, pid: Sequence[protocol.PromptIds], max_new_tokens: int) -> None:
     """Every prompt + --max-new-tokens must fit the pair's context; the first that does not is named."""
     window = context_window(pair)
     if window is None:

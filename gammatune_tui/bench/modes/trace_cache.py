@@ -33,12 +33,13 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.drafting.draft_sources import pair_drafter
 from ...engine.plain import plain_decode
 from ...engine.policies import PolicySettings, SpecDecode
 from ...engine.policies.policy_params import PolicyParams
 from ...engine.common.sampling import SamplingConfig
+from ...engine.runners import runner_pool
 from ...engine.events.step_events import versions
 from ...engine.events.text_pieces import prompt_pieces
 from ...errors import Interrupted, InvalidParameter
@@ -81,7 +82,7 @@ def _weights_fingerprint(model: Any) -> list[list[Any]]:
     return out
 
 
-def trace_key(pair: Pair, pid: list, max_new_tokens: int, sampling: SamplingConfig | None = None) -> dict[str, Any]:
+def trace_key(pair: ModelPair, pid: list, max_new_tokens: int, sampling: SamplingConfig | None = None) -> dict[str, Any]:
     """Everything the traces and the timings depend on (the depth is stored beside it: deeper serves shallower).
 
     Sampled traces add their temperature, top-k, top-p and seed; a greedy key
@@ -95,9 +96,9 @@ def trace_key(pair: Pair, pid: list, max_new_tokens: int, sampling: SamplingConf
         "target": str(pair.name_target), "draft": str(pair.name_draft),
         "target_weights": _weights_fingerprint(pair.target), "draft_weights": _weights_fingerprint(pair.draft),
         # a self-draft has its target's files: its format (self:int4, self:int8…) tells the traces apart
-        **({"self_draft": pair.draft.gammatune_self} if getattr(pair.draft, "gammatune_self", None) else {}),
+        **({"self_draft": pair.self_draft.name} if pair.self_draft is not None else {}),
         "device": str(pair.device), "dtype": str(pair.dtype),
-        "runner": str(getattr(pair, "runner", "") or ""), "threads": torch.get_num_threads(),
+        "runner": runner_pool(pair).label, "threads": torch.get_num_threads(),
         "versions": versions(),
         "prompts": [[p.id, list(p.ids)] for p in pid],
         "max_new_tokens": max_new_tokens,
@@ -162,7 +163,7 @@ def traces_word(n: int) -> str:
     return f"{n} trace" if n == 1 else f"{n} traces"
 
 
-def record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window: int,
+def record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_window: int,
            sampling: SamplingConfig | None = None, partial: PartialTraces | None = None) -> TraceSet:
     """One trace per prompt (sampled ones with `sampling`), then the timing passes.
 
@@ -196,7 +197,7 @@ def record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window:
         raise Interrupted(f"{n}, kept in {partial.path} ({rest})") from None
 
 
-def _record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window: int, sampling: Any,
+def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_window: int, sampling: Any,
             drafter: Any, sampled: bool, done: dict, partial: PartialTraces, t_start: float) -> TraceSet:
     with progress_bar(err) as prog:
         task = prog.add_task("recording traces", total=len(pid) + 2, completed=len(done))
@@ -230,7 +231,7 @@ def _record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window
 TARGET_ONLY, NEVER_DRAFT = "target-only", "never-draft"  # a timing pass's sessions besides specdecode at each γ0
 
 
-def time_decoder(pair: Pair, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
+def time_decoder(pair: ModelPair, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
                  sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
     """The pooled cost model and one per timing pass (specdecode at every calibration window, a session
     that never drafts, and target-only decoding, on one prompt, each pass).
@@ -275,7 +276,7 @@ class _NeverDraft(SpecDecode):
         self.gamma = 0
 
 
-def plain_session(pair: Pair, prompt: Any, max_new_tokens: int, events: list,
+def plain_session(pair: ModelPair, prompt: Any, max_new_tokens: int, events: list,
                   sampling: SamplingConfig | None = None) -> None:
     """One session of the decoder that never drafts, its events appended to `events`.
 
@@ -290,7 +291,7 @@ def plain_session(pair: Pair, prompt: Any, max_new_tokens: int, events: list,
                                                                            max_new_tokens=max_new_tokens))
 
 
-def load_or_record(err: Console, pair: Pair, pid: list, max_new_tokens: int, max_window: int,
+def load_or_record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_window: int,
                    traces_path: Path | None = None, refresh: bool = False,
                    sampling: SamplingConfig | None = None) -> TraceSet:
     """The traces for this key: from `traces_path` or the cache when they match, else recorded (and kept).

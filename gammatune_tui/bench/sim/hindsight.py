@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.common.vocab import shared_vocab
 from ...engine.drafting.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN
 from ...engine.events import Event, SessionHeader, StepEvent
@@ -29,7 +29,7 @@ from .simulate import Trace
 from .trace_stats import NAN
 
 
-def session_trace(pair: Pair, header: SessionHeader, steps: Sequence[StepEvent]) -> Trace:
+def session_trace(pair: ModelPair, header: SessionHeader, steps: Sequence[StepEvent]) -> Trace:
     """The greedy trace of a finished session: its tokens, the draft's teacher-forced argmax, its off-path proposals."""
     import torch
 
@@ -68,7 +68,7 @@ def session_trace(pair: Pair, header: SessionHeader, steps: Sequence[StepEvent])
                  off_depth=max((len(v) for v in off_ids.values()), default=0), eos_ids=eos, max_new_tokens=n)
 
 
-def session_lookup_trace(pair: Pair, header: SessionHeader, steps: Sequence[StepEvent]) -> LookupTrace:
+def session_lookup_trace(pair: ModelPair, header: SessionHeader, steps: Sequence[StepEvent]) -> LookupTrace:
     """The same for a prompt-lookup session: its tokens, and prompt lookup's proposal at every position.
 
     Prompt lookup's proposal is a function of the text alone, so no model runs:
@@ -89,7 +89,7 @@ def step_price(cost: CostModel, drafted: int, emitted: int) -> float:
     return cost.draft(drafted) + cost.verify(drafted + 1) + cost.step_s + emitted * cost.emit_token_s
 
 
-def session_hindsight(pair: Pair, events: Sequence[Event]) -> Hindsight:
+def session_hindsight(pair: ModelPair, events: Sequence[Event]) -> Hindsight:
     """The session's share of the oracle's modelled speed on its own text (the `HindsightHook`)."""
     t0 = time.perf_counter()
     na = not_applicable(events)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.policies import Policy
 from ...engine.policies.policy_base import TokenStats
 from ...engine.drafting.prompt_lookup import PromptLookupSource, point_mass_stats
@@ -137,7 +137,7 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
             return play.record()
 
 
-def record_lookup_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,
+def record_lookup_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,
                         eos_ids: Iterable[int], ngram_min: int, ngram_max: int, header_s: float = 0.0) -> LookupTrace:
     """Decodes the prompt with the target alone once, then asks prompt lookup for a proposal at every position."""
     import torch

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.common.vocab import shared_vocab
 from .simulate import Trace
 from ...engine.runners.hf_compat import cache_kw
@@ -30,7 +30,7 @@ def _margin_small(logits: Any) -> Any:
     return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
 
 
-def target_run(pair: Pair, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
+def target_run(pair: ModelPair, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
                token_s: list[float] | None = None, vocab: int | None = None) -> tuple[list[int], float, float]:
     """Target-only greedy decoding on the paper's path (`plain_decode` over transformers' cache):
     (tokens, prefill seconds, total seconds).
@@ -50,7 +50,7 @@ def target_run(pair: Pair, prompt_ids: list[int], max_new_tokens: int, eos_ids: 
     return run.token_ids, run.prefill_s, run.wall_s
 
 
-def record_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
+def record_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
                  eos_ids: Iterable[int], header_s: float = 0.0,
                  plain: tuple[list[int], float, float] | None = None) -> Trace:
     """Runs the models once over a prompt and keeps what every greedy policy will see.

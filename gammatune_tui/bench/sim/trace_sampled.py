@@ -37,7 +37,7 @@ import time
 import zlib
 from typing import Any, Iterable
 
-from ...engine.common.pair import Pair
+from ...engine.common.pair import ModelPair
 from ...engine.runners.hf_compat import cache_kw
 from ...engine.common.sampling import SamplingConfig, Served
 from ...engine.common.vocab import shared_vocab
@@ -77,7 +77,7 @@ def coupled_token(p: Any, q: Any, u_draft: float, u_accept: float, u_residual: f
     return x, draw(residual_law(p, q), u_residual)
 
 
-def record_sampled_trace(pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
+def record_sampled_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, off_depth: int,
                          eos_ids: Iterable[int], sampling: SamplingConfig, header_s: float = 0.0) -> Trace:
     """Runs both models once over a prompt with coupled draws and keeps what every sampled policy will see.
 

@@ -22,12 +22,12 @@ def logits_tolerance(dtype: torch.dtype) -> float:
 
 
 def compute_dtype(model: object) -> torch.dtype:
-    """The precision a model computes its logits in: bfloat16 for a weight-only quantized copy
-    (engine/drafting/quantized.py: every matmul's inputs and outputs are bfloat16, though its logits are
-    handed back as float32), else its parameters' dtype."""
-    if getattr(model, "gammatune_precision", None):
-        return torch.bfloat16
+    """The precision a model computes its logits in: bfloat16 for a weight-only quantized copy (its layers
+    say so, `computes_in`: engine/drafting/quantized.py, every matmul's inputs and outputs are bfloat16,
+    though its logits are handed back as float32), else its parameters' dtype."""
     try:
+        if any(getattr(type(m), "computes_in", None) == torch.bfloat16 for m in model.modules()):   # type: ignore[attr-defined]
+            return torch.bfloat16
         return next(model.parameters()).dtype   # type: ignore[attr-defined]
     except (AttributeError, StopIteration):
         return torch.float32

@@ -19,10 +19,8 @@ def quanto_quantized(model: Any) -> bool:
 
 
 def model_precision(model: Any, quantize: str | None = None) -> str:
-    """A model's precision in words: `float32`, `bfloat16`, `int4 g32`, `int8 (quanto)`…"""
-    own = getattr(model, "gammatune_precision", None)
-    if own:
-        return str(own)
+    """A model's precision in words: `float32`, `bfloat16`, `int8 (quanto)`… (a self-draft's is on its pair:
+    `ModelPair.self_draft.precision`, `int4 g32`)."""
     if quantize:
         return f"{quantize} (quanto)"
     try:
@@ -58,8 +56,8 @@ def extra_bytes(model: Any, base: Any) -> int:
 
 
 def model_bytes(model: Any, base: Any = None) -> int:
-    """A model's weight bytes; for a self-draft (`base` its target), only what it adds to the target's."""
-    if base is not None and getattr(model, "gammatune_self", None):
+    """A model's weight bytes; given `base` (a self-draft's target), only what it adds to the target's."""
+    if base is not None:
         return extra_bytes(model, base)
     return weight_bytes(model)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from ..common.pair import Pair
+from ..common.pair import ModelPair
 from ...errors import InvalidParameter
 from . import Draft, DraftSource, draft_window
 # the names and n-gram defaults live in names.py, which the command line reads without torch
@@ -50,8 +50,9 @@ def _whole(v: Any, flag: str) -> int:
 class DrafterSettings:
     """Which source drafts (`model`, `prompt-lookup`, or a self-draft such as `self:int4`) and prompt lookup's n-grams.
 
-    A self-draft drafts as a model does, with a quantized copy of the target
-    built for it (`ModelPair.with_draft`; the decoder swaps the pair).
+    A self-draft drafts as a model does: it names a draft model (a quantized
+    copy of the target), resolved into a pair whose draft it is before a
+    decoder is made (loading/siblings.py `with_draft`).
     """
 
     name: str = MODEL
@@ -120,11 +121,10 @@ def parse_drafters(text: str) -> list[str]:
     return names
 
 
-def pair_drafter(pair: Pair) -> DrafterSettings:
+def pair_drafter(pair: ModelPair) -> DrafterSettings:
     """The drafter a pair's sessions use unless told otherwise: what it was loaded for, else the model."""
-    d = getattr(pair, "drafter", None)
-    if isinstance(d, DrafterSettings):
-        return d
+    if isinstance(pair.drafter, DrafterSettings):
+        return pair.drafter
     if pair.draft is None:
         return DrafterSettings(PROMPT_LOOKUP)
     return DrafterSettings(MODEL)

@@ -80,7 +80,11 @@ class WeightOnlyLinear(nn.Module):
     counted (`weight_reads`): some families read a layer's weight instead of
     calling it (Mamba casts its input to `lm_head.weight.dtype`), and the
     self-draft keeps those layers at the target's precision.
+    `computes_in` tells the runners' self-checks which tolerance a model made
+    of these layers is held to (common/logits_check.py `compute_dtype`).
     """
+
+    computes_in = torch.bfloat16
 
     def __init__(self, linear: nn.Linear, kind: str, group: int = DEFAULT_GROUP):
         super().__init__()

@@ -36,6 +36,7 @@ from torch import nn
 from ...errors import InvalidParameter
 from ..common.names import SELF_FORMATS, SELF_PREFIX, is_self_draft
 from ..common.model_weights import quanto_quantized
+from ..common.pair import SelfDraft
 from .quantized import DEFAULT_GROUP, INT4_GROUPS, WeightOnlyLinear
 
 
@@ -79,8 +80,9 @@ def parse_self_draft(text: str) -> SelfDraftSpec:
     return SelfDraftSpec(kind, group)
 
 
-def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> Any:
-    """A weight-only quantized copy of `target` sharing its other tensors; its build time in `.gammatune_build_s`.
+def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> tuple[Any, SelfDraft]:
+    """A weight-only quantized copy of `target` sharing its other tensors, and the record a pair keeps of it
+    (its name, its precision in words, its build time: common/pair.py `SelfDraft`).
 
     Refused in one line (InvalidParameter) where it cannot help or cannot run:
     a target already quantized with optimum-quanto, `self:bf16` of a target that
@@ -118,10 +120,7 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> Any:
         raise InvalidParameter(f"--draft {spec.name}: this model reads every Linear layer's weight itself, so none "
                                "can be quantized and the copy would be the target; draft with a model or with "
                                "prompt-lookup")
-    draft.gammatune_precision = spec.precision + _kept_note(target, kept, dtype)
-    draft.gammatune_self = spec.name
-    draft.gammatune_build_s = time.perf_counter() - t0
-    return draft
+    return draft, SelfDraft(spec.name, spec.precision + _kept_note(target, kept, dtype), time.perf_counter() - t0)
 
 
 def _restore_layers_read_directly(draft: Any, swapped: list) -> set[str]:

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import torch
 
-from ..common.pair import Pair
+from ..common.pair import ModelPair
 from . import DraftedToken, EmittedToken, SessionHeader, TargetToken
 from ..policies.policy_base import Policy, TokenStats
 from ..common.sampling import SamplingConfig
@@ -33,7 +33,7 @@ def versions() -> dict[str, str]:
 
 
 def session_header(
-    pair: Pair, policy: Policy, sampling: SamplingConfig, device: torch.device, max_new: int,
+    pair: ModelPair, policy: Policy, sampling: SamplingConfig, device: torch.device, max_new: int,
     prompt_ids: Sequence[int], *, label: str, turn: int, user_text: str | None, engine: str = "",
     runner: str = "", warmup_s: float = 0.0, drafter: Any = None,
 ) -> SessionHeader:
@@ -48,15 +48,15 @@ def session_header(
     if name != "model":
         draft_name = name
     else:
-        draft_name = str(getattr(pair, "name_draft", "") or getattr(draft.config, "_name_or_path", ""))
+        draft_name = str(pair.name_draft or getattr(draft.config, "_name_or_path", ""))
     return SessionHeader(
-        target=str(getattr(pair, "name_target", "") or getattr(target.config, "_name_or_path", "")),
+        target=str(pair.name_target or getattr(target.config, "_name_or_path", "")),
         draft=draft_name,
         # the pair's tokenizer is the target's: named as the target is (`demo/target`, a hub id, the path as
         # typed), not by the absolute path it was read from, which says nothing on another machine
-        tokenizer=str(getattr(pair, "name_target", "") or getattr(tok, "name_or_path", "")),
+        tokenizer=str(pair.name_target or getattr(tok, "name_or_path", "")),
         device=str(device),
-        dtype=str(getattr(pair, "dtype", target.dtype)).replace("torch.", ""),
+        dtype=str(pair.dtype).replace("torch.", ""),
         method=policy.name,
         gamma0=policy.gamma0,
         params=policy.describe(),
@@ -66,7 +66,7 @@ def session_header(
         prompt=tok.decode(prompt_ids),
         prompt_pieces=prompt_pieces(tok, prompt_ids),
         seed=sampling.seed,
-        demo=bool(getattr(pair, "is_demo", False)),
+        demo=bool(pair.is_demo),
         versions=versions(),
         created=time.time(),
         label=label,
@@ -75,22 +75,20 @@ def session_header(
         engine=engine,
         runner=runner,
         warmup_s=warmup_s,
-        load_s=dict(getattr(pair, "load_s", None) or {}),
+        load_s=dict(pair.load_s or {}),
         drafter=name,
         drafter_params=drafter.params() if drafter is not None else {},
-        end_ids=sorted(int(i) for i in (getattr(pair, "eos_ids", None) or ())),
-        **_precisions(pair, target, draft if name == "model" else None),
+        end_ids=sorted(int(i) for i in (pair.eos_ids or ())),
+        **_precisions(pair, drafts=name == "model"),
     )
 
 
-def _precisions(pair: Any, target: Any, draft: Any) -> dict[str, Any]:
-    """Each model's precision and weight bytes as the header records them (no draft model: empty)."""
-    from ..common.model_weights import model_bytes, model_precision
-
-    out: dict[str, Any] = {"target_precision": model_precision(target, getattr(pair, "quantize", None)),
-                           "target_bytes": model_bytes(target)}
-    if draft is not None:
-        out.update(draft_precision=model_precision(draft), draft_bytes=model_bytes(draft, target))
+def _precisions(pair: ModelPair, drafts: bool) -> dict[str, Any]:
+    """Each model's precision and weight bytes as the header records them (no draft model drafting: the target's)."""
+    models = pair.models()
+    out: dict[str, Any] = {"target_precision": models["target"]["precision"], "target_bytes": models["target"]["bytes"]}
+    if drafts and "draft" in models:
+        out.update(draft_precision=models["draft"]["precision"], draft_bytes=models["draft"]["bytes"])
     return out
 
 

@@ -16,8 +16,7 @@ not after a minute of retries against a network that may not be there.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import torch
 
@@ -25,115 +24,17 @@ from ...errors import InvalidParameter, ModelLoadError, TokenizerMismatch
 from ..common.devices import resolve_device, resolve_dtype
 from .model_files import (ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config,
                           with_gguf_converted)
-from ..drafting.draft_sources import MODEL, DrafterSettings
-from .end_of_turn import collect_eos_ids
+from ..common.end_of_turn import collect_eos_ids
+from ..common.pair import ModelPair
+from ..common.prompt_format import VICUNA_SYSTEM, vicuna_format
+from ..drafting.draft_sources import DrafterSettings
 from .load_stages import LOAD_STAGES, StageClock
 from .pair_refs import PairRefs, check_pair, settle_pair
-from .presets import PRESETS, VICUNA_SYSTEM, Preset, vicuna_format
-from ..runners import RunnerPool, check_engine, check_engine_device
+from .presets import PRESETS, Preset
+from ..runners import check_engine, check_engine_device, runner_pool
 from .warmup import warm_up
 
 ProgressFn = Callable[[str, float], None]
-
-
-@dataclass
-class ModelPair:
-    """A target, a draft that shares its vocabulary, and how to format prompts for them.
-
-    Loaded for prompt lookup (`load_pair(drafter="prompt-lookup")`) a pair has
-    no draft model: `draft` is None and `name_draft` names the source.
-    `drafter` is the draft source its sessions use unless a decoder is given another.
-    """
-
-    target: Any
-    draft: Any
-    tokenizer: Any
-    device: torch.device
-    dtype: torch.dtype
-    name_target: str = "target"
-    name_draft: str = "draft"
-    is_demo: bool = False
-    vicuna: bool = False
-    preset: str | None = None
-    quantize: str | None = None
-    eos_ids: frozenset[int] = field(default_factory=frozenset)
-    engine: str = "auto"  # auto | eager | static | graphs: how forward passes run (engine/runners)
-    warmup_s: float = 0.0  # seconds the post-load warm-up took (0: none ran)
-    load_s: dict[str, float] = field(default_factory=dict)  # load_pair's stages → seconds (load_stages.py)
-    drafter: DrafterSettings | None = None  # the default draft source (None: the model if loaded, else prompt lookup)
-    runner_pool: Any = field(default=None, init=False, repr=False, compare=False)
-    _self_drafts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if not self.eos_ids:
-            self.eos_ids = collect_eos_ids(self.tokenizer, self.target)
-        self.runner_pool = RunnerPool(self.target, self.draft, self.engine)
-
-    def models(self) -> dict[str, dict[str, Any]]:
-        """Each model's precision and weight bytes (a self-draft: what it adds to the target's), for headers."""
-        from ..common.model_weights import model_bytes, model_precision
-
-        out = {"target": {"precision": model_precision(self.target, self.quantize),
-                          "bytes": model_bytes(self.target)}}
-        if self.draft is not None:
-            out["draft"] = {"precision": model_precision(self.draft), "bytes": model_bytes(self.draft, self.target)}
-        return out
-
-    def with_draft(self, draft: str) -> "ModelPair":
-        """This pair with a self-draft (`self:int4`, …) as its draft model: built once, then kept.
-
-        The sibling shares the target, tokenizer and settings; it has its own
-        runners (warmed up when this pair was). The chat's drafter switch and
-        compare's `--drafters model,self:int4` run on it.
-        """
-        from ..drafting.self_draft import build_self_draft, parse_self_draft
-
-        spec = parse_self_draft(draft)
-        if getattr(self.draft, "gammatune_self", None) == spec.name:
-            return self
-        sib = self._self_drafts.get(spec.name)
-        if sib is None:
-            model = build_self_draft(self.target, spec)
-            sib = replace(self, draft=model, name_draft=spec.name, drafter=DrafterSettings(MODEL))
-            sib.load_s = {**self.load_s, "self-draft": model.gammatune_build_s}
-            if self.warmup_s:
-                sib.warmup_s = warm_up(sib)
-            self._self_drafts[spec.name] = sib
-        return sib
-
-    @property
-    def runner(self) -> str:
-        """The runner(s) sessions use: eager, static or graphs ("target/draft" when they differ)."""
-        return self.runner_pool.label
-
-    def encode_prompt(self, prompt: str | Sequence[int] | Sequence[dict], raw: bool = False) -> list[int]:
-        """Token ids for a prompt: raw text, or chat messages through the right format.
-
-        Vicuna presets use the paper's system-prompt format (Fig. 2b); other
-        tokenizers with a chat template use it; the rest get the raw text.
-        """
-        if not isinstance(prompt, str) and all(isinstance(i, int) and not isinstance(i, bool) for i in prompt):
-            return list(prompt)
-        if isinstance(prompt, str):
-            messages = [{"role": "user", "content": prompt}]
-        else:
-            messages = [dict(m) for m in prompt]
-            for m in messages:
-                if not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
-                    raise InvalidParameter("each chat message needs a string 'role' and 'content'")
-        tok = self.tokenizer
-        if raw:
-            text = prompt if isinstance(prompt, str) else "".join(m["content"] for m in messages if m["role"] != "system")
-            return list(tok(text).input_ids)
-        if self.vicuna:
-            return list(tok(vicuna_format(messages)).input_ids)
-        if getattr(tok, "chat_template", None):
-            text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            return list(tok(text, add_special_tokens=False).input_ids)
-        # A model without a chat template is a completion model: a conversation
-        # is the running text itself (prompt, its continuation, the next prompt).
-        text = "".join(m["content"] for m in messages if m["role"] != "system")
-        return list(tok(text).input_ids)
 
 
 # -- finding and loading models ---------------------------------------------------------
@@ -284,7 +185,7 @@ def load_pair(
     if quantize:
         report("quantize", 0.6)
         _quantize(target_model, quantize)
-    draft_model = None
+    draft_model, own_draft = None, None
     if d_ref is not None:
         report("draft", 0.7)
         draft_model = from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, "draft", download=download,
@@ -297,7 +198,7 @@ def load_pair(
         report(f"draft {own.name}", 0.7)
         from ..drafting.self_draft import build_self_draft
 
-        draft_model = build_self_draft(target_model, own)
+        draft_model, own_draft = build_self_draft(target_model, own)
         clock.lap("self-draft")
 
     if dev.type == "cpu":
@@ -320,11 +221,11 @@ def load_pair(
         name_draft=drafter_settings.name if lookup else (own.name if own is not None else
                                                          "demo/draft" if is_demo else str(draft)),
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
-        drafter=drafter_settings,
+        drafter=drafter_settings, self_draft=own_draft,
     )
     report("self-checks", 0.85)
-    clock.lap("")   # building the pair (eos ids, the runner pool) belongs to no stage worth naming
-    runner = pair.runner  # resolves the engine (the runners' self-checks): EngineUnavailable here, before warm-up
+    clock.lap("")   # building the pair (its eos ids) belongs to no stage worth naming
+    runner = runner_pool(pair).label  # resolves the engine (the runners' self-checks): EngineUnavailable here, before warm-up
     clock.lap("self-checks")
     if warmup:
         report(f"warm-up ({runner})", 0.9)

@@ -21,14 +21,9 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ...errors import ModelLoadError
 
-VICUNA_SYSTEM = (
-    "A chat between a curious user and an artificial intelligence assistant. "
-    "The assistant gives helpful, detailed, and polite answers to the user's questions."
-)
 
 DEMO = "demo"
 
@@ -125,20 +120,5 @@ def pair_names() -> list[str]:
     return [*PRESETS, DEMO]
 
 
-def vicuna_format(messages: Sequence[dict]) -> str:
-    """Vicuna v1.1 template: system prompt, then 'USER: … ASSISTANT: …</s>' turns."""
-    system = VICUNA_SYSTEM
-    parts: list[str] = []
-    for m in messages:
-        role, content = m["role"], m["content"].strip()
-        if role == "system":
-            system = content
-        elif role == "user":
-            parts.append(f"USER: {content}")
-        else:
-            parts.append(f"ASSISTANT: {content}</s>")
-    return system + " " + " ".join(parts) + " ASSISTANT:"
-
-
-__all__ = ["Preset", "PRESETS", "VICUNA_SYSTEM", "DEMO", "INSTALL_HINT", "package_file", "preset_target",
-           "pair_names", "preset_drafter", "vicuna_format"]
+__all__ = ["Preset", "PRESETS", "DEMO", "INSTALL_HINT", "package_file", "preset_target",
+           "pair_names", "preset_drafter"]

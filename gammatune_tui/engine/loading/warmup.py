@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from ..common.pair import Pair
+from ..common.pair import ModelPair
 from ..decoder import SpeculativeDecoder
 from ..policies import DEFAULT_GAMMA_MAX, PolicySettings
 from ..runners import DEFAULT_CAPACITY, GraphRunner, runner_pool
@@ -39,7 +39,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def warm_up(pair: Pair, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None) -> float:
+def warm_up(pair: ModelPair, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None) -> float:
     """Warm the pair's runners and decoder; returns the seconds it took (also stored as `pair.warmup_s`).
 
     `progress(stage, fraction)`, if given, hears "compile" or "capture" (graphs runners only), then

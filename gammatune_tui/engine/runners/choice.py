@@ -30,7 +30,7 @@ from typing import Any, Iterator
 import torch
 from transformers import DynamicCache
 
-from ..common.pair import Pair
+from ..common.pair import ModelPair
 from ...errors import EngineUnavailable, InvalidParameter
 from .fast_forward import _direct_eligible
 from .base import Runner, grad_mode
@@ -215,8 +215,9 @@ class RunnerPool:
     runner became static under `auto` (None when none did).
     """
 
-    def __init__(self, target: Any, draft: Any, engine: str = "auto"):
+    def __init__(self, target: Any, draft: Any, engine: str = "auto", *, self_draft: str | None = None):
         self.target, self.draft = target, draft
+        self.self_draft = self_draft   # the draft is this self-draft of the target: its refusals say so
         self.engine = check_engine(engine)
         self._kinds: tuple[str, str] | None = None
         self._free: list[RunnerSet] = []
@@ -238,7 +239,8 @@ class RunnerPool:
                 kind = choose_kind(self.engine, model, device)
                 if kind == "hybrid":
                     found = probe(model)
-                    refuse(model, found)   # a cache it cannot rewind: one line at load, before any generation
+                    # a cache it cannot rewind: one line at load, before any generation
+                    refuse(model, found, self.self_draft if model is self.draft else None)
                     self._probes[id(model)] = found
                 elif kind == "eager":
                     why = eager_refusal(model)
@@ -289,16 +291,16 @@ class RunnerPool:
             self._free.append(runners)
 
 
-def runner_pool(pair: Pair) -> RunnerPool:
-    """The pair's pool (created on first use for pair-like objects that are not a ModelPair)."""
-    pool = getattr(pair, "runner_pool", None)
-    if pool is None:
-        pool = RunnerPool(pair.target, pair.draft, getattr(pair, "engine", "auto") or "auto")
-        try:
-            pair.runner_pool = pool
-        except AttributeError:  # pragma: no cover - a frozen pair-like object: no reuse
-            pass
-    return pool
+_POOL_LOCK = threading.Lock()
+
+
+def runner_pool(pair: ModelPair) -> RunnerPool:
+    """The pair's pool: made on first use (the pair type sits below the runners), then kept on the pair."""
+    with _POOL_LOCK:   # two sessions starting at once (compare's contestants) share one pool
+        if pair.runner_pool is None:
+            pair.runner_pool = RunnerPool(pair.target, pair.draft, pair.engine,
+                                          self_draft=pair.self_draft.name if pair.self_draft is not None else None)
+        return pair.runner_pool
 
 
 __all__ = [

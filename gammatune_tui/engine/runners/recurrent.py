@@ -289,7 +289,7 @@ class Probe:
     """What the self-check found: whether windows go in one pass (else per token), or why nothing works."""
 
     per_token: bool = False
-    refused: str | None = None
+    refused: str | None = None   # why not, in the model's own words (`refuse` says whose and what to do)
 
 
 def _check(model: Any, per_token: bool, ids: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
@@ -350,12 +350,7 @@ def _probe(model: Any) -> Probe:
         why = "its logits after a rewind differ from its own one-token path"
     except Exception as exc:   # the model's own error, in one line
         why = error_line(exc)
-    own = getattr(model, "gammatune_self", None)   # a self-draft: its quantized copy failed, not the family
-    if own:
-        return Probe(refused=f"{own} draft of {family(model)}: the quantized copy of this family's layers does not "
-                             f"run, so it cannot draft; use another draft: {why}")
-    return Probe(refused=f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this model's "
-                         f"recurrent state, so it cannot decode speculatively with it: {why}")
+    return Probe(refused=why)
 
 
 class _Inconsistent(Exception):
@@ -375,9 +370,17 @@ def _close(want: torch.Tensor, got: torch.Tensor, tol: float) -> bool:
     return w.shape == g.shape and bool(torch.allclose(w, g, rtol=tol, atol=tol * scale))
 
 
-def refuse(model: Any, probe_result: Probe) -> None:
-    if probe_result.refused:
-        raise InvalidParameter(probe_result.refused)
+def refuse(model: Any, probe_result: Probe, self_draft: str | None = None) -> None:
+    """One line for a model the probe refused: its family, or for a self-draft (`self_draft`, its name) the
+    quantized copy, which is what failed (the family itself may run)."""
+    why = probe_result.refused
+    if not why:
+        return
+    if self_draft:
+        raise InvalidParameter(f"{self_draft} draft of {family(model)}: the quantized copy of this family's layers "
+                               f"does not run, so it cannot draft; use another draft: {why}")
+    raise InvalidParameter(f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this "
+                           f"model's recurrent state, so it cannot decode speculatively with it: {why}")
 
 
 def state_runner(model: Any) -> HybridRunner:
