@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from ...engine.common.pair import Pair
+from ...engine.common.names import SOURCE_PARAMS
 from ...engine.drafting.draft_sources import pair_drafter
 from ...engine.policies import PolicySettings
 from ...engine.common.sampling import SamplingConfig
@@ -277,7 +278,7 @@ def run_hf_lookup(pair: Pair, gamma0: int, ngram_max: int, prompt: PromptIds, ma
 
 
 def _ngram_max(pair: Pair) -> int:
-    return pair_drafter(pair).ngram_max
+    return pair_drafter(pair).params().get("ngram_max", SOURCE_PARAMS["ngram_max"].default)
 
 
 # -- the sweep ---------------------------------------------------------------------------------------------
