@@ -137,6 +137,14 @@ def _names_and_literals(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
+def test_the_docs_table_is_the_rows():
+    from gammatune_tui.engine.common.names import sources_table
+
+    text = (ROOT / "docs/engine.md").read_text(encoding="utf-8")
+    block = text.split("<!-- draft sources: generated from engine/common/names.py SOURCES -->\n")[1]
+    assert block.split("<!-- end of draft sources -->")[0].strip() == sources_table()
+
+
 def test_no_code_outside_a_sources_own_files_names_it():
     where: dict[str, list[str]] = {who: [] for who in NAMED}
     for path in sorted(PKG.rglob("*.py")):

@@ -59,6 +59,15 @@ MODEL_FREE: tuple[str, ...] = tuple(s.name for s in SOURCES if not s.needs_model
 SOURCE_PARAMS: dict[str, ParamSpec] = {p.name: p for s in SOURCES for p in s.params}
 """Every source parameter by name, once (sources may share one: the same flag sets it for each)."""
 
+
+def sources_table() -> str:
+    """The draft sources' table of docs/engine.md, from the rows (a test compares them)."""
+    lines = ["| `--drafter` | draft model | its parameters | what drafts |", "|---|---|---|---|"]
+    for s in SOURCES:
+        params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}, default {p.default})" for p in s.params)
+        lines.append(f"| `{s.name}` | {'needed' if s.needs_model else 'none'} | {params or '—'} | {s.help} |")
+    return "\n".join(lines)
+
 # a draft built from the target's own weights at load (engine/drafting/self_draft.py): `--draft self:int4[:gN]`
 SELF_PREFIX = "self:"
 SELF_FORMATS: tuple[str, ...] = ("int4", "int8", "bf16")

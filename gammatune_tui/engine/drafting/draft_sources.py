@@ -53,10 +53,10 @@ def _checked(spec: SourceSpec, given: dict[str, Any]) -> tuple[tuple[str, Any], 
         v = given.get(p.name)
         if v is None:
             v = p.default
-        if isinstance(v, bool) or not isinstance(v, p.kind):
+        if p.kind is int and (isinstance(v, bool) or not isinstance(v, int)):
             raise InvalidParameter(f"{p.cli_flag} must be {p.range_text()}, got {v!r}")
         try:
-            values.append((p.name, p.check(v)))
+            values.append((p.name, p.to_json(p.check(v))))   # as a header records it (a float, not a rational)
         except InvalidParameter:
             raise InvalidParameter(f"{p.cli_flag} must be {p.range_text()}, got {v!r}") from None
     got = dict(values)
