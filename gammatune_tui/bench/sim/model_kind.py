@@ -15,7 +15,7 @@ from .hindsight import session_trace
 from .oracle import model_step_options
 from .session_play import SimStep
 from .simulate import Trace, play_model_trace
-from .trace_record import record_trace
+from . import trace_record
 
 
 class ModelKind:
@@ -26,7 +26,7 @@ class ModelKind:
     def record(self, pair: Pair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, max_window: int,
                eos_ids: Iterable[int], params: dict[str, Any], header_s: float) -> Trace:
         # a window of w drafts at most w - 1 tokens past a miss
-        return record_trace(pair, prompt_id, prompt_ids, max_new_tokens, max_window - 1, eos_ids, header_s)
+        return trace_record.record_trace(pair, prompt_id, prompt_ids, max_new_tokens, max_window - 1, eos_ids, header_s)
 
     def from_json(self, d: dict[str, Any]) -> Trace:
         return Trace.from_json(d)
