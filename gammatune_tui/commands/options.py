@@ -55,7 +55,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
     ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", metavar="ENGINE", panel=MODEL)),
-    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)} ({'; '.join(f'{s.name}: {s.help}' for s in SOURCES if not s.needs_model)}; a self-draft is the same as --draft self:int4 etc.). Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
+    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)}. Without a draft model: {'; '.join(f'{s.name} {s.help}' for s in SOURCES if not s.needs_model)}. A self-draft is the same as --draft self:int4 etc. Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
 ]
 
 

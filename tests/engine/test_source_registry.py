@@ -91,7 +91,7 @@ def test_a_new_source_is_one_file_and_one_row(tmp_path):
                            str(ROOT / "tests")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "echo: repeat the last token" in out["--help2"] and "--copies" in out["--help2"]
+    assert "echo repeat the last token" in out["--help2"] and "--copies" in out["--help2"]
     assert "--copies must be a whole number in [1, 8], got 9" in out["--drafter7"]
     assert "drafter" not in out["--drafter5"] and "nowhere" in out["--drafter5"]   # accepted: the target is what fails
     same, drafter, params, drafted = out["decoder"]

@@ -42,13 +42,13 @@ def _ngram(name: str, default: int, label: str, help: str) -> ParamSpec:
 _NGRAMS = (_ngram("ngram_min", 1, "n-gram min", "shortest n-gram to match"),
            _ngram("ngram_max", 3, "n-gram max", "longest n-gram to match, tried first"))
 SOURCES: tuple[SourceSpec, ...] = (
-    SourceSpec("model", "draft_sources:ModelDraftSource", True, "the draft model proposes (the default)",
+    SourceSpec("model", "draft_sources:ModelDraftSource", True, "the draft model, with its KV cache (the default)",
                trace_kind="model_kind:TRACE_KIND"),
     SourceSpec("prompt-lookup", "prompt_lookup:PromptLookupSource", False,
-               "copy what followed the text's last n-gram before (no draft model)", _NGRAMS,
+               "copies what followed the text's last words earlier in the prompt or output", _NGRAMS,
                (("ngram_min", "ngram_max"),), "lookup_trace:TRACE_KIND", "lookup"),
     SourceSpec("ngram-pool", "ngram_pool:NgramPoolSource", False,
-               "prompt lookup over the whole conversation: earlier turns' prompts and answers too (no draft model)",
+               "the same over every earlier turn's prompt and answer too (one decoder's)",
                _NGRAMS, (("ngram_min", "ngram_max"),), "pool_trace:TRACE_KIND", "pool"),
 )
 BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
