@@ -15,6 +15,10 @@ def test_run_and_compare_draft_with_the_pool(capsys, tiny_pair_dirs):
     assert code == 0, err
     header = event_from_json(json.loads(out.splitlines()[0]))
     assert header.drafter == "ngram-pool" and header.drafter_params == {"ngram_min": 1, "ngram_max": 2}
+    code, out, err = invoke(["run", "abcabcabcabc", *t, "--drafter", "ngram-pool", "-n", "12", "--raw", "-t", "0"],
+                            capsys)
+    assert code == 0, err   # the oracle line says why it has no number, not a share it cannot know
+    assert "oracle: none for ngram-pool, which drafts from earlier turns too" in " ".join(err.split())
     code, out, err = invoke(["compare", "--print", "abcabcabc", *t, "--drafters", "ngram-pool,prompt-lookup",
                              "-M", "specdecode", "-n", "8", "--raw", "--repeats", "1"], capsys)
     assert code == 0, err

@@ -82,8 +82,8 @@ def session_hindsight(pair: Pair, events: Sequence[Event]) -> Hindsight:
     steps = [e for e in events if isinstance(e, StepEvent)]
     trace = trace_kind(header.drafter or MODEL).from_session(pair, header, steps)
     if trace is None:   # the source drafted from text the recording does not hold (an earlier turn's)
-        return Hindsight.unavailable(f"{header.drafter} drafted from earlier turns too, which a session's "
-                                     "recording does not hold", "no oracle for this drafter")
+        return Hindsight.unavailable(f"none for {header.drafter}, which drafts from earlier turns too (a "
+                                     "session's recording does not hold them)", "no oracle for this drafter")
     cost = calibrate(events)
     best = oracle_run(trace, cost, max_new_tokens=len(trace.tokens))
     mine = sum(step_price(cost, len(s.drafted), len(s.emitted)) for s in steps)
