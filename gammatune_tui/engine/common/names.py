@@ -58,6 +58,8 @@ DRAFTERS: tuple[str, ...] = tuple(BY_SOURCE)
 MODEL_FREE: tuple[str, ...] = tuple(s.name for s in SOURCES if not s.needs_model)
 SOURCE_PARAMS: dict[str, ParamSpec] = {p.name: p for s in SOURCES for p in s.params}
 """Every source parameter by name, once (sources may share one: the same flag sets it for each)."""
+assert all(SOURCE_PARAMS[p.name] == p for s in SOURCES for p in s.params), \
+    "sources that share a parameter's name share its row (one flag, one meaning)"
 
 
 def sources_table() -> str:
@@ -67,6 +69,7 @@ def sources_table() -> str:
         params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}, default {p.default})" for p in s.params)
         lines.append(f"| `{s.name}` | {'needed' if s.needs_model else 'none'} | {params or '—'} | {s.help} |")
     return "\n".join(lines)
+
 
 # a draft built from the target's own weights at load (engine/drafting/self_draft.py): `--draft self:int4[:gN]`
 SELF_PREFIX = "self:"
