@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Iterable, Protocol, Sequence
 
-from ...engine.common.names import BY_SOURCE, MODEL
+from ...engine.common.names import BY_SOURCE, MODEL, is_self_draft
 from ...engine.common.pair import Pair
 from ...engine.events import SessionHeader, StepEvent
 from ...engine.policies import Policy
@@ -60,7 +60,7 @@ def trace_kind(source: str) -> TraceKind:
     """The trace kind of a draft source, by its name (a self-draft drafts as the model: `self:…` is the model's)."""
     kind = _KINDS.get(source)
     if kind is None:
-        spec = BY_SOURCE.get(MODEL if source.startswith("self:") else source)
+        spec = BY_SOURCE.get(MODEL if is_self_draft(source) else source)
         if spec is None or not spec.trace_kind:
             raise InvalidParameter(f"the simulator has no traces for drafter {source!r}")
         module, name = spec.trace_kind.split(":")
