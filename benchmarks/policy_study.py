@@ -40,7 +40,7 @@ from typing import Any
 from gammatune_tui.bench.sim import oracle, reference
 from gammatune_tui.bench.sim import simulate as sim
 from gammatune_tui.bench.sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
-from gammatune_tui.bench.sim.lookup_trace import trace_from_json
+from gammatune_tui.bench.sim.trace_kinds import trace_from_json
 from gammatune_tui.engine.policies.confidence import PRIOR_FILE, Prior
 from gammatune_tui.engine.policies import DEFAULT_GAMMA0, PAPER_DEFAULTS, PolicySettings
 

@@ -63,7 +63,7 @@ def bench(
     tune_: bool = typer.Option(False, "--tune", help="Search the policy's parameters on the traces (η, δ, τ and the γ bounds; adaptive-k: its EMA weight, prior, cooldown and the γ bounds). Implies --simulate.", rich_help_panel=BENCH),
     tune_method: str = typer.Option("gammatune+", "--tune-method", metavar="METHOD", help="The policy whose parameters --tune optimises.", rich_help_panel=BENCH),
     std_weight: float = typer.Option(1.0, "--std-weight", min=0.0, help="--tune score: mean speedup − this × its std across γ0.", rich_help_panel=BENCH),
-    no_baselines: bool = typer.Option(False, "--no-baselines", help="Live sweep: skip target-only decoding and transformers' assisted generation, or its prompt lookup with --drafter prompt-lookup (measured by default).", rich_help_panel=BENCH),
+    no_baselines: bool = typer.Option(False, "--no-baselines", help="Live sweep: skip target-only decoding and transformers' assisted generation, or its prompt lookup with a drafter that needs no draft model (measured by default).", rich_help_panel=BENCH),
     latency: bool = typer.Option(False, "--latency", help="The paper's Table 1 instead: ms per token and per verify pass for model shapes, random weights.", rich_help_panel=BENCH),
     shape: list[str] = typer.Option([], "--shape", metavar="SHAPE", help="--latency: a built-in shape (repeatable) or a path to a config.json; default: every built-in shape that fits.", rich_help_panel=BENCH),
     latency_context: int = typer.Option(128, "--latency-context", min=1, help="--latency: tokens already in the KV cache.", rich_help_panel=BENCH),
@@ -134,22 +134,22 @@ def bench(
     check_outputs([("--out", out), ("--out", csv_path_for(out))], inputs, note)
     if traces_path is not None:
         check_output(traces_path, "--traces", inputs[:2])
-    # a prompt-lookup sweep races transformers' prompt lookup; a model sweep its assisted generation
+    # a sweep without a draft model races transformers' prompt lookup; a model sweep its assisted generation
     drafter = opts.drafter_settings()
-    peers = LOOKUP_BASELINES if drafter.model_free else ALL_BASELINES
-    if drafter.model_free and not sampling.greedy:
-        raise InvalidParameter("--simulate at --temperature above 0 needs a draft model: prompt lookup's proposals "
+    peers = LOOKUP_BASELINES if not drafter.needs_model else ALL_BASELINES
+    if not drafter.needs_model and not sampling.greedy:
+        raise InvalidParameter(f"--simulate at --temperature above 0 needs a draft model: {drafter.name}'s proposals "
                                "depend on where each window starts, so its sampled runs cannot share one trace")
-    if drafter.model_free and not no_baselines and drafter.ngram_min != 1 and not (simulate or tune_):
+    if not drafter.needs_model and not no_baselines and drafter.params().get("ngram_min", 1) != 1 and not (simulate or tune_):
         err.print(Text(f"note: transformers' prompt lookup matches n-grams down to 1; with --ngram-min "
-                       f"{drafter.ngram_min} the two are not at matched settings", style="yellow"))
+                       f"{drafter.param('ngram_min')} the two are not at matched settings", style="yellow"))
     from ..bench.deploy.options import parse_costs, parse_for
 
     engine_rows, cost_pair = parse_for(engines), parse_costs(costs)
     if engine_rows and not simulate:
         raise InvalidParameter("--for plays the engines over the traces: use it with --simulate")
-    if engine_rows and drafter.model_free:
-        raise InvalidParameter("--for plays a draft model's traces; with --drafter prompt-lookup see docs/deploy.md")
+    if engine_rows and not drafter.needs_model:
+        raise InvalidParameter(f"--for plays a draft model's traces; with --drafter {drafter.name} see docs/deploy.md")
     if cost_pair is not None and not engine_rows:
         raise InvalidParameter("--costs prices the --for predictions: give --for too")
     cfg = SweepConfig(methods=method_list, gammas=gamma_list, max_new_tokens=opts.max_new_tokens, repeats=repeats,

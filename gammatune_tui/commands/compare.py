@@ -19,7 +19,7 @@ from typing import Any, Optional
 import typer
 
 from ..engine.policies import LIVE_DEFAULT_METHODS, parse_methods
-from ..engine.common.names import MODEL as MODEL_DRAFTER
+from ..engine.common.names import DRAFTERS, MODEL as MODEL_DRAFTER, MODEL_FREE
 from ..engine.loading.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
@@ -39,7 +39,7 @@ def compare(
     methods: Optional[str] = typer.Option(None, "--methods", "-M", show_default=False, metavar="LIST",
                                           help=f"{MIN_METHODS} to {MAX_METHODS} comma-separated methods to compare, or all (default: "
                                                f"{', '.join(LIVE_DEFAULT_METHODS)}; specdecode,gammatune+ with --drafters)."),
-    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help=f"Race draft sources too: model,self:int4,prompt-lookup runs every method once per source (self-drafts are built from the target at load; at most {MAX_METHODS} contestants)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", "-D", metavar="LIST", help=f"Race draft sources too ({', '.join(DRAFTERS)} or a self-draft): model,self:int4,{MODEL_FREE[0]} runs every method once per source (self-drafts are built from the target at load; at most {MAX_METHODS} contestants)."),
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
@@ -84,8 +84,8 @@ def compare(
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: before anything loads
     load_kwargs = opts.load_kwargs()
     if drafter_list is not None:  # the draft model is loaded when one contestant drafts with it
-        load_kwargs["drafter"] = next((d for d in drafter_list if not d.model_free), drafter_list[0])
-        if all(d.model_free for d in drafter_list) and opts.values.get("draft"):
+        load_kwargs["drafter"] = next((d for d in drafter_list if d.needs_model), drafter_list[0])
+        if all(not d.needs_model for d in drafter_list) and opts.values.get("draft"):
             raise InvalidParameter("--draft names a draft model, but no drafter in --drafters uses one")
     check_models(opts, load_kwargs)   # a wrong path, an uncached hub id or -n past the context: one line, before the TUI
     prompt = prompt_or_demo(prompt, opts.seed)
@@ -132,8 +132,8 @@ def _check_draft_model_exists(opts: CommonOptions, drafters: Optional[str]) -> N
     names = {n.strip() for n in (drafters or "").split(",")}
     if MODEL_DRAFTER in names and preset_drafter(pair, opts.values.get("draft")):
         raise InvalidParameter(f"--drafters model needs a draft model, but --pair {pair} has none: "
-                               "give one with --draft MODEL, or race self:int4 or prompt-lookup "
-                               "(--drafters self:int4,prompt-lookup)")
+                               f"give one with --draft MODEL, or race self:int4 or {MODEL_FREE[0]} "
+                               f"(--drafters self:int4,{MODEL_FREE[0]})")
 
 
 def _measure_and_print(job: Any, record: Optional[Path], json_out: Optional[Path] = None) -> None:

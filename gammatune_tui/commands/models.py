@@ -59,7 +59,7 @@ def _preset_row(p: Preset) -> dict:
     """One preset as `models` shows it: hub pairs say what is cached, a packaged model whether it is installed."""
     row = {
         "name": p.name, "target": p.target,
-        "draft": p.draft if p.draft is not None else (p.drafter or "prompt-lookup").replace("prompt-lookup", "prompt lookup"),
+        "draft": p.draft if p.draft is not None else presets.preset_drafter(p.name, None).replace("-", " "),
         "target_precision": p.target_precision, "draft_precision": p.draft_precision,
         "target_params": p.target_params, "draft_params": p.draft_params,
         "target_size": p.target_size, "draft_size": p.draft_size,

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import typer
 
-from ..engine.common.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, ENGINES, SELF_DRAFTS
+from ..engine.common.names import DRAFTERS, ENGINES, SELF_DRAFTS, SOURCE_PARAMS, SOURCES
 from ..engine.common.names import MODEL as MODEL_DRAFTER
 from ..engine.policies.param_specs import PARAM_NAMES, SAMPLING_BY_NAME, SAMPLING_SPECS, SPECS, ParamSpec
 from ..engine.policies import PAPER_DEFAULTS, PolicyParams, PolicySettings, grouped_methods, param_help
@@ -55,10 +55,19 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
     ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", metavar="ENGINE", panel=MODEL)),
-    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)} (prompt-lookup copies what followed the text's last words earlier in the prompt or output, no draft model loaded; a self-draft is the same as --draft self:int4 etc.). Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
-    ("ngram_min", Optional[int], _opt(None, "--ngram-min", help=f"prompt-lookup: shortest n-gram to match (default {DEFAULT_NGRAM_MIN}).", panel=MODEL)),
-    ("ngram_max", Optional[int], _opt(None, "--ngram-max", help=f"prompt-lookup: longest n-gram to match, tried first (default {DEFAULT_NGRAM_MAX}).", panel=MODEL)),
+    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)}. Without a draft model: {'; '.join(f'{s.name} {s.help}' for s in SOURCES if not s.needs_model)}. A self-draft is the same as --draft self:int4 etc. Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
 ]
+
+
+def _source_option(p: ParamSpec) -> tuple[str, Any, Any]:
+    """A draft source's parameter as an option, from its row (engine/common/names.py `SOURCES`): the sources
+    that read it lead its help; None = not given (the row's default)."""
+    who = ", ".join(s.name for s in SOURCES if p in s.params)
+    return p.name, Optional[p.kind], _opt(None, p.cli_flag, help=f"{who}: {p.help} (default {p.default}).",
+                                          panel=MODEL)
+
+
+_MODEL_PARAMS += [_source_option(p) for p in SOURCE_PARAMS.values()]
 
 def _policy_option(s: ParamSpec) -> tuple[str, Any, Any]:
     """A parameter's option, from its row in engine/policies/param_specs.py (None = not given: the default, or a preset)."""
@@ -148,10 +157,10 @@ class CommonOptions:
         v = self.values
         check_threads(v.get("threads"))
         check_engine_environment()
-        if "drafter" in v and (v["drafter"] not in (None, MODEL_DRAFTER) or v.get("ngram_min") is not None
-                               or v.get("ngram_max") is not None):   # --drafter and the n-gram sizes, now
+        if "drafter" in v and (v["drafter"] not in (None, MODEL_DRAFTER)
+                               or any(v.get(k) is not None for k in SOURCE_PARAMS)):   # --drafter, its parameters
             d = self.drafter_settings()
-            if d.model_free and self.values.get("draft"):
+            if not d.needs_model and self.values.get("draft"):
                 raise InvalidParameter(f"--draft names a draft model, but --drafter {d.name} drafts without one: "
                                        "leave --draft out")
 
@@ -162,7 +171,7 @@ class CommonOptions:
             raise AttributeError(name) from None
 
     def drafter_settings(self, name: str | None = None) -> Any:
-        """--drafter (or `name`) with --ngram-min/--ngram-max; a preset without a draft model drafts by lookup."""
+        """--drafter (or `name`) with its own parameters' flags; a preset without a draft model drafts by its own."""
         from ..engine.drafting.draft_sources import DrafterSettings
 
         v = self.values
@@ -170,8 +179,7 @@ class CommonOptions:
             name = v.get("drafter")
             if name is None:   # the default: a preset without a draft model (smollm2) drafts by its own drafter
                 name = preset_drafter(v.get("pair"), v.get("draft")) or MODEL_DRAFTER
-        return DrafterSettings.of(name, ngram_min=v.get("ngram_min"),
-                                  ngram_max=v.get("ngram_max"))
+        return DrafterSettings.of(name, **{k: v.get(k) for k in SOURCE_PARAMS})
 
     @property
     def uses_demo(self) -> bool:

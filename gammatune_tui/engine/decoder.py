@@ -4,7 +4,7 @@ This module is the step loop and the thread-safe controls around it; each
 phase lives in its own module (drafting, verification, kv_cache,
 step_events), the forward passes and caches in the runners (eager,
 static, graphs: the loop cannot tell which it drives), and who proposes the
-drafts in a draft source (the draft model or prompt lookup, draft_sources.py:
+drafts in a draft source (the draft model or one without, draft_sources.py:
 nor can it tell which of those). The loop does as
 little Python as it can: one device→host read per step for policies that
 never stop early (the window comes back with the verdict), one per drafted
@@ -24,6 +24,7 @@ import torch
 from .common.pair import ModelPair
 from ..errors import InvalidParameter
 from .context import check_context
+from .common.names import MODEL_FREE
 from .drafting.draft_sources import DrafterSettings, make_source, pair_drafter
 from .drafting import DraftSource
 from .events import SessionHeader, SessionSummary, StepEvent
@@ -57,7 +58,7 @@ class SpeculativeDecoder:
     chat turn) starts from the γ the policy has learned so far. Use a new
     decoder, or `request()` other settings, to start from γ0 again.
 
-    `drafter` picks the draft source (`"model"`, `"prompt-lookup"` or a
+    `drafter` picks the draft source (a name of engine/common/names.py `SOURCES` or a
     `DrafterSettings`); by default the one the pair was loaded for
     (`load_pair(drafter=...)`), i.e. the draft model when it has one. A
     self-draft (`self:int4`) is a draft model, not a source: this decoder runs
@@ -93,9 +94,9 @@ class SpeculativeDecoder:
                                        f"{self.drafter.name!r}))")
             self.drafter = DrafterSettings()
         self.pair = pair
-        if not self.drafter.model_free and pair.draft is None:
-            raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
-                                   "draft with 'prompt-lookup' or load a draft model")
+        if self.drafter.needs_model and pair.draft is None:
+            raise InvalidParameter("this pair has no draft model (it was loaded for a drafter that needs none); "
+                                   f"draft with {' or '.join(repr(n) for n in MODEL_FREE)} or load a draft model")
         if policy is None:
             policy = PolicySettings()
         if isinstance(policy, PolicySettings):
@@ -194,7 +195,7 @@ class SpeculativeDecoder:
 
     def _vocab(self) -> int:
         """The ids both models speak (the target's alone when no draft model drafts)."""
-        return shared_vocab(self.pair.target, None if self.drafter.model_free else self.pair.draft)
+        return shared_vocab(self.pair.target, self.pair.draft if self.drafter.needs_model else None)
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
         pair = self.pair
@@ -221,9 +222,9 @@ class SpeculativeDecoder:
         vocab = self._vocab()
         t_cut = vocab if target.config.vocab_size != vocab else None
         d_cut = None
-        if not self.drafter.model_free:
+        if self.drafter.needs_model:
             d_cut = vocab if pair.draft.config.vocab_size != vocab else None
-        source = make_source(self.drafter, wrap_runner(runners.draft, procs), d_cut)
+        source = make_source(self.drafter, wrap_runner(runners.draft, procs), d_cut, self.source)
         drun = source.runner  # None for a model-free source: no draft cache at all
 
         t0 = time.perf_counter()
@@ -313,7 +314,7 @@ class SpeculativeDecoder:
 
         wall = time.perf_counter() - t0
         yield tally.summary(generated, wall, stop_reason, answer_text(tok, ids[len(prompt_ids):], eos),
-                            drafter=source.name)
+                            drafter=self.drafter.name)
 
 
 __all__ = ["SpeculativeDecoder"]

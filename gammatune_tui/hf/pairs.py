@@ -25,7 +25,9 @@ import torch
 from ..errors import InvalidParameter, ModelLoadError
 from ..engine.drafting.draft_sources import DrafterSettings
 from ..engine.common.pair import ModelPair, SelfDraft
-from ..engine.common.names import PROMPT_LOOKUP
+from ..engine.common.names import MODEL_FREE
+
+_FREE = ", ".join(repr(n) for n in MODEL_FREE)   # the draft_model names that load no draft model
 
 SELF_PREFIX = "self:"
 
@@ -81,10 +83,10 @@ def self_draft(target: Any, spec: str) -> tuple[Any, SelfDraft]:
 
 def _check_draft(target: Any, draft: Any) -> None:
     if not isinstance(draft, torch.nn.Module) or not hasattr(draft, "config"):
-        raise InvalidParameter(f"draft_model must be a causal LM, 'prompt-lookup' or 'self:int4'/'self:int8'/"
+        raise InvalidParameter(f"draft_model must be a causal LM, {_FREE} or 'self:int4'/'self:int8'/"
                                f"'self:bf16', got {type(draft).__name__}")
     if draft is target:
-        raise InvalidParameter("draft_model is the target itself: pass a smaller model, 'prompt-lookup' or a self-draft")
+        raise InvalidParameter(f"draft_model is the target itself: pass a smaller model, {_FREE} or a self-draft")
     t_dev, d_dev = next(target.parameters()).device, next(draft.parameters()).device
     if t_dev != d_dev:
         raise InvalidParameter(f"draft_model is on {d_dev} but the target is on {t_dev}: move it with .to({str(t_dev)!r})")
@@ -97,11 +99,11 @@ def _check_draft(target: Any, draft: Any) -> None:
 def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto") -> ModelPair:
     """The cached pair for `target` and `draft_model` (a model, "prompt-lookup" or "self:…")."""
     if draft_model is None:
-        raise InvalidParameter("gammatune needs a draft: pass draft_model=<a model>, 'prompt-lookup' or a "
+        raise InvalidParameter(f"gammatune needs a draft: pass draft_model=<a model>, {_FREE} or a "
                                "self-draft such as 'self:int4'")
     if isinstance(draft_model, str):
-        if draft_model != PROMPT_LOOKUP and not draft_model.startswith(SELF_PREFIX):
-            raise InvalidParameter(f"draft_model={draft_model!r}: expected a model, 'prompt-lookup' or "
+        if draft_model not in MODEL_FREE and not draft_model.startswith(SELF_PREFIX):
+            raise InvalidParameter(f"draft_model={draft_model!r}: expected a model, {_FREE} or "
                                    "'self:int4' / 'self:int8' / 'self:bf16'")
         key: Any = (draft_model, engine)
     else:
@@ -114,7 +116,7 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
             cached.tokenizer = tokenizer
         return cached
     tok = model_tokenizer(target, tokenizer)
-    lookup = draft_model == PROMPT_LOOKUP
+    lookup = draft_model in MODEL_FREE
     own = None
     if lookup:
         draft = None
@@ -127,7 +129,7 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
     pair = ModelPair(
         target=target, draft=draft, tokenizer=tok, device=param.device, dtype=param.dtype, name_target=name,
         name_draft=draft_model if isinstance(draft_model, str) else str(getattr(draft, "name_or_path", "") or "draft"),
-        engine=engine, drafter=DrafterSettings(PROMPT_LOOKUP) if lookup else DrafterSettings(), self_draft=own,
+        engine=engine, drafter=DrafterSettings(draft_model) if lookup else DrafterSettings(), self_draft=own,
     )
     with _LOCK:
         pairs = getattr(target, _PAIRS_ATTR, None)

@@ -7,7 +7,8 @@ import torch
 
 from tiny_models import make_byte_tokenizer, make_llama
 from gammatune_tui.bench.sim.cost_model import CostModel
-from gammatune_tui.bench.sim.lookup_trace import LookupTrace, record_lookup_trace, repropose, trace_from_json
+from gammatune_tui.bench.sim.lookup_trace import LookupTrace, record_lookup_trace, repropose
+from gammatune_tui.bench.sim.trace_kinds import trace_from_json
 from gammatune_tui.bench.sim.oracle import oracle_run
 from gammatune_tui.bench.sim.simulate import SimStep, TraceTooShallow, check_against_live, play_trace
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder

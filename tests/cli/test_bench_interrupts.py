@@ -66,8 +66,10 @@ def test_ctrl_c_after_a_trace_keeps_it_and_the_next_run_records_only_the_rest(ca
     cache = tmp_path / "cache"
     monkeypatch.setenv("GAMMATUNE_CACHE_DIR", str(cache))
     monkeypatch.setattr(trace_cache.protocol, "warm_up", lambda *a, **k: None)
-    real = trace_cache.trace_record.record_trace
-    monkeypatch.setattr(trace_cache.trace_record, "record_trace", _sigint_in_call(2, real))
+    from gammatune_tui.bench.sim import trace_record   # the draft model's trace kind records through it
+
+    real = trace_record.record_trace
+    monkeypatch.setattr(trace_record, "record_trace", _sigint_in_call(2, real))
     out = tmp_path / "b.json"
     code, _, err = invoke(["bench", *pair_args, *SIM, "--out", str(out)], capsys)
     assert code == 130, err
@@ -77,7 +79,7 @@ def test_ctrl_c_after_a_trace_keeps_it_and_the_next_run_records_only_the_rest(ca
                                f"--simulate records only the rest); {out} not written")
 
     calls: list = []
-    monkeypatch.setattr(trace_cache.trace_record, "record_trace", _count_calls(real, calls))
+    monkeypatch.setattr(trace_record, "record_trace", _count_calls(real, calls))
     code, _, err = invoke(["bench", *pair_args, *SIM, "--out", str(out)], capsys)
     assert code == 0, err
     assert len(calls) == 1                                    # only the second prompt was recorded

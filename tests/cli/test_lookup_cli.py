@@ -33,7 +33,7 @@ def test_run_drafts_by_prompt_lookup_without_a_draft_model(capsys, target_args):
 @pytest.mark.parametrize("command", ["run", "chat", "compare", "bench"])
 @pytest.mark.parametrize("extra, message", [
     (["--drafter", "ngram"], "unknown drafter 'ngram'"),
-    (["--drafter", "prompt-lookup", "--ngram-min", "0"], "--ngram-min must be a whole number >= 1"),
+    (["--drafter", "prompt-lookup", "--ngram-min", "0"], "--ngram-min must be a whole number in [1, 32]"),
     (["--drafter", "prompt-lookup", "--ngram-min", "3", "--ngram-max", "2"], "must not exceed --ngram-max"),
     (["--drafter", "prompt-lookup", "--draft", "somewhere"], "leave --draft out"),
 ])

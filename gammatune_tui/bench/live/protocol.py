@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from ...engine.common.pair import ModelPair
+from ...engine.common.names import SOURCE_PARAMS
 from ...engine.drafting.draft_sources import pair_drafter
 from ...engine.plain import plain_decode
 from ...engine.policies import PolicySettings
@@ -244,7 +245,7 @@ def run_hf_lookup(pair: ModelPair, gamma0: int, ngram_max: int, prompt: PromptId
 
 
 def _ngram_max(pair: ModelPair) -> int:
-    return pair_drafter(pair).ngram_max
+    return pair_drafter(pair).params().get("ngram_max", SOURCE_PARAMS["ngram_max"].default)
 
 
 # -- the sweep ---------------------------------------------------------------------------------------------

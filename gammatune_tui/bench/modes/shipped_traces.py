@@ -91,7 +91,7 @@ def session_seconds(pair: ModelPair, ids: list[int]) -> float:
 
 def load_shipped(err: Console, pair: ModelPair, pid: list, key: dict[str, Any], max_window: int) -> list | None:
     """The shipped traces for these prompts with this machine's per-session times, or None when none fit."""
-    from ..sim.lookup_trace import trace_from_json
+    from ..sim.trace_kinds import trace_from_json
 
     found = find_shipped(key, max_window)
     if found is None:

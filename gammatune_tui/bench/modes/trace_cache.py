@@ -45,9 +45,8 @@ from ...engine.events.text_pieces import prompt_pieces
 from ...errors import Interrupted, InvalidParameter
 from ...resources import CACHE_ENV, cache_root  # noqa: F401  (one answer to where the cache is)
 from ..live import protocol
-from ..sim import trace_record
 from ..sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
-from ..sim.lookup_trace import record_lookup_trace, trace_from_json
+from ..sim.trace_kinds import trace_from_json, trace_kind
 from ..sim.trace_sampled import record_sampled_trace
 from .common import progress_bar
 from .shipped_traces import load_shipped
@@ -102,8 +101,8 @@ def trace_key(pair: ModelPair, pid: list, max_new_tokens: int, sampling: Samplin
         "versions": versions(),
         "prompts": [[p.id, list(p.ids)] for p in pid],
         "max_new_tokens": max_new_tokens,
-        # prompt lookup: its own kind of trace, for these n-gram sizes
-        **({"drafter": {"name": drafter.name, **drafter.params()}} if drafter.model_free else {}),
+        # a source without a draft model: its own kind of trace, for its own parameters
+        **({"drafter": {"name": drafter.name, **drafter.params()}} if not drafter.needs_model else {}),
         **({"sampling": sampling.to_json()} if sampling is not None and not sampling.greedy else {}),
     }
 
@@ -173,8 +172,8 @@ def record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_wi
     t_start = time.perf_counter()
     drafter = pair_drafter(pair)
     sampled = sampling is not None and not sampling.greedy
-    if sampled and drafter.model_free:
-        raise InvalidParameter("--simulate at a temperature above 0 needs a draft model: prompt lookup's proposals "
+    if sampled and not drafter.needs_model:
+        raise InvalidParameter(f"--simulate at a temperature above 0 needs a draft model: {drafter.name}'s proposals "
                                "depend on where each window starts, so its sampled runs cannot share one trace "
                                "(use -t 0, or a live bench)")
     partial = partial if partial is not None else PartialTraces(None, {}, max_window)
@@ -212,12 +211,9 @@ def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_w
             if sampled:
                 trace = record_sampled_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1, pair.eos_ids,
                                              sampling, header_s)
-            elif drafter.model_free:
-                trace = record_lookup_trace(pair, p.id, p.ids, max_new_tokens, max_window, pair.eos_ids,
-                                            drafter.ngram_min, drafter.ngram_max, header_s)
             else:
-                trace = trace_record.record_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1,
-                                                  pair.eos_ids, header_s)
+                trace = trace_kind(drafter.name).record(pair, p.id, p.ids, max_new_tokens, max_window, pair.eos_ids,
+                                                        drafter.params(), header_s)
             partial.add(p.id, trace)   # on disk before the next one starts: a Ctrl+C loses no finished trace
             done[p.id] = trace
             prog.update(task, advance=1, description=f"trace {p.id}")

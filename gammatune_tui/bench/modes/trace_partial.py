@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..sim.lookup_trace import trace_from_json
+from ..sim.trace_kinds import trace_from_json
 
 
 def partial_path(path: Path) -> Path:

@@ -17,14 +17,14 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
+from ...engine.common.names import MODEL
 from ...engine.common.pair import ModelPair
 from ...engine.common.vocab import shared_vocab
-from ...engine.drafting.draft_sources import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN
 from ...engine.events import Event, SessionHeader, StepEvent
 from ...session.hindsight import Hindsight, not_applicable
 from .cost_model import CostModel, calibrate
-from .lookup_trace import LookupTrace, repropose
 from .oracle import oracle_run
+from .trace_kinds import trace_kind
 from .simulate import Trace
 from .trace_stats import NAN
 
@@ -68,22 +68,6 @@ def session_trace(pair: ModelPair, header: SessionHeader, steps: Sequence[StepEv
                  off_depth=max((len(v) for v in off_ids.values()), default=0), eos_ids=eos, max_new_tokens=n)
 
 
-def session_lookup_trace(pair: ModelPair, header: SessionHeader, steps: Sequence[StepEvent]) -> LookupTrace:
-    """The same for a prompt-lookup session: its tokens, and prompt lookup's proposal at every position.
-
-    Prompt lookup's proposal is a function of the text alone, so no model runs:
-    the proposals are recomputed over the session's own text with its n-gram sizes.
-    """
-    tokens = [e.id for s in steps for e in s.emitted]
-    params = header.drafter_params or {}
-    lo, hi = int(params.get("ngram_min", DEFAULT_NGRAM_MIN)), int(params.get("ngram_max", DEFAULT_NGRAM_MAX))
-    depth = max([len(s.drafted) for s in steps] + [1])
-    bare = LookupTrace(prompt_id=f"turn {header.turn + 1}", prompt_ids=list(header.prompt_ids), tokens=tokens,
-                       proposals=[], tops=[], chosen=[], depth=depth, sources=[], ngram_min=lo, ngram_max=hi,
-                       eos_ids=sorted(int(i) for i in pair.eos_ids), max_new_tokens=len(tokens))
-    return repropose(bare, lo, hi)
-
-
 def step_price(cost: CostModel, drafted: int, emitted: int) -> float:
     """What the simulator charges one step (bench/sim/simulate.py's `play_trace`, without the session's fixed part)."""
     return cost.draft(drafted) + cost.verify(drafted + 1) + cost.step_s + emitted * cost.emit_token_s
@@ -97,8 +81,10 @@ def session_hindsight(pair: ModelPair, events: Sequence[Event]) -> Hindsight:
         return na
     header = next(e for e in events if isinstance(e, SessionHeader))
     steps = [e for e in events if isinstance(e, StepEvent)]
-    model_free = header.drafter == "prompt-lookup"
-    trace = (session_lookup_trace if model_free else session_trace)(pair, header, steps)
+    trace = trace_kind(header.drafter or MODEL).from_session(pair, header, steps)
+    if trace is None:   # the source drafted from text the recording does not hold (an earlier turn's)
+        return Hindsight.unavailable(f"none for {header.drafter}, which drafts from earlier turns too (a "
+                                     "session's recording does not hold them)", "no oracle for this drafter")
     cost = calibrate(events)
     best = oracle_run(trace, cost, max_new_tokens=len(trace.tokens))
     mine = sum(step_price(cost, len(s.drafted), len(s.emitted)) for s in steps)

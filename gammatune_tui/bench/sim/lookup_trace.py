@@ -10,7 +10,7 @@ prefix of that list, cut by the window, a drafted EOS and the policy's early
 stop exactly as the live source cuts it (the same `cut_window`). A window
 longer than the recorded depth (hf-heuristic's grows without bound) is
 continued by the same copy, for a policy that never reads the stand-ins. Replays are therefore exact, as for a draft model's trace
-(`simulate.Trace`), and `play_trace` plays either kind.
+(`simulate.Trace`); `TRACE_KIND` is this kind for the simulator (trace_kinds.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
+from ...engine.common.names import BY_SOURCE
 from ...engine.common.pair import ModelPair
+from ...engine.events import SessionHeader, StepEvent
 from ...engine.policies import Policy
 from ...engine.policies.policy_base import TokenStats
 from ...engine.drafting.prompt_lookup import PromptLookupSource, point_mass_stats
@@ -26,7 +28,7 @@ from ...engine.policies.step_rule import cut_window, plan_window, window_end
 from .cost_model import CostModel
 from ..results import RunRecord
 from .session_play import SessionPlay, SimStep
-from .simulate import Trace, TraceTooShallow
+from .simulate import TraceTooShallow
 from .trace_record import FRAGILE_GAP, target_run
 
 KIND = "prompt-lookup"
@@ -74,12 +76,6 @@ class LookupTrace:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "LookupTrace":
         return cls(**d)
-
-    def play(self, policy: Policy, max_new_tokens: int | None = None, cost: CostModel | None = None,
-             steps_out: list[SimStep] | None = None,
-             timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
-        """`simulate.play_trace` for this kind of trace (same arguments, same record)."""
-        return play_lookup(self, policy, max_new_tokens, cost, steps_out, timings)
 
 
 def window_outcome(trace: LookupTrace, n: int, window: int,
@@ -207,11 +203,47 @@ def window_options(trace: LookupTrace, n: int, wmax: int) -> list[tuple[int, int
     return out
 
 
-def trace_from_json(d: dict[str, Any]) -> Any:
-    """A saved trace of either kind."""
-    if d.get("kind") == KIND:
+def session_lookup_trace(pair: ModelPair, header: SessionHeader, steps: Sequence[StepEvent]) -> LookupTrace:
+    """The trace of a finished prompt-lookup session: its tokens, and prompt lookup's proposal at every position.
+
+    Prompt lookup's proposal is a function of the text alone, so no model runs:
+    the proposals are recomputed over the session's own text with its n-gram sizes.
+    """
+    tokens = [e.id for s in steps for e in s.emitted]
+    params = {p.name: p.default for p in BY_SOURCE[KIND].params} | dict(header.drafter_params or {})
+    lo, hi = int(params["ngram_min"]), int(params["ngram_max"])
+    depth = max([len(s.drafted) for s in steps] + [1])
+    bare = LookupTrace(prompt_id=f"turn {header.turn + 1}", prompt_ids=list(header.prompt_ids), tokens=tokens,
+                       proposals=[], tops=[], chosen=[], depth=depth, sources=[], ngram_min=lo, ngram_max=hi,
+                       eos_ids=sorted(int(i) for i in pair.eos_ids), max_new_tokens=len(tokens))
+    return repropose(bare, lo, hi)
+
+
+class LookupKind:
+    """Prompt lookup's trace kind (bench/sim/trace_kinds.py): `LookupTrace`, played by `play_lookup`."""
+
+    name = KIND
+
+    def record(self, pair: ModelPair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, max_window: int,
+               eos_ids: Iterable[int], params: dict[str, Any], header_s: float) -> LookupTrace:
+        return record_lookup_trace(pair, prompt_id, prompt_ids, max_new_tokens, max_window, eos_ids,
+                                   params["ngram_min"], params["ngram_max"], header_s)
+
+    def from_json(self, d: dict[str, Any]) -> LookupTrace:
         return LookupTrace.from_json(d)
-    return Trace.from_json(d)
+
+    def play(self, trace: LookupTrace, policy: Policy, max_new_tokens: int | None, cost: CostModel | None,
+             steps_out: list[SimStep] | None, timings: Sequence[tuple[float, float]] | None) -> RunRecord:
+        return play_lookup(trace, policy, max_new_tokens, cost, steps_out, timings)
+
+    def step_options(self, trace: LookupTrace, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
+        return window_options(trace, n, wmax)
+
+    def from_session(self, pair: ModelPair, header: SessionHeader, steps: Sequence[StepEvent]) -> LookupTrace:
+        return session_lookup_trace(pair, header, steps)
 
 
-__all__ = ["LookupTrace", "play_lookup", "record_lookup_trace", "repropose", "window_options", "window_outcome", "trace_from_json"]
+TRACE_KIND = LookupKind()
+
+__all__ = ["LookupTrace", "TRACE_KIND", "play_lookup", "record_lookup_trace", "repropose", "session_lookup_trace",
+           "window_options", "window_outcome"]

@@ -30,7 +30,7 @@ from ...engine.policies import Policy, PolicyParams
 from ...engine.policies.step_rule import window_end
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
-from .lookup_trace import LookupTrace, window_options
+from .trace_kinds import kind_of
 from .simulate import SimStep, Trace, _aux, play_trace
 
 ORACLE = "oracle"
@@ -87,18 +87,20 @@ def _end(trace: Trace, max_new: int) -> int:
     return min(len(trace.tokens), max_new)
 
 
-def step_options(trace: Trace, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
-    """(window, drafted, accepted, emitted) for every window 0 … wmax the trace can play from position n.
+def step_options(trace: Any, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
+    """(window, drafted, accepted, emitted) for every window 0 … wmax a trace of any kind can play from n."""
+    return kind_of(trace).step_options(trace, n, wmax)
+
+
+def model_step_options(trace: Trace, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
+    """`step_options` of a draft model's trace.
 
     The same rules as the simulator's replay: a window within the match run
     drafts and accepts it all; beyond it, drafting goes on past the miss
     (through the draft's recorded proposals) until the window, a drafted EOS or
     the end of the trace. Windows that would need more proposals than the
-    trace holds are left out (no policy can replay them either). A prompt-lookup
-    trace gives its own options (`lookup_trace.window_options`).
+    trace holds are left out (no policy can replay them either).
     """
-    if isinstance(trace, LookupTrace):
-        return window_options(trace, n, wmax)
     toks, dids = trace.tokens, trace.draft_ids
     L = len(toks)
     run, off_eos = _aux(trace)

@@ -33,13 +33,17 @@ from ...engine.policies import Policy, PolicySettings
 from ...engine.policies.policy_base import TokenStats
 from ...engine.policies.step_rule import plan_window, window_end, window_ends
 from .trace_stats import TraceWindow, Unknown, UnknownRows
+from .trace_kinds import kind_of
+from ...engine.common.names import MODEL
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
 from .session_play import SessionPlay, SimStep
 
 @dataclass
 class Trace:
-    """What one prompt looks like to every greedy policy."""
+    """What one prompt looks like to every greedy policy (drafted by a draft model: model_kind.py)."""
+
+    kind = MODEL   # its trace kind (trace_kinds.py); a class attribute, so the saved form has no such field
 
     prompt_id: str
     prompt_ids: list[int]
@@ -116,10 +120,17 @@ def _aux(trace: Trace) -> tuple[list[int], dict[int, int | None]]:
     return run, off_eos
 
 
-def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
+def play_trace(trace: Any, policy: Policy, max_new_tokens: int | None = None,
                cost: CostModel | None = None, steps_out: list[SimStep] | None = None,
                timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
-    """One session of `policy` over `trace`, with the decoder's exact rules; timed by `cost`.
+    """One session of `policy` over a trace of any kind, played by its kind (trace_kinds.py)."""
+    return kind_of(trace).play(trace, policy, max_new_tokens, cost, steps_out, timings)
+
+
+def play_model_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
+                     cost: CostModel | None = None, steps_out: list[SimStep] | None = None,
+                     timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
+    """One session of `policy` over a draft model's `trace`, with the decoder's exact rules; timed by `cost`.
 
     Policies that never stop early (`may_stop_early` False) take a shortcut
     that needs no per-token Python: the window is cut only by the end of the
@@ -131,11 +142,7 @@ def play_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = None,
     each step's cost before its update, as the decoder tells it: the
     (draft_s, verify_s) of `timings[i]` for step i when given (a live run's
     own timings, so that its replay is exact), else the cost model's prices.
-
-    A trace of another draft source (prompt lookup's `LookupTrace`) plays itself.
     """
-    if not isinstance(trace, Trace):
-        return trace.play(policy, max_new_tokens, cost, steps_out, timings)
     play = SessionPlay(trace, policy, max_new_tokens, cost, steps_out, timings)
     max_new, eos = play.max_new, play.eos
     toks, dids, dprob = trace.tokens, trace.draft_ids, trace.draft_prob

@@ -1,26 +1,75 @@
 """The engine's names and defaults that the command line shows before anything loads.
 
 `--help` and the option declarations need the runner names (`--engine`) and
-the draft sources (`--drafter`, its n-gram sizes); the modules that implement
-them import torch and transformers. Kept here, in a module that imports
-nothing, so parsing a command line costs no torch import (tests/cli/test_lazy_imports.py).
+the draft sources (`--drafter`, each source's own parameters); the modules that
+implement them import torch and transformers. Kept here, in a module that
+imports no heavy package, so parsing a command line costs no torch import (tests/cli/test_lazy_imports.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .param_spec import ParamSpec
+
 # how forward passes run (engine/runners/choice.py)
 ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
 
-# who drafts (engine/drafting/draft_sources.py)
-MODEL = "model"
-PROMPT_LOOKUP = "prompt-lookup"
-DRAFTERS: tuple[str, ...] = (MODEL, PROMPT_LOOKUP)
+# who drafts: one row per draft source (engine/drafting/draft_sources.py builds the source a row names)
+@dataclass(frozen=True)
+class SourceSpec:
+    """One draft source: its name, the class that drafts (imported only when a session starts), whether it
+    needs a draft model, its own parameters (`ParamSpec` rows: flags, `--help`, checks, the header's
+    `drafter_params`), and the bench/sim module whose trace kind records and replays it."""
+
+    name: str
+    impl: str   # "module:Class" in engine/drafting/
+    needs_model: bool
+    help: str
+    params: tuple[ParamSpec, ...] = ()
+    ordered: tuple[tuple[str, str], ...] = ()   # (lo, hi): parameter lo must not exceed parameter hi
+    trace_kind: str = ""   # "module:NAME" in bench/sim/ (bench/sim/trace_kinds.py resolves it)
+    short: str = ""   # compare's label for its contestant (default: the name)
+
+
+def _ngram(name: str, default: int, label: str, help: str) -> ParamSpec:
+    return ParamSpec(name, int, default, label, help, lo=1, hi=32)
+
 
 # n-gram sizes of prompt lookup. transformers matches n = max_matching_ngram_size (default 2) down
 # to 1; these defaults were picked with the simulator on the demo pair (docs/benchmarks.md,
 # "Prompt lookup"): a 1-token match is worth proposing when a wrong window costs one wider verify.
-DEFAULT_NGRAM_MIN = 1
-DEFAULT_NGRAM_MAX = 3
+_NGRAMS = (_ngram("ngram_min", 1, "n-gram min", "shortest n-gram to match"),
+           _ngram("ngram_max", 3, "n-gram max", "longest n-gram to match, tried first"))
+SOURCES: tuple[SourceSpec, ...] = (
+    SourceSpec("model", "draft_sources:ModelDraftSource", True, "the draft model, with its KV cache (the default)",
+               trace_kind="model_kind:TRACE_KIND"),
+    SourceSpec("prompt-lookup", "prompt_lookup:PromptLookupSource", False,
+               "copies what followed the text's last words earlier in the prompt or output", _NGRAMS,
+               (("ngram_min", "ngram_max"),), "lookup_trace:TRACE_KIND", "lookup"),
+    SourceSpec("ngram-pool", "ngram_pool:NgramPoolSource", False,
+               "the same over every earlier turn's prompt and answer too (one decoder's)",
+               _NGRAMS, (("ngram_min", "ngram_max"),), "pool_trace:TRACE_KIND", "pool"),
+)
+BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
+assert len(BY_SOURCE) == len(SOURCES), "every draft source has a name of its own"
+MODEL = SOURCES[0].name
+DRAFTERS: tuple[str, ...] = tuple(BY_SOURCE)
+MODEL_FREE: tuple[str, ...] = tuple(s.name for s in SOURCES if not s.needs_model)
+SOURCE_PARAMS: dict[str, ParamSpec] = {p.name: p for s in SOURCES for p in s.params}
+"""Every source parameter by name, once (sources may share one: the same flag sets it for each)."""
+assert all(SOURCE_PARAMS[p.name] == p for s in SOURCES for p in s.params), \
+    "sources that share a parameter's name share its row (one flag, one meaning)"
+
+
+def sources_table() -> str:
+    """The draft sources' table of docs/engine.md, from the rows (a test compares them)."""
+    lines = ["| `--drafter` | draft model | its parameters | what drafts |", "|---|---|---|---|"]
+    for s in SOURCES:
+        params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}, default {p.default})" for p in s.params)
+        lines.append(f"| `{s.name}` | {'needed' if s.needs_model else 'none'} | {params or '—'} | {s.help} |")
+    return "\n".join(lines)
+
 
 # a draft built from the target's own weights at load (engine/drafting/self_draft.py): `--draft self:int4[:gN]`
 SELF_PREFIX = "self:"
@@ -33,4 +82,4 @@ def is_self_draft(name: object) -> bool:
     return isinstance(name, str) and name.strip().lower().startswith(SELF_PREFIX)
 
 # the chat's drafter switch, in its palette's order (session/turns.py `switch_drafter`)
-CHAT_DRAFTERS: tuple[str, ...] = (MODEL, "self:int8", "self:int4", PROMPT_LOOKUP)
+CHAT_DRAFTERS: tuple[str, ...] = (MODEL, "self:int8", "self:int4", *MODEL_FREE)

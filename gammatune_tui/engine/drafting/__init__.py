@@ -1,7 +1,7 @@
 """Phase 1 of a step: a draft source proposes up to γ tokens; here the draft model's loop, one forward each.
 
-`Draft` is what every source returns (draft_sources.py is the seam; prompt
-lookup is prompt_lookup.py) and `DraftSource` the interface the decoder drives.
+`Draft` is what every source returns (draft_sources.py is the seam; the
+sources without a draft model have a file each beside it) and `DraftSource` the interface the decoder drives.
 
 How often the host waits for the device:
 
@@ -30,6 +30,7 @@ until read, so the one read per step stays one read.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -94,12 +95,19 @@ class DraftSource:
     has cached (0 for a model-free source).
     """
 
-    name: str = "?"
     runner: Runner | None = None
 
     @property
     def length(self) -> int:
         return self.runner.length if self.runner is not None else 0
+
+    @classmethod
+    def create(cls, params: dict[str, Any], runner: Runner | None, vocab_cut: int | None,
+               previous: "DraftSource | None") -> "DraftSource":
+        """The source for one session from its row's parameters (`make_source`). A source without a draft
+        model takes only its parameters; one that keeps something across a conversation's turns reads it
+        from `previous`, the same decoder's last session's source (None in its first)."""
+        return cls(**params)
 
     def start(self, prompt_ids: list[int]) -> None:
         """A new session over `prompt_ids` (a runner has been prefilled already)."""

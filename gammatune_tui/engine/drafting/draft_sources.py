@@ -1,4 +1,4 @@
-"""The draft-source seam: who proposes the tokens a step verifies (a draft model, or prompt lookup).
+"""The draft-source seam: who proposes the tokens a step verifies (a draft model, or a source without one).
 
 The decoder's loop — draft, verify, accept, rewind, report — does not know
 which source it drives. Each step it asks the session's source for up to
@@ -11,15 +11,18 @@ deterministically (q = δ_x, so the target accepts x with probability p(x)
 and a rejection draws from norm(max(0, p − δ_x)); verification.py).
 
 A source that keeps a KV cache exposes its `runner`, which the decoder
-prefills and rewinds with the target's (kv_cache.py); a model-free source has
-none. `DrafterSettings` is what a user picks (`--drafter`, `load_pair(drafter=)`,
-`SpeculativeDecoder(drafter=)`); `make_source` builds the source for one session.
-Adding a source: a `DraftSource` subclass here or beside it (prompt_lookup.py is
-one), a name in `DRAFTERS`, a branch in `make_source`.
+prefills and rewinds with the target's (kv_cache.py); a source that needs
+no draft model has none. Every source is one row of `SOURCES`
+(engine/common/names.py: its name, class, whether it needs a draft model, its own
+parameters) and one `DraftSource` subclass; `DrafterSettings` is what a user
+picks (`--drafter` and the source's flags, `load_pair(drafter=)`,
+`SpeculativeDecoder(drafter=)`), checked against the row; `make_source` builds
+the row's class for one session. Nothing here names a source but the model's.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,52 +31,82 @@ import torch
 from ..common.pair import ModelPair
 from ...errors import InvalidParameter
 from . import Draft, DraftSource, draft_window
-# the names and n-gram defaults live in names.py, which the command line reads without torch
-from ..common.names import DEFAULT_NGRAM_MAX, DEFAULT_NGRAM_MIN, DRAFTERS, MODEL, PROMPT_LOOKUP, SELF_DRAFTS, is_self_draft  # noqa: F401
+# the rows live in names.py, which the command line reads without torch
+from ..common.names import BY_SOURCE, DRAFTERS, MODEL, MODEL_FREE, SELF_DRAFTS, SourceSpec, is_self_draft
 from ..policies import Policy
-from .prompt_lookup import PromptLookupSource
 from ..runners import Runner
 from ..common.sampling import Served
 
-NGRAM_LIMIT = 32
+
+def source_spec(name: str) -> SourceSpec:
+    """The registry row of a draft source, or one clear line naming the known ones."""
+    spec = BY_SOURCE.get(name)
+    if spec is None:
+        raise InvalidParameter(f"unknown drafter {name!r}; expected one of {', '.join(DRAFTERS + SELF_DRAFTS)}")
+    return spec
 
 
-def _whole(v: Any, flag: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise InvalidParameter(f"{flag} must be a whole number >= 1, got {v!r}")
-    if v > NGRAM_LIMIT:
-        raise InvalidParameter(f"{flag} must be at most {NGRAM_LIMIT}, got {v}")
-    return v
+def _checked(spec: SourceSpec, given: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The source's parameters, every one (defaults filled in), each checked by its row; (name, value) pairs."""
+    values = []
+    for p in spec.params:
+        v = given.get(p.name)
+        if v is None:
+            v = p.default
+        if p.kind is int and (isinstance(v, bool) or not isinstance(v, int)):
+            raise InvalidParameter(f"{p.cli_flag} must be {p.range_text()}, got {v!r}")
+        try:
+            values.append((p.name, p.to_json(p.check(v))))   # as a header records it (a float, not a rational)
+        except InvalidParameter:
+            raise InvalidParameter(f"{p.cli_flag} must be {p.range_text()}, got {v!r}") from None
+    got = dict(values)
+    for lo, hi in spec.ordered:
+        if got[lo] > got[hi]:
+            flag = {p.name: p.cli_flag for p in spec.params}
+            raise InvalidParameter(f"{flag[lo]} ({got[lo]}) must not exceed {flag[hi]} ({got[hi]})")
+    return tuple(values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class DrafterSettings:
-    """Which source drafts (`model`, `prompt-lookup`, or a self-draft such as `self:int4`) and prompt lookup's n-grams.
+    """Which source drafts (a row of `SOURCES`, or a self-draft such as `self:int4`) and its own parameters.
 
     A self-draft drafts as a model does: it names a draft model (a quantized
     copy of the target), resolved into a pair whose draft it is before a
     decoder is made (loading/siblings.py `with_draft`).
+    `DrafterSettings("prompt-lookup", ngram_max=5)` (or its parameters in its
+    row's order, `DrafterSettings("prompt-lookup", 1, 5)`): a parameter not
+    given takes its row's default; one the source does not have is refused.
     """
 
-    name: str = MODEL
-    ngram_min: int = DEFAULT_NGRAM_MIN
-    ngram_max: int = DEFAULT_NGRAM_MAX
+    name: str
+    values: tuple[tuple[str, Any], ...]
 
-    def __post_init__(self) -> None:
-        if is_self_draft(self.name):
+    def __init__(self, name: str = MODEL, *values: Any, **params: Any):
+        if is_self_draft(name):
             from .self_draft import parse_self_draft
 
-            object.__setattr__(self, "name", parse_self_draft(self.name).name)   # canonical, or one clear line
-        elif self.name not in DRAFTERS:
-            raise InvalidParameter(f"unknown drafter {self.name!r}; expected one of "
-                                   f"{', '.join(DRAFTERS + SELF_DRAFTS)}")
-        lo, hi = _whole(self.ngram_min, "--ngram-min"), _whole(self.ngram_max, "--ngram-max")
-        if lo > hi:
-            raise InvalidParameter(f"--ngram-min ({lo}) must not exceed --ngram-max ({hi})")
+            name = parse_self_draft(name).name   # canonical, or one clear line
+            spec = BY_SOURCE[MODEL]
+        else:
+            spec = source_spec(name)
+        if len(values) > len(spec.params):
+            raise InvalidParameter(f"drafter {name!r} takes {len(spec.params)} parameters, got {len(values)}")
+        params = {**{p.name: v for p, v in zip(spec.params, values)}, **params}   # positional: in the row's order
+        unknown = [k for k in params if k not in {p.name for p in spec.params}]
+        if unknown:
+            raise InvalidParameter(f"drafter {name!r} has no parameter {unknown[0]!r}")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "values", _checked(spec, params))
 
     @property
-    def model_free(self) -> bool:
-        return self.name == PROMPT_LOOKUP
+    def spec(self) -> SourceSpec:
+        return BY_SOURCE[MODEL] if self.self_draft else BY_SOURCE[self.name]
+
+    @property
+    def needs_model(self) -> bool:
+        """Whether this source drafts with a draft model (the model and self-drafts do)."""
+        return self.spec.needs_model
 
     @property
     def self_draft(self) -> bool:
@@ -81,26 +114,31 @@ class DrafterSettings:
 
     @property
     def short(self) -> str:
-        """A label for compare's contestants: `model` or `lookup`."""
-        return "lookup" if self.name == PROMPT_LOOKUP else self.name
+        """A label for compare's contestants (`model`, or the row's short name)."""
+        return self.spec.short or self.name
+
+    def param(self, name: str) -> Any:
+        return dict(self.values)[name]
 
     def params(self) -> dict[str, Any]:
-        """What a header records beside the name (nothing for the model)."""
-        return {"ngram_min": self.ngram_min, "ngram_max": self.ngram_max} if self.model_free else {}
+        """What a header records beside the name: the source's own parameters (none for the model)."""
+        return dict(self.values)
 
     @classmethod
-    def of(cls, value: "DrafterSettings | str | None", *, ngram_min: int | None = None,
-           ngram_max: int | None = None) -> "DrafterSettings":
-        """A settings object from a name (or settings), with n-gram sizes where given."""
+    def of(cls, value: "DrafterSettings | str | None", **given: Any) -> "DrafterSettings":
+        """A settings object from a name (or settings), with the source's parameters where given (not None);
+        a parameter of another source (a flag the command line always passes) is left alone."""
         if isinstance(value, DrafterSettings):
             base = value
         elif value is None or isinstance(value, str):
             base = cls(value or MODEL)
         else:
             raise InvalidParameter(f"drafter must be a name or DrafterSettings, got {type(value).__name__}")
-        lo = base.ngram_min if ngram_min is None else ngram_min
-        hi = base.ngram_max if ngram_max is None else ngram_max
-        return base if (lo, hi) == (base.ngram_min, base.ngram_max) else cls(base.name, lo, hi)
+        own = {p.name for p in base.spec.params}
+        changes = {k: v for k, v in given.items() if v is not None and k in own}
+        if not changes:
+            return base
+        return cls(base.name, **{**base.params(), **changes})
 
 
 def parse_drafters(text: str) -> list[str]:
@@ -122,22 +160,29 @@ def parse_drafters(text: str) -> list[str]:
 
 
 def pair_drafter(pair: ModelPair) -> DrafterSettings:
-    """The drafter a pair's sessions use unless told otherwise: what it was loaded for, else the model."""
+    """The drafter a pair's sessions use unless told otherwise: what it was loaded for, else the model
+    (a pair without one: the first source that needs none)."""
     if isinstance(pair.drafter, DrafterSettings):
         return pair.drafter
     if pair.draft is None:
-        return DrafterSettings(PROMPT_LOOKUP)
+        return DrafterSettings(MODEL_FREE[0])
     return DrafterSettings(MODEL)
 
 
 class ModelDraftSource(DraftSource):
     """The draft model through its runner: one forward per drafted token (drafting/__init__.py)."""
 
-    name = MODEL
-
     def __init__(self, runner: Runner, vocab_cut: int | None):
         self.runner = runner
         self.vocab_cut = vocab_cut
+
+    @classmethod
+    def create(cls, params: dict[str, Any], runner: Runner | None, vocab_cut: int | None,
+               previous: DraftSource | None) -> "ModelDraftSource":
+        if runner is None:
+            raise InvalidParameter("this pair has no draft model (it was loaded for a drafter that needs none); "
+                                   f"use drafter {' or '.join(repr(n) for n in MODEL_FREE)} or load a draft model")
+        return cls(runner, vocab_cut)
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:
@@ -147,17 +192,22 @@ class ModelDraftSource(DraftSource):
                             vocab_cut=self.vocab_cut, eos=eos, device=device)
 
 
-def make_source(settings: DrafterSettings, draft_runner: Runner | None, vocab_cut: int | None) -> DraftSource:
-    """The source for one session: the draft model's (needs its runner) or prompt lookup's."""
-    if not settings.model_free:   # the model (a self-draft's pair has it as its draft model)
-        if draft_runner is None:
-            raise InvalidParameter("this pair has no draft model (it was loaded for prompt lookup); "
-                                   "use drafter 'prompt-lookup' or load a draft model")
-        return ModelDraftSource(draft_runner, vocab_cut)
-    return PromptLookupSource(settings.ngram_min, settings.ngram_max)
+def source_class(spec: SourceSpec) -> type[DraftSource]:
+    """The class a row names (`module:Class` in engine/drafting/), imported now."""
+    module, cls = spec.impl.split(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
+
+
+def make_source(settings: DrafterSettings, draft_runner: Runner | None, vocab_cut: int | None,
+                previous: DraftSource | None = None) -> DraftSource:
+    """The source for one session, built by its row's class (a self-draft's pair has it as its draft model).
+
+    `previous` is the same decoder's last session's source: a source that keeps something across a
+    conversation's turns takes it over from there (`DraftSource.create`)."""
+    return source_class(settings.spec).create(settings.params(), draft_runner, vocab_cut, previous)
 
 
 __all__ = [
-    "MODEL", "PROMPT_LOOKUP", "DRAFTERS", "DEFAULT_NGRAM_MIN", "DEFAULT_NGRAM_MAX", "DrafterSettings",
+    "MODEL", "DRAFTERS", "DrafterSettings", "source_spec", "source_class",
     "parse_drafters", "pair_drafter", "DraftSource", "ModelDraftSource", "make_source",
 ]

@@ -124,10 +124,22 @@ def point_mass_stats(tops: list[float], chosen: list[float]) -> list[TokenStats]
     return [TokenStats(t, c, 0.0) for t, c in zip(tops, chosen)]
 
 
+def point_mass_draft(xs: list[int], tops: list[float], chosen: list[float], window: int, policy: Policy,
+                     eos: frozenset[int]) -> Draft:
+    """A deterministic proposal as the decoder's `Draft` (q = δ_x), cut by the window, a drafted EOS and the
+    policy's early stop as every source's window is (`cut_window`)."""
+    out = Draft(point_mass=True)
+    if window <= 0:
+        return out
+    stats = point_mass_stats(tops, chosen)
+    n, early = cut_window(xs, stats, window, policy, eos)
+    out.ids, out.top, out.chosen, out.entropy, out.early = xs[:n], tops[:n], chosen[:n], [0.0] * n, early
+    return out
+
+
 class PromptLookupSource(DraftSource):
     """The `prompt-lookup` draft source: an `NgramIndex` over the session's accepted text."""
 
-    name = "prompt-lookup"
     runner = None
 
     def __init__(self, ngram_min: int, ngram_max: int):
@@ -145,14 +157,9 @@ class PromptLookupSource(DraftSource):
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:
-        out = Draft(point_mass=True)
         if window <= 0:
-            return out
-        xs, tops, chosen = self.propose(ids, window)
-        stats = point_mass_stats(tops, chosen)
-        n, early = cut_window(xs, stats, window, policy, eos)
-        out.ids, out.top, out.chosen, out.entropy, out.early = xs[:n], tops[:n], chosen[:n], [0.0] * n, early
-        return out
+            return Draft(point_mass=True)
+        return point_mass_draft(*self.propose(ids, window), window, policy, eos)
 
 
-__all__ = ["NgramIndex", "PromptLookupSource"]
+__all__ = ["NgramIndex", "PromptLookupSource", "point_mass_draft"]

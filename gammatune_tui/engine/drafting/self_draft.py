@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from ...errors import InvalidParameter
-from ..common.names import SELF_FORMATS, SELF_PREFIX, is_self_draft
+from ..common.names import MODEL_FREE, SELF_FORMATS, SELF_PREFIX, is_self_draft
 from ..common.model_weights import quanto_quantized
 from ..common.pair import SelfDraft
 from .quantized import DEFAULT_GROUP, INT4_GROUPS, WeightOnlyLinear
@@ -115,11 +115,11 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> tuple[Any, SelfD
     except Exception as e:   # a family whose forward the quantized layers break: one line, not a traceback
         raise InvalidParameter(f"--draft {spec.name}: this model does not run with its layers quantized "
                                f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}); "
-                               "draft with a model or with prompt-lookup") from None
+                               f"draft with a model or with {' or '.join(MODEL_FREE)}") from None
     if not any(isinstance(m, WeightOnlyLinear) for m in draft.modules()):
         raise InvalidParameter(f"--draft {spec.name}: this model reads every Linear layer's weight itself, so none "
                                "can be quantized and the copy would be the target; draft with a model or with "
-                               "prompt-lookup")
+                               + " or ".join(MODEL_FREE))
     return draft, SelfDraft(spec.name, spec.precision + _kept_note(target, kept, dtype), time.perf_counter() - t0)
 
 

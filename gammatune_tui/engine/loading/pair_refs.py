@@ -11,15 +11,15 @@ line naming what would work, never a silent switch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ... import resources
 from ...errors import InvalidParameter
 from ..context import window_of
-from ..drafting.draft_sources import MODEL, PROMPT_LOOKUP, DrafterSettings
+from ..drafting.draft_sources import MODEL, DrafterSettings
 from .model_files import ModelRef, locate_pair, read_config
-from ..common.names import is_self_draft
+from ..common.names import MODEL_FREE, is_self_draft
 from .presets import DEMO, PRESETS, pair_names, preset_target
 
 
@@ -49,30 +49,37 @@ def check_pair(target: str | None = None, draft: str | None = None, *, pair: str
     return PairRefs(t, d, window)
 
 
-def _self_spec(draft: str | None, lookup: bool) -> Any:
-    """The SelfDraftSpec a `--draft self:…` names (None for a model path), refused beside prompt lookup."""
+def _self_spec(draft: str | None, free: str) -> Any:
+    """The SelfDraftSpec a `--draft self:…` names (None for a model path), refused beside a drafter `free` that
+    needs no draft model ("" when the drafter needs one)."""
     if not is_self_draft(draft):
         return None
-    if lookup:
-        raise InvalidParameter(f"--draft {draft} builds a draft model, but --drafter prompt-lookup drafts without "
+    if free:
+        raise InvalidParameter(f"--draft {draft} builds a draft model, but --drafter {free} drafts without "
                                "one: leave --draft out")
     from ..drafting.self_draft import parse_self_draft
 
     return parse_self_draft(str(draft))
 
 
-def _resolve_refs(target: str | None, draft: str | None, pair: str | None, demo: bool, lookup: bool = False,
+def _free_flags() -> str:
+    """`--drafter X` for every source that needs no draft model: what a pair without one can draft with."""
+    return " or ".join(f"--drafter {n}" for n in MODEL_FREE)
+
+
+def _resolve_refs(target: str | None, draft: str | None, pair: str | None, demo: bool, free: str = "",
                   self_draft: bool = False) -> tuple[str, str | None, bool, str | None, bool]:
     """(target, draft, vicuna, preset name, is_demo) from paths/hub ids, a preset or the demo pair.
 
-    With a model-free drafter (`lookup`) only the target is needed: draft is None.
+    With a drafter `free` that needs no draft model ("" for one that does) only the target is needed: draft is None.
     A preset's draft model is used unless `draft` names another; one without a
     draft model drafts by its `drafter` (draft None); `--pair demo` is the embedded pair.
     A self-draft (`self_draft`: built from the target, so no draft files) also gives draft None,
     beside any target, a preset's or the demo's.
     """
+    lookup = bool(free)
     if lookup and draft is not None:
-        raise InvalidParameter("--draft names a draft model, but --drafter prompt-lookup drafts without one: "
+        raise InvalidParameter(f"--draft names a draft model, but --drafter {free} drafts without one: "
                                "leave --draft out")
     vicuna = False
     preset_name = None
@@ -120,21 +127,22 @@ def settle_pair(target: str | None, draft: str | None, pair: str | None, demo: b
         draft, settings = settings.name, DrafterSettings(MODEL)
     pre = PRESETS.get(pair or "")
     asked_model = drafter is not None and settings.name == MODEL and draft is None
-    if pre is not None and pre.draft is None and draft is None and not settings.model_free:
+    if pre is not None and pre.draft is None and draft is None and settings.needs_model:
         if asked_model:   # asked for a draft model by name: say there is none, and what drafts by default
             raise InvalidParameter(f"--pair {pre.name} has no draft model: give --draft self:int4 (a 4-bit copy "
-                                   "of the target), --draft MODEL, or --drafter prompt-lookup"
+                                   "of the target), --draft MODEL, or " + _free_flags()
                                    + (f" (its default: {pre.drafter})" if pre.drafter else ""))
         if is_self_draft(pre.drafter):
             draft = pre.drafter   # a preset whose default drafter is a self-draft
-    own = _self_spec(draft, settings.model_free)
+    free = "" if settings.needs_model else settings.name
+    own = _self_spec(draft, free)
     target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, None if own else draft, pair, demo,
-                                                                settings.model_free, own is not None)
-    if draft is None and own is None and not settings.model_free:   # a preset without a draft model
+                                                                free, own is not None)
+    if draft is None and own is None and settings.needs_model:   # a preset without a draft model
         if drafter is not None:   # asked for a draft model by name: say there is none
             raise InvalidParameter(f"--pair {preset_name} has no draft model: give --draft self:int4 (a 4-bit copy "
-                                   "of the target), --draft MODEL, or --drafter prompt-lookup")
-        settings = replace(settings, name=PROMPT_LOOKUP)
+                                   "of the target), --draft MODEL, or " + _free_flags())
+        settings = DrafterSettings(MODEL_FREE[0])
     return target, draft, vicuna, preset_name, is_demo, settings, own
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ModelLoadError
+from ..common.names import MODEL_FREE
 
 
 DEMO = "demo"
@@ -105,14 +106,14 @@ def preset_target(preset: Preset) -> str:
 
 
 def preset_drafter(pair: str | None, draft: str | None) -> str | None:
-    """A preset's own drafter (prompt-lookup or a self-draft) when it has no draft model and no `--draft` is given,
+    """A preset's own drafter (a self-draft, else the first source that needs no draft model) when it has no draft model and no `--draft` is given,
     else None (the user's pick).
 
     Commands ask before loading anything, so their sweeps, baselines and headers
     match what `load_pair` will load (the target alone).
     """
     pre = PRESETS.get(pair or "")
-    return (pre.drafter or "prompt-lookup") if pre is not None and pre.draft is None and not draft else None
+    return (pre.drafter or MODEL_FREE[0]) if pre is not None and pre.draft is None and not draft else None
 
 
 def pair_names() -> list[str]:

@@ -16,13 +16,9 @@ Pure data and arithmetic on it (no torch), so `--help` answers at once.
 
 from __future__ import annotations
 
-import math
-from functools import cached_property
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
-from ...errors import InvalidParameter
+from ..common.param_spec import ParamSpec, _num
 
 # Defaults. The paper gives none; benchmarks/fit_defaults.py chose these on the demo
 # pair: GammaTune+ on the even prompts of the code set at T = 0 and T = 0.7 together
@@ -40,116 +36,6 @@ from ...errors import InvalidParameter
 # and the factor each step that drafts multiplies the session's own counts by (engine/policies/costaware.py):
 # a light prior the session's own tokens outweigh within a few steps, remembered for
 # ~20 steps (the even prompts' fit at both temperatures).
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """One tunable: what it is, what values it takes, and how a user meets it.
-
-    `kind` is float (kept as the exact rational the user typed), int (a whole
-    number) or bool (a switch). The range is [lo, hi], each end open when
-    `lo_open`/`hi_open`, either end absent when None. `recorded` is True for
-    the parameters every session records; the others are recorded only where
-    they differ from the default, so sessions of the methods that do not read
-    them record what they always did (their own methods list them always,
-    `Policy.describe`). `in_params` is False for γ0 alone (a setting of its
-    own beside `PolicyParams`, `--gamma`).
-    """
-
-    name: str
-    kind: type
-    default: Any
-    label: str
-    help: str
-    lo: Any = None
-    hi: Any = None
-    lo_open: bool = False
-    hi_open: bool = False
-    step: float = 1
-    flag: str = ""
-    short: str = ""
-    column: str = ""
-    grid: tuple = ()
-    recorded: bool = False
-    in_params: bool = True
-
-    @property
-    def cli_flag(self) -> str:
-        """The long option: `--calib-forget` for calib_forget (γ0 is `--gamma`)."""
-        return self.flag or "--" + self.name.replace("_", "-")
-
-    @property
-    def header(self) -> str:
-        """The column header where tables are narrow (`bench --tune`)."""
-        return self.column or self.label
-
-    @cached_property
-    def stored_default(self) -> Any:
-        """The default as `PolicyParams` holds it (an exact rational for a float); built once, as
-        `PolicyParams.to_json` compares every parameter with it at each step's `describe()`."""
-        return Fraction(str(self.default)) if self.kind is float else self.default
-
-    def range_text(self, unicode: bool = False) -> str:
-        """'in (0, 1]', 'a whole number >= 0', '> 0': the words of the error, `--help` and the tooltip."""
-        if self.kind is bool:
-            return "on or off"
-        ge, gt = ("≥", ">") if unicode else (">=", ">")
-        if self.lo is not None and self.hi is not None:
-            text = f"in {'(' if self.lo_open else '['}{_num(self.lo)}, {_num(self.hi)}{')' if self.hi_open else ']'}"
-        elif self.lo is not None:
-            text = f"{gt if self.lo_open else ge} {_num(self.lo)}"
-        else:
-            text = "a number"
-        if self.kind is int:
-            return "a whole number" if self.lo is None else f"a whole number {text}"
-        return text
-
-    def check(self, value: Any) -> Any:
-        """The value as `PolicyParams` holds it, or InvalidParameter naming the parameter and its range."""
-        if self.kind is bool:
-            return bool(value)
-        v = _integer(value, self.name) if self.kind is int else _exact(value, self.name)
-        low_bad = self.lo is not None and (v <= self.lo if self.lo_open else v < self.lo)
-        high_bad = self.hi is not None and (v >= self.hi if self.hi_open else v > self.hi)
-        if low_bad or high_bad:
-            raise InvalidParameter(f"{self.name} must be {self.range_text()}, got {value}")
-        return v
-
-    def to_json(self, value: Any) -> Any:
-        """The value as a JSON number (a rational becomes a float)."""
-        return float(value) if self.kind is float else value
-
-
-def _num(x: Any) -> str:
-    f = Fraction(x)
-    return str(f.numerator) if f.denominator == 1 else f"{float(f):g}"
-
-
-def _exact(value: Any, name: str) -> Fraction:
-    """The exact rational the user meant: 0.1 is 1/10, not the nearest double."""
-    if isinstance(value, bool):
-        raise InvalidParameter(f"{name} must be a number, got {value!r}")
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidParameter(f"{name} must be a finite number, got {value!r}")
-        return Fraction(repr(value))
-    if isinstance(value, str):
-        try:
-            return Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
-            raise InvalidParameter(f"{name} must be a number, got {value!r}") from None
-    raise InvalidParameter(f"{name} must be a number, got {value!r}")
-
-
-def _integer(value: Any, name: str) -> int:
-    frac = _exact(value, name)
-    if frac.denominator != 1:
-        raise InvalidParameter(f"{name} must be a whole number, got {value!r}")
-    return int(frac)
 
 
 # The rows. Their order is the order of PolicyParams' fields, of a recording's `params`
