@@ -26,7 +26,7 @@ from ..errors import InvalidParameter
 from .context import check_context
 from .drafting.draft_sources import DrafterSettings, make_source, pair_drafter
 from .drafting import DraftSource
-from .events import SessionHeader, SessionSummary, StepEvent
+from .events import Event, SessionHeader, SessionSummary, StepEvent, StopReason
 from .kv_cache import prefill, rewind
 from .logits_processing import check_processors, session_processors, wrap_runner
 from .policies import Policy, PolicySettings
@@ -196,7 +196,7 @@ class SpeculativeDecoder:
             return int(target.config.vocab_size)
         return int(min(target.config.vocab_size, draft.config.vocab_size))
 
-    def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
+    def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int) -> Iterator[Event]:
         pair = self.pair
         device = torch.device(pair.device)
         self._device = device
@@ -211,7 +211,7 @@ class SpeculativeDecoder:
             pool.release(runners)
 
     def _session(self, runners: RunnerSet, engine: str, prompt_ids: list[int], max_new: int,
-                 user_text: str | None, turn: int, device: torch.device):
+                 user_text: str | None, turn: int, device: torch.device) -> Iterator[Event]:
         pair = self.pair
         tok = pair.tokenizer
         target = pair.target
@@ -248,7 +248,7 @@ class SpeculativeDecoder:
         tally = SessionTally()
         clock = StepClock(device)
         generated = 0
-        stop_reason = "max_new_tokens"
+        stop_reason: StopReason = "max_new_tokens"
         prefill(trun, drun, ids, device)
         source.start(ids)
 
