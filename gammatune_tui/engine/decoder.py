@@ -27,7 +27,7 @@ from .context import check_context
 from .common.names import MODEL_FREE
 from .drafting.draft_sources import DrafterSettings, make_source, pair_drafter
 from .drafting import DraftSource
-from .events import SessionHeader, SessionSummary, StepEvent
+from .events import Event, SessionHeader, SessionSummary, StepEvent, StopReason
 from .kv_cache import prefill, rewind
 from .logits_processing import check_processors, session_processors, wrap_runner
 from .mailbox import SettingsMailbox
@@ -197,7 +197,7 @@ class SpeculativeDecoder:
         """The ids both models speak (the target's alone when no draft model drafts)."""
         return shared_vocab(self.pair.target, self.pair.draft if self.drafter.needs_model else None)
 
-    def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int):
+    def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int) -> Iterator[Event]:
         pair = self.pair
         device = torch.device(pair.device)
         self._device = device
@@ -212,7 +212,7 @@ class SpeculativeDecoder:
             pool.release(runners)
 
     def _session(self, runners: RunnerSet, engine: str, prompt_ids: list[int], max_new: int,
-                 user_text: str | None, turn: int, device: torch.device):
+                 user_text: str | None, turn: int, device: torch.device) -> Iterator[Event]:
         pair = self.pair
         tok = pair.tokenizer
         target = pair.target
@@ -249,7 +249,7 @@ class SpeculativeDecoder:
         tally = SessionTally()
         clock = StepClock(device)
         generated = 0
-        stop_reason = "max_new_tokens"
+        stop_reason: StopReason = "max_new_tokens"
         prefill(trun, drun, ids, device)
         source.start(ids)
 

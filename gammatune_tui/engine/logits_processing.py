@@ -81,7 +81,7 @@ class ProcessedRunner:
     Everything else is the wrapped runner's (runners/base.py's contract).
     """
 
-    def __init__(self, runner: Any, processors: list, raw_rows: dict | None = None):
+    def __init__(self, runner: Any, processors: _Chain, raw_rows: dict | None = None):
         self.runner = runner
         self.processors = processors
         self.raw_rows = raw_rows

@@ -20,6 +20,7 @@ from .drafting import Draft, Pending
 from .runners import Runner
 from .common.sampling import Served, accepted_count, leading_run, residual, sample
 from .common.staging import to_device
+from .events import TargetKind
 from .step_clock import StepClock
 
 
@@ -32,7 +33,7 @@ class Verdict:
     # fewer than were fed when the window was cut after a drafted EOS once read
     verified: int = 0
 
-    def kind(self, drafted: int) -> str:
+    def kind(self, drafted: int) -> TargetKind:
         return "correction" if self.accepted < drafted else "bonus"
 
 

@@ -96,7 +96,7 @@ class CompareJob:
                  factory: DecoderFactory | None = None, record: str | os.PathLike | None = None,
                  warmup_tokens: int = 8, repeats: int = DEFAULT_REPEATS, plain: PlainFn | None = None,
                  drafters: Sequence[DrafterSettings] | None = None, system: str | None = None) -> None:
-        several = bool(drafters) and len(drafters) > 1  # type: ignore[arg-type]
+        several = drafters is not None and len(drafters) > 1
         names = parse_methods(methods if isinstance(methods, str) else list(methods),
                               at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
         ds: list[DrafterSettings | None] = list(drafters) if drafters else [None]

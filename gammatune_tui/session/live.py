@@ -84,7 +84,7 @@ class LiveSource:
         return not isinstance(self.link, _InThread)
 
     @staticmethod
-    def _default_title(pair: ModelPair, kw: dict[str, Any]) -> str:
+    def _default_title(pair: ModelPair | None, kw: dict[str, Any]) -> str:
         if pair is not None:
             return pair_title(pair)
         if kw.get("pair"):
@@ -192,7 +192,7 @@ class _InThread:
 
     def turn(self, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
              turn: int, note_system: bool = True) -> Iterator[SourceItem]:
-        if self.decoder is None:
+        if self.decoder is None or self.pair is None:   # both are set at load (prepare)
             raise GammatuneError("the models are not loaded yet")
         self.hindsight = None
         switch, self._switch = self._switch, None

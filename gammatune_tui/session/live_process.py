@@ -201,7 +201,7 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
     out.send(("ready", pair_title(pair), plain, system_unreadable(pair)))
     pacer = StepPacer(pace)
     quitting = False
-    switch: list = []   # a drafter switch asked for, applied as the next turn starts
+    switch: list[tuple[str, PolicySettings, SamplingConfig]] = []   # a drafter switch asked for, applied as the next turn starts
 
     def control(msg: tuple) -> bool:
         nonlocal quitting

@@ -72,7 +72,7 @@ class RecordingWriter:
     def __enter__(self) -> "RecordingWriter":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -107,7 +107,7 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
     """Yields (line number, event, warning). A cut-off last line yields (n, None, warning)."""
     p = Path(path)
     lines = read_user_file(p, RecordingError, str(p), "no such recording", "a recording").split(b"\n")
-    last = len(lines)
+    last: int | None = len(lines)
     if lines and lines[-1] == b"":
         lines.pop()
         last = None  # ends with a newline: no partial final line

@@ -111,7 +111,8 @@ class ReplaySource:
         if self.recording is None:
             if progress:
                 progress("reading recording", 0.0)
-            self.recording = read_recording(self._path)  # type: ignore[arg-type]
+            assert self._path is not None   # given a path, not a recording (__init__)
+            self.recording = read_recording(self._path)
             self._loaded()
         if progress:
             progress("ready", 1.0)
@@ -120,7 +121,8 @@ class ReplaySource:
     def sessions(self) -> list[RecordedSession]:
         if self.recording is None:
             self.prepare()
-        return self.recording.sessions  # type: ignore[union-attr]
+        assert self.recording is not None   # prepare read it, or raised
+        return self.recording.sessions
 
     @property
     def settings(self) -> PolicySettings:

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any, Iterator, Sequence
 
-from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, StepEvent, TargetToken
+from ..engine.events import DraftedToken, EmittedToken, Event, SessionHeader, StepEvent, StopReason, TargetToken
 from ..engine.mailbox import SettingsMailbox
 from ..engine.policies import PolicySettings
 from ..engine.policies.policy_base import TokenStats
@@ -178,12 +178,12 @@ class SyntheticSource:
         tally = SessionTally()
         pos = 0
         elapsed = 0.0
-        reason = "eos"
+        reason: StopReason = "eos"
         while True:
             if limit is not None and pos >= limit:
                 reason = "max_new_tokens" if repeat or limit < len(pieces) else "eos"
                 break
-            if repeat and tally.steps >= self.steps:
+            if repeat and self.steps is not None and tally.steps >= self.steps:
                 reason = "max_new_tokens"
                 break
             if self.gate is not None and not self.gate.acquire(timeout=30):
@@ -205,12 +205,14 @@ class SyntheticSource:
             window = plan_window(gamma, None if limit is None else limit - pos)   # one token is left for the target
             # the window's proposal is known at once: the text's piece where the draft agrees, "~" where it does not
             drafted: list[DraftedToken] = []
+            stats: list[TokenStats] = []
             for j in range(window):
                 ok, top = draft.at(pos + j)
                 piece = pieces[(pos + j) % len(pieces)] if ok else "~"
+                entropy = _two_way_entropy(top)
                 drafted.append(DraftedToken(ids.get(piece, 5), piece, top, top, target_prob=top if ok else 0.0,
-                                            entropy=_two_way_entropy(top)))
-            stats = [TokenStats(t.top_prob, t.chosen_prob, t.entropy) for t in drafted]
+                                            entropy=entropy))
+                stats.append(TokenStats(top, top, entropy))
             d, early = cut_window([t.id for t in drafted], stats, window, policy, _NO_EOS)
             del drafted[d:], stats[d:]
             a = 0

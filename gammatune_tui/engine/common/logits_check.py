@@ -10,6 +10,8 @@ attended that should not be, a position off by one — is orders larger.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 FP32_TOL = 1e-3
@@ -21,14 +23,14 @@ def logits_tolerance(dtype: torch.dtype) -> float:
     return FP32_TOL if dtype == torch.float32 else HALF_TOL
 
 
-def compute_dtype(model: object) -> torch.dtype:
+def compute_dtype(model: Any) -> torch.dtype:
     """The precision a model computes its logits in: bfloat16 for a weight-only quantized copy (its layers
     say so, `computes_in`: engine/drafting/quantized.py, every matmul's inputs and outputs are bfloat16,
     though its logits are handed back as float32), else its parameters' dtype."""
     try:
-        if any(getattr(type(m), "computes_in", None) == torch.bfloat16 for m in model.modules()):   # type: ignore[attr-defined]
+        if any(getattr(type(m), "computes_in", None) == torch.bfloat16 for m in model.modules()):
             return torch.bfloat16
-        return next(model.parameters()).dtype   # type: ignore[attr-defined]
+        return next(model.parameters()).dtype
     except (AttributeError, StopIteration):
         return torch.float32
 

@@ -86,6 +86,11 @@ class WeightOnlyLinear(nn.Module):
 
     computes_in = torch.bfloat16
 
+    # buffers (register_buffer), typed for the checker: a module's own lookup says Tensor | Module
+    packed: torch.Tensor
+    scales: torch.Tensor
+    scales_and_zeros: torch.Tensor
+
     def __init__(self, linear: nn.Linear, kind: str, group: int = DEFAULT_GROUP):
         super().__init__()
         w = linear.weight.detach()

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, Callable, ClassVar, Literal, Union
 
 from .json_fields import EventFormatError, _dict, _entropy, _int, _list, _num, _prob, _str
 from .schema_migration import V1_HEADER_DEFAULTS, V1_SUMMARY_DEFAULTS, upgrade_v1
+
+TargetKind = Literal["correction", "bonus"]
+"""The target's own token after the accepted run: a correction (a draft was rejected) or a bonus (none was)."""
+StopReason = Literal["eos", "max_new_tokens", "stopped", "error"]
+"""Why a session ended: its end-of-turn token, its budget, a stop asked for, or an error."""
 
 SCHEMA_VERSION = 2   # schema 1 files are upgraded as they are read (schema_migration.py)
 READABLE_SCHEMAS = (1, 2)
@@ -62,7 +67,7 @@ class TargetToken:
 
     id: int
     text: str
-    kind: Literal["correction", "bonus"]
+    kind: TargetKind
 
 
 @dataclass(frozen=True)
@@ -156,7 +161,7 @@ class SessionSummary:
     acceptance_rate: float
     tokens_per_step: float
     tokens_per_s: float
-    stop_reason: Literal["eos", "max_new_tokens", "stopped", "error"]
+    stop_reason: StopReason
     drafted: int = 0
     accepted: int = 0
     target_calls: int = 0
@@ -302,7 +307,7 @@ def _summary(d: dict) -> SessionSummary:
     )
 
 
-_READERS = {"header": _header, "step": _step, "summary": _summary}
+_READERS: dict[str, Callable[[dict], Event]] = {"header": _header, "step": _step, "summary": _summary}
 
 
 def event_from_json(d: Any, schema: int = SCHEMA_VERSION) -> Event:
@@ -316,17 +321,18 @@ def event_from_json(d: Any, schema: int = SCHEMA_VERSION) -> Event:
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
         raise EventFormatError(f"unknown event type {kind!r}")
+    version: Any = schema   # a header's own, as written: checked before it is believed
     if kind == "header":
-        schema = d.get("schema")   # type: ignore[assignment]
-        if schema not in READABLE_SCHEMAS or isinstance(schema, bool):
-            raise EventFormatError(f"unknown schema {schema!r} (this gammatune reads schemas "
+        version = d.get("schema")
+        if version not in READABLE_SCHEMAS or isinstance(version, bool):
+            raise EventFormatError(f"unknown schema {version!r} (this gammatune reads schemas "
                                    f"{', '.join(map(str, READABLE_SCHEMAS))})")
-    if schema == 1:
+    if version == 1:
         d = upgrade_v1(d)
     return reader(d)
 
 
 __all__ = [
     "SCHEMA_VERSION", "READABLE_SCHEMAS", "DraftedToken", "TargetToken", "EmittedToken", "SessionHeader",
-    "StepEvent", "SessionSummary", "Event", "EventFormatError", "event_from_json",
+    "StepEvent", "SessionSummary", "Event", "StopReason", "TargetKind", "EventFormatError", "event_from_json",
 ]

@@ -34,13 +34,14 @@ V1_SUMMARY_DEFAULTS: dict[str, Any] = {
     "drafter": "",
 }
 
-_DEFAULTS = {"header": V1_HEADER_DEFAULTS, "summary": V1_SUMMARY_DEFAULTS}
+# looked up by an event's "type", which a damaged event may lack (None: no defaults)
+_DEFAULTS: dict[str | None, dict[str, Any]] = {"header": V1_HEADER_DEFAULTS, "summary": V1_SUMMARY_DEFAULTS}
 
 
 def upgrade_v1(obj: dict[str, Any]) -> dict[str, Any]:
     """A schema-1 event object as schema 2 reads it: the keys it lacks added (copies of the defaults), the rest as
     written. The header's `schema` becomes 2."""
-    defaults = _DEFAULTS.get(obj.get("type"), {})   # type: ignore[arg-type]
+    defaults = _DEFAULTS.get(obj.get("type"), {})
     out = {k: _copy(v) for k, v in defaults.items() if obj.get(k) is None}
     out.update((k, v) for k, v in obj.items() if not (k in defaults and v is None))
     if obj.get("type") == "header":

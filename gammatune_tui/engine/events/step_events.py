@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import torch
 
 from ..common.pair import ModelPair
-from . import DraftedToken, EmittedToken, SessionHeader, TargetToken
+from . import DraftedToken, EmittedToken, SessionHeader, TargetKind, TargetToken
 from ..policies.policy_base import Policy, TokenStats
 from ..common.sampling import SamplingConfig
 from .text_pieces import SingleTokenText, TextPieces, prompt_pieces
@@ -94,7 +94,7 @@ def _precisions(pair: ModelPair, drafts: bool) -> dict[str, Any]:
 
 def token_events(
     new: list[int], drafted: list[int], stats: Sequence[TokenStats],
-    target_probs: list[float], accepted: int, kind: str, *, pieces: TextPieces, single: SingleTokenText,
+    target_probs: list[float], accepted: int, kind: TargetKind, *, pieces: TextPieces, single: SingleTokenText,
     finished: bool, point_mass: bool = False,
 ) -> tuple[list[EmittedToken], list[DraftedToken], TargetToken | None]:
     """The step's emitted, drafted and target tokens; the last step flushes any held-back text.

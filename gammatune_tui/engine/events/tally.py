@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import SessionSummary
+from . import SessionSummary, StopReason
 
 
 @dataclass(kw_only=True)
@@ -82,7 +82,7 @@ class SessionTally:
         """P(token i accepted | token i drafted), for each position i."""
         return [a / d if d else 0.0 for a, d in zip(self.pos_accepted, self.pos_drafted)]
 
-    def summary(self, generated: int, wall: float, stop_reason: str, text: str, drafter: str = "") -> SessionSummary:
+    def summary(self, generated: int, wall: float, stop_reason: StopReason, text: str, drafter: str = "") -> SessionSummary:
         """The session's summary event: `generated` tokens in `wall` seconds, drafted by `drafter`."""
         return SessionSummary(
             tokens=generated, steps=self.steps, acceptance_rate=self.acceptance_rate,

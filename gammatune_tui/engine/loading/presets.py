@@ -96,11 +96,11 @@ def package_file(preset: Preset) -> Path | None:
 
 def preset_target(preset: Preset) -> str:
     """What `load_pair` loads as the preset's target: a hub id, or the package's file (ModelLoadError if absent)."""
-    if not preset.from_package:
+    if preset.package is None:   # not from_package
         return preset.target
     f = package_file(preset)
     if f is None:
-        raise ModelLoadError(f"--pair {preset.name} needs the package {preset.package.split('==')[0]}, "  # type: ignore[union-attr]
+        raise ModelLoadError(f"--pair {preset.name} needs the package {preset.package.split('==')[0]}, "
                              f"which is not installed: {INSTALL_HINT.format(req=preset.package)}")
     return str(f)
 

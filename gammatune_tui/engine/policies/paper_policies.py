@@ -107,7 +107,7 @@ class GammaTune(Policy):
     """
 
     name = "gammatune"
-    uses = ("eta", "delta", "gamma_min", "gamma_max")
+    uses: tuple[str, ...] = ("eta", "delta", "gamma_min", "gamma_max")
 
     def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)

@@ -27,7 +27,7 @@ drives all four with one script is tests/engine/test_step_rule.py):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Literal, Sequence
 
 from .policy_base import Policy, TokenStats
 
@@ -84,7 +84,7 @@ def emitted_run(run: Sequence[int], eos: frozenset[int] | set[int], remaining: i
 
 
 def stop_reason(emitted: Sequence[int], generated: int, max_new: int | None,
-                eos: frozenset[int] | set[int]) -> str | None:
+                eos: frozenset[int] | set[int]) -> Literal["eos", "max_new_tokens"] | None:
     """Why the session ends after a step that emitted `emitted` (`generated` tokens in all): "eos",
     "max_new_tokens", or None when it goes on."""
     if emitted and emitted[-1] in eos:
@@ -116,7 +116,7 @@ class Settled:
     """A step once verified: what it emits and whether the session stops after it."""
 
     emitted: list[int]
-    stop: str | None
+    stop: Literal["eos", "max_new_tokens"] | None
 
 
 def settle_step(policy: Policy, *, window: int, drafted: int, accepted: int, stats: Sequence[TokenStats],

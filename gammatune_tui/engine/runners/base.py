@@ -24,7 +24,8 @@ Contract, for every runner:
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Callable
 
 import torch
 
@@ -69,7 +70,13 @@ class Runner:
             raise ValueError(f"cannot rewind a cache of {self.length} tokens to {length}")
 
 
-def grad_mode(model: Any):
+Forward = Callable[[torch.Tensor, Any, int], torch.Tensor]
+"""fwd(ids (1, n), cache, keep) -> the last `keep` rows of logits (keep, vocab): one pass of a model over its cache."""
+GradMode = Callable[[], AbstractContextManager[Any]]
+"""torch.no_grad or torch.inference_mode: called, the context a forward runs in."""
+
+
+def grad_mode(model: Any) -> GradMode:
     """inference_mode where it is safe, else no_grad (optimum-quanto's int4 kernels fail under inference_mode)."""
     return torch.no_grad if quanto_quantized(model) else torch.inference_mode
 

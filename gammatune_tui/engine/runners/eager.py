@@ -41,7 +41,8 @@ class EagerRunner(Runner):
             self.cache.crop(-drop)
 
     def kv(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        lay = self.cache.layers[layer]
+        # transformers types a layer as any kind, linear-attention ones (no keys) too: this asks an attention layer
+        lay: Any = self.cache.layers[layer]
         return lay.keys, lay.values
 
 

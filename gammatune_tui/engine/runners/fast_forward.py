@@ -19,20 +19,20 @@ from transformers import DynamicCache
 from .hf_compat import cache_kw
 from .prefix_pass import Stack, prefix_pass
 from ..common.logits_check import compute_dtype, logits_close
-from .base import grad_mode
+from .base import Forward, GradMode, grad_mode
 
 _FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
-_FORWARDS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_FORWARDS: "weakref.WeakKeyDictionary[Any, Forward]" = weakref.WeakKeyDictionary()
 
 
-def _standard_forward(model: Any):
+def _standard_forward(model: Any) -> Forward:
     def fwd(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
         return model(input_ids=ids, **cache_kw(model, cache), use_cache=True, logits_to_keep=keep).logits[0]
 
     return fwd
 
 
-def _direct_forward(model: Any):
+def _direct_forward(model: Any) -> Forward:
     """The stack run module by module over the eager runner's DynamicCache (runners/prefix_pass.py)."""
     stack = Stack.of(model)
     device = next(model.parameters()).device
@@ -58,7 +58,7 @@ def _direct_eligible(model: Any) -> bool:
     return all(hasattr(inner, a) for a in ("embed_tokens", "layers", "norm", "rotary_emb")) and hasattr(model, "lm_head")
 
 
-def make_forward(model: Any):
+def make_forward(model: Any) -> Forward:
     """fwd(ids (1, n), cache, keep) -> logits (keep, vocab): the direct path when it checks out."""
     cached = _FORWARDS.get(model)
     if cached is not None:
@@ -90,7 +90,7 @@ def make_forward(model: Any):
     return chosen
 
 
-def _grad_free(fn: Any, mode: Any):
+def _grad_free(fn: Forward, mode: GradMode) -> Forward:
     """Run each forward without autograd in `mode` (base.grad_mode: inference_mode where the weights allow it),
     entered per call, so no grad mode leaks across the generator's yields."""
 

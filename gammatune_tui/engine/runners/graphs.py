@@ -143,6 +143,7 @@ class GraphRunner(StaticRunner):
 
     def eager_step(self, ids: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
         """The step uncaptured and uncompiled: the reference a graph is checked against."""
+        assert self.cache is not None
         if self._fixed is None:
             self._fixed = FixedStep(self)
         return self._fixed._body(ids, pos, self.cache.key_pos[:span])

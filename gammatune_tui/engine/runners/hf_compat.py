@@ -11,7 +11,7 @@ class, so both work and neither warns. `output_cache` reads it back.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Mapping
 
 _NAMES: dict[type, str] = {}
 
@@ -20,6 +20,7 @@ def _name_for(callee: Any) -> str:
     cls = type(callee)
     name = _NAMES.get(cls)
     if name is None:
+        params: Mapping[str, inspect.Parameter]
         try:
             params = inspect.signature(callee.forward).parameters
         except (TypeError, ValueError, AttributeError):

@@ -44,13 +44,13 @@ import threading
 import weakref
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 
 from ...errors import InvalidParameter
 from ..common.logits_check import FP32_TOL, HALF_TOL, compute_dtype, logits_close, logits_tolerance
-from .base import Runner, grad_mode
+from .base import Forward, Runner, grad_mode
 from .hf_compat import cache_kw
 
 MAX_PENDING = 8  # kept tokens left for the next forward's pass at most; more are fed at the rollback
@@ -165,8 +165,9 @@ class Snapshot:
                 del live[key]
 
 
-def _model_forward(model: Any):
+def _model_forward(model: Any) -> Forward:
     """fwd(ids, cache, keep) -> the last `keep` rows of logits, through the model's own forward."""
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(model.forward).parameters
     except (TypeError, ValueError):

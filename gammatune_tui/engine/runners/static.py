@@ -47,6 +47,9 @@ def round_capacity(n: int) -> int:
 
 
 class LayerKV(nn.Module):
+    k: torch.Tensor   # buffers (register_buffer), typed for the checker: a module's own lookup says Tensor | Module
+    v: torch.Tensor
+
     def __init__(self, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device):
         super().__init__()
         self.register_buffer("k", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
@@ -56,17 +59,20 @@ class LayerKV(nn.Module):
 class StaticKV(nn.Module):
     """Every layer's K/V buffers (1, kv_heads, capacity, head_dim), and where the current call writes."""
 
+    key_pos: torch.Tensor   # a buffer: 0 … capacity − 1 on the device
+
     def __init__(self, n_layers: int, kv_heads: int, head_dim: int, capacity: int, dtype: torch.dtype,
                  device: torch.device):
         super().__init__()
         shape = (1, kv_heads, capacity, head_dim)
-        self.kv_layers = nn.ModuleList(LayerKV(shape, dtype, device) for _ in range(n_layers))
+        layers = [LayerKV(shape, dtype, device) for _ in range(n_layers)]
+        self.kv_layers = nn.ModuleList(layers)
         self.register_buffer("key_pos", torch.arange(capacity, device=device), persistent=False)
         self.capacity = capacity
         # the same tensors as plain lists: `update` runs once per layer per pass, and a module's
         # buffer lookup costs more than the copy it guards on small models
-        self._ks = [lay.k for lay in self.kv_layers]
-        self._vs = [lay.v for lay in self.kv_layers]
+        self._ks = [lay.k for lay in layers]
+        self._vs = [lay.v for lay in layers]
         self._start = 0
         self._end = 0
 
@@ -83,9 +89,12 @@ class StaticKV(nn.Module):
         return k[:, :, :end], v[:, :, :end]
 
     def copy_prefix_from(self, other: "StaticKV", n: int) -> None:
-        for mine, theirs in zip(self.kv_layers, other.kv_layers):
-            mine.k[:, :, :n].copy_(theirs.k[:, :, :n])
-            mine.v[:, :, :n].copy_(theirs.v[:, :, :n])
+        for mine, theirs in zip(self._ks + self._vs, other._ks + other._vs):
+            mine[:, :, :n].copy_(theirs[:, :, :n])
+
+    def layer(self, i: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Layer `i`'s keys and values of the first `length` positions."""
+        return self._ks[i][:, :, :length], self._vs[i][:, :, :length]
 
 
 class StaticRunner(Runner):
@@ -128,8 +137,7 @@ class StaticRunner(Runner):
 
     def kv(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         assert self.cache is not None
-        lay = self.cache.kv_layers[layer]
-        return lay.k[:, :, : self._length], lay.v[:, :, : self._length]
+        return self.cache.layer(layer, self._length)
 
     def _allocate(self, capacity: int, keep: int) -> None:
         """New buffers of `capacity` tokens holding the first `keep` tokens of the old ones."""
