@@ -138,7 +138,7 @@ def plain_decode(pair: ModelPair, prompt_ids: Sequence[int], max_new_tokens: int
                 break
         run.wall_s = time.perf_counter() - t0
     finally:
-        if pool is not None:
+        if pool is not None and runners is not None:
             pool.release(runners)
     return run
 

@@ -92,11 +92,13 @@ class ModelPair:
         tokenizers with a chat template use it; the rest get the raw text.
         """
         if not isinstance(prompt, str) and all(isinstance(i, int) and not isinstance(i, bool) for i in prompt):
-            return list(prompt)
+            return [i for i in prompt if isinstance(i, int)]   # all of them (the test above)
         if isinstance(prompt, str):
             messages = [{"role": "user", "content": prompt}]
         else:
-            messages = [dict(m) for m in prompt]
+            if not all(isinstance(m, dict) for m in prompt):
+                raise InvalidParameter("a prompt is text, token ids, or chat messages (dicts with 'role' and 'content')")
+            messages = [dict(m) for m in prompt if isinstance(m, dict)]
             for m in messages:
                 if not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
                     raise InvalidParameter("each chat message needs a string 'role' and 'content'")

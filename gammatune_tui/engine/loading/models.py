@@ -215,7 +215,7 @@ def load_pair(
         name_target = PRESETS[preset_name].target   # a hub id, or the packaged file's name (not its path)
     else:
         name_target = target
-    pair = ModelPair(
+    made = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
         name_target=name_target,
         name_draft=drafter_settings.name if lookup else (own.name if own is not None else
@@ -225,15 +225,15 @@ def load_pair(
     )
     report("self-checks", 0.85)
     clock.lap("")   # building the pair (its eos ids) belongs to no stage worth naming
-    runner = runner_pool(pair).label  # resolves the engine (the runners' self-checks): EngineUnavailable here, before warm-up
+    runner = runner_pool(made).label  # resolves the engine (the runners' self-checks): EngineUnavailable here, before warm-up
     clock.lap("self-checks")
     if warmup:
         report(f"warm-up ({runner})", 0.9)
-        warm_up(pair, progress=report)  # reports "compile" / "capture" as their own stages; timings in runner_pool.timings
+        warm_up(made, progress=report)  # reports "compile" / "capture" as their own stages; timings in runner_pool.timings
         clock.lap("warm-up")
-    pair.load_s = clock.stages
+    made.load_s = clock.stages
     report("ready", 1.0)
-    return pair
+    return made
 
 
 __all__ = [
