@@ -3,7 +3,7 @@
 The demo pair's target, greedy, raw prompts (no history in them): the `code`
 set's first three prompts asked as turns 1, 2, 1, 3, 2, so two questions come
 again. Counts, not timings, so a busy machine does not move them
-(docs/benchmarks-plugins.md):
+(docs/benchmarks.md, "Prompt lookup"):
 
     PYTHONPATH=. OMP_NUM_THREADS=1 .venv/bin/python benchmarks/pool_turns.py
 """
