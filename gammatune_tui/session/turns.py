@@ -118,10 +118,10 @@ def _precisions(pair: ModelPair) -> str:
 
 
 def pair_title(pair: ModelPair) -> str:
-    """The app's subtitle once loaded: which pair (or target + prompt lookup), which runner, and where the
+    """The app's subtitle once loaded: which pair (or target + a source needing no model), which runner, and where the
     load's time went, stage by stage (so a slow start, or the first turn's speed, is not a surprise)."""
-    if pair.draft is None:  # loaded for prompt lookup: the target alone drafts from the text
-        name = f"{'demo target' if pair.is_demo else pair.name_target} + prompt lookup"
+    if pair.draft is None:  # loaded for a source that needs no draft model (its name is the pair's name_draft)
+        name = f"{'demo target' if pair.is_demo else pair.name_target} + {pair.name_draft.replace('-', ' ')}"
     else:
         name = "demo pair" if pair.is_demo else f"{pair.name_target} + {pair.name_draft}"
     name += _precisions(pair)

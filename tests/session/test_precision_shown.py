@@ -57,3 +57,10 @@ def test_the_subtitle_says_its_sizes_are_in_memory(tiny_pair):
     title = pair_title(with_draft(tiny_pair, "self:int4"))
     sizes = title[title.index(" (float32, "):title.index(") · ") + 1]
     assert sizes.startswith(" (float32, ") and sizes.endswith(" in memory)") and "int4 g32, +" in sizes
+
+
+@pytest.mark.parametrize("source, shown", [("prompt-lookup", "+ prompt lookup"), ("ngram-pool", "+ ngram pool")])
+def test_the_subtitle_names_the_source_that_drafts_without_a_model(source, shown):
+    pair = load_pair(demo=True, drafter=source, warmup=False)
+    title = pair_title(pair)
+    assert title.startswith("demo target " + shown), title
