@@ -301,6 +301,8 @@ class ControlsPanel(Vertical):
         err.update(Text(speak(message)))   # it quotes what the user typed: never read as markup
         err.set_class(not message, "-hidden")
         self.query_one(f"#ctl-{name}", ParamInput).set_class(bool(message), "-refused")
+        if message:   # under a field on the panel's last rows it opens below the fold (80×24): bring it up, whole
+            self.call_after_refresh(err.scroll_visible, animate=False)
 
     def error_for(self, name: str) -> str:
         """The reason shown under a field ('' when it is valid)."""
