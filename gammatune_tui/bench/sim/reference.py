@@ -156,30 +156,20 @@ def _shares(traces: Sequence[Any], cost: CostModel, methods: Sequence[Entry], ga
     return out
 
 
-def shares_under(traces: Sequence[Any], cost: CostModel, methods: Sequence[Entry], gammas: Sequence[int],
-                 params: dict[str, Any] | None = None, max_new: int | None = None, cap: int | None = None,
-                 replays: Replays | None = None) -> dict[str, tuple[float, list[float], str]]:
-    """name → (share over all prompts, per-prompt shares, detail) under one cost model (share_rows' defaults)."""
-    max_new = max_new if max_new is not None else min(t.max_new_tokens for t in traces)
-    cap = min(cap, longest_window(traces)) if cap is not None else longest_window(traces)
-    return _shares(traces, cost, methods, gammas, params or {}, max_new, cap,
-                   replays if replays is not None else Replays())
-
-
 def share_rows(traces: Sequence[Any], pooled: CostModel, passes: Sequence[CostModel], methods: Sequence[Entry],
                gammas: Sequence[int], params: dict[str, Any] | None = None, max_new: int | None = None,
-               cap: int | None = None, replays: Replays | None = None,
-               per_pass: list[dict[str, tuple[float, list[float], str]]] | None = None) -> list[ShareRow]:
+               cap: int | None = None, replays: Replays | None = None) -> list[ShareRow]:
     """Every method (mean over γ0) and the reference rows, as shares of the oracle with their spreads and ranks.
 
     Each session is played once and priced under the pooled model and each pass (`replays.Replays`: exact; the
     policies that plan by cost are played per model); pass the sweep's `replays` to reuse its pooled plays too.
-    `per_pass`: `shares_under` for each of `passes`, when computed elsewhere (bench/modes/pass_shares.py).
     """
-    replays = replays if replays is not None else Replays()   # one memo for the pooled model and every pass
-    main = shares_under(traces, pooled, methods, gammas, params, max_new, cap, replays)
-    if per_pass is None:
-        per_pass = [shares_under(traces, c, methods, gammas, params, max_new, cap, replays) for c in passes]
+    params = params or {}
+    replays = replays if replays is not None else Replays()
+    max_new = max_new if max_new is not None else min(t.max_new_tokens for t in traces)
+    cap = min(cap, longest_window(traces)) if cap is not None else longest_window(traces)
+    main = _shares(traces, pooled, methods, gammas, params, max_new, cap, replays)
+    per_pass = [_shares(traces, c, methods, gammas, params, max_new, cap, replays) for c in passes]
     rows = [ShareRow(name, share, [p[name][0] for p in per_pass], prompts, name in REFERENCES, detail)
             for name, (share, prompts, detail) in main.items()]
     ranks = gap_ranks({r.name: r.share for r in rows}, {r.name: r.spread for r in rows})
@@ -189,4 +179,4 @@ def share_rows(traces: Sequence[Any], pooled: CostModel, passes: Sequence[CostMo
 
 
 __all__ = ["BEST_FIXED", "SIGNAL", "NO_SKIP", "REFERENCES", "ORACLE", "ShareRow", "best_fixed", "longest_window",
-           "share_rows", "shares_under", "signal_record", "signal_windows"]
+           "share_rows", "signal_record", "signal_windows"]
