@@ -54,3 +54,27 @@ def test_a_refused_value_under_the_last_field_is_shown_whole_at_80x24():
                 assert _on_screen(field) and _on_screen(err), (name, field.region, err.region, side.region)
 
     run(scenario())
+
+
+def test_a_bound_moved_past_the_gamma0_on_screen_is_refused_as_the_cli_refuses_it():
+    """`run --gamma 4 --gamma-max 3` is refused; in the controls γ max 3 under γ0 4 was taken."""
+    async def scenario():
+        src = SyntheticSource(PolicySettings.build("costaware", 4), steps=2)
+        app = make_app(src, prompt="x")
+        async with app.run_test(size=(80, 24)) as pilot:
+            chat = app.main_screen
+            await wait_until(pilot, lambda: chat.stats.summary is not None, what="summary")
+            await pilot.press("f8")
+            for name, typed, reason in (("gamma_max", "3", "γ max 3 is below γ0 4: lower γ0 first, or raise γ max"),
+                                        ("gamma_min", "5", "γ min 5 is above γ0 4: raise γ0 first, or lower γ min")):
+                field = chat.query_one(f"#ctl-{name}", Input)
+                field.focus()
+                field.value = ""
+                await pilot.press(*typed, "enter")
+                await pilot.pause()
+                assert chat.controls.error_for(name) == reason
+            p = chat.controls.settings.params
+            assert (chat.controls.settings.gamma0, p.gamma_min, p.gamma_max) == (4, 1, 8)   # as it was
+            assert src.requests == []
+
+    run(scenario())
