@@ -55,6 +55,7 @@ def parse_prompt_set(data: bytes, where: str, stem: str = "prompt") -> list[Prom
     if "\0" in raw:
         raise PromptFileError(f"{where}: not a text file (it holds NUL bytes); a prompt set is JSON Lines") from None
     prompts: list[Prompt] = []
+    lines: dict[str, int] = {}   # id → its line: results, traces and shares are kept per prompt id
     for n, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
@@ -70,6 +71,10 @@ def parse_prompt_set(data: bytes, where: str, stem: str = "prompt") -> list[Prom
         cat = obj.get("category", "")
         if not isinstance(cat, str):
             raise PromptFileError(f"{where}: line {n}: 'category' must be a string")
+        if str(pid) in lines:   # a second prompt of the same id was played on the first one's trace, silently
+            raise PromptFileError(f"{where}: line {n}: id {str(pid)!r} is already the id of line {lines[str(pid)]}; "
+                                  "each prompt needs its own")
+        lines[str(pid)] = n
         prompts.append(Prompt(str(pid), cat, tuple(turns)))
     if not prompts:
         raise PromptFileError(f"{where}: no prompts in this file")

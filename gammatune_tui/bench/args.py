@@ -27,6 +27,18 @@ def parse_gammas(text: str) -> list[int]:
     return out
 
 
+def check_windows(gammas: list[int], max_new_tokens: int, gamma_max: int | None = None) -> None:
+    """No γ0 (nor a --gamma-max given) above the token budget: no window drafts past the answer, and a
+    simulation records its traces as deep as the longest window (twenty digits ran for ever)."""
+    for g in gammas:
+        if g > max_new_tokens:
+            raise InvalidParameter(f"--gammas: {g} is more than --max-new-tokens ({max_new_tokens}); "
+                                   "no window drafts past the answer")
+    if gamma_max is not None and gamma_max > max_new_tokens:
+        raise InvalidParameter(f"--gamma-max {gamma_max} is more than --max-new-tokens ({max_new_tokens}); "
+                               "no window drafts past the answer")
+
+
 def parse_ints(text: str, flag: str) -> list[int]:
     try:
         vals = [int(p.strip()) for p in str(text).split(",")]

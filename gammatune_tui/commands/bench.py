@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from ..bench.args import parse_gammas, parse_ints
+from ..bench.args import check_windows, parse_gammas, parse_ints
 from ..engine.policies import LIVE_DEFAULT_METHODS, METHODS, TUNABLE_METHODS, PolicyParams, parse_methods
 from ..errors import InvalidParameter
 from ..render.table_fit import FittingConsole
@@ -113,6 +113,9 @@ def bench(
                                "(--check-live N) compares tokens per step in law")
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be >= 1, got {opts.max_new_tokens}")
+    # the windows the user gave (the default list reaches past a short -n: its long windows just never fill)
+    check_windows(gamma_list if gammas is not None or _given(ctx, "gamma") else [], opts.max_new_tokens,
+                  opts.gamma_max)
     if tune_ and tune_method not in TUNABLE_METHODS:
         raise InvalidParameter(f"--tune-method must be {', '.join(TUNABLE_METHODS[:-1])} or {TUNABLE_METHODS[-1]}, got {tune_method!r}")
     params = _policy_params(opts)

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from ..bench.args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from ..bench.args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
-from ..bench.args import parse_gammas
+from ..bench.args import check_windows, parse_gammas
 from ..errors import InvalidParameter
 from .input_checks import check_engine_environment
 from .options import check_threads, flag_names
@@ -88,6 +88,8 @@ def doctor(
     from ..engine.common.devices import resolve_device, resolve_dtype
 
     gamma_list = tuple(parse_gammas(gammas))
+    if gammas != ",".join(map(str, DEFAULT_GAMMAS)):   # the defaults reach past a short -n: they are not the user's
+        check_windows(list(gamma_list), max_new_tokens)
     from ..engine.common.sampling import SamplingConfig  # (here: importing it loads torch, which --help does not need)
 
     with flag_names():   # the engine says `seed`, `top_p`: the user typed --seed, --top-p

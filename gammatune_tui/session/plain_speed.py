@@ -10,20 +10,35 @@ target alone, one token per forward through the pair's own runner
 (after loading, and again after a turn when the sampling it ran with has
 changed: greedy and sampled steps cost differently).
 
-`speed_verdict` sets a session's speed against that figure over a window it
-names: the last `ROLLING_STEPS` steps while an answer streams (the steps'
-own times, prefill excluded, as plain's figure is), the whole answer once it
-has ended (its tokens/s, the figure the panel prints beside it). No
-measurement, no verdict: a recording or a comparison makes no claim.
+`steady_verdict` sets a session's speed against that figure over a window it
+names: the last `ROLLING_STEPS` steps while an answer streams, the answer's
+steps once it has ended — in both, the steps' own times. Like for like:
+plain's figure is the median of warm one-token steps, without a prefill, so
+speculation's side leaves out the prefill and each answer's first
+`WARMUP_STEPS` steps too, which pay one-time costs (the first step after a
+prefill, the caches growing to the answer's first window sizes). The first
+answer of a chat used to be judged with both in (its tokens/s, prefill and
+warm-up steps included) and read "speculation ran slower" on the demo pair
+where its later steps beat plain. An answer with fewer than `JUDGED_STEPS`
+steps past its warm-up is too short to judge: the panel says so, in no red.
+No measurement, no verdict: a recording or a comparison makes no claim.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..engine.common.pair import ModelPair
 from ..errors import GammatuneError
 from ..engine.common.sampling_config import SamplingConfig
+
+WARMUP_STEPS = 3
+"""Each answer's first steps, left out of the verdict: the first after the prefill and those growing the caches to
+the answer's windows run 1.5-2× a later step on the demo pair (67, 54, 56 ms, then about 35: docs/benchmarks-newcomer.md),
+costs plain's median of warm steps never sees."""
+JUDGED_STEPS = 10
+"""Steps past the warm-up a verdict needs (the rolling window's length): fewer, and it says "too short to judge"."""
 
 PLAIN_STEPS = 24
 """One-token target steps timed per measurement (their median is kept): about 0.1 s on the demo pair,
@@ -82,7 +97,8 @@ class SpeedVerdict:
 
     tokens_per_s: float
     plain: PlainSpeed
-    window: str              # "last 10 steps", "this answer"
+    window: str              # "last 10 steps (no prefill)", "this answer, steps 4-40 (no prefill)"
+    judged: bool = True      # False: too few steps past the warm-up to set against plain
 
     @property
     def ratio(self) -> float:
@@ -90,10 +106,12 @@ class SpeedVerdict:
 
     @property
     def slower(self) -> bool:
-        return self.ratio < 1.0
+        return self.judged and self.ratio < 1.0
 
     def figures(self) -> str:
-        """'1.23× — last 10 steps 296 tok/s · plain 241 tok/s (T 0.7, measured at load)'."""
+        """'1.23× — last 10 steps 296 tok/s · plain 241 tok/s (T 0.7, measured at load)', or why there is no ratio."""
+        if not self.judged:
+            return f"too short to judge — {self.window} · {self.plain.describe()}"
         return f"{self.ratio:.2f}× — {self.window} {self.tokens_per_s:,.0f} tok/s · {self.plain.describe()}"
 
     def warning(self) -> str:
@@ -103,5 +121,27 @@ class SpeedVerdict:
         return f"⚠ {self.window}: speculation ran slower than plain target decoding"
 
 
-__all__ = ["PLAIN_STEPS", "PlainSpeed", "SpeedVerdict", "measure_plain", "refresh_plain", "sampling_key",
+def steady_verdict(steps: Sequence[tuple[int, float]], plain: PlainSpeed, finished: bool,
+                   window: int = JUDGED_STEPS) -> SpeedVerdict | None:
+    """`steps` (tokens, seconds of each step of one answer, in order) against `plain`, warm-up left out.
+
+    While the answer streams: its last `window` steps; once it ended: all its steps past the warm-up.
+    None when the steps took no time (nothing to divide by).
+    """
+    steady = list(steps[WARMUP_STEPS:])
+    if len(steady) < JUDGED_STEPS:
+        where = "this answer" if finished else "so far"
+        return SpeedVerdict(0.0, plain, f"{where} {len(steps)} steps, the first {WARMUP_STEPS} warming up", False)
+    if finished:
+        label = f"this answer, steps {WARMUP_STEPS + 1}-{len(steps)} (no prefill)"
+    else:
+        steady = steady[-window:]
+        label = f"last {len(steady)} steps (no prefill)"
+    seconds = sum(t for _, t in steady)
+    if seconds <= 0:
+        return None
+    return SpeedVerdict(sum(n for n, _ in steady) / seconds, plain, label)
+
+
+__all__ = ["JUDGED_STEPS", "PLAIN_STEPS", "WARMUP_STEPS", "steady_verdict", "PlainSpeed", "SpeedVerdict", "measure_plain", "refresh_plain", "sampling_key",
            "sampling_words"]

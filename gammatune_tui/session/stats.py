@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.events.tally import SessionTally, speculative_decoding
 from .hindsight import Hindsight
-from .plain_speed import PlainSpeed, SpeedVerdict
+from .plain_speed import PlainSpeed, SpeedVerdict, steady_verdict
 
 
 ROLLING_STEPS = 10
@@ -78,6 +78,7 @@ class RunningStats:
     recent_speed: list[tuple[int, float]] = field(default_factory=list)   # (tokens, seconds) of the recent steps
     step_accepted: list[int] = field(default_factory=list)   # every step's accepted and drafted counts: vLLM's
     step_drafted: list[int] = field(default_factory=list)    # `detailed` per-step arrays
+    step_speed: list[tuple[int, float]] = field(default_factory=list)   # (tokens, seconds) of every step
 
     def add(self, event: Event) -> None:
         if isinstance(event, SessionHeader):
@@ -100,6 +101,7 @@ class RunningStats:
         self.step_accepted.append(ev.accepted)
         self.step_drafted.append(d)
         self.recent_speed.append((len(ev.emitted), ev.step_s or (ev.draft_s + ev.verify_s)))
+        self.step_speed.append(self.recent_speed[-1])
         if len(self.recent) > self.window:
             del self.recent[0]
             del self.recent_speed[0]
@@ -164,15 +166,13 @@ class RunningStats:
 
     @property
     def speed_verdict(self) -> SpeedVerdict | None:
-        """This session against plain decoding measured on this machine: over the recent steps while the
-        answer streams, over the whole answer once it ended; None without a measurement or before 3 steps."""
+        """This session against plain decoding measured on this machine, like for like (session/plain_speed.py):
+        the steps' own times, past the answer's warm-up, over the recent steps while the answer streams and
+        all of them once it ended ("too short to judge" before there are enough); None without a measurement
+        or before 3 steps. ("no prefill": the panel's tokens/s above counts the prompt's prefill, this does not.)"""
         if self.plain is None or self.steps < 3:
             return None
-        if self.summary is not None:
-            return SpeedVerdict(self.tokens_per_s, self.plain, "this answer") if self.tokens_per_s > 0 else None
-        speed = self.recent_tokens_per_s
-        # "no prefill": the panel's tokens/s above counts the prompt's prefill, this window does not
-        return SpeedVerdict(speed, self.plain, f"last {len(self.recent_speed)} steps (no prefill)") if speed > 0 else None
+        return steady_verdict(self.step_speed, self.plain, self.summary is not None, self.window)
 
     @property
     def speculative_decoding(self) -> dict:

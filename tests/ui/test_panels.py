@@ -50,7 +50,7 @@ def _measured(tok_s: float) -> PlainSpeed:
 
 def test_the_verdict_names_its_window_and_agrees_with_its_figures():
     s = RunningStats(plain=_measured(241.0))
-    for i in range(12):          # 4 tokens a step in 14 ms: 285.7 tok/s
+    for i in range(13):          # 4 tokens a step in 14 ms: 285.7 tok/s (3 warm-up steps, then a window of 10)
         s.add(_step(i, 4, 3, 0.004, 0.010))
     v = s.speed_verdict
     assert not v.slower and v.window == "last 10 steps (no prefill)"
@@ -60,7 +60,7 @@ def test_the_verdict_names_its_window_and_agrees_with_its_figures():
 
     # the case: 196.5 tok/s beside plain 241 is slower, and the warning says so over its window
     s = RunningStats(plain=_measured(241.0))
-    for i in range(10):
+    for i in range(13):
         s.add(_step(i, 4, 0, 0.00309, 0.002))   # 1 token in 5.09 ms: 196.5 tok/s
     text = " ".join(plain(render_stats(s)).split())
     assert "tokens/s 196.5" in text and "vs plain 0.82× — last 10 steps (no prefill) 196 tok/s · plain 241 tok/s" in text
@@ -69,14 +69,14 @@ def test_the_verdict_names_its_window_and_agrees_with_its_figures():
 
 def test_after_the_answer_the_verdict_covers_the_answer_and_uses_its_tokens_per_s():
     s = RunningStats(plain=_measured(300.0))
-    for i in range(10):
+    for i in range(13):
         s.add(_step(i, 4, 3, 0.004, 0.010))
-    s.add(SessionSummary(tokens=40, steps=10, acceptance_rate=0.75, tokens_per_step=4.0, tokens_per_s=285.7,
+    s.add(SessionSummary(tokens=52, steps=13, acceptance_rate=0.75, tokens_per_step=4.0, tokens_per_s=285.7,
                          stop_reason="eos"))
     text = " ".join(plain(render_stats(s)).split())
     assert "tokens/s 285.7" in text
-    assert "vs plain 0.95× — this answer 286 tok/s · plain 300 tok/s (T 0.7, measured at load)" in text
-    assert "⚠ this answer: speculation ran slower than plain target decoding" in text
+    assert "vs plain 0.95× — this answer, steps 4-13 (no prefill) 286 tok/s · plain 300 tok/s (T 0.7, measured at load)" in text
+    assert "⚠ this answer, steps 4-13 (no prefill): speculation ran slower than plain target decoding" in text
     assert "last 10 steps 2" not in text   # the streaming window is not left up once the answer ended
 
 
@@ -122,10 +122,10 @@ def test_the_two_speeds_of_a_streaming_answer_say_what_each_counts():
     import dataclasses
 
     s = RunningStats(plain=_measured(150.0))
-    for i in range(9):   # 15 tokens; each step's own time 0.0097 s, and 0.015 s of prefill before the first
+    for i in range(13):   # 19 tokens; each step's own time 0.0097 s, and 0.015 s of prefill before the first
         ev = _step(i, 1, 1 if i < 6 else 0, 0.002, 0.0077)
         s.add(dataclasses.replace(ev, elapsed_s=0.015 + 0.0097 * (i + 1)))
     text = " ".join(plain(render_stats(s)).split())
-    assert f"tokens/s {s.tokens_per_s:,.1f} ({s.tokens} tokens, 9 steps)" in text
-    assert f"last 9 steps (no prefill) {s.recent_tokens_per_s:,.0f} tok/s" in text
+    assert f"tokens/s {s.tokens_per_s:,.1f} ({s.tokens} tokens, 13 steps)" in text
+    assert f"last 10 steps (no prefill) {s.recent_tokens_per_s:,.0f} tok/s" in text
     assert round(s.tokens_per_s) != round(s.recent_tokens_per_s)

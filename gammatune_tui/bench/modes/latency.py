@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...engine.common.devices import resolve_device, resolve_dtype
-from ...errors import EngineUnavailable, Interrupted
+from ...errors import EngineUnavailable, Interrupted, InvalidParameter
 from ..live import latency as lat
 from ..report.tables import write_json
 from ..report.columns import Column, human_count, print_fitted
@@ -53,14 +53,24 @@ def latency_runners(engine: str, device: str) -> list[str]:
     return [engine]
 
 
+def check_context_fits(context: int, ks: list[int], shapes: list[tuple[str, dict]]) -> None:
+    """--latency-context plus the longest verify must fit some shape's positions (a typo of 20 digits overflowed
+    torch's sizes after the models were built: a traceback)."""
+    need = context + max(ks, default=1)
+    longest = max((int(shape.get("max_position_embeddings") or 0), name) for name, shape in shapes)
+    if longest[0] and need > longest[0]:
+        raise InvalidParameter(f"--latency-context {context} with --verify-k up to {max(ks, default=1)} needs {need:,} "
+                               f"positions; the longest shape asked for ({longest[1]}) has {longest[0]:,}")
+
+
 def run_latency(console: Console, err: Console, *, device: str, dtype: str, threads: int | None,
                 shapes: list[str], context: int, ks: list[int], out: Path, engine: str = "auto") -> None:
     """Times every shape that fits (or the ones asked for) with each runner, prints Table 1, writes JSON and CSV."""
     dev = resolve_device(device)
     device, dtype = str(dev), str(resolve_dtype(dtype, dev)).replace("torch.", "")
     names = shapes or list(lat.SHAPES)
-    for n in names:
-        lat.load_shape(n)  # unknown names fail before anything is built
+    loaded = [lat.load_shape(n) for n in names]  # unknown names fail before anything is built
+    check_context_fits(context, ks, loaded)
     if threads:
         torch.set_num_threads(threads)
     plan = lat.plan(names, device, torch.tensor([], dtype=getattr(torch, dtype)).element_size(), explicit=bool(shapes))

@@ -33,6 +33,7 @@ from ..results import aggregate, throughputs
 from ..sim.tune import GRID
 from .common import progress_bar
 from .live import live_cells, run_live
+from .pass_sessions import PassSessions
 from .trace_cache import load_or_record
 from .tune import run_tune
 
@@ -94,6 +95,19 @@ def _after_traces(console: Console, err: Console, pair: ModelPair, pid: list, cf
                        f"{fragile} near-tie position(s); a live run may diverge there", style="yellow"))
 
     t0 = time.perf_counter()
+    # the timing passes' cost-planning sessions, played on the second core meanwhile (pass_sessions.py: same numbers)
+    pass_sessions = PassSessions(traces, found.passes, cfg.methods, cfg.gammas, cfg.params, cfg.max_new_tokens)
+    try:
+        return _played(console, err, pair, pid, cfg, label, payload, out, opts, categories, found, t0, pass_sessions)
+    finally:
+        pass_sessions.close()
+
+
+def _played(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict,
+            out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: Any, t0: float,
+            pass_sessions: PassSessions) -> list[dict[str, Any]]:
+    """The sweep, oracle and shares (the passes' cost-planning sessions from `pass_sessions`), then the checks."""
+    traces, cost = found.traces, found.cost
     replays = Replays()  # the sweep's sessions, priced again for the shares below (exact: bench/sim/replays.py)
     records = sim.simulate_sweep(traces, cfg.methods, cfg.gammas, cost, cfg.params, replays=replays)
     sweep_s = time.perf_counter() - t0
@@ -109,6 +123,7 @@ def _after_traces(console: Console, err: Console, pair: ModelPair, pid: list, cf
     summary = oracle.summarize(traces, runs, cost)
     console.print(report.render_oracle(summary, sum(w == 0 for r in runs for w in r.windows)))
     t1 = time.perf_counter()
+    pass_sessions.fill(replays)
     shares = reference.share_rows(traces, cost, found.passes, cfg.methods, cfg.gammas, cfg.params,
                                   cfg.max_new_tokens, replays=replays)
     print_shares(console, shares, f"Share of the oracle, with the reference rows ({_law(cfg)})", len(found.passes))

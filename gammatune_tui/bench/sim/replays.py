@@ -75,5 +75,19 @@ class Replays:
             self.played += 1
         return priced(hit[0], hit[1], cost, trace.session_s)
 
+    def keep(self, trace: Any, key: Hashable, max_new_tokens: int | None, cost: CostModel | None,
+             rec: RunRecord, windows: dict[int, int]) -> None:
+        """A session `play` would play for a policy that plans by cost, played elsewhere (another process: the
+        same code on the same inputs): `play` then prices it instead of playing it."""
+        self._plans_by_cost[key] = True
+        k = (id(trace), key, session_budget(trace, max_new_tokens), id(cost))
+        self._kept[id(trace)], self._kept[id(cost)] = trace, cost
+        self._memo[k] = (rec, windows)
+
+    def played_by_cost(self) -> list[tuple[Any, Hashable, int, Any, RunRecord, dict[int, int]]]:
+        """(trace, key, budget, cost, record, windows) of every session played here for a policy that plans by cost."""
+        return [(self._kept[t], key, budget, self._kept[c], *hit)
+                for (t, key, budget, c), hit in self._memo.items() if c is not None]
+
 
 __all__ = ["Replays", "priced"]

@@ -114,10 +114,15 @@ def speculative_decoding(t: SessionTally, per_step: tuple[list[int], list[int]] 
     accepted_per_pos = list(t.pos_accepted[:k])
     # draft i accepted given drafts before it were and draft i was drafted: steps with a > i over steps with
     # a >= i and d > i (the conditional acceptance per position; gammatune's own, not a vLLM field)
-    conditional = []
-    for i in range(k):
-        reached = sum(n for d, row in enumerate(t.hist) if d > i for a, n in enumerate(row) if a >= i)
-        conditional.append(accepted_per_pos[i] / reached if reached else 0.0)
+    # (each row's counts summed from its end once, rather than the whole table once per position)
+    reached = [0] * k
+    for d, row in enumerate(t.hist):
+        tail = 0
+        for a in range(len(row) - 1, -1, -1):
+            tail += row[a]
+            if a < d and a < k:
+                reached[a] += tail
+    conditional = [accepted_per_pos[i] / reached[i] if reached[i] else 0.0 for i in range(k)]
     out = {
         "mean_acceptance_length": 1 + t.accepted / steps if steps else 1.0,
         "draft_acceptance_rate": t.accepted / t.drafted if t.drafted else 0.0,

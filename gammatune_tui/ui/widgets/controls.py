@@ -239,6 +239,8 @@ class ControlsPanel(Vertical):
                 new = self.settings.with_changes(**{name: raw.strip() if isinstance(raw, str) else raw})
                 if name == "gamma0":
                     self._check_bounds_shown(new)
+                elif name in _BOUNDS:
+                    self._check_gamma0_inside(new)
                 self._set_error(name, "")
                 if new == self.settings:
                     return self._unchanged(name, label)
@@ -281,6 +283,17 @@ class ControlsPanel(Vertical):
         if new.gamma0 < old.gamma_min:
             raise InvalidParameter(f"γ0 {new.gamma0} is below γ min {old.gamma_min}: lower γ min or raise γ0")
 
+    def _check_gamma0_inside(self, new: PolicySettings) -> None:
+        """A bound moved past the γ0 on screen is refused, as the CLI refuses `--gamma-max` below `--gamma`
+        (accepted, γ max 3 under γ0 4 left a first window above γ max)."""
+        if "gamma_max" not in used_params(new.method):
+            return
+        p = new.params
+        if new.gamma0 > p.gamma_max:
+            raise InvalidParameter(f"γ max {p.gamma_max} is below γ0 {new.gamma0}: lower γ0 first, or raise γ max")
+        if new.gamma0 < p.gamma_min:
+            raise InvalidParameter(f"γ min {p.gamma_min} is above γ0 {new.gamma0}: raise γ0 first, or lower γ min")
+
     def _moved_along(self, name: str, old: PolicySettings, new: PolicySettings) -> dict[str, str]:
         """The other fields a change moved with it (a hidden bound that followed γ0), with their new values."""
         before, after = settings_values(old, self.sampling), settings_values(new, self.sampling)
@@ -301,6 +314,8 @@ class ControlsPanel(Vertical):
         err.update(Text(speak(message)))   # it quotes what the user typed: never read as markup
         err.set_class(not message, "-hidden")
         self.query_one(f"#ctl-{name}", ParamInput).set_class(bool(message), "-refused")
+        if message:   # under a field on the panel's last rows it opens below the fold (80×24): bring it up, whole
+            self.call_after_refresh(err.scroll_visible, animate=False)
 
     def error_for(self, name: str) -> str:
         """The reason shown under a field ('' when it is valid)."""
