@@ -35,8 +35,8 @@ from ..engine.common.sampling_config import SamplingConfig
 
 WARMUP_STEPS = 3
 """Each answer's first steps, left out of the verdict: the first after the prefill and those growing the caches to
-the answer's windows run 1.5-2× a later step on the demo pair (67, 54, 56 ms, then about 35: docs/benchmarks-newcomer.md),
-costs plain's median of warm steps never sees."""
+the answer's windows run 1.5-2× a later step on the demo pair (67, 54, 56 ms, then about 35:
+docs/benchmarks-first-simulate.md), costs plain's median of warm steps never sees."""
 JUDGED_STEPS = 10
 """Steps past the warm-up a verdict needs (the rolling window's length): fewer, and it says "too short to judge"."""
 

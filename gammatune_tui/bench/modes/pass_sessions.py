@@ -5,7 +5,7 @@ on one core: the Table 2 sweep under the pooled cost model, then every share
 of the oracle priced again under each timing pass (`reference.share_rows`).
 The policies that plan by cost (costaware, adaptive-k …) decide from the
 prices, so `replays.Replays` plays them again under each pass: about 40 % of
-the simulation's CPU (docs/benchmarks-newcomer.md). Those sessions depend on
+the simulation's CPU (docs/benchmarks-first-simulate.md). Those sessions depend on
 nothing the sweep computes — only a trace, a policy and that pass's cost
 model — so a forked child plays them while the parent plays the sweep, and
 sends them back (records and window counts, plain numbers) into the parent's

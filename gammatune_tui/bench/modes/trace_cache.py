@@ -133,7 +133,7 @@ TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported w
 TIMING_VERSION = 4
 # tokens per timing session: the prices are per token and per window, not per answer, and 64 tokens give
 # every calibration window its samples; at 256 (the answers' length) the three passes were most of a first
-# --simulate's minutes on 2 cores (docs/benchmarks-newcli.md: windows of 13-25 priced up to 7 % lower at 64)
+# --simulate's minutes on 2 cores (docs/benchmarks-first-simulate.md: windows of 13-25 priced up to 7 % lower at 64)
 TIMING_TOKENS = 64
 
 
