@@ -174,7 +174,8 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
                        "self:int4 (4-bit groups of 32: about 1/6 of its float32 Linear weights added), self:int8 "
                        "(about 1/4), self:bf16 (1/2); the embedding is shared.", style="dim"), soft_wrap=False)
     if installed:
-        console.print(Text(f"demo: embedded in the package, in {printable(str(root))}", style="dim"))
+        # wrapped at the console's width like the lines above: a checkout's path is as long as its folder
+        console.print(Text(f"demo: embedded in the package, in {printable(str(root))}", style="dim"), soft_wrap=False)
     counts: dict[str, int] = {}
     for r in _family_rows():
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
