@@ -27,18 +27,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
-from . import Draft, DraftSource
-from .prompt_lookup import NgramIndex, point_mass_draft
-from ..policies.policy_base import Policy
-from ..common.sampling import Served
+from . import DraftSource
+from .prompt_lookup import NgramIndex, PointMassSource
 
 
-class NgramPoolSource(DraftSource):
-    """The `ngram-pool` draft source: one `NgramIndex` over every session of its decoder, in order."""
+class NgramPoolSource(PointMassSource):
+    """The `ngram-pool` draft source: one `NgramIndex` over every session of its decoder, in order.
 
-    runner = None
+    It drafts as prompt lookup does (`PointMassSource.draft`); only what the index holds and when it grows
+    differ.
+    """
 
     def __init__(self, ngram_min: int, ngram_max: int, history: list[int] | None = None,
                  index: NgramIndex | None = None):
@@ -71,12 +69,6 @@ class NgramPoolSource(DraftSource):
         seq.extend(ids[len(seq) - self.base:])
         self.index.extend(seq)
         return self.index.propose(seq, window)
-
-    def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
-              eos: frozenset[int], device: torch.device) -> Draft:
-        if window <= 0:
-            return Draft(point_mass=True)
-        return point_mass_draft(*self.propose(ids, window), window, policy, eos)
 
 
 __all__ = ["NgramPoolSource"]

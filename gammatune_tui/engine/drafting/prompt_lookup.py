@@ -137,10 +137,24 @@ def point_mass_draft(xs: list[int], tops: list[float], chosen: list[float], wind
     return out
 
 
-class PromptLookupSource(DraftSource):
-    """The `prompt-lookup` draft source: an `NgramIndex` over the session's accepted text."""
+class PointMassSource(DraftSource):
+    """A source that proposes deterministically from the text (no model, no runner): its `propose` gives the
+    window's tokens and stand-in probabilities, and every such source drafts them the same way."""
 
     runner = None
+
+    def propose(self, ids: list[int], window: int) -> tuple[list[int], list[float], list[float]]:
+        raise NotImplementedError
+
+    def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
+              eos: frozenset[int], device: torch.device) -> Draft:
+        if window <= 0:
+            return Draft(point_mass=True)
+        return point_mass_draft(*self.propose(ids, window), window, policy, eos)
+
+
+class PromptLookupSource(PointMassSource):
+    """The `prompt-lookup` draft source: an `NgramIndex` over the session's accepted text."""
 
     def __init__(self, ngram_min: int, ngram_max: int):
         self.ngram_min, self.ngram_max = ngram_min, ngram_max
@@ -155,11 +169,5 @@ class PromptLookupSource(DraftSource):
         self.index.extend(ids)
         return self.index.propose(ids, window)
 
-    def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
-              eos: frozenset[int], device: torch.device) -> Draft:
-        if window <= 0:
-            return Draft(point_mass=True)
-        return point_mass_draft(*self.propose(ids, window), window, policy, eos)
 
-
-__all__ = ["NgramIndex", "PromptLookupSource", "point_mass_draft"]
+__all__ = ["NgramIndex", "PointMassSource", "PromptLookupSource", "point_mass_draft"]
