@@ -66,9 +66,9 @@ def load(path: Path) -> tuple[list[Any], CostModel, list[CostModel], dict[str, A
 def retime(passes: int, data: dict[str, Any]) -> tuple[CostModel, list[CostModel]]:
     """`passes` timing passes of the demo pair's decoder: pooled, and each.
 
-    The same timing as the trace cache's (`time_decoder`: specdecode at every
-    calibration window, alternate passes in the other order, sampled when the
-    traces were), on the set's first prompt at its token budget.
+    The same timing as the trace cache's (`time_decoder`: every calibration
+    window taken in turn along one answer, sampled when the traces were), on
+    the set's first prompt at its token budget.
     """
     from gammatune_tui.bench.live import protocol
     from gammatune_tui.bench.modes.trace_cache import time_decoder

@@ -59,19 +59,38 @@ def test_typical_is_a_trimmed_mean():
         typical([])
 
 
-def test_the_timing_pass_prices_a_skipped_draft_from_steps_that_skipped_it(bench_pair):
-    """costaware's γ = 0 and the oracle's "do not draft" are one-token passes: timed, not extrapolated from k = 2, 3."""
+def test_a_timing_pass_takes_every_window_in_turn_along_one_answer(bench_pair):
+    """One session takes each window in turn, there and back, γ = 0 (a skipped draft: costaware's γ = 0, the
+    oracle's "do not draft") among them, so each is timed all along an answer's context, not in a short
+    session of its own; each window is then priced from its own steps."""
     from gammatune_tui.bench.live.protocol import PromptIds
-    from gammatune_tui.bench.modes.trace_cache import plain_session, time_decoder
+    from gammatune_tui.bench.modes.trace_cache import cycle_sessions, time_decoder
 
     prompt = PromptIds("p", [5, 9, 13, 17])
     events: list = []
-    plain_session(bench_pair, prompt, 12, events)
+    cycle_sessions(bench_pair, prompt, 40, [0, 1, 2], events)
     steps = [e for e in events if e.type == "step"]
-    assert len(steps) == 12 and not any(s.drafted for s in steps)  # one target token per step, none drafted
-    cost, passes = time_decoder(bench_pair, prompt, 12, 2, 0.0)
+    assert [s.gamma for s in steps[:8]] == [0, 1, 2, 2, 1, 0, 0, 1]
+    assert not steps[0].drafted and len(steps[2].drafted) == 2
+    cost, passes = time_decoder(bench_pair, prompt, 40, 2, 0.0)
     for c in (cost, *passes):
-        assert set(c.verify_s) == {1, 2, 3}  # k = 1 (the plain session), 2 and 3 (γ0 = 1, 2): each its own price
+        assert set(c.verify_s) == {1, 2, 3}  # k = 1 (γ = 0), 2 and 3 (γ = 1, 2): each its own price
+
+
+def test_an_answer_that_ends_early_is_followed_by_another_until_each_window_has_its_samples(bench_pair):
+    from gammatune_tui.bench.live.protocol import PromptIds
+    from gammatune_tui.bench.modes.trace_cache import CYCLE_SAMPLES, MAX_CYCLE_SESSIONS, cycle_sessions
+
+    events: list = []
+    # 12 tokens: 6 to 12 steps an answer (at most 13 tokens every 6 steps), and 15 to plan each window 5 times
+    cycle_sessions(bench_pair, PromptIds("p", [5, 9, 13, 17]), 12, [0, 1, 2], events)
+    sessions = sum(e.type == "summary" for e in events)
+    steps = [e for e in events if e.type == "step"]
+    planned = {w: sum(s.gamma == w for s in steps) for w in (0, 1, 2)}
+    assert 1 < sessions < MAX_CYCLE_SESSIONS
+    assert min(planned.values()) >= CYCLE_SAMPLES
+    order = [0, 1, 2, 2, 1, 0]   # each session goes on where the one before stopped
+    assert [s.gamma for s in steps] == [order[i % 6] for i in range(len(steps))]
 
 
 def test_target_only_is_priced_by_the_pass_that_prices_the_methods(bench_pair):

@@ -36,7 +36,7 @@ from rich.text import Text
 from ...engine.common.pair import ModelPair
 from ...engine.drafting.draft_sources import pair_drafter
 from ...engine.plain import plain_decode
-from ...engine.policies import PolicySettings, SpecDecode
+from ...engine.policies import SpecDecode
 from ...engine.policies.policy_params import PolicyParams
 from ...engine.common.sampling import SamplingConfig
 from ...engine.runners import runner_pool
@@ -45,7 +45,7 @@ from ...engine.events.text_pieces import prompt_pieces
 from ...errors import Interrupted, InvalidParameter
 from ...resources import CACHE_ENV, cache_root  # noqa: F401  (one answer to where the cache is)
 from ..live import protocol
-from ..sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
+from ..sim.cost_model import CALIBRATION_GAMMAS, MIN_SAMPLES, CostModel, calibrate
 from ..sim.trace_kinds import trace_from_json, trace_kind
 from ..sim.trace_sampled import record_sampled_trace
 from .common import progress_bar
@@ -129,12 +129,15 @@ TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported w
 # what the kept cost model was timed with: 2 = every calibration window, a session that never drafts, and
 # trimmed means (bench/sim/cost_model.py); 3 = target-only decoding timed in the same pass
 # (`CostModel.plain_token_s`: the traces' own target-only time was taken at recording, under another load);
-# passes kept under an older timing are taken again, the traces stay; 4 = sessions of TIMING_TOKENS at most
-TIMING_VERSION = 4
-# tokens per timing session: the prices are per token and per window, not per answer, and 64 tokens give
-# every calibration window its samples; at 256 (the answers' length) the three passes were most of a first
-# --simulate's minutes on 2 cores (docs/benchmarks-first-simulate.md: windows of 13-25 priced up to 7 % lower at 64)
+# 4 = sessions of 64 tokens at most; 5 = every window in one session of the answers' length (`_Cycle`);
+# passes kept under an older timing are taken again, the traces stay
+TIMING_VERSION = 5
+# target-only decoding's tokens in a timing pass: its price is per token; timed over 64 tokens it priced the demo
+# target's 256-token answers within 2-4 % of live on average (docs/benchmarks-first-simulate.md)
 TIMING_TOKENS = 64
+# a pass's windows are each timed at least this often (calibrate's MIN_SAMPLES), in at most MAX_CYCLE_SESSIONS
+# sessions (an answer that ends early is followed by another)
+CYCLE_SAMPLES, MAX_CYCLE_SESSIONS = MIN_SAMPLES, 4
 
 
 def _read(path: Path, key: dict[str, Any], max_window: int) -> TraceSet | None:
@@ -224,38 +227,29 @@ def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_w
     return TraceSet(traces, cost, "recorded", None, time.perf_counter() - t_start, passes)
 
 
-TARGET_ONLY, NEVER_DRAFT = "target-only", "never-draft"  # a timing pass's sessions besides specdecode at each γ0
-
-
 def time_decoder(pair: ModelPair, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
                  sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
-    """The pooled cost model and one per timing pass (specdecode at every calibration window, a session
-    that never drafts, and target-only decoding, on one prompt, each pass).
+    """The pooled cost model and one per timing pass, each pass timing target-only decoding and every
+    calibration window (and γ = 0, a step that does not draft) on one prompt.
 
     A pass is what one timing of this machine says; the tables price every
     policy with the pool and report how far the passes disagree. Sampled
     traces are timed with sampled decoding (its draws and accept tests cost too).
     """
-    sessions = [TARGET_ONLY, NEVER_DRAFT] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
-    max_new_tokens = min(max_new_tokens, TIMING_TOKENS)
+    windows = [0] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
     every: list = []
     models = []
     plain = [0.0, 0]  # target-only seconds and tokens over every pass
     for r in range(passes):
         events: list = []
-        mine = [0.0, 0]
-        for g in (sessions if r % 2 == 0 else sessions[::-1]):  # alternate order: a busy spell owns no window size
-            if g == TARGET_ONLY:   # as compare runs it: what "× target-only" divides by
-                run = plain_decode(pair, prompt.ids, max_new_tokens, sampling)
-                mine = [run.wall_s, len(run.token_ids)]
-            elif g == NEVER_DRAFT:
-                plain_session(pair, prompt, max_new_tokens, events, sampling)
-            else:
-                protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, max_new_tokens,
-                                    keep_events=events, sampling=sampling)
+        if r % 2:   # target-only before the windows in one pass, after them in the next
+            cycle_sessions(pair, prompt, max_new_tokens, windows, events, sampling)
+        run = plain_decode(pair, prompt.ids, min(max_new_tokens, TIMING_TOKENS), sampling)  # "× target-only"
+        if r % 2 == 0:
+            cycle_sessions(pair, prompt, max_new_tokens, windows[::-1], events, sampling)
         models.append(calibrate(events))
-        models[-1].plain_token_s = mine[0] / mine[1] if mine[1] else 0.0
-        plain = [plain[0] + mine[0], plain[1] + mine[1]]
+        models[-1].plain_token_s = run.wall_s / len(run.token_ids) if run.token_ids else 0.0
+        plain = [plain[0] + run.wall_s, plain[1] + len(run.token_ids)]
         every += events
     cost = calibrate(every)
     cost.plain_token_s = plain[0] / plain[1] if plain[1] else 0.0
@@ -264,27 +258,47 @@ def time_decoder(pair: ModelPair, prompt: Any, max_new_tokens: int, max_window: 
     return cost, models
 
 
-class _NeverDraft(SpecDecode):
-    """Every step a plain target step (γ = 0), as costaware takes when no window pays: the k = 1 window's timing."""
+class _Cycle(SpecDecode):
+    """Every window of `windows` in turn, one step each, there and back (γ = 0: a plain target step).
 
-    def __init__(self) -> None:
-        super().__init__(1, PolicyParams.build())
-        self.gamma = 0
-
-
-def plain_session(pair: ModelPair, prompt: Any, max_new_tokens: int, events: list,
-                  sampling: SamplingConfig | None = None) -> None:
-    """One session of the decoder that never drafts, its events appended to `events`.
-
-    The timing pass needs it because a verify pass of one token is what a
-    skipped draft (costaware's γ = 0, the oracle's "do not draft") costs, and
-    specdecode never takes one but at a session's last token.
+    One session of the answers' length then times each window all along
+    their context, as the simulated sessions meet it, in one prefill: a
+    session of 64 tokens per window took 2.7× as long, and its prices moved
+    about twice as much from one timing to the next
+    (benchmarks/timing_agreement.py, docs/benchmarks-first-simulate.md).
     """
+
+    def __init__(self, windows: list[int], at: int = 0) -> None:
+        super().__init__(1, PolicyParams.build())
+        self.order = windows + windows[::-1]
+        self.at = at
+        self.gamma = self.order[at % len(self.order)]
+
+    def update(self, accepted: int, drafted: int, window: Any = ()) -> None:
+        super().update(accepted, drafted, window)
+        self.at += 1
+        self.gamma = self.order[self.at % len(self.order)]
+
+
+def cycle_sessions(pair: ModelPair, prompt: Any, max_new_tokens: int, windows: list[int], events: list,
+                   sampling: SamplingConfig | None = None) -> None:
+    """Sessions of `_Cycle` over `windows` (events appended to `events`) until each window was planned
+    CYCLE_SAMPLES times, or MAX_CYCLE_SESSIONS sessions (an answer that ends early)."""
     from ...engine.decoder import SpeculativeDecoder
 
     served = sampling if sampling is not None else SamplingConfig()
-    events.extend(SpeculativeDecoder(pair, _NeverDraft(), served).generate(list(prompt.ids),
-                                                                           max_new_tokens=max_new_tokens))
+    seen = dict.fromkeys(windows, 0)
+    at = 0
+    for _ in range(MAX_CYCLE_SESSIONS):
+        policy = _Cycle(windows, at)
+        got = list(SpeculativeDecoder(pair, policy, served).generate(list(prompt.ids), max_new_tokens=max_new_tokens))
+        events.extend(got)
+        for ev in got:   # planned, not drafted: prompt lookup drafts what the text holds, often less
+            if getattr(ev, "type", None) == "step" and ev.gamma in seen:
+                seen[ev.gamma] += 1
+        if min(seen.values()) >= CYCLE_SAMPLES:
+            return
+        at = policy.at
 
 
 def load_or_record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_window: int,

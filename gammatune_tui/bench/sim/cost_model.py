@@ -108,9 +108,9 @@ def typical(values: Iterable[float]) -> float:
 def calibrate(events: Iterable[Any]) -> CostModel:
     """A cost model from the decoder's own step timings (the "small timing pass").
 
-    Feed it the events of a few live sessions with different windows (e.g.
-    `specdecode` at each γ0 of CALIBRATION_GAMMAS on one prompt, and a
-    session that never drafts). Timing the real
+    Feed it the events of live sessions that take different windows (the
+    timing pass: one session that takes each window of CALIBRATION_GAMMAS
+    and γ = 0 in turn, bench/modes/trace_cache.py). Timing the real
     decoder rather than bare forward passes means every host-side cost (the
     per-token sync, the policy call, token text, cache crops, building the
     event) is charged, and under the same machine load as the live runs.
@@ -178,7 +178,7 @@ def calibrate(events: Iterable[Any]) -> CostModel:
                      outside_s=statistics.fmean(outside) if outside else 0.0)
 
 
-# the windows a timing pass runs specdecode at: every γ0 up to 9, so every window the adaptive methods
+# the windows a timing pass takes (besides γ = 0): every γ up to 9, so every window the adaptive methods
 # use (γ in [1, 8] plus the bonus token: k = 2 … 10) is priced from its own steps rather than between
 # its neighbours (the static runner's pass time is not smooth in k: on the demo pair verifying 4
 # tokens costs nearly what 5 do), and 16 and 24 for the long windows
