@@ -58,6 +58,21 @@ def make_llama(vocab: int, seed: int, *, hidden: int = 32, layers: int = 2, init
     return model
 
 
+def target_only_pair(source: str, *, seed: int = 1, init: float = 0.1, name: str = "tiny"):
+    """A tiny target alone over the byte tokenizer, as load_pair(drafter=source) gives for a model-free source.
+
+    Small weights (`init` 0.1) make the greedy text repeat, so prompt lookup
+    and the n-gram pool find proposals and get them accepted.
+    """
+    import torch
+
+    from gammatune_tui.engine.common.pair import ModelPair
+
+    tok = make_byte_tokenizer()
+    return ModelPair(target=make_llama(len(tok), seed=seed, init=init), draft=None, tokenizer=tok,
+                     device=torch.device("cpu"), dtype=torch.float32, name_target=name, name_draft=source)
+
+
 def noisy_copy(model, seed: int, scale: float, only: str | None = "lm_head"):
     """The model's weights plus Gaussian noise: a draft that agrees often but not always.
 

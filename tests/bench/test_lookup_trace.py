@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
-from tiny_models import make_byte_tokenizer, make_llama
+from tiny_models import target_only_pair
 from gammatune_tui.bench.sim.cost_model import CostModel
 from gammatune_tui.bench.sim.lookup_trace import LookupTrace, record_lookup_trace, repropose
 from gammatune_tui.bench.sim.trace_kinds import trace_from_json
 from gammatune_tui.bench.sim.oracle import oracle_run
 from gammatune_tui.bench.sim.simulate import SimStep, TraceTooShallow, check_against_live, play_trace
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder
-from gammatune_tui.engine.loading.models import ModelPair
 
 COST = CostModel(draft_token_s=1e-5, verify_s={1: 1e-3, 2: 1.1e-3, 5: 1.4e-3, 9: 2e-3, 17: 3.5e-3}, step_s=2e-4,
                  emit_token_s=1e-5)
@@ -20,9 +18,7 @@ COST = CostModel(draft_token_s=1e-5, verify_s={1: 1e-3, 2: 1.1e-3, 5: 1.4e-3, 9:
 
 @pytest.fixture(scope="module")
 def pair():
-    tok = make_byte_tokenizer()  # small weights: greedy text repeats, so prompt lookup proposes and is accepted
-    return ModelPair(target=make_llama(len(tok), seed=1, init=0.1), draft=None, tokenizer=tok,
-                     device=torch.device("cpu"), dtype=torch.float32, name_target="tiny", name_draft="prompt-lookup")
+    return target_only_pair("prompt-lookup")
 
 
 @pytest.fixture(scope="module")

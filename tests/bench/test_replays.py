@@ -7,9 +7,8 @@ change by one bit for playing the cost-blind policies once.
 from __future__ import annotations
 
 import pytest
-import torch
 
-from tiny_models import make_byte_tokenizer, make_llama
+from tiny_models import target_only_pair
 from gammatune_tui.bench.sim.cost_model import CostModel
 from gammatune_tui.bench.sim.lookup_trace import record_lookup_trace
 from gammatune_tui.bench.sim.reference import best_fixed, share_rows, signal_record
@@ -19,7 +18,6 @@ from gammatune_tui.bench.sim.simulate import SimStep, play_trace, simulate_sweep
 from gammatune_tui.bench.sim.trace_record import record_trace
 from gammatune_tui.bench.sim.trace_sampled import record_sampled_trace
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig
-from gammatune_tui.engine.loading.models import ModelPair
 
 PROMPTS = {"p0": [5, 9, 13, 22, 7], "p1": [3, 4, 5, 6, 7, 8, 30, 31]}
 COSTS = [
@@ -41,10 +39,7 @@ def traces(bench_pair):
     greedy = [record_trace(bench_pair, k, v, 40, 17, bench_pair.eos_ids) for k, v in PROMPTS.items()]
     sampled = [record_sampled_trace(bench_pair, k, v, 40, 17, bench_pair.eos_ids,
                                     SamplingConfig(temperature=0.7, seed=1)) for k, v in PROMPTS.items()]
-    tok = make_byte_tokenizer()
-    lookup_pair = ModelPair(target=make_llama(len(tok), seed=1, init=0.1), draft=None, tokenizer=tok,
-                            device=torch.device("cpu"), dtype=torch.float32, name_target="tiny",
-                            name_draft="prompt-lookup")
+    lookup_pair = target_only_pair("prompt-lookup")
     ids = lookup_pair.encode_prompt("def fib(n):\n    return", raw=True)
     lookup = [record_lookup_trace(lookup_pair, "pl", ids, 40, 16, lookup_pair.eos_ids, 1, 3)]
     return greedy + sampled + lookup

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 import torch
 
-from tiny_models import emitted, make_byte_tokenizer, make_llama, noisy_copy
+from tiny_models import emitted, noisy_copy, target_only_pair
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.engine.loading.models import ModelPair, load_pair
@@ -26,10 +26,7 @@ N = 64
 @pytest.fixture(scope="module")
 def lookup_pair():
     """A target alone (no draft model), as load_pair(drafter="prompt-lookup") gives."""
-    tok = make_byte_tokenizer()
-    target = make_llama(len(tok), seed=1, init=0.1)
-    return ModelPair(target=target, draft=None, tokenizer=tok, device=torch.device("cpu"), dtype=torch.float32,
-                     name_target="tiny-target", name_draft="prompt-lookup")
+    return target_only_pair("prompt-lookup", name="tiny-target")
 
 
 @pytest.fixture(scope="module")

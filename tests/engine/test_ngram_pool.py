@@ -8,21 +8,17 @@ answers, which a fresh prompt-lookup session does not see.
 from __future__ import annotations
 
 import pytest
-import torch
 
-from tiny_models import emitted, greedy_ref, make_byte_tokenizer, make_llama
+from tiny_models import emitted, greedy_ref, target_only_pair
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.loading.models import ModelPair, load_pair
+from gammatune_tui.engine.loading.models import load_pair
 
 N = 48
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    tok = make_byte_tokenizer()
-    target = make_llama(len(tok), seed=3, init=0.3)
-    return ModelPair(target=target, draft=None, tokenizer=tok, device=torch.device("cpu"), dtype=torch.float32,
-                     name_target="tiny-target", name_draft="ngram-pool")
+    return target_only_pair("ngram-pool", seed=3, init=0.3, name="tiny-target")
 
 
 @pytest.fixture(scope="module")

@@ -69,12 +69,9 @@ import gammatune_tui.engine.drafting as drafting
 drafting.__path__.append(sys.argv[3])                   # the one file
 import torch
 sys.path.insert(0, sys.argv[4])
-from tiny_models import emitted, greedy_ref, make_byte_tokenizer, make_llama
+from tiny_models import emitted, greedy_ref, target_only_pair
 from gammatune_tui.engine import PolicySettings, SpeculativeDecoder
-from gammatune_tui.engine.loading.models import ModelPair
-tok = make_byte_tokenizer()
-pair = ModelPair(target=make_llama(len(tok), seed=1, init=0.1), draft=None, tokenizer=tok,
-                 device=torch.device("cpu"), dtype=torch.float32, name_target="t", name_draft="echo")
+pair = target_only_pair("echo", name="t")
 ids = pair.encode_prompt("aaaa bbbb aaaa", raw=True)
 dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), drafter="echo")
 evs = list(dec.generate(ids, max_new_tokens=24))

@@ -17,14 +17,12 @@ import dataclasses
 import random
 
 import pytest
-import torch
 
-from tiny_models import make_byte_tokenizer, make_llama
+from tiny_models import target_only_pair
 from gammatune_tui.bench.sim.lookup_trace import record_lookup_trace
 from gammatune_tui.bench.sim.simulate import SimStep, Trace, live_steps, play_trace
 from gammatune_tui.bench.sim.trace_record import record_trace
 from gammatune_tui.engine import SamplingConfig, SpeculativeDecoder, StepEvent
-from gammatune_tui.engine.loading.models import ModelPair
 from gammatune_tui.engine.policies.policy_base import Policy
 from gammatune_tui.engine.policies.policy_params import PolicyParams
 from gammatune_tui.session import synthetic
@@ -115,9 +113,7 @@ def test_the_decoder_and_the_trace_simulator_play_one_rule(tiny_pair):
 
 
 def test_prompt_lookup_live_and_its_trace_play_one_rule():
-    tok = make_byte_tokenizer()   # small weights: greedy text repeats, so prompt lookup proposes and is accepted
-    pair = ModelPair(target=make_llama(len(tok), seed=1, init=0.1), draft=None, tokenizer=tok,
-                     device=torch.device("cpu"), dtype=torch.float32, name_target="tiny", name_draft="prompt-lookup")
+    pair = target_only_pair("prompt-lookup")
     ids = pair.encode_prompt("def fib(n):\n    return", raw=True)
     live_policy, events = _live(pair, ids, 48, drafter="prompt-lookup")
     trace = record_lookup_trace(pair, "p", ids, 48, 16, pair.eos_ids, 1, 3)
