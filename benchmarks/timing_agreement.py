@@ -2,15 +2,18 @@
 
 The first `bench --simulate` on the demo pair replays shipped traces but
 must time the decoder here (`trace_cache.time_decoder`), three passes. This
-script times the decoder both ways, alternating them round after round so a
-busy spell of the machine falls on each:
+script times the decoder two ways, alternating them round after round so a
+busy spell of the machine falls on each, and prices each timing two ways:
 
-* **per-window** (up to TIMING_VERSION 4, reproduced here): per pass,
-  target-only decoding, a session that never drafts and specdecode at every
-  calibration window, each a session of 64 tokens;
-* **cycled** (the product's `time_decoder` now): per pass, target-only
-  decoding of 64 tokens and one session of the answers' length that takes
-  every calibration window in turn (`_Cycle`).
+* **per-window, trimmed mean** (TIMING_VERSION 4, fc00842, reproduced here):
+  per pass, target-only decoding, a session that never drafts and
+  specdecode at every calibration window, each a session of 64 tokens; each
+  window priced by the mean of the middle 60 % of its steps;
+* **cycled, trimmed mean** (324fcf4): per pass, target-only decoding of 64
+  tokens and one session of the answers' length that takes every
+  calibration window in turn (`_Cycle`), priced as above;
+* **cycled** (the product now): the same steps, each window priced by the
+  mean of its steps without the busy ones (`cost_model.typical`).
 
 Each round then runs a few cells live on full 256-token answers (specdecode
 at γ0 1, 3, 8, 24, gammatune and costaware at γ0 4, and target-only, on three
@@ -91,6 +94,25 @@ def price(traces, cost, passes, gammas) -> dict:
     }
 
 
+def trimmed_mean(values) -> float:
+    """cost_model.typical up to 324fcf4: the mean of the middle 60 % (one sample at each end from three on)."""
+    v = sorted(values)
+    cut = max(1, int(len(v) * 0.2)) if len(v) >= 3 else 0
+    return statistics.fmean(v[cut:len(v) - cut])
+
+
+def retyped(cost, models, kept: list, session_s: float):
+    """The same timing's pooled and per-pass models, priced with `trimmed_mean` instead."""
+    from gammatune_tui.bench.sim.cost_model import calibrate
+
+    out = []
+    for c, events in [(cost, [e for ev in kept for e in ev]), *zip(models, kept)]:
+        m = calibrate(events, trimmed_mean)
+        m.plain_token_s, m.session_s = c.plain_token_s, max(0.0, m.outside_s - session_s)
+        out.append(m)
+    return out[0], out[1:]
+
+
 def per_window_timing(pair, prompt, max_window: int, trace_session_s: float, passes: int = 3, tokens: int = 64):
     """TIMING_VERSION 4's timing pass (trace_cache.py at fc00842), for the comparison: a session per window."""
     from gammatune_tui.bench.live import protocol
@@ -114,11 +136,11 @@ def per_window_timing(pair, prompt, max_window: int, trace_session_s: float, pas
                 cycle_sessions(pair, prompt, tokens, [0], events)   # one session, every step γ = 0
             else:
                 protocol.run_policy(pair, PolicySettings.build("specdecode", g), prompt, tokens, keep_events=events)
-        models.append(calibrate(events))
+        models.append(calibrate(events, trimmed_mean))
         models[-1].plain_token_s = mine[0] / mine[1]
         plain = [plain[0] + mine[0], plain[1] + mine[1]]
         every += events
-    cost = calibrate(every)
+    cost = calibrate(every, trimmed_mean)
     cost.plain_token_s = plain[0] / plain[1]
     for c in (cost, *models):
         c.session_s = max(0.0, c.outside_s - trace_session_s)
@@ -178,19 +200,31 @@ def main() -> None:
     from gammatune_tui.bench.modes.trace_cache import time_decoder
 
     pair, pid, traces, gammas, max_window = setup()
+    session_s = traces[0].session_s
+
+    def cycled() -> dict[str, tuple]:
+        """The product's timing, and the same steps priced with the trimmed mean it used before."""
+        kept: list = []
+        cost, models = time_decoder(pair, pid[0], 256, max_window, session_s, keep_events=kept)
+        return {"cycled, trimmed mean": retyped(cost, models, kept, session_s), "cycled": (cost, models)}
+
     timings = {
-        "per-window": lambda: per_window_timing(pair, pid[0], max_window, traces[0].session_s),
-        "cycled": lambda: time_decoder(pair, pid[0], 256, max_window, traces[0].session_s),
+        "per-window, trimmed mean": lambda: {"per-window, trimmed mean": per_window_timing(pair, pid[0], max_window,
+                                                                                          session_s)},
+        "cycled": cycled,
     }
-    out: dict[str, list[dict]] = {name: [] for name in timings}
+    out: dict[str, list[dict]] = {"per-window, trimmed mean": [], "cycled, trimmed mean": [], "cycled": []}
     print(f"load {load()}", flush=True)
     for r in range(args.rounds):
         got = {}
         for name in (list(timings) if r % 2 == 0 else list(timings)[::-1]):
             t0 = time.perf_counter()
-            got[name] = (*timings[name](), time.perf_counter() - t0, load())
+            priced = timings[name]()
+            took, at = time.perf_counter() - t0, load()
+            got.update({k: (*v, took, at) for k, v in priced.items()})
         runs = live_runs(pair, pid, traces)
-        for name, (cost, models, took, at) in got.items():
+        for name in out:
+            cost, models, took, at = got[name]
             row = {"timing_s": took, "load": at, "sim/live": against_live(runs, traces, cost),
                    **price(traces, cost, models, gammas)}
             out[name].append(row)

@@ -129,7 +129,8 @@ TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported w
 # what the kept cost model was timed with: 2 = every calibration window, a session that never drafts, and
 # trimmed means (bench/sim/cost_model.py); 3 = target-only decoding timed in the same pass
 # (`CostModel.plain_token_s`: the traces' own target-only time was taken at recording, under another load);
-# 4 = sessions of 64 tokens at most; 5 = every window in one session of the answers' length (`_Cycle`);
+# 4 = sessions of 64 tokens at most; 5 = every window in one session of the answers' length (`_Cycle`), each
+# priced by the mean of its steps without the busy ones (`cost_model.typical`, no longer a trimmed mean);
 # passes kept under an older timing are taken again, the traces stay
 TIMING_VERSION = 5
 # target-only decoding's tokens in a timing pass: its price is per token; timed over 64 tokens it priced the demo
@@ -228,13 +229,15 @@ def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_w
 
 
 def time_decoder(pair: ModelPair, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
-                 sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES) -> tuple[CostModel, list]:
+                 sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES,
+                 keep_events: list | None = None) -> tuple[CostModel, list]:
     """The pooled cost model and one per timing pass, each pass timing target-only decoding and every
     calibration window (and γ = 0, a step that does not draft) on one prompt.
 
     A pass is what one timing of this machine says; the tables price every
     policy with the pool and report how far the passes disagree. Sampled
     traces are timed with sampled decoding (its draws and accept tests cost too).
+    `keep_events` gets each pass's step events, as a list per pass.
     """
     windows = [0] + [g for g in CALIBRATION_GAMMAS if g <= max_window]
     every: list = []
@@ -251,6 +254,8 @@ def time_decoder(pair: ModelPair, prompt: Any, max_new_tokens: int, max_window: 
         models[-1].plain_token_s = run.wall_s / len(run.token_ids) if run.token_ids else 0.0
         plain = [plain[0] + run.wall_s, plain[1] + len(run.token_ids)]
         every += events
+        if keep_events is not None:
+            keep_events.append(events)
     cost = calibrate(every)
     cost.plain_token_s = plain[0] / plain[1] if plain[1] else 0.0
     for c in (cost, *models):

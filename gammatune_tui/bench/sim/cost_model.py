@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 
 @dataclass
@@ -88,24 +88,28 @@ def target_only_s(trace: Any, cost: "CostModel | None") -> float:
 
 
 MIN_SAMPLES = 5
-TRIM = 0.2  # the share of samples `typical` drops at each end
+BUSY = 2.0  # a step timed above this multiple of its window's median was slowed by another job
 
 
 def typical(values: Iterable[float]) -> float:
-    """The trimmed mean of `values`: the mean of what is left after the top and bottom TRIM of them.
+    """The mean of `values` without the busy spells: samples above BUSY × their median are left out.
 
-    At least one sample goes at each end from three on (three samples give
-    their median), so one spike never moves a window's price by more than
-    its share of the middle; with one or two samples it is their mean.
+    Another job waking up for a few steps slows those steps several-fold,
+    and a plain mean would hand that spike to whichever window was timed
+    then. The trimmed mean used before (the middle 60 %) dropped it too, but
+    also the ordinary slower steps every live session pays: from the same
+    timing steps it priced the demo pair's live sessions 4.9 % fast on
+    average, this mean 1.2 % (benchmarks/timing_agreement.py,
+    docs/benchmarks-first-simulate.md). With one or two samples it is their mean.
     """
-    v = sorted(values)
+    v = list(values)
     if not v:
         raise ValueError("no samples")
-    cut = max(1, int(len(v) * TRIM)) if len(v) >= 3 else 0
-    return statistics.fmean(v[cut:len(v) - cut])
+    ceiling = BUSY * statistics.median(v)
+    return statistics.fmean([x for x in v if x <= ceiling])
 
 
-def calibrate(events: Iterable[Any]) -> CostModel:
+def calibrate(events: Iterable[Any], typical_of: Callable[[Iterable[float]], float] = typical) -> CostModel:
     """A cost model from the decoder's own step timings (the "small timing pass").
 
     Feed it the events of live sessions that take different windows (the
@@ -121,9 +125,9 @@ def calibrate(events: Iterable[Any]) -> CostModel:
       for every k seen at least MIN_SAMPLES times (other k are interpolated,
       or extrapolated linearly);
 
-    "Typical" is `typical`, a trimmed mean: another job waking up for a few
-    steps slows those steps several-fold, and a plain mean would hand that
-    spike to whichever window size happened to be timed then.
+    "Typical" is `typical_of`: by default `typical`, the mean without the
+    steps another job slowed (benchmarks/timing_agreement.py passes the
+    trimmed mean used before, to compare).
     * step_s + e·emit_token_s: the rest of a step (step_s − draft_s − verify_s,
       plus the gap to the next step), least squares in the emitted count e,
       coefficients clamped at 0.
@@ -157,12 +161,12 @@ def calibrate(events: Iterable[Any]) -> CostModel:
             by_d.setdefault(len(s.drafted), []).append(s.draft_s)
         by_k.setdefault(len(s.drafted) + 1, []).append(s.verify_s)
     drafted = sum(d * len(v) for d, v in by_d.items())
-    draft_token_s = sum(len(v) * typical(v) for v in by_d.values()) / drafted if drafted else 0.0
+    draft_token_s = sum(len(v) * typical_of(v) for v in by_d.values()) / drafted if drafted else 0.0
     # windows seen only a few times (cut short by the budget at the end of a session) are noise; the
     # well-sampled ones (γ0 + 1 of each timing session) carry the model, the rest is interpolated
-    verify = {k: typical(v) for k, v in sorted(by_k.items()) if len(v) >= MIN_SAMPLES}
+    verify = {k: typical_of(v) for k, v in sorted(by_k.items()) if len(v) >= MIN_SAMPLES}
     if len(verify) < 2:
-        verify = {k: typical(v) for k, v in sorted(by_k.items())}
+        verify = {k: typical_of(v) for k, v in sorted(by_k.items())}
     if len(verify) == 1:  # one point: assume the pass cost does not grow (GPU-like), the safe side for drafts
         (k0, v0), = verify.items()
         verify[k0 + 1] = v0
