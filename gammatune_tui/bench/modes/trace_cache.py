@@ -135,7 +135,7 @@ TIMING_PASSES = 3  # the decoder is timed this many times; shares are reported w
 TIMING_VERSION = 5
 # target-only decoding's tokens in a timing pass: its price is per token; timed over 64 tokens it priced the demo
 # target's 256-token answers within 2-4 % of live on average (docs/benchmarks-first-simulate.md)
-TIMING_TOKENS = 64
+TARGET_ONLY_TOKENS = 64
 # a pass's windows are each timed at least this often (calibrate's MIN_SAMPLES), in at most MAX_CYCLE_SESSIONS
 # sessions (an answer that ends early is followed by another)
 CYCLE_SAMPLES, MAX_CYCLE_SESSIONS = MIN_SAMPLES, 4
@@ -247,7 +247,7 @@ def time_decoder(pair: ModelPair, prompt: Any, max_new_tokens: int, max_window: 
         events: list = []
         if r % 2:   # target-only before the windows in one pass, after them in the next
             cycle_sessions(pair, prompt, max_new_tokens, windows, events, sampling)
-        run = plain_decode(pair, prompt.ids, min(max_new_tokens, TIMING_TOKENS), sampling)  # "× target-only"
+        run = plain_decode(pair, prompt.ids, min(max_new_tokens, TARGET_ONLY_TOKENS), sampling)  # "× target-only"
         if r % 2 == 0:
             cycle_sessions(pair, prompt, max_new_tokens, windows[::-1], events, sampling)
         models.append(calibrate(events))
