@@ -5,7 +5,7 @@ one method at γ0 = 4, the first N prompts of the `code` set, each run
 decoded whole; a warm-up run, then the median of --repeats. The checkout
 measured is the one PYTHONPATH names (this file's own otherwise), so one
 copy of the script times both; alternate them, so that drift on a shared
-machine hits both (docs/history.md, "After the house (issue 25): not slower"):
+machine hits both (docs/history/README.md, "After the house (issue 25): not slower"):
 
     for i in 1 2; do for d in ../before .; do PYTHONPATH=$d OMP_NUM_THREADS=1 \\
         .venv/bin/python benchmarks/decoder_speed.py; done; done

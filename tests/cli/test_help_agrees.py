@@ -35,7 +35,7 @@ def test_compare_help_and_error_give_the_same_limit(capsys, monkeypatch):
 
 def test_the_docs_give_the_same_contestant_limit():
     words = {6: "six", 7: "seven", 8: "eight", 12: "twelve"}
-    engine = " ".join((ROOT / "docs" / "engine.md").read_text(encoding="utf-8").split())
+    engine = " ".join((ROOT / "docs" / "drafting.md").read_text(encoding="utf-8").split())
     compare = " ".join((ROOT / "docs" / "compare-and-replay.md").read_text(encoding="utf-8").split())
     assert f"at most {words[MAX_METHODS]} in all" in engine
     assert f"At most {words[MAX_METHODS]} contestants" in compare

@@ -12,7 +12,7 @@ from gammatune_tui.engine.policies import (
 )
 from gammatune_tui.errors import InvalidParameter
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "engine.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "policies.md"
 
 
 @pytest.mark.parametrize("params, message", [

@@ -137,7 +137,7 @@ def _names_and_literals(tree: ast.AST) -> list[tuple[int, str]]:
 def test_the_docs_table_is_the_rows():
     from gammatune_tui.engine.common.names import sources_table
 
-    text = (ROOT / "docs/engine.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs/drafting.md").read_text(encoding="utf-8")
     block = text.split("<!-- draft sources: generated from engine/common/names.py SOURCES -->\n")[1]
     assert block.split("<!-- end of draft sources -->")[0].strip() == sources_table()
 

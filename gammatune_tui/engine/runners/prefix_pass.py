@@ -11,7 +11,7 @@ runner's preallocated buffers (static.py); each layer calls its `.update`.
 The graphs runner's fixed-shape step (fixed_step.py) is the only other copy of
 the stack, because a CUDA graph needs every shape fixed and nothing read back
 to the host; this pass reads the prefix length on the host.
-Measured (docs/history.md, "… what the direct path earns"):
+Measured (docs/history/README.md, "… what the direct path earns"):
 on the demo pair the eager runner runs ~9–11 % more tokens per CPU-second with
 this pass than with the model's own forward.
 """
