@@ -37,6 +37,7 @@ import torch
 from ..policies.policy_base import Policy, TokenStats
 from ..policies.step_rule import window_ends
 from ..runners import Runner
+from ..runners.hidden import TargetReads, TargetRows
 from ..common.sampling import Served, sample
 from ..common.staging import to_device
 
@@ -93,9 +94,24 @@ class DraftSource:
     A source with a KV cache exposes its `runner`; the decoder prefills and
     rewinds it together with the target's (kv_cache.py). `length` is what it
     has cached (0 for a model-free source).
+
+    A source that reads the target (a head: MTP, EAGLE-3, DFlash) sets
+    `reads` (runners/hidden.py `TargetReads`: which layers' rows) by the time
+    `create` returns. The target's runner then keeps those rows, and the
+    decoder hands them to `observe`: once after the prefill (positions 0 …
+    len(prompt) − 2) and once after every step's rewind (the positions the
+    step's verify ran and the sequence kept: the window's first token and the
+    accepted drafts, the last row being the one that chose the bonus token).
+    Rows always arrive in order and contiguous: `rows.start` is the first
+    position they cover, and anything the source derived for positions at or
+    past it (a rejected window's) is stale; `rows.end` is the target's cache
+    length after the step, and `ids[rows.end]` is the last token `draft` is
+    handed next. A source that keeps a cache of its own beside these rows (a
+    head's KV) rewinds it there.
     """
 
     runner: Runner | None = None
+    reads: TargetReads | None = None   # which of the target's hidden rows this source reads (None: none)
 
     @property
     def length(self) -> int:
@@ -111,6 +127,9 @@ class DraftSource:
 
     def start(self, prompt_ids: list[int]) -> None:
         """A new session over `prompt_ids` (a runner has been prefilled already)."""
+
+    def observe(self, rows: TargetRows) -> None:
+        """The target's rows of positions rows.start … rows.end − 1 (only for a source with `reads`; see above)."""
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:  # pragma: no cover - abstract
