@@ -26,7 +26,7 @@ from ..errors import InvalidParameter
 from .context import check_context
 from .common.names import MODEL_FREE
 from .drafting.draft_sources import DrafterSettings, make_source, pair_drafter
-from .drafting import DraftSource
+from .drafting import DraftSource, SourceContext
 from .events import Event, SessionHeader, SessionSummary, StepEvent, StopReason
 from .kv_cache import prefill, rewind
 from .logits_processing import check_processors, session_processors, wrap_runner
@@ -232,7 +232,7 @@ class SpeculativeDecoder:
         d_cut = None
         if self.drafter.needs_model:
             d_cut = vocab if pair.draft.config.vocab_size != vocab else None
-        source = make_source(self.drafter, wrap_runner(runners.draft, procs), d_cut, self.source)
+        source = make_source(self.drafter, SourceContext(pair, wrap_runner(runners.draft, procs), d_cut, self.source))
         drun = source.runner  # None for a model-free source: no draft cache at all
         reads = source.reads   # a head reads the target's hidden rows: the target runner keeps them (runners/hidden.py)
         runners.target.read_target(reads)

@@ -80,21 +80,17 @@ class LensHead(DraftSource):
 def _with_head(monkeypatch, reads: TargetReads) -> list[LensHead]:
     made: list[LensHead] = []
 
-    def make(settings, runner, cut, previous=None):
-        made.append(LensHead(decoder_module_pair[0].target, reads))
+    def make(settings, ctx):
+        made.append(LensHead(ctx.pair.target, reads))
         return made[-1]
 
     monkeypatch.setattr(decoder_module, "make_source", make)
     return made
 
 
-decoder_module_pair: list[ModelPair] = []
-
-
 def _pair(target, tok) -> ModelPair:
     pair = ModelPair(target=target, draft=None, tokenizer=tok, device=CPU, dtype=torch.float32,
                      eos_ids=frozenset({1}), name_target="t", name_draft="lens")
-    decoder_module_pair[:] = [pair]
     return pair
 
 
@@ -122,7 +118,6 @@ def test_greedy_with_a_head_reading_the_target_is_generates_and_the_rows_are_the
     pair = _pair(target, make_word_tokenizer([str(i) for i in range(16)]))
     if engine != "eager":
         pair = dataclasses.replace(pair, engine=engine)
-        decoder_module_pair[:] = [pair]
     reads = TargetReads(layers=(0, 1), last=True, normed=True)
     made = _with_head(monkeypatch, reads)
     dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), drafter="prompt-lookup")
@@ -179,7 +174,6 @@ def test_sampled_output_with_a_head_reading_the_target_follows_the_targets_law(f
         target = make_family("qwen3_5_text", 11, vocab=8, extra={"initializer_range": 0.6})
     pair = _pair(target, make_word_tokenizer([str(i) for i in range(8)]))
     pair = dataclasses.replace(pair, eos_ids=frozenset({-1}))
-    decoder_module_pair[:] = [pair]
     _with_head(monkeypatch, TargetReads(normed=True))
     cfg = SamplingConfig(temperature=1.0)
     p_law = joint_law(target, Served(cfg), 8)

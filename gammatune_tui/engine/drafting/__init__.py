@@ -34,6 +34,7 @@ from typing import Any
 
 import torch
 
+from ..common.pair import ModelPair
 from ..policies.policy_base import Policy, TokenStats
 from ..policies.step_rule import window_ends
 from ..runners import Runner
@@ -88,6 +89,16 @@ class Pending:
         return int(self.ids.shape[0])
 
 
+@dataclass(frozen=True)
+class SourceContext:
+    """What a source is built from for one session, beside its own parameters (`DraftSource.create`)."""
+
+    pair: ModelPair                   # the target (a head reads its modules and its folder), tokenizer, device
+    runner: Runner | None             # the draft model's runner (None: the pair has no draft model)
+    vocab_cut: int | None             # the draft model's rows past this id are not the target's vocabulary
+    previous: "DraftSource | None"    # the same decoder's last session's source (None in its first)
+
+
 class DraftSource:
     """One session's proposer (draft_sources.py). `start` sees the prompt; `draft` proposes up to `window` tokens.
 
@@ -118,11 +129,11 @@ class DraftSource:
         return self.runner.length if self.runner is not None else 0
 
     @classmethod
-    def create(cls, params: dict[str, Any], runner: Runner | None, vocab_cut: int | None,
-               previous: "DraftSource | None") -> "DraftSource":
+    def create(cls, params: dict[str, Any], made: "SourceContext") -> "DraftSource":
         """The source for one session from its row's parameters (`make_source`). A source without a draft
-        model takes only its parameters; one that keeps something across a conversation's turns reads it
-        from `previous`, the same decoder's last session's source (None in its first)."""
+        model takes only its parameters; a head reads the target from `made.pair`; one that keeps something
+        across a conversation's turns reads it from `made.previous`, the same decoder's last session's source
+        (None in its first)."""
         return cls(**params)
 
     def start(self, prompt_ids: list[int]) -> None:
@@ -215,4 +226,4 @@ def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *,
     return out
 
 
-__all__ = ["Draft", "DraftSource", "Pending", "draft_window", "host_read"]
+__all__ = ["Draft", "DraftSource", "Pending", "SourceContext", "draft_window", "host_read"]
