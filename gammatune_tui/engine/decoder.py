@@ -101,7 +101,7 @@ class SpeculativeDecoder:
                                        f"{self.drafter.name!r}))")
             self.drafter = DrafterSettings()
         self.pair = pair
-        if self.drafter.needs_model and pair.draft is None:
+        if self.drafter.loads_draft and pair.draft is None:
             raise InvalidParameter("this pair has no draft model (it was loaded for a drafter that needs none); "
                                    f"draft with {' or '.join(repr(n) for n in MODEL_FREE)} or load a draft model")
         if policy is None:
@@ -202,7 +202,7 @@ class SpeculativeDecoder:
 
     def _vocab(self) -> int:
         """The ids both models speak (the target's alone when no draft model drafts)."""
-        return shared_vocab(self.pair.target, self.pair.draft if self.drafter.needs_model else None)
+        return shared_vocab(self.pair.target, self.pair.draft if self.drafter.loads_draft else None)
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int) -> Iterator[Event]:
         pair = self.pair
@@ -230,7 +230,7 @@ class SpeculativeDecoder:
         vocab = self._vocab()
         t_cut = vocab if target.config.vocab_size != vocab else None
         d_cut = None
-        if self.drafter.needs_model:
+        if self.drafter.loads_draft:
             d_cut = vocab if pair.draft.config.vocab_size != vocab else None
         source = make_source(self.drafter, SourceContext(pair, wrap_runner(runners.draft, procs), d_cut, self.source))
         drun = source.runner  # None for a model-free source: no draft cache at all

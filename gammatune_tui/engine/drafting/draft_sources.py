@@ -104,9 +104,20 @@ class DrafterSettings:
         return BY_SOURCE[MODEL] if self.self_draft else BY_SOURCE[self.name]
 
     @property
-    def needs_model(self) -> bool:
-        """Whether this source drafts with a draft model (the model and self-drafts do)."""
-        return self.spec.needs_model
+    def loads_draft(self) -> bool:
+        """Whether this source drafts with a draft model loaded from files (the model and self-drafts do)."""
+        return self.spec.loads_draft
+
+    @property
+    def point_mass(self) -> bool:
+        """Whether it proposes deterministically from the text (q = δ_x), so one greedy trace replays it."""
+        return self.spec.point_mass
+
+    @property
+    def hf_peer(self) -> str:
+        """The transformers `generate` argument bench races it against: "assistant_model" (assisted generation),
+        "prompt_lookup_num_tokens" (transformers' prompt lookup), or "" (none: plain decoding only)."""
+        return self.spec.hf_peer
 
     @property
     def self_draft(self) -> bool:
