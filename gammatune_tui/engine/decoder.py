@@ -247,7 +247,7 @@ class SpeculativeDecoder:
         self.ids = ids
         # everything a session caches fits in prompt + max_new tokens (drafts never pass the budget);
         # γ_max tells a graphs runner which windows to capture now, before the answer streams
-        gamma_max = getattr(getattr(self.policy, "params", None), "gamma_max", None)
+        gamma_max = self.policy.params.gamma_max
         for runner in (trun, drun):
             if runner is not None:
                 runner.start(len(ids) + max_new, gamma_max)
