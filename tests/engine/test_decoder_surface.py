@@ -1,5 +1,5 @@
-"""What the decoder and the runners expose (issue 44): γ max reaches a runner as an argument of its session's start,
-from the policy the decoder drives (a runner imports no policy: tests/test_architecture.py)."""
+"""What the decoder and the runners expose (issue 44): no test hooks in the step loop, and γ max reaches a runner
+as an argument of its session's start, from the policy the decoder drives (a runner imports no policy)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,11 @@ import torch
 from gammatune_tui.engine import PolicySettings, SpeculativeDecoder
 from gammatune_tui.engine.runners import static
 from tiny_models import target_only_pair
+
+
+def test_the_decoder_has_no_test_hooks():
+    dec = SpeculativeDecoder(target_only_pair("prompt-lookup"), drafter="prompt-lookup")
+    assert not hasattr(dec, "on_step") and not hasattr(dec, "cache_lengths")
 
 
 def test_a_sessions_gamma_max_is_the_policys_and_reaches_the_runners_start(monkeypatch):
