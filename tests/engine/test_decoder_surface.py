@@ -26,3 +26,12 @@ def test_a_sessions_gamma_max_is_the_policys_and_reaches_the_runners_start(monke
     dec = SpeculativeDecoder(pair, PolicySettings.build("gammatune", 3, gamma_max=7), drafter="prompt-lookup")
     list(dec.generate(torch.tensor([5, 6, 7, 8]).tolist(), max_new_tokens=4))
     assert seen and seen[-1] == 7
+
+
+def test_the_runner_and_drafting_modules_stay_under_400_lines():
+    from pathlib import Path
+
+    engine = Path(__file__).resolve().parents[2] / "gammatune_tui" / "engine"
+    files = [*engine.glob("runners/*.py"), *engine.glob("drafting/*.py"), engine / "decoder.py"]
+    over = {f.name: n for f in files if (n := len(f.read_text(encoding="utf-8").splitlines())) > 400}
+    assert over == {}
