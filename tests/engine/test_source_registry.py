@@ -170,6 +170,11 @@ def test_every_row_is_bound_by_import_to_a_draft_source():
         for method in ("create", "start", "draft", "observe"):
             want = inspect.signature(getattr(DraftSource, method)).parameters.keys()
             assert inspect.signature(getattr(cls, method)).parameters.keys() == want, (s.name, method)
+    from gammatune_tui.engine.loading.families import PATHS
+
+    # the family matrix's columns come from the rows: a source with a column is verified on every family
+    assert [c for c in PATHS if c in {s.matrix_column for s in SOURCES}] == [s.matrix_column for s in SOURCES
+                                                                           if s.matrix_column]
     src = (PKG / "engine/common/names.py").read_text() + (PKG / "engine/drafting/draft_sources.py").read_text()
     assert "importlib" not in src and ":Class" not in src
 
@@ -182,8 +187,6 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
         {"prompt-lookup"},
         ("engine/drafting/prompt_lookup.py", "bench/sim/lookup_trace.py", "engine/common/names.py",
          "engine/drafting/registry.py",
-         # the family matrix's recorded columns (data: which paths were verified for each family)
-         "engine/loading/families.py",
          # transformers' own prompt_lookup_num_tokens, refused with the name of its equivalent here
          "hf/settings.py"),
     ),

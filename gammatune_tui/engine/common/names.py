@@ -31,6 +31,7 @@ class SourceSpec:
     trace_kind: str = ""   # "module:NAME" in bench/sim/ (bench/sim/trace_kinds.py resolves it)
     short: str = ""   # compare's label for its contestant (default: the name)
     point_mass: bool = False   # proposes deterministically from the text (q = δ_x): one greedy trace serves it
+    matrix_column: str = ""   # its column in the family matrix (loading/families.py PATHS); "": none of its own
     hf_peer: str = ""   # the `generate` argument bench races it against: "assistant_model", "prompt_lookup_num_tokens", or none
 
 
@@ -45,11 +46,11 @@ _NGRAMS = (_ngram("ngram_min", 1, "n-gram min", "shortest n-gram to match"),
            _ngram("ngram_max", 3, "n-gram max", "longest n-gram to match, tried first"))
 SOURCES: tuple[SourceSpec, ...] = (
     SourceSpec("model", True, "the draft model, with its KV cache (the default)",
-               trace_kind="model_kind:TRACE_KIND", hf_peer="assistant_model"),
+               trace_kind="model_kind:TRACE_KIND", matrix_column="draft", hf_peer="assistant_model"),
     SourceSpec("prompt-lookup", False,
                "copies what followed the text's last words earlier in the prompt or output", _NGRAMS,
                (("ngram_min", "ngram_max"),), "lookup_trace:TRACE_KIND", "lookup", point_mass=True,
-               hf_peer="prompt_lookup_num_tokens"),
+               matrix_column="prompt-lookup", hf_peer="prompt_lookup_num_tokens"),
     SourceSpec("ngram-pool", False,
                "the same over every earlier turn's prompt and answer too (one decoder's)",
                _NGRAMS, (("ngram_min", "ngram_max"),), "pool_trace:TRACE_KIND", "pool", point_mass=True,
