@@ -35,7 +35,6 @@ import torch
 
 from ...errors import EngineUnavailable
 from ..common.logits_check import compute_dtype, logits_tolerance
-from ..policies.policy_params import DEFAULT_GAMMA_MAX
 from .fixed_step import FixedStep, compile_wanted
 from .plan import MAX_Q, plan_captures, span_for
 from .static import StaticRunner
@@ -58,7 +57,9 @@ class GraphRunner(StaticRunner):
         self.role = role
         self.strict = strict
         self.on_fallback = on_fallback
-        self.gamma_max = DEFAULT_GAMMA_MAX
+        # the policy's bound on γ, as each session's `start` (and the warm-up's) passes it: the runner knows no
+        # policy; until told, it plans the windows of plain decoding and of a draft (1 and 2 tokens)
+        self.gamma_max = 0
         self.graphs: dict[tuple[int, int], Any] = {}  # (window, span) -> graph
         self.missed: set[int] = set()  # windows that ran uncaptured since the last start
         self.uncaptured_steps = 0  # steps that found no graph (tests; the inspector)
@@ -82,12 +83,26 @@ class GraphRunner(StaticRunner):
     def _on_allocate(self) -> None:
         self.graphs.clear()  # they point at the old buffers
 
+    def read_target(self, reads: Any) -> None:
+        """A source that reads the target's hidden rows: its sessions run the static runner's prefix pass (the
+        rows are taken by hooks on the model's layers, which the captured step does not call); asked for
+        graphs by name, that is one line."""
+        super().read_target(reads)
+        if self.tapper is not None and self.strict:
+            self.tapper = None
+            raise EngineUnavailable("--engine graphs: a draft source that reads the target's hidden states "
+                                    "runs uncaptured; use --engine static")
+
+    @property
+    def _prefix_only(self) -> bool:
+        return self._static or self.tapper is not None
+
     # -- sessions: capture everything planned, before the user waits --------------------------------
     def start(self, capacity: int, gamma_max: int | None = None) -> None:
         super().start(capacity)
         if gamma_max is not None:
             self.gamma_max = int(gamma_max)
-        if self.capture and not self._static:
+        if self.capture and not self._prefix_only:
             try:
                 with self.mode():
                     self.prepare()
@@ -170,7 +185,7 @@ class GraphRunner(StaticRunner):
 
     def _step(self, ids: torch.Tensor, start: int, q: int, keep: int) -> torch.Tensor:
         assert self.cache is not None
-        if self._static:
+        if self._prefix_only:
             return self.prefix_step(ids, start, q, keep)
         pos = self.cache.key_pos[start:start + q]
         span = span_for(start + q, self.cache.capacity)
