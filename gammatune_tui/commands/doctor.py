@@ -59,6 +59,8 @@ def doctor(
     seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws (0 to 2^63 - 1)."),
     engines: Optional[str] = typer.Option(None, "--for", metavar="ENGINES", help="Also play the draft it would ship under each serving engine's own knobs (vllm, sglang, llama.cpp, transformers, or all): the best setting each can run, as a command to paste, beside gammatune's own."),
     costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="Price the --for and --server-log predictions with your server's costs, DRAFT_MS,VERIFY_MS: ms per drafted token, ms per target forward (batch 1), instead of this machine's."),
+    batch: Optional[str] = typer.Option(None, "--batch", metavar="LIST", help="Price the draft it would ship at these server batch sizes (e.g. 1,4,16,64), timed here: the best K at each (0 included), where speculation stops paying, vLLM's num_speculative_tokens_per_batch_size and SGLang's adaptive tiers."),
+    batch_costs: Optional[Path] = typer.Option(None, "--batch-costs", metavar="FILE", help="With --batch (or alone): your server's own ms per batch size instead of this machine's, as JSON {\"B\": {\"step_ms\": …, \"draft_ms\": …, \"verify_ms\": {\"K+1\": …}}} (docs/deploy.md).", dir_okay=False),
     server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", dir_okay=True),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
@@ -79,6 +81,7 @@ def doctor(
     if target and not drafts and not selfs:
         raise InvalidParameter("give at least one --draft to examine for --target (or leave --self-drafts on)")
     engine_rows, cost_pair, log = _deploy_options(engines, costs, server_log)
+    batches, given_batch = _batch_options(batch, batch_costs)
     dupes = sorted({d for d in drafts if drafts.count(d) > 1})
     if dupes:
         raise InvalidParameter(f"--draft {dupes[0]} is given twice")
@@ -116,7 +119,8 @@ def doctor(
     with _candidates(demo, target, drafts, err, selfs, named) as (target_ref, candidates):
         cfg = DoctorConfig(target_ref, prompt_list, max_new_tokens, gamma_list, raw, load_kwargs, sampling)
         code = run_doctor(make_console(), err, cfg, candidates, json_path=json_out, verify=verify, extra_args=extra,
-                          engines=engine_rows, costs=cost_pair, server_log=log)
+                          engines=engine_rows, costs=cost_pair, server_log=log, batches=batches,
+                          batch_costs=given_batch)
     if code:
         raise typer.Exit(code)
 
@@ -135,6 +139,31 @@ def _deploy_options(engines: Optional[str], costs: Optional[str], server_log: Op
 
         log = (read(server_log), str(server_log))
     return rows, pair, log
+
+
+def _batch_options(batch: Optional[str], batch_costs: Optional[Path]) -> tuple[list[int], Any]:
+    """--batch and --batch-costs checked before any model loads: (batch sizes, the server's prices or None)."""
+    import json
+
+    from ..bench.batch_prices import parse_batches, read_costs
+
+    sizes = parse_batches(batch)
+    if batch_costs is None:
+        return sizes, None
+
+    try:
+        data = json.loads(batch_costs.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidParameter(f"--batch-costs {batch_costs}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidParameter(f"--batch-costs {batch_costs}: not a JSON file ({exc})") from None
+    given = read_costs(data, str(batch_costs))
+    if sizes:
+        missing = [b for b in sizes if b not in given.step_s]
+        if missing:
+            raise InvalidParameter(f"--batch-costs {batch_costs} has no prices for batch {missing[0]}")
+        given.step_s = {b: given.step_s[b] for b in sizes}
+    return sizes or given.batches, given
 
 
 def _preset(pair: Optional[str], target: Optional[str]) -> tuple[Optional[str], Optional[str]]:

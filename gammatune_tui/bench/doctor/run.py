@@ -43,12 +43,15 @@ class NothingExamined(GammatuneError):
 def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates: Sequence[dr.Candidate], *,
                json_path: Path | None = None, verify: bool = False, extra_args: Sequence[str] = (),
                engines: Sequence[Any] = (), costs: tuple[float, float] | None = None,
-               server_log: tuple[Any, str] | None = None) -> int:
+               server_log: tuple[Any, str] | None = None, batches: Sequence[int] = (),
+               batch_costs: Any = None) -> int:
     """Examines every candidate, prints the ranking and the advice; returns the exit status.
 
     With `engines` (bench/deploy/engines.py rows) the draft it would ship is also played under each engine's own
     rules (`--for`), priced by `costs` (draft ms, verify ms) when given; with `server_log` (a parsed
     bench/deploy/server_log.ServerLog and its file name) that draft's acceptance is set beside the server's.
+    With `batches` (or a server's own prices per batch size, `batch_costs`) that draft is priced at each batch size
+    (`--batch`): the best K at each, and where speculation stops paying.
     After a Ctrl+C the partial ranking is printed and saved, then `Interrupted` says what was kept."""
     quiet_transformers()
     created = time.time()
@@ -62,6 +65,7 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     checked: VerifyResult | None = None
     deploy: Any = None
     server: Any = None
+    conc: Any = None
 
     def save(complete: bool) -> None:
         if json_path is None:
@@ -73,6 +77,8 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
                 data["deploy"] = _finite(deploy.to_json())
             if server is not None:
                 data["server_log"] = _finite(server.to_json())
+            if conc is not None:
+                data["concurrency"] = _finite(conc.to_json())
             report.write_json(json_path, data)
         except OSError as exc:
             raise InvalidParameter(f"--json {json_path}: cannot write ({exc.strerror or exc})") from None
@@ -128,6 +134,14 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
 
             server = view(server_log[0], server_log[1], shipped[0].path, shipped[1].traces,
                           prices_for(shipped[1], costs), cfg.max_new_tokens)
+        if shipped is not None and (batches or batch_costs is not None):
+            from .batch import concurrency
+
+            try:
+                conc = concurrency(cfg, shipped[0], shipped[1], batches, batch_costs,
+                                   lambda desc: prog.update(task, description=_label(desc[:48])))
+            except KeyboardInterrupt:
+                interrupted = True
     loads.append(load_average())
     reasons = busy_reasons(reports, loads)
     config["unsafe_because"] = reasons
@@ -141,6 +155,11 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
         from ..deploy.server_view import render as render_server
 
         console.print(render_server(server))
+    if conc is not None:
+        from ..deploy.concurrency_report import print_concurrency
+
+        print_concurrency(console, conc, cfg.target, shipped[0].path if shipped else "",
+                          {e.name for e in engines} or {"vllm", "sglang"})
     if verify and not (rec and rec.command):
         err.print(Text("--verify: nothing to run live (no draft is recommended)", style="yellow"))
     save(not interrupted)
