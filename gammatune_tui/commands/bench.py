@@ -129,7 +129,7 @@ def bench(
     if limit:
         prompt_list = prompt_list[:limit]
     # every file written at the end is checked now, before minutes of work: a missing folder, an input
-    from ..bench.report.tables import csv_path_for
+    from ..bench.report.files import csv_path_for
 
     inputs = [("--prompts", prompt_set_path(prompts)), ("--prompt-file", prompt_file), ("--traces", traces_path)]
     check_output(out, "--out", inputs)   # a folder first: `.` has no name to put .csv on

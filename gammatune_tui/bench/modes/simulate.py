@@ -25,6 +25,7 @@ from ...engine.common.sampling_config import SEED_MAX
 from ...errors import Interrupted
 from ..sim import oracle, reference
 from ..live import protocol
+from ..report import files
 from ..report import tables as report
 from ..report.shares import print_shares
 from ..sim import simulate as sim
@@ -134,7 +135,7 @@ def _played(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, lab
                       "derived": derived, "sweep_s": sweep_s, "sampling": cfg.sampling.to_json(),
                       "shares": [r.to_json() for r in shares], "timing_passes": len(found.passes),
                       "oracle": {**summary.to_json(), "windows": {r.prompt_id: r.windows for r in runs}}}
-    rows = report.write_csv(report.csv_path_for(out), cells, "sim")
+    rows = files.write_csv(files.csv_path_for(out), cells, "sim")
     if opts.engines:
         payload["deploy"] = _deploy(console, pair, traces, found, cfg, opts)
 
@@ -150,7 +151,7 @@ def _played(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, lab
         payload["live_check"] = check(console, err, pair, pid[:n], traces[:n], cfg, cost)
     if opts.validate:
         rows = run_live(console, err, pair, pid, cfg, label, payload, out)
-        rows = report.write_csv(report.csv_path_for(out), cells, "sim", rows)
+        rows = files.write_csv(files.csv_path_for(out), cells, "sim", rows)
         payload["validation"] = _compare_cells(console, cells, live_cells(payload))
     if opts.tune_method is not None:
         payload["tune"] = run_tune(console, err, traces, cost, cfg, opts.tune_method, opts.std_weight,
