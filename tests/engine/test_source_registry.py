@@ -102,6 +102,8 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
          "record_lookup_trace", "session_lookup_trace", "repropose"},
         {"prompt-lookup"},
         ("engine/drafting/prompt_lookup.py", "bench/sim/lookup_trace.py", "engine/common/names.py",
+         # the trace kinds' registry: one import and one row per kind
+         "bench/sim/trace_kinds.py",
          # the family matrix's recorded columns (data: which paths were verified for each family)
          "engine/loading/families.py",
          # transformers' own prompt_lookup_num_tokens, refused with the name of its equivalent here
@@ -110,7 +112,7 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
     "the n-gram pool": (
         {"NgramPoolSource", "PoolKind"},
         {"ngram-pool", "ngram_pool", "pool_trace"},
-        ("engine/drafting/ngram_pool.py", "bench/sim/pool_trace.py", "engine/common/names.py"),
+        ("engine/drafting/ngram_pool.py", "bench/sim/pool_trace.py", "engine/common/names.py", "bench/sim/trace_kinds.py"),
     ),
 }
 

@@ -4,10 +4,15 @@ A trace is what one prompt looks like to every greedy policy under one draft
 source; how it is recorded, saved, replayed and searched by the oracle
 depends on the source (a draft model's teacher-forced argmax and off-path
 proposals, simulate.py's `Trace`; a source without a model, its proposal at
-every position). Each source's row (engine/common/names.py `SOURCES`) names
-the bench/sim module and object that is its kind (`module:NAME`), so the
-simulator dispatches through the kind and never asks which source it holds:
-a new source's kind is one file here and its row's `trace_kind`.
+every position). `KINDS` lists every kind by import, one per draft source that
+the simulator can trace (the engine's rows, engine/common/names.py `SOURCES`,
+cannot name a bench/ class: the engine imports nothing above it); the
+simulator dispatches through the kind and never asks which source it holds.
+A new source's kind is one file here and one `KINDS` entry; tests/bench/
+test_trace_kinds.py checks each against `TraceKind` and the source rows.
+The kinds import none of the modules that dispatch over them (simulate.py,
+oracle.py, hindsight.py): model_trace.py holds what the model's kind shares
+with them, so these imports make no circle.
 
 A saved trace says its kind by its `kind` field, the source's name; a draft
 model's traces, the first kind, carry none, so files saved before kept
@@ -16,10 +21,9 @@ their bytes.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Iterable, Protocol, Sequence
 
-from ...engine.common.names import BY_SOURCE, MODEL, is_self_draft
+from ...engine.common.names import MODEL, is_self_draft
 from ...engine.common.pair import ModelPair
 from ...engine.events import SessionHeader, StepEvent
 from ...engine.policies import Policy
@@ -27,6 +31,7 @@ from ...errors import InvalidParameter
 from ..results import RunRecord
 from .cost_model import CostModel
 from .session_play import SimStep
+from . import lookup_trace, model_kind, pool_trace
 
 
 class TraceKind(Protocol):
@@ -53,18 +58,14 @@ class TraceKind(Protocol):
         source drafted from text the session's recording does not hold."""
 
 
-_KINDS: dict[str, TraceKind] = {}
+KINDS: dict[str, TraceKind] = {k.name: k for k in (model_kind.TRACE_KIND, lookup_trace.TRACE_KIND, pool_trace.TRACE_KIND)}
 
 
 def trace_kind(source: str) -> TraceKind:
     """The trace kind of a draft source, by its name (a self-draft drafts as the model: `self:…` is the model's)."""
-    kind = _KINDS.get(source)
+    kind = KINDS.get(MODEL if is_self_draft(source) else source)
     if kind is None:
-        spec = BY_SOURCE.get(MODEL if is_self_draft(source) else source)
-        if spec is None or not spec.trace_kind:
-            raise InvalidParameter(f"the simulator has no traces for drafter {source!r}")
-        module, name = spec.trace_kind.split(":")
-        kind = _KINDS[source] = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+        raise InvalidParameter(f"the simulator has no traces for drafter {source!r}")
     return kind
 
 
@@ -78,4 +79,4 @@ def trace_from_json(d: dict[str, Any]) -> Any:
     return trace_kind(d.get("kind", MODEL)).from_json(d)
 
 
-__all__ = ["TraceKind", "kind_of", "trace_from_json", "trace_kind"]
+__all__ = ["KINDS", "TraceKind", "kind_of", "trace_from_json", "trace_kind"]

@@ -41,7 +41,7 @@ from ...engine.common.pair import ModelPair
 from ...engine.runners.hf_compat import cache_kw
 from ...engine.common.sampling import SamplingConfig, Served
 from ...engine.common.vocab import shared_vocab
-from .simulate import Trace
+from .model_trace import Trace
 from ...engine.plain import prefilled
 from ...engine.runners.recurrent import has_recurrent_state, state_runner
 
