@@ -104,7 +104,7 @@ def _print_families(json_out: bool) -> None:
         console.print(Text(printable(line), style="dim"), soft_wrap=not console.is_terminal)
     console.print(Text("exact: token for token the family's own generate, with a draft model, self:int8, self:int4, "
                        "prompt lookup and gammatune_tui.hf.generate (a tiny model of each family, checked by "
-                       "`python benchmarks/family_matrix.py`). A family not listed is untested.", style="dim"),
+                       "`python tests/families/family_matrix.py`). A family not listed is untested.", style="dim"),
                   soft_wrap=not console.is_terminal)
 
 
