@@ -162,7 +162,7 @@ def play_model_trace(trace: Trace, policy: Policy, max_new_tokens: int | None = 
             off: list[int] = []
             offp: list[float] = []
             offt: list[float] = []
-            offe: Sequence[float] = ()
+            offe: Sequence[float] | Unknown = ()
             stats = []
             while True:
                 pos = n + d
@@ -209,6 +209,7 @@ def model_step_options(trace: Trace, n: int, wmax: int) -> list[tuple[int, int, 
         return out
     m = n + r
     new = r + 1
+    eos_at: int | None
     if dids[m] in eos:  # the mismatching draft token is EOS: drafting stops on it
         off, eos_at = [], r
     else:

@@ -167,11 +167,14 @@ def record_sampled_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int],
                     if xx in eos:
                         break
                 off_ids[i], off_prob[i], off_top[i], off_ent[i] = xs, ps, tops, hs
-                cur = drun.length if drun is not None else dcache.get_seq_length()
-                if cur > P + i and drun is not None:
-                    drun.rewind(P + i)
-                elif cur > P + i:
-                    dcache.crop(-(cur - (P + i)))
+                if drun is not None:
+                    if drun.length > P + i:
+                        drun.rewind(P + i)
+                else:
+                    assert dcache is not None   # one of the two holds the draft's state
+                    cur = dcache.get_seq_length()
+                    if cur > P + i:
+                        dcache.crop(-(cur - (P + i)))
             elif x != y:  # the rejected token is EOS: drafting stops on it, nothing follows
                 off_ids[i], off_prob[i], off_top[i], off_ent[i] = [], [], [], []
             last = y
