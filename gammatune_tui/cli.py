@@ -13,6 +13,7 @@ import errno
 import functools
 import os
 import sys
+import types
 from typing import Any, Callable, NoReturn
 
 import click
@@ -21,6 +22,7 @@ import typer
 from .commands import bench, chat, compare, doctor, help_format, models, replay, run
 from .errors import GammatuneError, Interrupted
 
+_typer_click: types.ModuleType
 try:  # typer >= 0.25 parses with its own copy of click, whose exceptions are other classes
     from typer._click import exceptions as _typer_click
 except ImportError:  # pragma: no cover - older typer uses click itself
@@ -60,7 +62,8 @@ def _interruptible(callback: Callable[..., Any]) -> Callable[..., Any]:
 
 
 for _info in app.registered_commands:
-    _info.callback = _interruptible(_info.callback)
+    if _info.callback is not None:
+        _info.callback = _interruptible(_info.callback)
 
 
 def fail(message: str, code: int = 2) -> "typer.Exit":

@@ -56,11 +56,11 @@ def parse_prompt_set(data: bytes, where: str, stem: str = "prompt") -> list[Prom
         raise PromptFileError(f"{where}: not a text file (it holds NUL bytes); a prompt set is JSON Lines") from None
     prompts: list[Prompt] = []
     lines: dict[str, int] = {}   # id → its line: results, traces and shares are kept per prompt id
-    for n, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
+    for n, text in enumerate(raw.splitlines(), start=1):
+        if not text.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(text)
         except ValueError:
             raise PromptFileError(f"{where}: line {n}: not valid JSON (a prompt set is JSON Lines; for one plain-text "
                                   "prompt use --prompt-file)") from None

@@ -62,3 +62,26 @@ def micro_pair():
     return ModelPair(target=target, draft=draft, tokenizer=tok, device=torch.device("cpu"),
                      dtype=torch.float32, name_target="micro-target", name_draft="micro-draft",
                      eos_ids=frozenset({-1}))
+
+
+# `make check` runs `-m "not slow"`; `make test` runs everything. Marked here, in one place, rather than
+# file by file: a test is slow when it checks a sampling law (a chi-square test over thousands of draws:
+# its name says "law"), or is one of the tests below, each timed at 2 s or more by `pytest --durations`
+# on 2 shared cores (with other jobs running) and paying for a whole process, torch.compile or the demo
+# pair. A fast test that grows slow belongs here, with what makes it slow.
+SLOW_NAMES = ("law",)
+SLOW_TESTS = (
+    "tests/engine/test_runner_compile.py",                      # torch.compile: 14 s
+    "tests/engine/test_source_registry.py::test_a_new_source",  # a CLI and a decoder in a child process: 14 s
+    "tests/engine/test_ngram_pool.py::test_greedy_over_two_turns",   # the demo pair, two turns each: 7-10 s
+    "tests/engine/test_hf_readme.py",                           # the README's example in a child process: 6 s
+    "tests/engine/test_pending_window.py::test_the_policy_learns_every_kept_token",   # 5 s
+    "tests/engine/test_hybrid_runner.py::test_greedy_output_is_generates_with_every_drafter",   # 3 s each
+    "tests/families/",                                          # every family on every path: minutes
+)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if any(w in item.name for w in SLOW_NAMES) or item.nodeid.startswith(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)

@@ -4,8 +4,8 @@
 its fields only through tools/mypy_params.py. If that plugin stopped
 matching (a renamed class, a moved module), every field would read as Any and
 a misspelt parameter would pass unseen: these tests check it still types a
-field by its row and still reports a name no row declares. `make test` runs
-the check itself over engine/ and session/ before pytest.
+field by its row and still reports a name no row declares. `make check` and
+`make test` run the check itself over the package ([tool.mypy]) before pytest.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ and calls one mode of `bench.modes`: `run_sweep` (live, or `--simulate` with
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import IO, Any, Optional, cast
 
 import click
 import typer
@@ -31,7 +31,7 @@ DEFAULT_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
 BENCH = "Benchmark"
 
 
-def _given(ctx: click.Context | None, name: str) -> bool:
+def _given(ctx: typer.Context | click.Context | None, name: str) -> bool:
     """Whether an option was typed on the command line (not just its default)."""
     if ctx is None:
         return False
@@ -86,7 +86,7 @@ def bench(
 
     # a Console whose tables fit the width, never cut (render/table_fit.py); a closed stdout (`| head`) drops
     # the tables but not the files --out asks for
-    console = FittingConsole(file=StdoutUntilClosed())
+    console = FittingConsole(file=cast(IO[str], StdoutUntilClosed()))   # a file in all but its class
     err = Console(stderr=True)
 
     def note(text: str) -> None:
@@ -129,7 +129,7 @@ def bench(
     if limit:
         prompt_list = prompt_list[:limit]
     # every file written at the end is checked now, before minutes of work: a missing folder, an input
-    from ..bench.report.tables import csv_path_for
+    from ..bench.report.files import csv_path_for
 
     inputs = [("--prompts", prompt_set_path(prompts)), ("--prompt-file", prompt_file), ("--traces", traces_path)]
     check_output(out, "--out", inputs)   # a folder first: `.` has no name to put .csv on

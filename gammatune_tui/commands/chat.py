@@ -12,7 +12,7 @@ import typer
 from ..errors import InvalidParameter
 from .input_checks import check_theme
 from .output_paths import check_outputs
-from .options import common_options
+from .options import CommonOptions, common_options
 from .prompt_input import given_prompt, prompt_file_option, stdin_is_piped, system_option
 from . import terminal
 
@@ -27,7 +27,7 @@ def chat(
     pace: float = typer.Option(0.0, "--pace", help="At most this many steps per second, to watch each step and tune while it runs (0 = full speed; F9 changes it in the app). Never counted in the timings.", min=0.0),
     export_dir: Optional[Path] = typer.Option(None, "--export-dir", metavar="DIR", help="Where F2 screenshots and F3 HTML exports go (default: $GAMMATUNE_EXPORT_DIR, else ~/.local/share/gammatune/exports).", file_okay=False),
     *,
-    opts,
+    opts: CommonOptions,
 ) -> None:
     """Chat with a draft/target pair and watch speculative decoding live.
 

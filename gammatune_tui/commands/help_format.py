@@ -66,9 +66,10 @@ def install() -> None:
         return original_argument(self, ctx)
 
     original_argument = TyperArgument.display_type_rich
-    TyperArgument.display_type_rich = argument_type_rich
-    TyperOption.display_type_rich = display_type_rich
-    TyperOption._get_number_range_help_str = no_range_column
+    # typer's help renderer, patched at the class (setattr: mypy refuses an assignment to a method)
+    setattr(TyperArgument, "display_type_rich", argument_type_rich)
+    setattr(TyperOption, "display_type_rich", display_type_rich)
+    setattr(TyperOption, "_get_number_range_help_str", no_range_column)
     _INSTALLED = True
 
 

@@ -14,6 +14,7 @@ import json
 import math
 import struct
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -57,9 +58,9 @@ def _demo_params(root: Path) -> tuple[str, str]:
 
 def _preset_row(p: Preset) -> dict:
     """One preset as `models` shows it: hub pairs say what is cached, a packaged model whether it is installed."""
-    row = {
+    row: dict[str, Any] = {
         "name": p.name, "target": p.target,
-        "draft": p.draft if p.draft is not None else presets.preset_drafter(p.name, None).replace("-", " "),
+        "draft": p.draft if p.draft is not None else (presets.preset_drafter(p.name, None) or "").replace("-", " "),
         "target_precision": p.target_precision, "draft_precision": p.draft_precision,
         "target_params": p.target_params, "draft_params": p.draft_params,
         "target_size": p.target_size, "draft_size": p.draft_size,
@@ -104,7 +105,7 @@ def _print_families(json_out: bool) -> None:
         console.print(Text(printable(line), style="dim"), soft_wrap=not console.is_terminal)
     console.print(Text("exact: token for token the family's own generate, with a draft model, self:int8, self:int4, "
                        "prompt lookup and gammatune_tui.hf.generate (a tiny model of each family, checked by "
-                       "`python benchmarks/family_matrix.py`). A family not listed is untested.", style="dim"),
+                       "`python tests/families/family_matrix.py`). A family not listed is untested.", style="dim"),
                   soft_wrap=not console.is_terminal)
 
 

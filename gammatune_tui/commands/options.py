@@ -193,7 +193,7 @@ class CommonOptions:
         flags; a bound left to a default (or to the preset) moves to take γ0 in.
         """
         v = self.values
-        out = {k: v.get(k) for k in PARAM_NAMES}
+        out: dict[str, Any] = {k: v.get(k) for k in PARAM_NAMES}
         out.update({k: None for k, x in out.items() if x is False})   # a switch left off is not given
         with flag_names():
             PolicyParams.build(**{k: x for k, x in out.items() if x is not None})  # each value in range first

@@ -24,6 +24,7 @@ def bench_prompts(prompts: str | None, prompt_file: Path | None, default: str) -
         raise InvalidParameter("give --prompts (a set) or --prompt-file (one prompt), not both")
     if prompt_file is not None:
         text = given_prompt(None, prompt_file)
+        assert text is not None   # a --prompt-file is read or refused, never absent
         name = "stdin" if str(prompt_file) == STDIN else Path(prompt_file).name
         return PROMPT_FILE_SET, [Prompt(name, "", (text,))]
     if prompts == STDIN:

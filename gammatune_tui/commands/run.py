@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Optional
 import typer
 
 from ..errors import Interrupted, InvalidParameter
-from .options import check_models, common_options, prompt_or_demo
+from .options import CommonOptions, check_models, common_options, prompt_or_demo
 from .output_paths import check_outputs
 from .prompt_input import given_prompt, prompt_file_option, system_option
 
@@ -42,7 +42,7 @@ def run(
         metavar="FILE", dir_okay=False,
     ),
     *,
-    opts,
+    opts: CommonOptions,
 ) -> None:
     """Generate once, headless: coloured text and a summary, or the event stream with --json.
 

@@ -8,9 +8,11 @@ exactly what makes speculative decoding's three regimes visible.
 
 from __future__ import annotations
 
+from typing import Any
+
 from transformers import LlamaConfig
 
-SHAPES: dict[str, dict[str, int]] = {
+SHAPES: dict[str, dict[str, Any]] = {   # Any: LlamaConfig's keywords are typed each its own way
     "target": dict(hidden_size=256, intermediate_size=688, num_hidden_layers=8, num_attention_heads=8),
     # two layers, not four: at batch size 1 a decoding step costs about the same per layer whatever
     # its width, so a shallow draft is what makes drafting cheap (and two layers can still copy)

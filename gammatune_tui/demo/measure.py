@@ -17,6 +17,7 @@ import argparse
 import json
 import time
 from collections import Counter
+from typing import Any
 from pathlib import Path
 
 import torch
@@ -29,7 +30,7 @@ REGIMES = (("0", 0, 0), ("1-3", 1, 3), ("4-7", 4, 7), ("8+", 8, 10**9))
 
 
 @torch.no_grad()
-def draft_matches(draft, prompt_ids: list[int], path: list[int]) -> list[bool]:
+def draft_matches(draft: Any, prompt_ids: list[int], path: list[int]) -> list[bool]:
     """For each token of the target's path: would the draft's greedy choice, given the true prefix, be it?"""
     dev = next(draft.parameters()).device
     ids = torch.tensor([prompt_ids + path[:-1]], device=dev)
@@ -67,7 +68,7 @@ def plain_greedy(pair: ModelPair, prompt_ids: list[int], max_new: int) -> PlainR
     return plain_decode(pair, prompt_ids, max_new, transformers_cache=True)
 
 
-def speculative(pair, prompt: str, max_new: int, method: str, gamma0: int) -> tuple[list[int], float, dict]:
+def speculative(pair: ModelPair, prompt: str, max_new: int, method: str, gamma0: int) -> tuple[list[int], float, dict]:
     from ..engine import PolicySettings, SamplingConfig, SpeculativeDecoder
     from ..engine.events import SessionSummary, StepEvent
 
@@ -156,9 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             again = plain_greedy(pair, ids, args.max_new_tokens)
             plain_s += again.wall_s
             plain_tokens += again.tokens
-            for m in methods:
-                got, wall, info = speculative(pair, p.text, args.max_new_tokens, *m)
-                a = acc[m]
+            for meth in methods:   # not `m`: that name held a prompt's draft matches above
+                got, wall, info = speculative(pair, p.text, args.max_new_tokens, *meth)
+                a = acc[meth]
                 a[0] += len(got)
                 a[1] += wall
                 a[2] += got == path

@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -58,7 +59,7 @@ def seed_everything(seed: int) -> None:
     os.environ.setdefault("PYTHONHASHSEED", str(seed))
 
 
-def ensure_tokenizer(out: Path, corpus: Corpus, vocab_size: int):
+def ensure_tokenizer(out: Path, corpus: Corpus, vocab_size: int) -> Any:
     """Load the pair's tokenizer if a stage already made it, else train it and save it into both model dirs."""
     from transformers import AutoTokenizer
 
@@ -78,7 +79,7 @@ def ensure_tokenizer(out: Path, corpus: Corpus, vocab_size: int):
     return tok
 
 
-def encode_docs(tok, docs: list[str]) -> torch.Tensor:
+def encode_docs(tok: Any, docs: list[str]) -> torch.Tensor:
     """One token stream: <bos> doc <eos> <bos> doc <eos> ..."""
     ids: list[int] = []
     for enc in tok.backend_tokenizer.encode_batch(docs, add_special_tokens=False):
@@ -96,7 +97,7 @@ def lr_at(step: int, s: TrainSettings) -> float:
 
 
 @torch.no_grad()
-def evaluate(model, val: torch.Tensor, nbytes: torch.Tensor, s: TrainSettings, device) -> tuple[float, float]:
+def evaluate(model: Any, val: torch.Tensor, nbytes: torch.Tensor, s: TrainSettings, device: Any) -> tuple[float, float]:
     """(mean loss in nats/token, bits per UTF-8 byte) over fixed non-overlapping validation windows."""
     model.eval()
     w = s.seq_len + 1
@@ -118,7 +119,8 @@ def evaluate(model, val: torch.Tensor, nbytes: torch.Tensor, s: TrainSettings, d
     return loss, total_nats / math.log(2) / max(1, total_bytes)
 
 
-def train_model(name: str, tok, train_ids: torch.Tensor, val_ids: torch.Tensor, s: TrainSettings, device) -> tuple:
+def train_model(name: str, tok: Any, train_ids: torch.Tensor, val_ids: torch.Tensor, s: TrainSettings,
+                device: Any) -> tuple[Any, dict[str, Any]]:
     from transformers import LlamaForCausalLM
 
     seed_everything(s.seed)
@@ -144,7 +146,7 @@ def train_model(name: str, tok, train_ids: torch.Tensor, val_ids: torch.Tensor, 
     gen = torch.Generator().manual_seed(s.seed)
     w = s.seq_len + 1
     t0 = time.time()
-    ema = None
+    ema: float | None = None
     history = []
     steps_done = 0
     for step in range(s.steps):
@@ -177,6 +179,8 @@ def train_model(name: str, tok, train_ids: torch.Tensor, val_ids: torch.Tensor, 
             log(f"{name}: stopping early at step {steps_done}: over --max-minutes {s.max_minutes}")
             break
     wall = time.time() - t0
+    if ema is None:   # no step ran (a budget of none): NaN, not a crash in round()
+        ema = math.nan
     vl, bpb = evaluate(model, val_ids, nbytes, s, device)
     log(f"{name}: done: {steps_done} steps in {wall:.0f}s, train loss {ema:.3f}, val loss {vl:.3f}, val {bpb:.3f} bits/byte")
     history.append({"step": steps_done, "train_loss": round(ema, 4), "val_loss": round(vl, 4),
@@ -186,7 +190,7 @@ def train_model(name: str, tok, train_ids: torch.Tensor, val_ids: torch.Tensor, 
     return model, stats
 
 
-def save_model(model, tok, out_dir: Path, recipe: dict) -> None:
+def save_model(model: Any, tok: Any, out_dir: Path, recipe: dict) -> None:
     """fp16 safetensors + config + generation config (bos/eos) + tokenizer + recipe.json."""
     from transformers import GenerationConfig
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import torch
 
@@ -167,6 +167,7 @@ def _output(sequences: torch.Tensor, prompt: list[int], tokens: list[int], rows:
 
     scores = logits = None
     if want_scores or want_logits:
+        assert rows is not None, "the decoder keeps each step's logits when scores or logits are asked for"
         raw = [rows[len(prompt) + i].clone() for i in range(len(tokens))]
         if want_logits:
             logits = tuple(raw)
@@ -174,7 +175,7 @@ def _output(sequences: torch.Tensor, prompt: list[int], tokens: list[int], rows:
             ids = sequences.cpu()
             scores = tuple(p.all_processors(ids[:, : len(prompt) + i].to(r.device), r.clone())
                            for i, r in enumerate(raw))
-    return GenerateDecoderOnlyOutput(sequences=sequences, scores=scores, logits=logits)
+    return GenerateDecoderOnlyOutput(sequences=cast(torch.LongTensor, sequences), scores=scores, logits=logits)
 
 
 def _with_policy_kwargs(fn: Callable) -> Callable:
@@ -184,7 +185,7 @@ def _with_policy_kwargs(fn: Callable) -> Callable:
     extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in POLICY_KWARGS
              if n not in sig.parameters]
     var = [prm for prm in sig.parameters.values() if prm.kind is inspect.Parameter.VAR_KEYWORD]
-    fn.__signature__ = sig.replace(parameters=params + extra + var)
+    setattr(fn, "__signature__", sig.replace(parameters=params + extra + var))
     return fn
 
 

@@ -90,7 +90,7 @@ def _check_draft(target: Any, draft: Any) -> None:
     t_dev, d_dev = next(target.parameters()).device, next(draft.parameters()).device
     if t_dev != d_dev:
         raise InvalidParameter(f"draft_model is on {d_dev} but the target is on {t_dev}: move it with .to({str(t_dev)!r})")
-    tv, dv = int(target.config.vocab_size), int(draft.config.vocab_size)
+    tv, dv = int(getattr(target.config, "vocab_size")), int(getattr(draft.config, "vocab_size"))   # torch types config as Tensor | Module
     if abs(tv - dv) > 128:   # padding differs by a few rows; anything more is another tokenizer
         raise InvalidParameter(f"draft_model's vocabulary ({dv}) is not the target's ({tv}): a draft must share "
                                "the target's tokenizer")

@@ -92,8 +92,8 @@ def _rebuild(table: Table, columns: Sequence[Column], *, plain: bool, title: Any
         title_justify=table.title_justify, caption_justify=table.caption_justify, highlight=table.highlight,
     )
     for i, col in enumerate(columns):
-        extra = {"no_wrap": False, "overflow": "fold", "width": None, "max_width": None} if fold else {}
-        t.columns.append(dataclasses.replace(col, _index=i, **extra))
+        folded = dataclasses.replace(col, no_wrap=False, overflow="fold", width=None, max_width=None) if fold else col
+        t.columns.append(dataclasses.replace(folded, _index=i))
     t.rows = list(table.rows)
     setattr(t, KEYS_ATTR, getattr(table, KEYS_ATTR, 1))
     return t
@@ -134,7 +134,7 @@ def fit_table(console: Console, table: Table, width: int | None = None) -> list[
 class FittingConsole(Console):
     """A Console whose `print` of a lone table fits it to the width (`fit_table`) instead of squeezing it."""
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def print(self, *objects: Any, **kwargs: Any) -> None:
         if len(objects) == 1 and isinstance(objects[0], Table) and kwargs.get("width") is None:
             kwargs.setdefault("soft_wrap", not self.is_terminal)   # a title or caption wraps between words here
             for part in fit_table(self, objects[0]):

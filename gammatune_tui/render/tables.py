@@ -8,7 +8,7 @@ from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.events import SessionSummary
+from ..engine.events import SessionHeader, SessionSummary
 from ..engine.policies import METHODS, used_params
 from ..session.compare import CompareSummary, SummaryRow, backfire
 from ..session.hindsight import Hindsight

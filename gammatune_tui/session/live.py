@@ -197,9 +197,7 @@ class _InThread:
         self.hindsight = None
         switch, self._switch = self._switch, None
         if switch is not None:
-            built: list = []
-            yield from switch_drafter(self.pair, *switch, built)
-            self.decoder = built[0] if built else self.decoder
+            self.decoder = (yield from switch_drafter(self.pair, *switch)) or self.decoder
         events: list[Event] = []
         for item in run_turn(self.pair, self.decoder, messages, raw, max_new_tokens, user_text, turn, self.pacer,
                              note_system=note_system):

@@ -24,7 +24,7 @@ from .pace import StepPacer
 from .source import Notice, Progress, SourceItem
 from .plain_speed import PlainSpeed
 from .system_prompt import system_unreadable
-from .turns import (Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn,
+from .turns import (Messages, drain, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn,
                     switch_drafter)
 
 
@@ -241,10 +241,7 @@ def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySett
         _, messages, raw, max_new, user_text, turn, note_system = msg
         try:
             if switch:
-                built: list = []
-                for note in switch_drafter(pair, *switch.pop(), built):
-                    out.send(("event", note))
-                decoder = built[0] if built else decoder
+                decoder = drain(switch_drafter(pair, *switch.pop()), lambda note: out.send(("event", note))) or decoder
             events: list[Event] = []
             for ev in run_turn(pair, decoder, messages, raw, max_new, user_text, turn, pacer, idle, note_system):
                 out.send(("event", ev))

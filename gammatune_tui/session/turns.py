@@ -9,7 +9,7 @@ to the model's context (`context.py`) and held to the session's pace
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Generator, Iterator, TypeVar
 
 from ..engine.common.pair import ModelPair
 from ..engine.decoder import SpeculativeDecoder
@@ -27,6 +27,8 @@ from .plain_speed import PlainSpeed, measure_plain, refresh_plain
 from ..errors import GammatuneError
 from .source import Notice, Progress, SourceItem
 from .system_prompt import fit_system, prompt_format
+
+R = TypeVar("R")
 
 Messages = list[dict[str, str]]
 
@@ -54,13 +56,16 @@ def plain_after_turn(pair: ModelPair, decoder: Any, current: PlainSpeed | None, 
     return refresh_plain(pair, decoder.sampling, current, f"after turn {turn + 1}")
 
 
-def switch_drafter(pair: ModelPair, name: str, settings: PolicySettings, sampling: SamplingConfig,
-                   out: list) -> Iterator[Notice]:
-    """A decoder drafting with `name` (appended to `out`), and notices saying what happens while it is built.
+def switch_drafter(pair: ModelPair, name: str, settings: PolicySettings,
+                   sampling: SamplingConfig) -> Generator[Notice, None, SpeculativeDecoder | None]:
+    """Notices saying what happens while a decoder drafting with `name` is built; returns that decoder.
 
     Between two turns of a chat: a self-draft is built from the target the
     first time it is asked for (a second or two, said before it starts); a
-    draft model the pair does not have is one notice, and the old decoder stays.
+    draft model the pair does not have is one notice, and the return is None
+    (the caller keeps its old decoder). A generator, not a list, so the
+    "building" notice reaches the user before the build: `new = yield from
+    switch_drafter(...)` where the caller streams, `drain` where it sends.
     """
     from ..engine.drafting.draft_sources import DrafterSettings
 
@@ -68,17 +73,27 @@ def switch_drafter(pair: ModelPair, name: str, settings: PolicySettings, samplin
         d = DrafterSettings.of(name)
     except GammatuneError as exc:
         yield Notice(str(exc), severity="error")
-        return
+        return None
     if d.self_draft:
         yield Notice(f"building {d.name}: the target's own weights quantized in memory, for the next answer",
                      severity="information")
     try:
         on, source = decoding_pair(pair, d)   # a self-draft: the sibling pair whose draft it is, built once
-        out.append(SpeculativeDecoder(on, settings, sampling, drafter=source))
+        decoder = SpeculativeDecoder(on, settings, sampling, drafter=source)
     except GammatuneError as exc:
         yield Notice(f"cannot draft with {d.name}: {exc}", severity="error")
-        return
+        return None
     yield Notice(f"drafting with {d.name} from this answer on", severity="information")
+    return decoder
+
+
+def drain(notices: Generator[Notice, None, R], send: Callable[[Notice], object]) -> R:
+    """Each notice of `notices` to `send`, then the generator's return value (`switch_drafter`'s decoder)."""
+    while True:
+        try:
+            send(next(notices))
+        except StopIteration as done:
+            return done.value
 
 
 def run_turn(pair: ModelPair, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,

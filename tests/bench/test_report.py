@@ -9,9 +9,8 @@ import math
 import pytest
 from rich.console import Console
 
-from gammatune_tui.bench.report.tables import (
-    bar, engine_vs_hf, print_report, render_bars, speedups_over, table2, write_csv, write_json,
-)
+from gammatune_tui.bench.report.files import write_csv, write_json
+from gammatune_tui.bench.report.tables import bar, engine_vs_hf, print_report, render_bars, speedups_over, table2
 from gammatune_tui.bench.results import HF_HEURISTIC, PLAIN, RunRecord, aggregate, throughputs
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gammatune_tui.bench.sim import lookup_trace, oracle, simulate
+from gammatune_tui.bench.sim import lookup_trace, model_trace, oracle, simulate
 from gammatune_tui.bench.sim.lookup_trace import LookupTrace, repropose
 from gammatune_tui.bench.sim.simulate import Trace
 from gammatune_tui.engine.policies import PolicySettings
@@ -39,8 +39,9 @@ def test_window_end_is_the_token_by_token_rule(proposal, window):
 
 
 def test_the_fast_paths_call_the_one_rule(monkeypatch):
-    calls = {"simulate": 0, "oracle": 0, "lookup_trace": 0}
-    for name, module in (("simulate", simulate), ("oracle", oracle), ("lookup_trace", lookup_trace)):
+    # a draft model's replay (simulate.play_trace) and its oracle options both live in model_trace.py
+    calls = {"model_trace": 0, "lookup_trace": 0}
+    for name, module in (("model_trace", model_trace), ("lookup_trace", lookup_trace)):
         def counted(window, eos_at, name=name):
             calls[name] += 1
             return window_end(window, eos_at)

@@ -187,6 +187,8 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
         {"prompt-lookup"},
         ("engine/drafting/prompt_lookup.py", "bench/sim/lookup_trace.py", "engine/common/names.py",
          "engine/drafting/registry.py",
+         # the trace kinds' registry: one import and one row per kind
+         "bench/sim/trace_kinds.py",
          # transformers' own prompt_lookup_num_tokens, refused with the name of its equivalent here
          "hf/settings.py"),
     ),
@@ -194,7 +196,7 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
         {"NgramPoolSource", "PoolKind"},
         {"ngram-pool", "ngram_pool", "pool_trace"},
         ("engine/drafting/ngram_pool.py", "bench/sim/pool_trace.py", "engine/common/names.py",
-         "engine/drafting/registry.py"),
+         "engine/drafting/registry.py", "bench/sim/trace_kinds.py"),
     ),
 }
 

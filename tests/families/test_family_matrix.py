@@ -1,4 +1,4 @@
-"""The family matrix (benchmarks/family_matrix.py): what docs/models.md and `gammatune models --families` say is
+"""The family matrix (family_matrix.py beside this file): what docs/models.md and `gammatune models --families` say is
 what the code does.
 
 Every family of engine/loading/families.py is built once (a tiny random model)
@@ -9,7 +9,6 @@ a change that fixes or breaks a family comes with the regenerated table.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,12 +16,10 @@ import pytest
 
 from gammatune_tui.engine.loading import families as fam
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("family_matrix", ROOT / "benchmarks" / "family_matrix.py")
-family_matrix = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(family_matrix)
+import family_matrix  # tests/families/family_matrix.py, the runner that regenerates the matrix
 
-REGENERATE = "python benchmarks/family_matrix.py"
+ROOT = Path(__file__).resolve().parents[2]
+REGENERATE = "python tests/families/family_matrix.py"
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +61,13 @@ def test_every_family_is_checked_and_every_attention_and_moe_family_is_exact(rec
             assert v == "exact" or (v.split(":")[0] in ("refused", "differs", "error", "skipped") and "\n" not in v)
             if f.kind in (fam.ATTENTION, fam.MOE):
                 assert v == "exact", f"{f.name} on {path}: {v}"
+
+
+def test_the_documented_command_runs_the_runner_this_test_imports():
+    """docs/models.md and `gammatune models --families` tell a maintainer to run the file the test uses."""
+    runner = Path(family_matrix.__file__).resolve()
+    assert runner.parent == Path(__file__).resolve().parent
+    command = f"python {runner.relative_to(ROOT).as_posix()}"
+    assert command == REGENERATE
+    assert command in (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    assert command.split()[1] in (ROOT / "gammatune_tui" / "commands" / "models.py").read_text(encoding="utf-8")

@@ -73,3 +73,17 @@ def test_the_switch_reaches_a_decoder_in_its_own_process(tiny_pair_dirs):
         assert h.draft == "self:int4" and h.draft_precision == "int4 g32" and ids == want
     finally:
         src.close()
+
+
+def test_the_switch_returns_its_decoder_and_none_when_it_cannot(tiny_pair):
+    """`switch_drafter` hands back the decoder it built (no out-list to append to); None leaves the old one."""
+    from gammatune_tui.session.turns import drain, switch_drafter
+
+    sampling, settings = SamplingConfig(temperature=0.0), PolicySettings.build("specdecode", 4)
+    notes: list[Notice] = []
+    decoder = drain(switch_drafter(tiny_pair, "prompt-lookup", settings, sampling), notes.append)
+    assert decoder is not None and decoder.drafter.name == "prompt-lookup"
+    assert [n.text for n in notes] == ["drafting with prompt-lookup from this answer on"]
+    notes.clear()
+    assert drain(switch_drafter(tiny_pair, "self:int3", settings, sampling), notes.append) is None
+    assert len(notes) == 1 and notes[0].severity == "error"

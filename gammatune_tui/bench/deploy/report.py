@@ -127,7 +127,9 @@ def render(advice: DeployAdvice) -> RenderableType:
 
 def print_advice(console: Any, advice: DeployAdvice) -> None:
     console.print(engines_table(advice))
-    for part in list(render(advice).renderables)[1:]:
+    group = render(advice)
+    assert isinstance(group, Group)   # render() returns its parts as one Group
+    for part in list(group.renderables)[1:]:
         console.print(part, soft_wrap=True)   # a command stays one line: it pastes as it is
 
 

@@ -24,7 +24,7 @@ from .timing import TIMING_PASSES
 from ...errors import GammatuneError, Interrupted, InvalidParameter
 from . import examine as dr
 from ..live import protocol
-from ..report import tables as report
+from ..report.files import write_json
 from ..args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..sim import trace_record
 from ..deploy.report import print_advice
@@ -79,7 +79,7 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
                 data["server_log"] = _finite(server.to_json())
             if conc is not None:
                 data["concurrency"] = _finite(conc.to_json())
-            report.write_json(json_path, data)
+            write_json(json_path, data)
         except OSError as exc:
             raise InvalidParameter(f"--json {json_path}: cannot write ({exc.strerror or exc})") from None
 

@@ -168,7 +168,7 @@ def plan(names: list[str], device: str, dtype_bytes: int, explicit: bool) -> lis
     return out
 
 
-def _median_time(fn: Callable[[], None], repeats: int, sync: Callable[[], None]) -> float:
+def _median_time(fn: Callable[[], object], repeats: int, sync: Callable[[], None]) -> float:
     times = []
     for _ in range(repeats):
         sync()

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
+from ...engine.events import StepEvent
 from ...engine.common.pair import ModelPair
 from ...engine.common.names import SOURCE_PARAMS
 from ...engine.drafting.draft_sources import pair_drafter
@@ -141,7 +142,7 @@ def run_policy(pair: ModelPair, settings: PolicySettings, prompt: PromptIds, max
         if keep_events is not None:
             keep_events.append(ev)
         stats.add(ev)
-        if ev.type == "step":
+        if isinstance(ev, StepEvent):
             out.extend(e.id for e in ev.emitted)
     rec.add(stats.tally)
     if stats.summary is not None:

@@ -16,7 +16,7 @@ from rich.text import Text
 from ...engine.common.devices import resolve_device, resolve_dtype
 from ...errors import EngineUnavailable, Interrupted, InvalidParameter
 from ..live import latency as lat
-from ..report.tables import write_json
+from ..report.files import write_json
 from ..report.columns import Column, human_count, print_fitted
 from .common import progress_bar, quiet_transformers
 

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ...engine.common.pair import ModelPair
 from ..live import protocol
+from ..report import files
 from ..report import tables as report
 from ..results import RunRecord, aggregate
 from .common import progress_bar
@@ -41,7 +42,7 @@ def run_live(console: Console, err: Console, pair: ModelPair, pid: list, cfg: An
                        "from target-only decoding (float near-ties); listed in the JSON", style="yellow"))
     payload["live"] = {"records": [r.to_json() for r in records], "cells": [c.to_json() for c in cells.values()],
                        "derived": derived, "checks": checks}
-    return report.write_csv(report.csv_path_for(out), cells, "live")
+    return files.write_csv(files.csv_path_for(out), cells, "live")
 
 
 def live_cells(payload: dict) -> dict:

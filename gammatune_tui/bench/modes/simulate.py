@@ -25,6 +25,7 @@ from ...engine.common.sampling_config import SEED_MAX
 from ...errors import Interrupted
 from ..sim import oracle, reference
 from ..live import protocol
+from ..report import files
 from ..report import tables as report
 from ..report.shares import print_shares
 from ..sim import simulate as sim
@@ -103,7 +104,7 @@ def _after_traces(console: Console, err: Console, pair: ModelPair, pid: list, cf
         pass_sessions.close()
 
 
-def _played(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, label: str, payload: dict,
+def _played(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any, label: str, payload: dict,
             out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: Any, t0: float,
             pass_sessions: PassSessions) -> list[dict[str, Any]]:
     """The sweep, oracle and shares (the passes' cost-planning sessions from `pass_sessions`), then the checks."""
@@ -134,7 +135,7 @@ def _played(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, lab
                       "derived": derived, "sweep_s": sweep_s, "sampling": cfg.sampling.to_json(),
                       "shares": [r.to_json() for r in shares], "timing_passes": len(found.passes),
                       "oracle": {**summary.to_json(), "windows": {r.prompt_id: r.windows for r in runs}}}
-    rows = report.write_csv(report.csv_path_for(out), cells, "sim")
+    rows = files.write_csv(files.csv_path_for(out), cells, "sim")
     if opts.engines:
         payload["deploy"] = _deploy(console, pair, traces, found, cfg, opts)
 
@@ -150,7 +151,7 @@ def _played(console: Console, err: Console, pair: Pair, pid: list, cfg: Any, lab
         payload["live_check"] = check(console, err, pair, pid[:n], traces[:n], cfg, cost)
     if opts.validate:
         rows = run_live(console, err, pair, pid, cfg, label, payload, out)
-        rows = report.write_csv(report.csv_path_for(out), cells, "sim", rows)
+        rows = files.write_csv(files.csv_path_for(out), cells, "sim", rows)
         payload["validation"] = _compare_cells(console, cells, live_cells(payload))
     if opts.tune_method is not None:
         payload["tune"] = run_tune(console, err, traces, cost, cfg, opts.tune_method, opts.std_weight,
@@ -196,12 +197,13 @@ def _check_live(console: Console, err: Console, pair: ModelPair, pid: list, trac
     table = Table(title=Text("Simulator vs live (same prompt, policy, γ0)"), title_justify="left")
     for c in ("method", "γ0", "prompt", "steps equal", "output equal", "live tok/s", "sim tok/s", "sim/live"):
         table.add_column(c, justify="left" if c in ("method", "prompt") else "right", no_wrap=c == "method")
-    for c in checks:
-        table.add_row(Text(c.method), Text(str(c.gamma0)), Text(c.prompt_id),
-                      Text("yes" if c.steps_equal else f"no (step {c.first_difference})", style="" if c.steps_equal else "red"),
-                      Text("yes" if c.output_equal else "no"),
-                      Text(f"{c.live_tokens / c.live_s:.1f}" if c.live_s else "—"),
-                      Text(f"{c.sim_tokens / c.sim_s:.1f}" if c.sim_s else "—"), Text(f"{c.ratio:.3f}"))
+    for chk in checks:   # not `c`: that name held the column titles above
+        table.add_row(Text(chk.method), Text(str(chk.gamma0)), Text(chk.prompt_id),
+                      Text("yes" if chk.steps_equal else f"no (step {chk.first_difference})",
+                           style="" if chk.steps_equal else "red"),
+                      Text("yes" if chk.output_equal else "no"),
+                      Text(f"{chk.live_tokens / chk.live_s:.1f}" if chk.live_s else "—"),
+                      Text(f"{chk.sim_tokens / chk.sim_s:.1f}" if chk.sim_s else "—"), Text(f"{chk.ratio:.3f}"))
     console.print(table)
     exact = sum(c.steps_equal for c in checks)
     ratios = [c.ratio for c in checks if not math.isnan(c.ratio)]
@@ -260,12 +262,12 @@ def _check_live_sampled(console: Console, err: Console, pair: ModelPair, pid: li
                   title_justify="left")
     for c in ("method", "γ0", "live", "simulated", "sim/live"):
         table.add_column(c, justify="left" if c == "method" else "right", no_wrap=c == "method")
-    for r in rows:
-        r["ratio"] = r["sim_tokens_per_step"] / r["live_tokens_per_step"] if r["live_tokens_per_step"] else math.nan
-        table.add_row(Text(r["method"]), Text(str(r["gamma0"])), Text(f"{r['live_tokens_per_step']:.2f}"),
-                      Text(f"{r['sim_tokens_per_step']:.2f}"), Text(f"{r['ratio']:.3f}"))
+    for row in rows:   # not `r`: that name held the live RunRecords above
+        row["ratio"] = row["sim_tokens_per_step"] / row["live_tokens_per_step"] if row["live_tokens_per_step"] else math.nan
+        table.add_row(Text(row["method"]), Text(str(row["gamma0"])), Text(f"{row['live_tokens_per_step']:.2f}"),
+                      Text(f"{row['sim_tokens_per_step']:.2f}"), Text(f"{row['ratio']:.3f}"))
     console.print(table)
-    ratios = [r["ratio"] for r in rows if not math.isnan(r["ratio"])]
+    ratios = [row["ratio"] for row in rows if not math.isnan(row["ratio"])]
     mean_abs = sum(abs(r - 1) for r in ratios) / len(ratios) if ratios else math.nan
     console.print(Text(f"sampled runs agree in law, not token for token: simulated tokens/step within {mean_abs:.1%} "
                        f"of live on average ({len(pid)} prompt(s), one trace each: expect sampling noise)",

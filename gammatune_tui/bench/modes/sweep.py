@@ -16,7 +16,7 @@ from ...engine.loading.models import load_pair
 from ...errors import ContextTooLong, Interrupted
 from ...prompts import Prompt
 from ..live import protocol
-from ..report import tables as report
+from ..report import files
 from .live import run_live
 from .simulate import SimulateOptions, run_simulate
 
@@ -59,9 +59,9 @@ def run_sweep(console: Console, err: Console, cfg: protocol.SweepConfig, prompts
                      categories={p.id: p.category for p in prompts})
     else:
         run_live(console, err, pair, pid, cfg, label, payload, out)
-    report.write_json(out, payload)
-    err.print(Text(f"wrote {out} and {report.csv_path_for(out)}"))
+    files.write_json(out, payload)
+    err.print(Text(f"wrote {out} and {files.csv_path_for(out)}"))
     checks = payload.get("live", {}).get("checks", {})
     if checks.get("interrupted"):   # Ctrl+C in the live sweep: the rows it finished are reported and saved
         raise Interrupted(f"{checks['runs']} of {cfg.run_count(len(pid))} runs finished; {out} and "
-                          f"{report.csv_path_for(out)} hold them")
+                          f"{files.csv_path_for(out)} hold them")

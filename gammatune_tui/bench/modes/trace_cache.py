@@ -40,6 +40,7 @@ from ...engine.policies import SpecDecode
 from ...engine.policies.policy_params import PolicyParams
 from ...engine.common.sampling import SamplingConfig
 from ...engine.runners import runner_pool
+from ...engine.events import StepEvent
 from ...engine.events.step_events import versions
 from ...engine.events.text_pieces import prompt_pieces
 from ...errors import Interrupted, InvalidParameter
@@ -299,7 +300,7 @@ def cycle_sessions(pair: ModelPair, prompt: Any, max_new_tokens: int, windows: l
         got = list(SpeculativeDecoder(pair, policy, served).generate(list(prompt.ids), max_new_tokens=max_new_tokens))
         events.extend(got)
         for ev in got:   # planned, not drafted: prompt lookup drafts what the text holds, often less
-            if getattr(ev, "type", None) == "step" and ev.gamma in seen:
+            if isinstance(ev, StepEvent) and ev.gamma in seen:
                 seen[ev.gamma] += 1
         if min(seen.values()) >= CYCLE_SAMPLES:
             return

@@ -51,7 +51,7 @@ def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, 
     flags = " ".join(f"--{n.replace('_', '-')} {_value(best.params[n])}" for n in names)
     console.print(Text(f"best: {flags}  ({best.mean:.3f} ± {best.std:.3f}× vs {start_tag} {start.mean:.3f} ± "
                        f"{start.std:.3f}×, {gain:+.1%} mean; {len(scored)} candidates in {secs:.1f} s)", style="bold"))
-    result = {"method": method, "std_weight": std_weight, "best": best.to_json(), "start": start.to_json(),
+    result: dict[str, Any] = {"method": method, "std_weight": std_weight, "best": best.to_json(), "start": start.to_json(),
               "candidates": [s.to_json() for s in scored], "seconds": secs}
     if len(traces) >= 4:
         # Over-fitting check: tune on every other prompt, score on the rest.

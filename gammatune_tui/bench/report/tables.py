@@ -1,4 +1,4 @@
-"""Turning benchmark cells into the paper's tables, a Figure-1-like chart and files.
+"""Turning benchmark cells into the paper's tables and a Figure-1-like chart (files.py writes them out).
 
 The arithmetic (`table2`, `speedups_over`, `engine_vs_hf`) is plain Python so
 it can be checked by hand; the rendering uses Rich and never puts user or
@@ -16,12 +16,9 @@ an estimate from a sample of them. `specdecode` therefore reads exactly
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
 from rich.console import Console
@@ -29,7 +26,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import METHODS, grouped_methods
-from ...errors import OutputError
 from ..sim.oracle import ORACLE, OracleSummary, Regret
 from ..results import BASELINES, HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, Cell
 from .columns import Column, print_fitted
@@ -104,7 +100,8 @@ def speedups_over(thr: dict[str, dict[int | None, float]], baseline: str,
         if set(by_g) == {None}:  # measured without γ0 (the oracle): its single ratio
             out[method] = Speedup(by_g[None] / base, 0.0, {None: by_g[None] / base})
             continue
-        ratios = {g: v / base for g, v in by_g.items() if g is not None and (gammas is None or g in set(gammas))}
+        ratios: dict[int | None, float] = {g: v / base for g, v in by_g.items()
+                                           if g is not None and (gammas is None or g in set(gammas))}
         if ratios:
             out[method] = Speedup(*mean_std(ratios.values()), ratios)
     return out
@@ -342,73 +339,3 @@ def print_report(console: Console, cells: dict[tuple[str, int | None], Cell], ga
     derived["throughput"] = {m: {("plain" if g is None else str(g)): v for g, v in by_g.items()}
                              for m, by_g in thr.items()}
     return derived
-
-
-# -- files -------------------------------------------------------------------------------
-
-
-def csv_path_for(json_path: Path) -> Path:
-    return json_path.with_suffix(".csv")
-
-
-CSV_FIELDS = ("kind", "method", "gamma0", "runs", "tokens", "steps", "drafted", "accepted", "wall_s",
-              "throughput_tok_s", "acceptance_rate", "tokens_per_step", "speedup_vs_specdecode",
-              "speedup_vs_target_only", "share_of_oracle", "per_position")
-
-
-def write_csv(path: Path, cells: dict[tuple[str, int | None], Cell], kind: str,
-              rows_so_far: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """One row per (method, γ0); `rows_so_far` lets live and simulated cells share one file."""
-    from ..results import throughputs
-
-    thr = throughputs(cells)
-    t2 = table2(thr) if "specdecode" in thr else {}
-    plain = thr.get(PLAIN, {}).get(None)
-    oracle = thr.get(ORACLE, {}).get(None)
-    rows = list(rows_so_far or [])
-    for (m, g), c in cells.items():
-        s = t2.get(m)
-        rows.append({
-            "kind": kind, "method": m, "gamma0": "" if g is None else g, "runs": c.runs, "tokens": c.tokens,
-            "steps": c.steps, "drafted": c.drafted, "accepted": c.accepted, "wall_s": f"{c.wall_s:.6f}",
-            "throughput_tok_s": f"{c.throughput:.4f}", "acceptance_rate": f"{c.acceptance_rate:.6f}",
-            "tokens_per_step": f"{c.tokens_per_step:.6f}",
-            "speedup_vs_specdecode": f"{s.per_gamma[g]:.6f}" if s and g in s.per_gamma else "",
-            "speedup_vs_target_only": f"{c.throughput / plain:.6f}" if plain else "",
-            "share_of_oracle": f"{c.throughput / oracle:.6f}" if oracle else "",
-            "per_position": " ".join(f"{p:.4f}" for p in c.per_position),
-        })
-    try:
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
-            w.writeheader()
-            w.writerows(rows)
-    except OSError as exc:   # a full disk: one line (the tables were printed already)
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return rows
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    text = json.dumps(payload, indent=1, default=_json_default) + "\n"
-    try:
-        if path.exists() and not path.is_file():   # /dev/null, a FIFO: written to, never replaced by a file
-            path.write_text(text, encoding="utf-8")
-            return
-        tmp = path.with_suffix(path.suffix + ".tmp")   # the folder was checked before the work (commands/output_paths.py)
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
-    except OSError as exc:   # a full disk: one line; an earlier file at `path` stays whole
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "to_json"):
-        return o.to_json()
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -19,53 +19,12 @@ from typing import Sequence
 
 from ...engine.common.names import MODEL
 from ...engine.common.pair import ModelPair
-from ...engine.common.vocab import shared_vocab
 from ...engine.events import Event, SessionHeader, StepEvent
 from ...session.hindsight import Hindsight, not_applicable
 from .cost_model import CostModel, calibrate
 from .oracle import oracle_run
 from .trace_kinds import trace_kind
-from .simulate import Trace
-from .trace_stats import NAN
-
-
-def session_trace(pair: ModelPair, header: SessionHeader, steps: Sequence[StepEvent]) -> Trace:
-    """The greedy trace of a finished session: its tokens, the draft's teacher-forced argmax, its off-path proposals."""
-    import torch
-
-    tokens = [e.id for s in steps for e in s.emitted]
-    prompt = list(header.prompt_ids)
-    n = len(tokens)
-    draft = pair.draft
-    device = torch.device(pair.device)
-    vocab = shared_vocab(pair.target, draft)
-    with torch.no_grad():
-        full = torch.tensor([prompt + tokens], device=device)
-        logits = draft(input_ids=full, use_cache=False, logits_to_keep=n + 1).logits[0, :n, :vocab].float()
-        probs = torch.softmax(logits, -1)
-        top, arg = probs.max(-1)
-        d_ent = torch.special.entr(probs).sum(-1).tolist()
-    d_ids, d_prob = arg.tolist(), top.tolist()
-    eos = sorted(int(i) for i in pair.eos_ids)
-    off_ids: dict[int, list[int]] = {}
-    off_prob: dict[int, list[float]] = {}
-    off_ent: dict[int, list[float]] = {}
-    pos = 0
-    for s in steps:
-        a = s.accepted
-        m = pos + a
-        if a < len(s.drafted) and m < n and s.drafted[a].id == d_ids[m] != tokens[m]:
-            # the step drafted past its miss: what the draft proposed after its own wrong token at m
-            off_ids[m] = [t.id for t in s.drafted[a + 1:]]
-            off_prob[m] = [t.top_prob for t in s.drafted[a + 1:]]
-            off_ent[m] = [NAN if t.entropy is None else t.entropy for t in s.drafted[a + 1:]]
-        pos += len(s.emitted)
-    for j in range(n):  # other misses: nothing recorded after them, so the oracle's window stops one past the run
-        if d_ids[j] != tokens[j] and j not in off_ids:
-            off_ids[j], off_prob[j], off_ent[j] = [], [], []
-    return Trace(prompt_id=f"turn {header.turn + 1}", prompt_ids=prompt, tokens=tokens, draft_ids=d_ids,
-                 draft_prob=d_prob, off_ids=off_ids, off_prob=off_prob, draft_entropy=d_ent, off_entropy=off_ent,
-                 off_depth=max((len(v) for v in off_ids.values()), default=0), eos_ids=eos, max_new_tokens=n)
+from .trace_record import session_trace  # noqa: F401 (a draft model's session trace; tests import it from here)
 
 
 def step_price(cost: CostModel, drafted: int, emitted: int) -> float:

@@ -28,7 +28,7 @@ from ...engine.policies.step_rule import cut_window, plan_window, window_end
 from .cost_model import CostModel
 from ..results import RunRecord
 from .session_play import SessionPlay, SimStep
-from .simulate import TraceTooShallow
+from .model_trace import TraceTooShallow
 from .trace_record import FRAGILE_GAP, target_run
 
 KIND = "prompt-lookup"

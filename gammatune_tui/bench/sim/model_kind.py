@@ -1,5 +1,6 @@
-"""The trace kind of a draft model's traces (trace_kinds.py): simulate.py's `Trace`, recorded, replayed and
-searched by the modules that always did (trace_record.py, simulate.py, oracle.py, hindsight.py)."""
+"""The trace kind of a draft model's traces (trace_kinds.py): model_trace.py's `Trace`, recorded
+(trace_record.py), replayed and searched (model_trace.py). It imports none of the modules that dispatch
+over the kinds (simulate.py, oracle.py, hindsight.py), so trace_kinds.py can import it."""
 
 from __future__ import annotations
 
@@ -11,10 +12,8 @@ from ...engine.events import SessionHeader, StepEvent
 from ...engine.policies import Policy
 from ..results import RunRecord
 from .cost_model import CostModel
-from .hindsight import session_trace
-from .oracle import model_step_options
+from .model_trace import Trace, model_step_options, play_model_trace
 from .session_play import SimStep
-from .simulate import Trace, play_model_trace
 from . import trace_record
 
 
@@ -39,7 +38,7 @@ class ModelKind:
         return model_step_options(trace, n, wmax)
 
     def from_session(self, pair: ModelPair, header: SessionHeader, steps: Sequence[StepEvent]) -> Trace:
-        return session_trace(pair, header, steps)
+        return trace_record.session_trace(pair, header, steps)
 
 
 TRACE_KIND = ModelKind()

@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...engine.policies import Policy, PolicyParams
-from ...engine.policies.step_rule import window_end
 from .cost_model import CostModel, target_only_s
 from ..results import RunRecord
 from .trace_kinds import kind_of
-from .simulate import SimStep, Trace, _aux, play_trace
+from .model_trace import Trace
+from .session_play import SimStep
+from .simulate import play_trace
 
 ORACLE = "oracle"
 
@@ -90,40 +91,6 @@ def _end(trace: Trace, max_new: int) -> int:
 def step_options(trace: Any, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
     """(window, drafted, accepted, emitted) for every window 0 … wmax a trace of any kind can play from n."""
     return kind_of(trace).step_options(trace, n, wmax)
-
-
-def model_step_options(trace: Trace, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
-    """`step_options` of a draft model's trace.
-
-    The same rules as the simulator's replay: a window within the match run
-    drafts and accepts it all; beyond it, drafting goes on past the miss
-    (through the draft's recorded proposals) until the window, a drafted EOS or
-    the end of the trace. Windows that would need more proposals than the
-    trace holds are left out (no policy can replay them either).
-    """
-    toks, dids = trace.tokens, trace.draft_ids
-    L = len(toks)
-    run, off_eos = _aux(trace)
-    eos = set(trace.eos_ids)
-    r = run[n]
-    out = [(w, w, w, min(w + 1, L - n)) for w in range(min(r, wmax) + 1)]
-    if wmax <= r or n + r >= L:  # longer windows stop where the run does (matched through the final EOS)
-        return out
-    m = n + r
-    new = r + 1
-    if dids[m] in eos:  # the mismatching draft token is EOS: drafting stops on it
-        off, eos_at = [], r
-    else:
-        off, e = trace.off_ids[m], off_eos[m]
-        eos_at = None if e is None else r + 1 + e
-    for w in range(r + 1, wmax + 1):
-        d = window_end(w, eos_at)
-        if d == w and w - r - 1 > len(off):
-            break
-        out.append((w, d, r, new))
-        if eos_at is not None and w > eos_at:  # through the EOS: every longer window drafts the same
-            break
-    return out
 
 
 def oracle_run(trace: Trace, cost: CostModel, max_new_tokens: int | None = None,

@@ -108,12 +108,14 @@ class SessionPlay:
         self.n = n + len(settled.emitted)
         book_step(self.tally, self.windows, self.steps_out, gamma, drafted, accepted, len(settled.emitted), early,
                   draft_calls=draft_calls)
-        self.stop_reason = settled.stop or trace_left(self.toks, self.n)
+        if not settled.stop:
+            trace_left(self.toks, self.n)   # raises where the trace ends before the session does
+        self.stop_reason = settled.stop
         return bool(self.stop_reason)
 
     def record(self) -> RunRecord:
         """The finished session, priced."""
-        self.tally.tokens, self.tally.stop_reason = self.n, self.stop_reason
+        self.tally.tokens, self.tally.stop_reason = self.n, self.stop_reason or ""
         price_session(self.tally, self.windows, self.cost, self.trace.session_s)
         return self.tally
 

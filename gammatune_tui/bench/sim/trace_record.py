@@ -6,17 +6,20 @@ on the paper's transformers-cache path, which also times the plain
 baseline), one teacher-forced draft pass over prompt + continuation, and what
 the draft goes on proposing after each of its own wrong tokens. Recording is
 the slow part of `bench --simulate` (hence the trace cache) and needs torch;
-the replay is pure Python.
+the replay is pure Python. `session_trace` records the same from a finished
+session's own steps (the chat's hindsight, hindsight.py).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from ...engine.common.pair import ModelPair
 from ...engine.common.vocab import shared_vocab
-from .simulate import Trace
+from ...engine.events import SessionHeader, StepEvent
+from .model_trace import Trace
+from .trace_stats import NAN
 from ...engine.runners.hf_compat import cache_kw
 from ...engine.runners.recurrent import has_recurrent_state, state_runner
 
@@ -150,4 +153,43 @@ def record_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int], max_new
 # -- validation against the live decoder ---------------------------------------------------------------
 
 
-__all__ = ["FRAGILE_GAP", "target_run", "record_trace"]
+def session_trace(pair: ModelPair, header: SessionHeader, steps: Sequence[StepEvent]) -> Trace:
+    """The greedy trace of a finished session: its tokens, the draft's teacher-forced argmax, its off-path proposals."""
+    import torch
+
+    tokens = [e.id for s in steps for e in s.emitted]
+    prompt = list(header.prompt_ids)
+    n = len(tokens)
+    draft = pair.draft
+    device = torch.device(pair.device)
+    vocab = shared_vocab(pair.target, draft)
+    with torch.no_grad():
+        full = torch.tensor([prompt + tokens], device=device)
+        logits = draft(input_ids=full, use_cache=False, logits_to_keep=n + 1).logits[0, :n, :vocab].float()
+        probs = torch.softmax(logits, -1)
+        top, arg = probs.max(-1)
+        d_ent = torch.special.entr(probs).sum(-1).tolist()
+    d_ids, d_prob = arg.tolist(), top.tolist()
+    eos = sorted(int(i) for i in pair.eos_ids)
+    off_ids: dict[int, list[int]] = {}
+    off_prob: dict[int, list[float]] = {}
+    off_ent: dict[int, list[float]] = {}
+    pos = 0
+    for s in steps:
+        a = s.accepted
+        m = pos + a
+        if a < len(s.drafted) and m < n and s.drafted[a].id == d_ids[m] != tokens[m]:
+            # the step drafted past its miss: what the draft proposed after its own wrong token at m
+            off_ids[m] = [t.id for t in s.drafted[a + 1:]]
+            off_prob[m] = [t.top_prob for t in s.drafted[a + 1:]]
+            off_ent[m] = [NAN if t.entropy is None else t.entropy for t in s.drafted[a + 1:]]
+        pos += len(s.emitted)
+    for j in range(n):  # other misses: nothing recorded after them, so the oracle's window stops one past the run
+        if d_ids[j] != tokens[j] and j not in off_ids:
+            off_ids[j], off_prob[j], off_ent[j] = [], [], []
+    return Trace(prompt_id=f"turn {header.turn + 1}", prompt_ids=prompt, tokens=tokens, draft_ids=d_ids,
+                 draft_prob=d_prob, off_ids=off_ids, off_prob=off_prob, draft_entropy=d_ent, off_entropy=off_ent,
+                 off_depth=max((len(v) for v in off_ids.values()), default=0), eos_ids=eos, max_new_tokens=n)
+
+
+__all__ = ["FRAGILE_GAP", "target_run", "record_trace", "session_trace"]

@@ -41,7 +41,7 @@ from ...engine.common.pair import ModelPair
 from ...engine.runners.hf_compat import cache_kw
 from ...engine.common.sampling import SamplingConfig, Served
 from ...engine.common.vocab import shared_vocab
-from .simulate import Trace
+from .model_trace import Trace
 from ...engine.plain import prefilled
 from ...engine.runners.recurrent import has_recurrent_state, state_runner
 
@@ -167,11 +167,14 @@ def record_sampled_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int],
                     if xx in eos:
                         break
                 off_ids[i], off_prob[i], off_top[i], off_ent[i] = xs, ps, tops, hs
-                cur = drun.length if drun is not None else dcache.get_seq_length()
-                if cur > P + i and drun is not None:
-                    drun.rewind(P + i)
-                elif cur > P + i:
-                    dcache.crop(-(cur - (P + i)))
+                if drun is not None:
+                    if drun.length > P + i:
+                        drun.rewind(P + i)
+                else:
+                    assert dcache is not None   # one of the two holds the draft's state
+                    cur = dcache.get_seq_length()
+                    if cur > P + i:
+                        dcache.crop(-(cur - (P + i)))
             elif x != y:  # the rejected token is EOS: drafting stops on it, nothing follows
                 off_ids[i], off_prob[i], off_top[i], off_ent[i] = [], [], [], []
             last = y

@@ -1,7 +1,7 @@
 """The transformers model families gammatune is checked against, their tiny configs, and what the check found.
 
 Why one module: three things must agree — the family matrix that decodes a
-tiny random model of each family on every draft path (benchmarks/family_matrix.py,
+tiny random model of each family on every draft path (tests/families/family_matrix.py,
 run by tests/families/), the table in docs/models.md, and `gammatune models`,
 which tells a user whether their model's family decodes exactly, is refused,
 or was never tried. The families and their configs are declared here; what

@@ -1,7 +1,7 @@
 """The family matrix: every model family of engine/loading/families.py, decoded greedily on every draft path.
 
-    python benchmarks/family_matrix.py            # run it; write family_support.json and docs/models.md's table
-    python benchmarks/family_matrix.py --check    # run it; exit 1 if either file disagrees with the code
+    python tests/families/family_matrix.py            # run it; write family_support.json and docs/models.md's table
+    python tests/families/family_matrix.py --check    # run it; exit 1 if either file disagrees with the code
 
 Why: "works with Llama" says little about Jamba or Gemma 3n. Each family's
 tiny random model (two layers, 64 wide, the demo tokenizer's 4,096 ids) is
@@ -12,6 +12,10 @@ a same-family draft model, `self:int8`, `self:int4`, prompt lookup, and
 refusal), `differs: …` (a token other than `generate`'s) or `error: …` (an
 exception that is not a refusal: a bug). tests/families/ runs the same matrix
 and fails when the recorded files disagree with what the code does.
+
+It lives beside that test (not in benchmarks/) because the test imports it: a
+plain import, not a file loaded by its path, and a maintainer's tool that
+rewrites docs/, so not part of the installed package either.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -204,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         same = fam.SUPPORT_FILE.read_text(encoding="utf-8") == text and DOC.read_text(encoding="utf-8") == doc
         print("the recorded matrix agrees with the code" if same else
-              "the recorded matrix disagrees with the code: run python benchmarks/family_matrix.py")
+              "the recorded matrix disagrees with the code: run python tests/families/family_matrix.py")
         return 0 if same else 1
     fam.SUPPORT_FILE.write_text(text, encoding="utf-8")
     DOC.write_text(doc, encoding="utf-8")
