@@ -82,7 +82,7 @@ def bench(
     from ..bench.modes.latency import run_latency
     from ..bench.modes.simulate import SimulateOptions
     from ..bench.modes.sweep import run_sweep
-    from ..bench.live.protocol import ALL_BASELINES, LOOKUP_BASELINES, SweepConfig
+    from ..bench.live.protocol import ALL_BASELINES, LOOKUP_BASELINES, PLAIN, SweepConfig
 
     # a Console whose tables fit the width, never cut (render/table_fit.py); a closed stdout (`| head`) drops
     # the tables but not the files --out asks for
@@ -139,11 +139,11 @@ def bench(
         check_output(traces_path, "--traces", inputs[:2])
     # a sweep without a draft model races transformers' prompt lookup; a model sweep its assisted generation
     drafter = opts.drafter_settings()
-    peers = LOOKUP_BASELINES if not drafter.needs_model else ALL_BASELINES
-    if not drafter.needs_model and not sampling.greedy:
+    peers = {"assistant_model": ALL_BASELINES, "prompt_lookup_num_tokens": LOOKUP_BASELINES}.get(drafter.hf_peer, (PLAIN,))
+    if drafter.point_mass and not sampling.greedy:
         raise InvalidParameter(f"--simulate at --temperature above 0 needs a draft model: {drafter.name}'s proposals "
                                "depend on where each window starts, so its sampled runs cannot share one trace")
-    if not drafter.needs_model and not no_baselines and drafter.params().get("ngram_min", 1) != 1 and not (simulate or tune_):
+    if drafter.hf_peer == "prompt_lookup_num_tokens" and not no_baselines and drafter.params().get("ngram_min", 1) != 1 and not (simulate or tune_):
         err.print(Text(f"note: transformers' prompt lookup matches n-grams down to 1; with --ngram-min "
                        f"{drafter.param('ngram_min')} the two are not at matched settings", style="yellow"))
     from ..bench.deploy.options import parse_costs, parse_for
@@ -151,7 +151,7 @@ def bench(
     engine_rows, cost_pair = parse_for(engines), parse_costs(costs)
     if engine_rows and not simulate:
         raise InvalidParameter("--for plays the engines over the traces: use it with --simulate")
-    if engine_rows and not drafter.needs_model:
+    if engine_rows and not drafter.loads_draft:
         raise InvalidParameter(f"--for plays a draft model's traces; with --drafter {drafter.name} see docs/deploy.md")
     if cost_pair is not None and not engine_rows:
         raise InvalidParameter("--costs prices the --for predictions: give --for too")

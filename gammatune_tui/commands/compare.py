@@ -84,8 +84,8 @@ def compare(
     prompt = given_prompt(prompt, prompt_file)   # stdin, a file, or bytes that are not UTF-8: before anything loads
     load_kwargs = opts.load_kwargs()
     if drafter_list is not None:  # the draft model is loaded when one contestant drafts with it
-        load_kwargs["drafter"] = next((d for d in drafter_list if d.needs_model), drafter_list[0])
-        if all(not d.needs_model for d in drafter_list) and opts.values.get("draft"):
+        load_kwargs["drafter"] = next((d for d in drafter_list if d.loads_draft), drafter_list[0])
+        if all(not d.loads_draft for d in drafter_list) and opts.values.get("draft"):
             raise InvalidParameter("--draft names a draft model, but no drafter in --drafters uses one")
     check_models(opts, load_kwargs)   # a wrong path, an uncached hub id or -n past the context: one line, before the TUI
     prompt = prompt_or_demo(prompt, opts.seed)

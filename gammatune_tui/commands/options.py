@@ -55,7 +55,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
     ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", metavar="ENGINE", panel=MODEL)),
-    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)}. Without a draft model: {'; '.join(f'{s.name} {s.help}' for s in SOURCES if not s.needs_model)}. A self-draft is the same as --draft self:int4 etc. Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
+    ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)}. Without a draft model: {'; '.join(f'{s.name} {s.help}' for s in SOURCES if not s.loads_draft)}. A self-draft is the same as --draft self:int4 etc. Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
 ]
 
 
@@ -160,7 +160,7 @@ class CommonOptions:
         if "drafter" in v and (v["drafter"] not in (None, MODEL_DRAFTER)
                                or any(v.get(k) is not None for k in SOURCE_PARAMS)):   # --drafter, its parameters
             d = self.drafter_settings()
-            if not d.needs_model and self.values.get("draft"):
+            if not d.loads_draft and self.values.get("draft"):
                 raise InvalidParameter(f"--draft names a draft model, but --drafter {d.name} drafts without one: "
                                        "leave --draft out")
 

@@ -26,13 +26,13 @@ from ..errors import InvalidParameter
 from .context import check_context
 from .common.names import MODEL_FREE
 from .drafting.draft_sources import DrafterSettings, make_source, pair_drafter
-from .drafting import DraftSource
+from .drafting import DraftSource, SourceContext
 from .events import Event, SessionHeader, SessionSummary, StepEvent, StopReason
 from .kv_cache import prefill, rewind
 from .logits_processing import check_processors, session_processors, wrap_runner
 from .mailbox import SettingsMailbox
 from .policies import Policy, PolicySettings
-from .runners import RunnerSet, runner_pool
+from .runners import Runner, RunnerSet, TargetRows, runner_pool
 from .common.sampling import SamplingConfig, Served, make_generator
 from .common.vocab import shared_vocab
 from .step_clock import StepClock
@@ -41,6 +41,13 @@ from .policies.step_rule import plan_window, settle_step
 from .events.tally import SessionTally
 from .events.text_pieces import SingleTokenText, TextPieces, answer_text
 from .verification import verify_window
+
+
+def _kept_rows(runner: Runner, start: int, n: int) -> TargetRows:
+    """The first n rows of the runner's last pass, which began at position `start` (runners/hidden.py)."""
+    rows = runner.hidden
+    assert rows is not None, "a runner asked to read_target keeps the rows of every pass"
+    return TargetRows(start, rows[:n])
 
 
 def _settings_of(policy: Policy) -> PolicySettings:
@@ -94,7 +101,7 @@ class SpeculativeDecoder:
                                        f"{self.drafter.name!r}))")
             self.drafter = DrafterSettings()
         self.pair = pair
-        if self.drafter.needs_model and pair.draft is None:
+        if self.drafter.loads_draft and pair.draft is None:
             raise InvalidParameter("this pair has no draft model (it was loaded for a drafter that needs none); "
                                    f"draft with {' or '.join(repr(n) for n in MODEL_FREE)} or load a draft model")
         if policy is None:
@@ -195,7 +202,7 @@ class SpeculativeDecoder:
 
     def _vocab(self) -> int:
         """The ids both models speak (the target's alone when no draft model drafts)."""
-        return shared_vocab(self.pair.target, self.pair.draft if self.drafter.needs_model else None)
+        return shared_vocab(self.pair.target, self.pair.draft if self.drafter.loads_draft else None)
 
     def _run(self, prompt_ids: list[int], max_new: int, user_text: str | None, turn: int) -> Iterator[Event]:
         pair = self.pair
@@ -209,6 +216,7 @@ class SpeculativeDecoder:
         try:
             yield from self._session(runners, pool.engine, prompt_ids, max_new, user_text, turn, device)
         finally:
+            runners.target.read_target(None)   # pooled: the next session (perhaps another source's) reads nothing
             pool.release(runners)
 
     def _session(self, runners: RunnerSet, engine: str, prompt_ids: list[int], max_new: int,
@@ -222,10 +230,12 @@ class SpeculativeDecoder:
         vocab = self._vocab()
         t_cut = vocab if target.config.vocab_size != vocab else None
         d_cut = None
-        if self.drafter.needs_model:
+        if self.drafter.loads_draft:
             d_cut = vocab if pair.draft.config.vocab_size != vocab else None
-        source = make_source(self.drafter, wrap_runner(runners.draft, procs), d_cut, self.source)
+        source = make_source(self.drafter, SourceContext(pair, wrap_runner(runners.draft, procs), d_cut, self.source))
         drun = source.runner  # None for a model-free source: no draft cache at all
+        reads = source.reads   # a head reads the target's hidden rows: the target runner keeps them (runners/hidden.py)
+        runners.target.read_target(reads)
 
         t0 = time.perf_counter()
         yield session_header(pair, self.policy, self.sampling, device, max_new, prompt_ids,
@@ -251,6 +261,8 @@ class SpeculativeDecoder:
         generated = 0
         stop_reason: StopReason = "max_new_tokens"
         prefill(trun, drun, ids, device)
+        if reads is not None and len(ids) > 1:
+            source.observe(_kept_rows(runners.target, 0, len(ids) - 1))
         source.start(ids)
 
         while True:
@@ -290,6 +302,8 @@ class SpeculativeDecoder:
 
             # ---- 4. rewind both caches to the accepted prefix -----------------
             rewind(trun, drun, len(ids) - 1)
+            if reads is not None:   # the rows of the positions the verify ran and the sequence kept
+                source.observe(_kept_rows(runners.target, len(ids) - 1 - len(new), len(new)))
 
             # ---- 5. report ----------------------------------------------------
             tally.add_step(d, a, drafted.calls, draft_s, verify_s)

@@ -119,9 +119,9 @@ def test_cut_window_asks_a_policy_that_may_stop_early_with_the_window_so_far():
 
 
 def test_drafter_settings_and_their_errors(tiny_pair):
-    assert DrafterSettings().name == "model" and DrafterSettings().needs_model and DrafterSettings().params() == {}
+    assert DrafterSettings().name == "model" and DrafterSettings().loads_draft and DrafterSettings().params() == {}
     d = DrafterSettings.of("prompt-lookup", ngram_max=5)
-    assert not d.needs_model and d.params() == {"ngram_min": 1, "ngram_max": 5}
+    assert not d.loads_draft and d.point_mass and d.hf_peer == "prompt_lookup_num_tokens" and d.params() == {"ngram_min": 1, "ngram_max": 5}
     assert DrafterSettings.of(d) is d
     for bad in (dict(name="lookup"), dict(name="prompt-lookup", ngram_min=0),
                 dict(name="prompt-lookup", ngram_min=3, ngram_max=2), dict(name="prompt-lookup", ngram_max=99),

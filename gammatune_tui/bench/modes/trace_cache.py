@@ -102,7 +102,7 @@ def trace_key(pair: ModelPair, pid: list, max_new_tokens: int, sampling: Samplin
         "prompts": [[p.id, list(p.ids)] for p in pid],
         "max_new_tokens": max_new_tokens,
         # a source without a draft model: its own kind of trace, for its own parameters
-        **({"drafter": {"name": drafter.name, **drafter.params()}} if not drafter.needs_model else {}),
+        **({"drafter": {"name": drafter.name, **drafter.params()}} if not drafter.loads_draft else {}),
         **({"sampling": sampling.to_json()} if sampling is not None and not sampling.greedy else {}),
     }
 
@@ -176,7 +176,7 @@ def record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_wi
     t_start = time.perf_counter()
     drafter = pair_drafter(pair)
     sampled = sampling is not None and not sampling.greedy
-    if sampled and not drafter.needs_model:
+    if sampled and drafter.point_mass:
         raise InvalidParameter(f"--simulate at a temperature above 0 needs a draft model: {drafter.name}'s proposals "
                                "depend on where each window starts, so its sampled runs cannot share one trace "
                                "(use -t 0, or a live bench)")

@@ -19,17 +19,20 @@ ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
 @dataclass(frozen=True)
 class SourceSpec:
     """One draft source: its name, the class that drafts (imported only when a session starts), whether it
-    needs a draft model, its own parameters (`ParamSpec` rows: flags, `--help`, checks, the header's
-    `drafter_params`), and the bench/sim module whose trace kind records and replays it."""
+    loads a draft checkpoint, its own parameters (`ParamSpec` rows: flags, `--help`, checks, the header's
+    `drafter_params`), the bench/sim module whose trace kind records and replays it, whether it drafts a
+    point mass, and which transformers path bench races it against."""
 
     name: str
     impl: str   # "module:Class" in engine/drafting/
-    needs_model: bool
+    loads_draft: bool   # drafts with a draft model loaded from its own files (--draft; the loaders read it)
     help: str
     params: tuple[ParamSpec, ...] = ()
     ordered: tuple[tuple[str, str], ...] = ()   # (lo, hi): parameter lo must not exceed parameter hi
     trace_kind: str = ""   # "module:NAME" in bench/sim/ (bench/sim/trace_kinds.py resolves it)
     short: str = ""   # compare's label for its contestant (default: the name)
+    point_mass: bool = False   # proposes deterministically from the text (q = δ_x): one greedy trace serves it
+    hf_peer: str = ""   # the `generate` argument bench races it against: "assistant_model", "prompt_lookup_num_tokens", or none
 
 
 def _ngram(name: str, default: int, label: str, help: str) -> ParamSpec:
@@ -43,19 +46,21 @@ _NGRAMS = (_ngram("ngram_min", 1, "n-gram min", "shortest n-gram to match"),
            _ngram("ngram_max", 3, "n-gram max", "longest n-gram to match, tried first"))
 SOURCES: tuple[SourceSpec, ...] = (
     SourceSpec("model", "draft_sources:ModelDraftSource", True, "the draft model, with its KV cache (the default)",
-               trace_kind="model_kind:TRACE_KIND"),
+               trace_kind="model_kind:TRACE_KIND", hf_peer="assistant_model"),
     SourceSpec("prompt-lookup", "prompt_lookup:PromptLookupSource", False,
                "copies what followed the text's last words earlier in the prompt or output", _NGRAMS,
-               (("ngram_min", "ngram_max"),), "lookup_trace:TRACE_KIND", "lookup"),
+               (("ngram_min", "ngram_max"),), "lookup_trace:TRACE_KIND", "lookup", point_mass=True,
+               hf_peer="prompt_lookup_num_tokens"),
     SourceSpec("ngram-pool", "ngram_pool:NgramPoolSource", False,
                "the same over every earlier turn's prompt and answer too (one decoder's)",
-               _NGRAMS, (("ngram_min", "ngram_max"),), "pool_trace:TRACE_KIND", "pool"),
+               _NGRAMS, (("ngram_min", "ngram_max"),), "pool_trace:TRACE_KIND", "pool", point_mass=True,
+               hf_peer="prompt_lookup_num_tokens"),
 )
 BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
 assert len(BY_SOURCE) == len(SOURCES), "every draft source has a name of its own"
 MODEL = SOURCES[0].name
 DRAFTERS: tuple[str, ...] = tuple(BY_SOURCE)
-MODEL_FREE: tuple[str, ...] = tuple(s.name for s in SOURCES if not s.needs_model)
+MODEL_FREE: tuple[str, ...] = tuple(s.name for s in SOURCES if not s.loads_draft)
 SOURCE_PARAMS: dict[str, ParamSpec] = {p.name: p for s in SOURCES for p in s.params}
 """Every source parameter by name, once (sources may share one: the same flag sets it for each)."""
 assert all(SOURCE_PARAMS[p.name] == p for s in SOURCES for p in s.params), \
@@ -67,7 +72,7 @@ def sources_table() -> str:
     lines = ["| `--drafter` | draft model | its parameters | what drafts |", "|---|---|---|---|"]
     for s in SOURCES:
         params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}, default {p.default})" for p in s.params)
-        lines.append(f"| `{s.name}` | {'needed' if s.needs_model else 'none'} | {params or '—'} | {s.help} |")
+        lines.append(f"| `{s.name}` | {'needed' if s.loads_draft else 'none'} | {params or '—'} | {s.help} |")
     return "\n".join(lines)
 
 

@@ -34,9 +34,11 @@ from typing import Any
 
 import torch
 
+from ..common.pair import ModelPair
 from ..policies.policy_base import Policy, TokenStats
 from ..policies.step_rule import window_ends
 from ..runners import Runner
+from ..runners.hidden import TargetReads, TargetRows
 from ..common.sampling import Served, sample
 from ..common.staging import to_device
 
@@ -87,30 +89,58 @@ class Pending:
         return int(self.ids.shape[0])
 
 
+@dataclass(frozen=True)
+class SourceContext:
+    """What a source is built from for one session, beside its own parameters (`DraftSource.create`)."""
+
+    pair: ModelPair                   # the target (a head reads its modules and its folder), tokenizer, device
+    runner: Runner | None             # the draft model's runner (None: the pair has no draft model)
+    vocab_cut: int | None             # the draft model's rows past this id are not the target's vocabulary
+    previous: "DraftSource | None"    # the same decoder's last session's source (None in its first)
+
+
 class DraftSource:
     """One session's proposer (draft_sources.py). `start` sees the prompt; `draft` proposes up to `window` tokens.
 
     A source with a KV cache exposes its `runner`; the decoder prefills and
     rewinds it together with the target's (kv_cache.py). `length` is what it
     has cached (0 for a model-free source).
+
+    A source that reads the target (a head: MTP, EAGLE-3, DFlash) sets
+    `reads` (runners/hidden.py `TargetReads`: which layers' rows) by the time
+    `create` returns. The target's runner then keeps those rows, and the
+    decoder hands them to `observe`: once after the prefill (positions 0 …
+    len(prompt) − 2) and once after every step's rewind (the positions the
+    step's verify ran and the sequence kept: the window's first token and the
+    accepted drafts, the last row being the one that chose the bonus token).
+    Rows always arrive in order and contiguous: `rows.start` is the first
+    position they cover, and anything the source derived for positions at or
+    past it (a rejected window's) is stale; `rows.end` is the target's cache
+    length after the step, and `ids[rows.end]` is the last token `draft` is
+    handed next. A source that keeps a cache of its own beside these rows (a
+    head's KV) rewinds it there.
     """
 
     runner: Runner | None = None
+    reads: TargetReads | None = None   # which of the target's hidden rows this source reads (None: none)
 
     @property
     def length(self) -> int:
         return self.runner.length if self.runner is not None else 0
 
     @classmethod
-    def create(cls, params: dict[str, Any], runner: Runner | None, vocab_cut: int | None,
-               previous: "DraftSource | None") -> "DraftSource":
+    def create(cls, params: dict[str, Any], made: "SourceContext") -> "DraftSource":
         """The source for one session from its row's parameters (`make_source`). A source without a draft
-        model takes only its parameters; one that keeps something across a conversation's turns reads it
-        from `previous`, the same decoder's last session's source (None in its first)."""
+        model takes only its parameters; a head reads the target from `made.pair`; one that keeps something
+        across a conversation's turns reads it from `made.previous`, the same decoder's last session's source
+        (None in its first)."""
         return cls(**params)
 
     def start(self, prompt_ids: list[int]) -> None:
         """A new session over `prompt_ids` (a runner has been prefilled already)."""
+
+    def observe(self, rows: TargetRows) -> None:
+        """The target's rows of positions rows.start … rows.end − 1 (only for a source with `reads`; see above)."""
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:  # pragma: no cover - abstract
@@ -196,4 +226,4 @@ def _whole_window(runner: Runner, inp: torch.Tensor, window: int, out: Draft, *,
     return out
 
 
-__all__ = ["Draft", "DraftSource", "Pending", "draft_window", "host_read"]
+__all__ = ["Draft", "DraftSource", "Pending", "SourceContext", "draft_window", "host_read"]

@@ -30,7 +30,7 @@ import torch
 
 from ..common.pair import ModelPair
 from ...errors import InvalidParameter
-from . import Draft, DraftSource, draft_window
+from . import Draft, DraftSource, SourceContext, draft_window
 # the rows live in names.py, which the command line reads without torch
 from ..common.names import BY_SOURCE, DRAFTERS, MODEL, MODEL_FREE, SELF_DRAFTS, SourceSpec, is_self_draft
 from ..policies import Policy
@@ -104,9 +104,20 @@ class DrafterSettings:
         return BY_SOURCE[MODEL] if self.self_draft else BY_SOURCE[self.name]
 
     @property
-    def needs_model(self) -> bool:
-        """Whether this source drafts with a draft model (the model and self-drafts do)."""
-        return self.spec.needs_model
+    def loads_draft(self) -> bool:
+        """Whether this source drafts with a draft model loaded from files (the model and self-drafts do)."""
+        return self.spec.loads_draft
+
+    @property
+    def point_mass(self) -> bool:
+        """Whether it proposes deterministically from the text (q = δ_x), so one greedy trace replays it."""
+        return self.spec.point_mass
+
+    @property
+    def hf_peer(self) -> str:
+        """The transformers `generate` argument bench races it against: "assistant_model" (assisted generation),
+        "prompt_lookup_num_tokens" (transformers' prompt lookup), or "" (none: plain decoding only)."""
+        return self.spec.hf_peer
 
     @property
     def self_draft(self) -> bool:
@@ -177,12 +188,12 @@ class ModelDraftSource(DraftSource):
         self.vocab_cut = vocab_cut
 
     @classmethod
-    def create(cls, params: dict[str, Any], runner: Runner | None, vocab_cut: int | None,
-               previous: DraftSource | None) -> "ModelDraftSource":
+    def create(cls, params: dict[str, Any], made: SourceContext) -> "ModelDraftSource":
+        runner = made.runner
         if runner is None:
             raise InvalidParameter("this pair has no draft model (it was loaded for a drafter that needs none); "
                                    f"use drafter {' or '.join(repr(n) for n in MODEL_FREE)} or load a draft model")
-        return cls(runner, vocab_cut)
+        return cls(runner, made.vocab_cut)
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:
@@ -198,13 +209,12 @@ def source_class(spec: SourceSpec) -> type[DraftSource]:
     return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
 
 
-def make_source(settings: DrafterSettings, draft_runner: Runner | None, vocab_cut: int | None,
-                previous: DraftSource | None = None) -> DraftSource:
+def make_source(settings: DrafterSettings, made: SourceContext) -> DraftSource:
     """The source for one session, built by its row's class (a self-draft's pair has it as its draft model).
 
-    `previous` is the same decoder's last session's source: a source that keeps something across a
+    `made.previous` is the same decoder's last session's source: a source that keeps something across a
     conversation's turns takes it over from there (`DraftSource.create`)."""
-    return source_class(settings.spec).create(settings.params(), draft_runner, vocab_cut, previous)
+    return source_class(settings.spec).create(settings.params(), made)
 
 
 __all__ = [

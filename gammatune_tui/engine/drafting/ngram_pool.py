@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import DraftSource
+from . import DraftSource, SourceContext
 from .prompt_lookup import NgramIndex, PointMassSource
 
 
@@ -47,9 +47,9 @@ class NgramPoolSource(PointMassSource):
         self.text: list[int] = []                    # this session's accepted text (the decoder's own list)
 
     @classmethod
-    def create(cls, params: dict[str, Any], runner: Any, vocab_cut: int | None,
-               previous: DraftSource | None) -> "NgramPoolSource":
+    def create(cls, params: dict[str, Any], made: SourceContext) -> "NgramPoolSource":
         """A fresh pool, or the previous session's pool with that session's whole text added."""
+        previous = made.previous
         if not isinstance(previous, cls):
             return cls(**params)
         history = previous.seq[:previous.base] + list(previous.text)

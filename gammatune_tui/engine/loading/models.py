@@ -144,7 +144,7 @@ def load_pair(
     engine = check_engine(engine)
     target, draft, vicuna, preset_name, is_demo, drafter_settings, own = settle_pair(target, draft, pair, demo,
                                                                                      drafter)
-    lookup = not drafter_settings.needs_model
+    lookup = not drafter_settings.loads_draft
     if draft_dtype not in (None, "auto") and (own is not None or lookup):
         raise InvalidParameter("--draft-dtype is for a draft model loaded from files"
                                + (f"; {own.name} sets its own precision ({own.precision})" if own else ""))

@@ -127,18 +127,18 @@ def settle_pair(target: str | None, draft: str | None, pair: str | None, demo: b
         draft, settings = settings.name, DrafterSettings(MODEL)
     pre = PRESETS.get(pair or "")
     asked_model = drafter is not None and settings.name == MODEL and draft is None
-    if pre is not None and pre.draft is None and draft is None and settings.needs_model:
+    if pre is not None and pre.draft is None and draft is None and settings.loads_draft:
         if asked_model:   # asked for a draft model by name: say there is none, and what drafts by default
             raise InvalidParameter(f"--pair {pre.name} has no draft model: give --draft self:int4 (a 4-bit copy "
                                    "of the target), --draft MODEL, or " + _free_flags()
                                    + (f" (its default: {pre.drafter})" if pre.drafter else ""))
         if is_self_draft(pre.drafter):
             draft = pre.drafter   # a preset whose default drafter is a self-draft
-    free = "" if settings.needs_model else settings.name
+    free = "" if settings.loads_draft else settings.name
     own = _self_spec(draft, free)
     target, draft, vicuna, preset_name, is_demo = _resolve_refs(target, None if own else draft, pair, demo,
                                                                 free, own is not None)
-    if draft is None and own is None and settings.needs_model:   # a preset without a draft model
+    if draft is None and own is None and settings.loads_draft:   # a preset without a draft model
         if drafter is not None:   # asked for a draft model by name: say there is none
             raise InvalidParameter(f"--pair {preset_name} has no draft model: give --draft self:int4 (a 4-bit copy "
                                    "of the target), --draft MODEL, or " + _free_flags())

@@ -8,6 +8,7 @@ from .choice import (
 )
 from .eager import EagerRunner
 from .graphs import GraphRunner
+from .hidden import TargetReads, TargetRows
 from .plan import BUCKET, MAX_Q, CapturePlan, plan_captures, span_for
 from .static import DEFAULT_CAPACITY, StaticKV, StaticRunner, round_capacity
 
@@ -16,5 +17,5 @@ __all__ = [
     "ENGINES", "GRAPH_BODY", "AUTO_WITHOUT_GRAPHS", "MAX_Q", "DEFAULT_CAPACITY", "check_engine",
     "check_engine_device", "choose_kind",
     "build_runner", "self_check", "static_unsupported", "graphs_unsupported", "round_capacity",
-    "BUCKET", "CapturePlan", "plan_captures", "span_for",
+    "BUCKET", "CapturePlan", "plan_captures", "span_for", "TargetReads", "TargetRows",
 ]

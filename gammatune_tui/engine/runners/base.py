@@ -20,6 +20,9 @@ Contract, for every runner:
   length               tokens cached now
   kv(layer)            (keys, values) of the cached prefix, (1, kv_heads, length, head_dim),
                        for tests and inspection
+  read_target(reads)   from now on keep the hidden rows `reads` names (hidden.py) of every
+                       forward's positions in `hidden` ((q, reads.count, hidden_size), the
+                       prefill's too); None: keep nothing (the default, and free)
 """
 
 from __future__ import annotations
@@ -30,16 +33,27 @@ from typing import Any, Callable
 import torch
 
 from ..common.model_weights import quanto_quantized
+from .hidden import Tapper, TargetReads
 
 
 class Runner:
     """Base of the runners; see the module docstring for the contract."""
 
     kind: str = "?"
+    tapper: Tapper | None = None   # set by read_target: the rows a draft source reads
 
     def __init__(self, model: Any):
         self.model = model
         self.device = next(model.parameters()).device
+
+    def read_target(self, reads: TargetReads | None) -> None:
+        """Keep the rows `reads` names from every later forward (hidden.py), or, with None, stop."""
+        self.tapper = Tapper(self.model, reads) if reads is not None and reads.count else None
+
+    @property
+    def hidden(self) -> torch.Tensor | None:
+        """The rows `read_target` asked for, of every position of the last forward (or prefill)."""
+        return self.tapper.rows if self.tapper is not None else None
 
     @property
     def length(self) -> int:  # pragma: no cover - abstract

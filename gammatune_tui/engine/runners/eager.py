@@ -32,7 +32,10 @@ class EagerRunner(Runner):
         self.cache = DynamicCache()
 
     def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
-        return self._fwd(ids, self.cache, keep)
+        if self.tapper is None:
+            return self._fwd(ids, self.cache, keep)
+        with self.tapper.pass_of(int(ids.shape[1])):
+            return self._fwd(ids, self.cache, keep)
 
     def rewind(self, length: int) -> None:
         self._check_rewind(length)

@@ -82,12 +82,26 @@ class GraphRunner(StaticRunner):
     def _on_allocate(self) -> None:
         self.graphs.clear()  # they point at the old buffers
 
+    def read_target(self, reads: Any) -> None:
+        """A source that reads the target's hidden rows: its sessions run the static runner's prefix pass (the
+        rows are taken by hooks on the model's layers, which the captured step does not call); asked for
+        graphs by name, that is one line."""
+        super().read_target(reads)
+        if self.tapper is not None and self.strict:
+            self.tapper = None
+            raise EngineUnavailable("--engine graphs: a draft source that reads the target's hidden states "
+                                    "runs uncaptured; use --engine static")
+
+    @property
+    def _prefix_only(self) -> bool:
+        return self._static or self.tapper is not None
+
     # -- sessions: capture everything planned, before the user waits --------------------------------
     def start(self, capacity: int, gamma_max: int | None = None) -> None:
         super().start(capacity)
         if gamma_max is not None:
             self.gamma_max = int(gamma_max)
-        if self.capture and not self._static:
+        if self.capture and not self._prefix_only:
             try:
                 with self.mode():
                     self.prepare()
@@ -170,7 +184,7 @@ class GraphRunner(StaticRunner):
 
     def _step(self, ids: torch.Tensor, start: int, q: int, keep: int) -> torch.Tensor:
         assert self.cache is not None
-        if self._static:
+        if self._prefix_only:
             return self.prefix_step(ids, start, q, keep)
         pos = self.cache.key_pos[start:start + q]
         span = span_for(start + q, self.cache.capacity)

@@ -247,8 +247,12 @@ class HybridRunner(Runner):
     def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
         pending = self._hist[:, self._length:]
         self._hist = torch.cat([self._hist, ids.to(self._hist.device)], 1)
+        fed = torch.cat([pending, ids], 1) if pending.shape[1] else ids
         with self.mode():   # the kept tokens of the last rollback go in the same pass, ahead of the new ones
-            return self._feed(torch.cat([pending, ids], 1) if pending.shape[1] else ids, keep)
+            if self.tapper is None:
+                return self._feed(fed, keep)
+            with self.tapper.pass_of(int(ids.shape[1])):   # the caller's positions only, not the re-fed ones
+                return self._feed(fed, keep)
 
     def rewind(self, length: int) -> None:
         self._check_rewind(length)

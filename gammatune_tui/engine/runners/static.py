@@ -164,7 +164,11 @@ class StaticRunner(Runner):
         start = self._length
         self._ensure(start + q)
         with self.mode():
-            logits = self._step(ids, start, q, keep)
+            if self.tapper is None:
+                logits = self._step(ids, start, q, keep)
+            else:
+                with self.tapper.pass_of(q):
+                    logits = self._step(ids, start, q, keep)
         self._length = start + q
         return logits
 
