@@ -39,8 +39,9 @@ def _head_names(family: str, n: int) -> dict[str, str]:
 
 
 def write_mtp_checkpoint(family: str, folder: Path, seed: int = 0, *, layers: int = 2, hidden: int = 64,
-                         init: float = 0.3, with_head: bool = True):
-    """Write a tiny `family` checkpoint with an MTP head to `folder`; returns the target (loaded from it)."""
+                         init: float = 0.3, with_head: bool = True, vocab: int = VOCAB):
+    """Write a tiny `family` checkpoint with an MTP head to `folder` (without one: `with_head=False`); returns
+    the target, loaded back from the folder. A byte tokenizer is saved beside it when `vocab` holds one."""
     import torch
     from safetensors.torch import load_file, save_file
     from transformers import AutoModelForCausalLM
@@ -52,7 +53,7 @@ def write_mtp_checkpoint(family: str, folder: Path, seed: int = 0, *, layers: in
     if family == "mellum":   # as the real one: sliding and full layers, a sliding-window head layer
         extra["layer_types"] = (["sliding_attention", "full_attention"] * layers)[:layers] + ["sliding_attention"]
         extra["mlp_layer_types"] = ["sparse"] * (layers + 1)
-    deeper = make_family(family, seed, vocab=VOCAB, hidden=hidden, layers=layers + 1, extra=extra)
+    deeper = make_family(family, seed, vocab=vocab, hidden=hidden, layers=layers + 1, extra=extra)
     deeper.save_pretrained(folder)
     state = load_file(str(folder / "model.safetensors"))
     names = _head_names(family, layers)
@@ -79,7 +80,8 @@ def write_mtp_checkpoint(family: str, folder: Path, seed: int = 0, *, layers: in
     if family == "mellum":
         cfg["mlp_layer_types"] = cfg["mlp_layer_types"][:layers]
     (folder / "config.json").write_text(json.dumps(cfg, indent=2))
-    make_byte_tokenizer().save_pretrained(folder)
+    if vocab >= VOCAB:
+        make_byte_tokenizer().save_pretrained(folder)
     target = AutoModelForCausalLM.from_pretrained(folder).eval()
     target.generation_config.eos_token_id = 1
     target.generation_config.pad_token_id = 1

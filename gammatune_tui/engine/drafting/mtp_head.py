@@ -76,7 +76,7 @@ class MtpHead:
         main = _Main(target, _mtp_config(target, head.layers))
         param = next(target.parameters())
         try:
-            model = MtpModel(main, head.layers)
+            model: Any = MtpModel(main, head.layers)  # type: ignore[arg-type]  # it reads only what _Main has
         except (ValueError, AttributeError, TypeError) as exc:
             raise ModelLoadError(f"cannot build this family's MTP head ({str(exc).splitlines()[0]})") from None
         own = {k for k in model.state_dict() if k.startswith("layers.")}
@@ -91,8 +91,8 @@ class MtpHead:
             if tuple(tensor.shape) != tuple(want):
                 raise ModelLoadError(f"{head.folder}: MTP tensor {name} has shape {tuple(tensor.shape)}, "
                                      f"the target's head needs {tuple(want)}")
-        model.load_state_dict(head.tensors, strict=False)
-        self.model = model.to(device=param.device, dtype=param.dtype).eval()
+        model.load_state_dict(head.tensors, strict=False)   # the embeddings and LM head are the target's own
+        self.model: Any = model.to(device=param.device, dtype=param.dtype).eval()
         self.layers = head.layers
         self.layout = head.layout
         self._cache_type = MtpCache

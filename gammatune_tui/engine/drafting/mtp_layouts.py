@@ -96,7 +96,7 @@ def _renumber(name: str, n_hidden: int) -> str:
 def _head_key(key: str, layout: str, n_hidden: int) -> bool:
     if layout == "layers":
         m = re.match(r"^model\.layers\.(\d+)\.", key)
-        return bool(m) and int(m.group(1)) >= n_hidden and not _SHARED.search(key)
+        return m is not None and int(m.group(1)) >= n_hidden and not _SHARED.search(key)
     if layout == "mimo":
         return key.startswith("model.mtp_layers.")
     return bool(re.match(r"^(?:model\.)?mtp\.", key))
