@@ -86,3 +86,41 @@ def write_mtp_checkpoint(family: str, folder: Path, seed: int = 0, *, layers: in
     target.generation_config.eos_token_id = 1
     target.generation_config.pad_token_id = 1
     return target
+
+
+def train_head(target, head, prompts: list[list[int]], *, new_tokens: int = 40, steps: int = 200, seed: int = 0):
+    """Fit `head` (an MtpHead of `target`) for a few seconds on the target's own greedy continuations of
+    `prompts`: at every position t, from the target's post-norm state h_t and the token x_{t+1}, the token
+    x_{t+2} — what a released head learned from its model. Returns the final training agreement."""
+    import torch
+
+    torch.manual_seed(seed)
+    rows = []
+    with torch.no_grad():
+        for p in prompts:
+            x = torch.tensor([p])
+            seq = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=new_tokens,
+                                  eos_token_id=None, pad_token_id=1)
+            h = target(seq, output_hidden_states=True).hidden_states[-1][0]   # after the final norm
+            rows.append((h[:-2].clone(), seq[0, 1:-1].clone(), seq[0, 2:].clone()))
+    model = head.model
+    params = [p for n, p in model.named_parameters() if n.startswith("layers.")]
+    opt = torch.optim.Adam(params, lr=3e-3)
+    model.train()
+    agree = 0.0
+    for _ in range(steps):
+        loss = torch.zeros(())
+        hits = total = 0
+        for h, nxt, label in rows:
+            pos = torch.arange(1, len(nxt) + 1).unsqueeze(0)
+            out = model.forward_layer(0, h.unsqueeze(0), pos, None, input_ids=nxt.unsqueeze(0))
+            logits = model._project_to_logits(out)[0]
+            loss = loss + torch.nn.functional.cross_entropy(logits, label)
+            hits += int((logits.argmax(-1) == label).sum())
+            total += len(label)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        agree = hits / total
+    model.eval()
+    return agree

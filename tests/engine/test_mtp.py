@@ -20,6 +20,7 @@ import torch
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.common.pair import ModelPair
 from gammatune_tui.engine.common.sampling import Served
+from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
 from gammatune_tui.engine.drafting.mtp import load_head
 from gammatune_tui.engine.drafting.mtp_layouts import read_head
 from gammatune_tui.errors import ModelLoadError
@@ -133,3 +134,52 @@ def test_a_checkpoint_without_a_head_or_a_family_without_heads_gets_one_line(tmp
     cfg = dataclasses.make_dataclass("C", [("model_type", str), ("num_hidden_layers", int)])("deepseek_v32", 2)
     with pytest.raises(ModelLoadError, match="^deepseek_v32: its MTP head .* indexed sparse attention"):
         read_head(tmp_path / "bare", cfg)
+
+
+def _acceptance(pair, prompts, drafter) -> float:
+    """Accepted drafts over drafted ones, greedy, γ 1 (the depth the head was fitted for; its chained steps
+    read its own output, which it was not fitted on), over `prompts` (each checked against `generate`)."""
+    drafted = accepted = 0
+    for p in prompts:
+        dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 1), drafter=drafter)
+        evs = list(dec.generate(p, max_new_tokens=30))
+        assert emitted(evs) == greedy_ref(pair, p, 30)
+        steps = [e for e in evs if isinstance(e, StepEvent)]
+        drafted += sum(len(e.drafted) for e in steps)
+        accepted += sum(e.accepted for e in steps)
+    return accepted / drafted
+
+
+def test_a_trained_head_is_accepted_and_the_wrong_hidden_state_collapses_it(tmp_path, monkeypatch):
+    """A head fitted for seconds on its target's own text is accepted most of the time; fed the target's
+    state before the final norm instead of after, or paired one position off, acceptance collapses: the
+    wiring errors that never look broken (LightLLM PR #1402) show in the numbers."""
+    from gammatune_tui.engine.drafting import mtp as mtp_module
+    from tiny_mtp import train_head
+
+    target = write_mtp_checkpoint("qwen3_5_text", tmp_path, seed=5, vocab=64, init=0.3)
+    with torch.no_grad():   # a final norm whose scales spread as trained models' do (Qwen3.5's is 1 + weight)
+        g = torch.Generator().manual_seed(0)
+        target.model.norm.weight.copy_(torch.exp(2 * torch.randn(target.model.norm.weight.shape, generator=g)) - 1)
+    for p in target.parameters():
+        p.requires_grad_(False)
+    head = load_head(target)
+    prompts = [[0, 5 + i, 9 + 2 * i, 7 + i] for i in range(6)]
+    assert train_head(target, head, prompts, steps=40) > 0.9
+    monkeypatch.setattr(mtp_module, "load_head", lambda t: head)
+    pair = _pair(target, make_word_tokenizer([str(i) for i in range(64)]), eos=frozenset({-1}))
+    right = _acceptance(pair, prompts, "mtp")
+    pre = _acceptance(pair, prompts, DrafterSettings("mtp", mtp_pre_norm=True))
+
+    def off_by_one(self, ids):   # row t paired with the token at t, not t + 1
+        if self.waiting:
+            start = self.head.length
+            out = self.head.extend(torch.stack(self.waiting), ids[start:start + len(self.waiting)])
+            self.waiting = []
+            self.last_out = out[-1]
+        return self.last_out
+
+    monkeypatch.setattr(mtp_module.MtpSource, "_catch_up", off_by_one)
+    shifted = _acceptance(pair, prompts, "mtp")
+    assert right > 0.9, right   # measured 0.98
+    assert pre < 0.65 and shifted < 0.65, (right, pre, shifted)   # measured 0.50 and 0.43
