@@ -20,6 +20,7 @@ policy reads the head's own top-1 and chosen probabilities.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import torch
@@ -48,6 +49,18 @@ def load_head(target: Any) -> MtpHead:
     return MtpHead(target, read_head(target_folder(target), target.config))
 
 
+_HEADS: "weakref.WeakKeyDictionary[Any, MtpHead]" = weakref.WeakKeyDictionary()
+
+
+def head_of(target: Any) -> MtpHead:
+    """The target's head, read once per loaded target (load_pair reads it, so a checkpoint without one is
+    refused before anything runs; every session of that target reuses it)."""
+    head = _HEADS.get(target)
+    if head is None:
+        head = _HEADS[target] = load_head(target)
+    return head
+
+
 def describe(head: MtpHead) -> str:
     """'mtp, 1 layer, chained': the subtitle's words for the head."""
     return f"mtp, {head.layers} layer{'s' if head.layers != 1 else ''}, chained"
@@ -70,7 +83,7 @@ class MtpSource(DraftSource):
     def create(cls, params: dict[str, Any], made: SourceContext) -> "MtpSource":
         target = made.pair.target
         prev = made.previous
-        head = prev.head if isinstance(prev, MtpSource) and prev.target is target else load_head(target)
+        head = prev.head if isinstance(prev, MtpSource) and prev.target is target else head_of(target)
         head.reset()   # a one-token prompt hands no prefill rows: no earlier session's cache may remain
         return cls(target, head, bool(params.get("mtp_pre_norm", False)))
 
