@@ -183,3 +183,19 @@ def test_a_trained_head_is_accepted_and_the_wrong_hidden_state_collapses_it(tmp_
     shifted = _acceptance(pair, prompts, "mtp")
     assert right > 0.9, right   # measured 0.98
     assert pre < 0.65 and shifted < 0.65, (right, pre, shifted)   # measured 0.50 and 0.43
+
+
+def test_a_truncated_checkpoint_or_a_head_that_does_not_fit_gets_one_line(tmp_path, folders):
+    folder, target = folders["mellum"]
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    data = (folder / "model.safetensors").read_bytes()
+    (cut / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelLoadError, match=r"model\.safetensors: cannot read its tensors") as err:
+        read_head(cut, target.config)
+    assert "\n" not in str(err.value)
+    other = write_mtp_checkpoint("mellum", tmp_path / "wide", hidden=32)   # a head 32 wide for a target 64 wide
+    from gammatune_tui.engine.drafting.mtp_head import MtpHead
+
+    with pytest.raises(ModelLoadError, match="MTP tensor layers.0.* has shape .* the target's head needs"):
+        MtpHead(target, read_head(tmp_path / "wide", other.config))

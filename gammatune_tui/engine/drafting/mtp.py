@@ -21,6 +21,7 @@ policy reads the head's own top-1 and chosen probabilities.
 from __future__ import annotations
 
 import weakref
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -41,6 +42,13 @@ def target_folder(target: Any) -> str:
     if not path:
         raise ModelLoadError("--draft mtp reads the head from the target's checkpoint folder, and this target "
                              "was not loaded from one")
+    if not Path(path).exists():   # a hub id: its snapshot in the local cache (where the target was read)
+        try:
+            from huggingface_hub import snapshot_download
+
+            return str(snapshot_download(path, local_files_only=True))
+        except Exception:   # not cached, or not a hub id: read_head says there is no folder
+            return path
     return path
 
 

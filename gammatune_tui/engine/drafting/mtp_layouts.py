@@ -155,7 +155,7 @@ def read_head(folder: str | Path, config: Any) -> HeadTensors:
                             name = pattern.sub(repl, key, count=1)
                             tensors[_renumber(name, n_hidden) if layout == "layers" else name] = f.get_tensor(key)
                             break
-        except (OSError, ValueError, RuntimeError) as exc:   # a truncated or foreign file
+        except Exception as exc:   # a truncated or foreign file (safetensors' own error is no OSError)
             raise ModelLoadError(f"{path}: cannot read its tensors ({str(exc).splitlines()[0]})") from None
     if not tensors:
         where = {"mtp": "mtp.*", "layers": f"model.layers.{n_hidden}.*", "mimo": "model.mtp_layers.*"}[layout]
