@@ -28,7 +28,7 @@ import torch
 
 from . import Draft, DraftSource, SourceContext
 from .mtp_head import MtpHead
-from .mtp_layouts import read_head
+from .mtp_layouts import DEFAULT_FEED, read_head
 from ..policies.policy_base import Policy, TokenStats
 from ..policies.step_rule import window_ends
 from ..runners.hidden import TargetReads, TargetRows
@@ -93,7 +93,7 @@ class MtpSource(DraftSource):
         prev = made.previous
         head = prev.head if isinstance(prev, MtpSource) and prev.target is target else head_of(target)
         head.reset()   # a one-token prompt hands no prefill rows: no earlier session's cache may remain
-        return cls(target, head, bool(params.get("mtp_pre_norm", False)))
+        return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")))
 
     def observe(self, rows: TargetRows) -> None:
         """Keep the target's rows; forget the head's rows at or past rows.start (a rejected window's).

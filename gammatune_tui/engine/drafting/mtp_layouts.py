@@ -49,8 +49,7 @@ INDEXED_ATTENTION = ("deepseek_v32", "glm_moe_dsa", "deepseek_v4")
 # last layer's output *after* the final norm: it is what transformers' MTPCandidateGenerator hands the
 # head (`hidden_states[-1]`), what vLLM's target models return to their MTP proposers, and the fix of
 # LightLLM PR #1402 (Qwen3.5-0.8B accepted length 1.80 → 2.74 when fed post-norm instead of pre-norm).
-DEFAULT_FEED = "post"
-FEEDS = ("post", "pre")
+DEFAULT_FEED = "post"   # the other: "pre" (--mtp-pre-norm)
 
 
 @dataclass(frozen=True)
