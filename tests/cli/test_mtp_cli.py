@@ -55,3 +55,12 @@ def test_a_folder_without_a_head_or_another_drafter_beside_it_is_one_line(capsys
     code, out, err = invoke(["run", "Hello", "--target", str(head_dir), "--draft", "mtp", "--drafter",
                              "prompt-lookup", "-n", "4"], capsys)
     assert code == 2 and err.count("\n") == 1 and "leave --draft" in err
+
+
+def test_models_families_says_which_families_carry_heads(capsys):
+    code, out, err = invoke(["models", "--families", "--json"], capsys)
+    assert code == 0, err
+    heads = json.loads(out)["mtp_heads"]
+    assert {"qwen3_5", "mellum", "deepseek_v3", "glm4_moe"} <= set(heads) and "llama" not in heads
+    code, out, err = invoke(["models", "--families"], capsys)
+    assert code == 0 and "MTP heads (--draft mtp, docs/heads.md)" in out and "qwen3_5" in out

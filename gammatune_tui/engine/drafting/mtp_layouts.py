@@ -34,16 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ModelLoadError
-
-# Which layout each family's checkpoints use, by model_type (the text config's).
-FAMILY_LAYOUT: dict[str, str] = {
-    "qwen3_5": "mtp", "qwen3_5_text": "mtp", "qwen3_5_moe": "mtp", "qwen3_5_moe_text": "mtp",
-    "qwen3_next": "mtp", "mellum": "mtp",
-    "deepseek_v3": "layers", "glm4_moe": "layers", "glm4_moe_lite": "layers",
-    "mimo": "mimo",
-}
-# Families whose heads need indexed attention (a cache class of their own): refused with the reason.
-INDEXED_ATTENTION = ("deepseek_v32", "glm_moe_dsa", "deepseek_v4")
+from ..common.mtp_families import FAMILY_LAYOUT, INDEXED_ATTENTION, head_families
 
 # Which of the target's hidden states feeds each family's head. Every family above was trained on the
 # last layer's output *after* the final norm: it is what transformers' MTPCandidateGenerator hands the
@@ -113,7 +104,7 @@ def layout_of(config: Any) -> str:
                              "gammatune does not keep yet; --draft mtp cannot run it")
     layout = FAMILY_LAYOUT.get(kind) or FAMILY_LAYOUT.get(str(getattr(config, "model_type", "")))
     if layout is None:
-        known = ", ".join(sorted({k.removesuffix("_text") for k in FAMILY_LAYOUT}))
+        known = ", ".join(head_families())
         raise ModelLoadError(f"{kind or 'this model'} ships no MTP head that gammatune can read "
                              f"(families with heads: {known})")
     return layout
