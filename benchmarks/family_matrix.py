@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from gammatune_tui.engine.loading import families as fam  # noqa: E402
+from gammatune_tui.engine.common.names import SOURCES  # noqa: E402
 
 DOC = ROOT / "docs" / "models.md"
 BEGIN, END = "<!-- family-matrix:begin -->", "<!-- family-matrix:end -->"
@@ -118,8 +119,8 @@ def run_family(name: str, tokenizer: Any) -> dict[str, Any]:
                           tokenizer=tokenizer)
         return got[0, len(ids):].tolist(), want[0, len(ids):].tolist()
 
-    runs = {"draft": engine(None), "self:int8": engine("self:int8"), "self:int4": engine("self:int4"),
-            "prompt-lookup": engine("prompt-lookup"), "hf.generate": hf}
+    runs = {**{s.matrix_column: engine(None if s.loads_draft else s.name) for s in SOURCES if s.matrix_column},
+            **{d: engine(d) for d in fam.MATRIX_SELF_DRAFTS}, "hf.generate": hf}
     for path in fam.PATHS:
         out[path] = _cell(runs[path])
     return out
@@ -157,7 +158,7 @@ def run_matrix(names: list[str] | None = None, progress: Callable[[str, float], 
 
 def render_table(support: dict) -> str:
     """docs/models.md's table: one row a family, one column a path; reasons in full below it."""
-    head = ["family", "kind", *(PATH_TITLES[p] for p in fam.PATHS), "self-draft keeps"]
+    head = ["family", "kind", *(PATH_TITLES.get(p, p) for p in fam.PATHS), "self-draft keeps"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     notes: list[str] = []
     for f in fam.FAMILIES:

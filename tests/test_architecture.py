@@ -56,12 +56,13 @@ BENCH_ROOMS: dict[str, set[str]] = {
 # core, the modules directly in engine/ (decoder, verification, kv_cache, plain, context…); "engine" is
 # the package's own __init__, the public API, which names a thing from every room. common/ imports
 # no other room; policies/ only common/ (a parameter's declaration, common/param_spec.py, is shared
-# with the draft sources' rows); runners/, events/ and drafting/ sit on them; the step core drives
+# with the draft sources' rows); runners/ sits on common/ alone (a session's γ max is an argument of its
+# start), events/ and drafting/ on both; the step core drives
 # those three; loading/ builds a pair and warms the core up.
 ENGINE_ROOMS: dict[str, set[str]] = {
     "common": {"common"},
     "policies": {"common", "policies"},
-    "runners": {"common", "policies", "runners"},
+    "runners": {"common", "runners"},   # a runner knows no policy: γ max comes as an argument
     "events": {"common", "policies", "events"},
     "drafting": {"common", "policies", "runners", "drafting"},
     "core": {"common", "policies", "runners", "events", "drafting", "core"},

@@ -115,6 +115,14 @@ def emitted(events) -> list[int]:
     return [t.id for e in events if isinstance(e, StepEvent) for t in e.emitted]
 
 
+def cache_lengths(dec) -> tuple[int, int]:
+    """(target, draft) tokens a decoder's running (or last) session has cached (draft 0 for a source without a
+    runner); read between the events of `generate`, each StepEvent being yielded after its step's rewind."""
+    if dec.runners is None:
+        return 0, 0
+    return dec.runners.target.length, dec.source.length if dec.source is not None else 0
+
+
 def greedy_ref(pair, ids: list[int], n: int) -> list[int]:
     """The target's own greedy continuation (`target.generate`, stopping at the pair's EOS ids): what every
     speculative session must emit at temperature 0."""

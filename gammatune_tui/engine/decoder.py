@@ -122,7 +122,6 @@ class SpeculativeDecoder:
         self.runners: RunnerSet | None = None  # the running (or last) session's runners: tests, inspector
         self.source: DraftSource | None = None  # the running (or last) session's draft source
         self.ids: list[int] = []  # prompt + generated, the accepted sequence
-        self.on_step = None  # debug hook: called with the decoder after each step's rewind
 
     # -- control (any thread) ---------------------------------------------------------
     @property
@@ -160,12 +159,6 @@ class SpeculativeDecoder:
         return changed
 
     # -- helpers -------------------------------------------------------------------
-    def cache_lengths(self) -> tuple[int, int]:
-        """(target, draft) cached tokens; for tests and the step inspector (draft 0 for a model-free source)."""
-        if self.runners is None:
-            return 0, 0
-        return self.runners.target.length, self.source.length if self.source is not None else 0
-
     def _encode(self, prompt: Any) -> list[int]:
         if isinstance(prompt, str):
             return list(self.pair.encode_prompt(prompt, raw=True))
@@ -247,7 +240,7 @@ class SpeculativeDecoder:
         self.ids = ids
         # everything a session caches fits in prompt + max_new tokens (drafts never pass the budget);
         # γ_max tells a graphs runner which windows to capture now, before the answer streams
-        gamma_max = getattr(getattr(self.policy, "params", None), "gamma_max", None)
+        gamma_max = self.policy.params.gamma_max
         for runner in (trun, drun):
             if runner is not None:
                 runner.start(len(ids) + max_new, gamma_max)
@@ -313,8 +306,6 @@ class SpeculativeDecoder:
                 point_mass=drafted.point_mass,
             )
             now = time.perf_counter()
-            if self.on_step is not None:
-                self.on_step(self)
             yield StepEvent(
                 step=tally.steps - 1, method=method, params=params, gamma=gamma, drafted=drafted_ev,
                 accepted=a, target_token=target_ev, emitted=emitted, gamma_next=policy.gamma,

@@ -50,10 +50,13 @@ def test_one_read_per_step_unless_the_policy_may_stop_early(tiny_pair, monkeypat
     monkeypatch.setattr(drafting, "host_read", lambda t: reads.append(t.numel()) or real(t))
     pair = dataclasses.replace(tiny_pair, engine=engine)
     dec = SpeculativeDecoder(pair, PolicySettings.build(method, 4), sampling)
-    dec.on_step = lambda _: per_step.append(len(reads) - sum(per_step))
     gen = dec.generate(PROMPT, max_new_tokens=40)
+    steps = []
     with NoScalarReads():
-        steps = [e for e in gen if isinstance(e, StepEvent)]
+        for e in gen:   # a StepEvent comes after its step's rewind: the reads so far are its own and earlier ones'
+            if isinstance(e, StepEvent):
+                steps.append(e)
+                per_step.append(len(reads) - sum(per_step))
     assert len(per_step) == len(steps) and any(len(e.drafted) > 1 for e in steps)
     if not dec.policy.may_stop_early:
         assert per_step == [1] * len(steps)

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 import torch
 
-from tiny_models import emitted, noisy_copy, target_only_pair
+from tiny_models import cache_lengths, emitted, noisy_copy, target_only_pair
 from gammatune_tui.engine import METHODS, PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.engine.loading.models import ModelPair, load_pair
@@ -63,7 +63,7 @@ def test_greedy_with_prompt_lookup_equals_target_generate(lookup_pair, reference
     # the proposals were accepted sometimes and rejected sometimes, and some steps found nothing to copy
     assert 0.0 < summary.acceptance_rate < 1.0
     assert any(not e.drafted for e in steps) and any(e.accepted for e in steps)
-    assert dec.source.runner is None and dec.runners.draft is None and dec.cache_lengths()[1] == 0
+    assert dec.source.runner is None and dec.runners.draft is None and cache_lengths(dec)[1] == 0
 
 
 def test_early_stops_on_the_stand_in_confidence_stay_exact(lookup_pair, reference):
@@ -81,14 +81,11 @@ def test_early_stops_on_the_stand_in_confidence_stay_exact(lookup_pair, referenc
 
 def test_the_target_cache_holds_the_accepted_prefix_and_no_draft_cache_exists(lookup_pair):
     lengths = []
-
-    def hook(dec):
-        lengths.append((len(dec.ids), *dec.cache_lengths()))
-
     for sampling in (SamplingConfig(), SamplingConfig(temperature=1.0, seed=4)):
         dec = SpeculativeDecoder(lookup_pair, PolicySettings.build("gammatune", 4), sampling)
-        dec.on_step = hook
-        list(dec.generate(PROMPT, max_new_tokens=40))
+        for ev in dec.generate(PROMPT, max_new_tokens=40):
+            if isinstance(ev, StepEvent):   # yielded after the step's rewind
+                lengths.append((len(dec.ids), *cache_lengths(dec)))
     assert lengths and all(t == n - 1 and d == 0 for n, t, d in lengths)
 
 

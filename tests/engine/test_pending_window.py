@@ -18,7 +18,7 @@ from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDeco
 from gammatune_tui.engine.common.sampling import Served
 from gammatune_tui.engine.step_clock import StepClock
 from test_decoder_runners import PROMPT
-from tiny_models import emitted, greedy_ref
+from tiny_models import cache_lengths, emitted, greedy_ref
 from test_sampling import N_SAMPLES, PROMPT_IDS, chi2_test
 
 
@@ -43,7 +43,7 @@ def test_a_drafted_eos_mid_window_ends_the_answer_as_target_generate_does(tiny_p
     cut = [e for e in steps if e.drafted and e.drafted[-1].id == mid and len(e.drafted) < e.gamma]
     assert cut, "no window drafted the EOS mid-window: the test would not exercise the cut"
     assert all(mid not in [t.id for t in e.drafted[:-1]] for e in steps)
-    assert dec.cache_lengths()[0] <= len(dec.ids)  # the tokens verified past the EOS were rewound
+    assert cache_lengths(dec)[0] <= len(dec.ids)  # the tokens verified past the EOS were rewound
 
 
 def _law_with_eos(model, served: Served, vocab: int, eos: int) -> torch.Tensor:

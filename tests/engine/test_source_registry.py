@@ -1,10 +1,15 @@
 """Draft sources are plugins: a source is its own file plus one registry row, and nothing else names it.
 
-Two checks of what docs/architecture.md ("Adding a draft source") promises:
+Checks of what docs/architecture.md ("Adding a draft source") promises:
 
-* a throw-away source, one file and one row in engine/common/names.py
-  `SOURCES`, is accepted by `--drafter`, listed by `--help`, and drafts in
-  the decoder with the target's greedy output, with no other file edited;
+* a throw-away source, one file, one row in engine/common/names.py
+  `SOURCES` and one line binding its class in engine/drafting/registry.py,
+  is accepted by `--drafter`, listed by `--help`, and drafts in the decoder
+  with the target's greedy output, with no other file edited; so does a
+  throw-away source that reads the target's hidden rows (a head), in the
+  same three files (at most 4, the goal of issue 41);
+* every row's class is bound by import and is a `DraftSource`, with the
+  interface the decoder drives;
 * outside prompt lookup's own files (its source and its trace kind) and its
   row, no code names prompt lookup, and outside the n-gram pool's files and
   row none names the pool: the loop, the loaders, the commands and the
@@ -40,20 +45,70 @@ class EchoSource(DraftSource):
         n = min(window, self.copies)
         return point_mass_draft([ids[-1]] * n, [0.5] * n, [0.5] * n, window, policy, eos) if n else Draft(point_mass=True)
 '''
-ROW = ('    SourceSpec("echo", "echo_source:EchoSource", False, "repeat the last token", '
+ROW = ('    SourceSpec("echo", False, "repeat the last token", '
        '(ParamSpec("copies", int, 2, "copies", "tokens to propose", lo=1, hi=8),)),\n')
+
+LENS = '''
+"""A throw-away head for the test: drafts the law of the target's last kept row (after the final norm) through
+the target's own LM head; it reads the target through the seam (runners/hidden.py)."""
+import torch
+from . import Draft, DraftSource
+from ..runners import TargetReads
+
+
+class LensSource(DraftSource):
+    runner = None
+
+    def __init__(self, model):
+        self.model, self.rows = model, []
+        self.reads = TargetReads(normed=True)
+
+    @classmethod
+    def create(cls, params, made):
+        return cls(made.pair.target)
+
+    def observe(self, rows):
+        del self.rows[rows.start:]
+        self.rows.extend(rows.hidden.unbind(0))
+
+    def draft(self, ids, window, *, policy, served, gen, eos, device):
+        out = Draft()
+        if window <= 0 or not self.rows:
+            return out
+        with torch.inference_mode():
+            probs = torch.softmax(self.model.lm_head(self.rows[-1][0]).float(), -1)
+        x = int(probs.argmax())
+        out.ids, out.top, out.chosen, out.entropy, out.calls = [x], [float(probs[x])], [float(probs[x])], [0.0], 1
+        return out
+'''
+LENS_ROW = '    SourceSpec("lens", False, "the target\'s last row through its LM head"),\n'
 
 PROBE = r'''
 import contextlib, importlib.util, io, json, sys
-src = open(sys.argv[1]).read()
-i = src.index("\n)\nBY_SOURCE")
-src = src[:i + 1] + sys.argv[2] + src[i + 1:]          # the one row
-spec = importlib.util.spec_from_loader("gammatune_tui.engine.common.names", loader=None)
+
+
+def patched(module, path, *edits):
+    """Load `module` from `path` with each (line, text) edit: `text` inserted at the start of the line `line`
+    begins (the rows' and the registry's own lines, as a developer adds them)."""
+    src = open(path).read()
+    for before, add in edits:
+        i = src.rindex("\n", 0, src.index(before)) + 1
+        src = src[:i] + add + src[i:]
+    spec = importlib.util.spec_from_loader(module, loader=None)
+    mod = importlib.util.module_from_spec(spec)
+    mod.__package__ = module.rpartition(".")[0]
+    sys.modules[module] = mod
+    exec(compile(src, path, "exec"), mod.__dict__)
+
+
+args = json.loads(sys.argv[1])
 import gammatune_tui.engine.common
-names = importlib.util.module_from_spec(spec)
-names.__package__ = "gammatune_tui.engine.common"
-sys.modules[spec.name] = names
-exec(compile(src, sys.argv[1], "exec"), names.__dict__)
+patched("gammatune_tui.engine.common.names", args["names"], (")\nBY_SOURCE", "".join(args["rows"])))
+import gammatune_tui.engine.drafting as drafting
+drafting.__path__.append(args["files"])                   # the one file of each source
+patched("gammatune_tui.engine.drafting.registry", args["registry"],
+        ("\nCLASSES", "".join(f"from .{m} import {c}\n" for m, c in args["classes"].values())),
+        ("\n}\nassert", "".join(f"    {n!r}: {c},\n" for n, (m, c) in args["classes"].items())))
 from gammatune_tui.cli import main
 out = {}
 for argv in (["run", "--help"], ["run", "--drafter", "echo", "--copies", "9", "--target", "nowhere"],
@@ -65,34 +120,63 @@ for argv in (["run", "--help"], ["run", "--drafter", "echo", "--copies", "9", "-
         except SystemExit:
             pass
     out[argv[1] + str(len(argv))] = " ".join((o.getvalue() + e.getvalue()).replace("\u2502", " ").split())
-import gammatune_tui.engine.drafting as drafting
-drafting.__path__.append(sys.argv[3])                   # the one file
 import torch
-sys.path.insert(0, sys.argv[4])
+sys.path.insert(0, args["tests"])
 from tiny_models import emitted, greedy_ref, target_only_pair
 from gammatune_tui.engine import PolicySettings, SpeculativeDecoder
-pair = target_only_pair("echo", name="t")
-ids = pair.encode_prompt("aaaa bbbb aaaa", raw=True)
-dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), drafter="echo")
-evs = list(dec.generate(ids, max_new_tokens=24))
-out["decoder"] = [emitted(evs) == greedy_ref(pair, ids, 24), evs[0].drafter, evs[0].drafter_params,
-                  sum(len(e.drafted) for e in evs[1:-1])]
+for name in args["classes"]:
+    pair = target_only_pair(name, name="t")
+    ids = pair.encode_prompt("aaaa bbbb aaaa", raw=True)
+    dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), drafter=name)
+    evs = list(dec.generate(ids, max_new_tokens=24))
+    out[name] = [emitted(evs) == greedy_ref(pair, ids, 24), evs[0].drafter, evs[0].drafter_params,
+                 sum(len(e.drafted) for e in evs[1:-1]), sum(e.accepted for e in evs[1:-1])]
 print(json.dumps(out))
 '''
 
 
-def test_a_new_source_is_one_file_and_one_row(tmp_path):
+def test_a_new_source_and_a_head_that_reads_the_target_are_one_file_one_row_and_one_line(tmp_path):
     (tmp_path / "echo_source.py").write_text(ECHO)
+    (tmp_path / "lens_source.py").write_text(LENS)
+    args = {"names": str(PKG / "engine/common/names.py"), "rows": [ROW, LENS_ROW], "files": str(tmp_path),
+            "registry": str(PKG / "engine/drafting/registry.py"), "tests": str(ROOT / "tests"),
+            "classes": {"echo": ("echo_source", "EchoSource"), "lens": ("lens_source", "LensSource")}}
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", PROBE, str(PKG / "engine/common/names.py"), ROW, str(tmp_path),
-                           str(ROOT / "tests")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert "echo repeat the last token" in out["--help2"] and "--copies" in out["--help2"]
     assert "--copies must be a whole number in [1, 8], got 9" in out["--drafter7"]
     assert "drafter" not in out["--drafter5"] and "nowhere" in out["--drafter5"]   # accepted: the target is what fails
-    same, drafter, params, drafted = out["decoder"]
+    same, drafter, params, drafted, _ = out["echo"]
     assert same and drafter == "echo" and params == {"copies": 2} and drafted > 0
+    same, drafter, params, drafted, accepted = out["lens"]
+    assert same and drafter == "lens" and params == {} and drafted > 0 and accepted > 0
+    # (the head took its own file, names.py's row and registry.py's lines: 3 files, against issue 41's 4)
+
+
+def test_every_row_is_bound_by_import_to_a_draft_source():
+    import inspect
+
+    from gammatune_tui.engine.common.names import SOURCES
+    from gammatune_tui.engine.drafting import DraftSource
+    from gammatune_tui.engine.drafting.registry import CLASSES
+
+    assert [s.name for s in SOURCES] == list(CLASSES)
+    for s in SOURCES:
+        cls = CLASSES[s.name]
+        assert issubclass(cls, DraftSource), s.name
+        for method in ("create", "start", "draft", "observe"):
+            want = inspect.signature(getattr(DraftSource, method)).parameters.keys()
+            assert inspect.signature(getattr(cls, method)).parameters.keys() == want, (s.name, method)
+    from gammatune_tui.engine.loading.families import PATHS
+
+    # the family matrix's columns come from the rows: a source with a column is verified on every family
+    assert [c for c in PATHS if c in {s.matrix_column for s in SOURCES}] == [s.matrix_column for s in SOURCES
+                                                                           if s.matrix_column]
+    src = (PKG / "engine/common/names.py").read_text() + (PKG / "engine/drafting/draft_sources.py").read_text()
+    assert "importlib" not in src and ":Class" not in src
 
 
 # identifiers and string literals that name one source; where each may appear (besides the tests)
@@ -102,15 +186,15 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
          "record_lookup_trace", "session_lookup_trace", "repropose"},
         {"prompt-lookup"},
         ("engine/drafting/prompt_lookup.py", "bench/sim/lookup_trace.py", "engine/common/names.py",
-         # the family matrix's recorded columns (data: which paths were verified for each family)
-         "engine/loading/families.py",
+         "engine/drafting/registry.py",
          # transformers' own prompt_lookup_num_tokens, refused with the name of its equivalent here
          "hf/settings.py"),
     ),
     "the n-gram pool": (
         {"NgramPoolSource", "PoolKind"},
         {"ngram-pool", "ngram_pool", "pool_trace"},
-        ("engine/drafting/ngram_pool.py", "bench/sim/pool_trace.py", "engine/common/names.py"),
+        ("engine/drafting/ngram_pool.py", "bench/sim/pool_trace.py", "engine/common/names.py",
+         "engine/drafting/registry.py"),
     ),
 }
 

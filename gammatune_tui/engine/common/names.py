@@ -15,16 +15,15 @@ from .param_spec import ParamSpec
 # how forward passes run (engine/runners/choice.py)
 ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
 
-# who drafts: one row per draft source (engine/drafting/draft_sources.py builds the source a row names)
+# who drafts: one row per draft source; engine/drafting/registry.py binds each name to its class by import
+# (torch-side: the command line reads these rows without torch), draft_sources.py builds it for a session
 @dataclass(frozen=True)
 class SourceSpec:
-    """One draft source: its name, the class that drafts (imported only when a session starts), whether it
-    loads a draft checkpoint, its own parameters (`ParamSpec` rows: flags, `--help`, checks, the header's
+    """One draft source: its name, whether it loads a draft checkpoint, its own parameters (`ParamSpec` rows: flags, `--help`, checks, the header's
     `drafter_params`), the bench/sim module whose trace kind records and replays it, whether it drafts a
     point mass, and which transformers path bench races it against."""
 
     name: str
-    impl: str   # "module:Class" in engine/drafting/
     loads_draft: bool   # drafts with a draft model loaded from its own files (--draft; the loaders read it)
     help: str
     params: tuple[ParamSpec, ...] = ()
@@ -32,6 +31,7 @@ class SourceSpec:
     trace_kind: str = ""   # "module:NAME" in bench/sim/ (bench/sim/trace_kinds.py resolves it)
     short: str = ""   # compare's label for its contestant (default: the name)
     point_mass: bool = False   # proposes deterministically from the text (q = δ_x): one greedy trace serves it
+    matrix_column: str = ""   # its column in the family matrix (loading/families.py PATHS); "": none of its own
     hf_peer: str = ""   # the `generate` argument bench races it against: "assistant_model", "prompt_lookup_num_tokens", or none
 
 
@@ -45,17 +45,17 @@ def _ngram(name: str, default: int, label: str, help: str) -> ParamSpec:
 _NGRAMS = (_ngram("ngram_min", 1, "n-gram min", "shortest n-gram to match"),
            _ngram("ngram_max", 3, "n-gram max", "longest n-gram to match, tried first"))
 SOURCES: tuple[SourceSpec, ...] = (
-    SourceSpec("model", "draft_sources:ModelDraftSource", True, "the draft model, with its KV cache (the default)",
-               trace_kind="model_kind:TRACE_KIND", hf_peer="assistant_model"),
-    SourceSpec("prompt-lookup", "prompt_lookup:PromptLookupSource", False,
+    SourceSpec("model", True, "the draft model, with its KV cache (the default)",
+               trace_kind="model_kind:TRACE_KIND", matrix_column="draft", hf_peer="assistant_model"),
+    SourceSpec("prompt-lookup", False,
                "copies what followed the text's last words earlier in the prompt or output", _NGRAMS,
                (("ngram_min", "ngram_max"),), "lookup_trace:TRACE_KIND", "lookup", point_mass=True,
-               hf_peer="prompt_lookup_num_tokens"),
-    SourceSpec("ngram-pool", "ngram_pool:NgramPoolSource", False,
+               matrix_column="prompt-lookup", hf_peer="prompt_lookup_num_tokens"),
+    SourceSpec("ngram-pool", False,
                "the same over every earlier turn's prompt and answer too (one decoder's)",
                _NGRAMS, (("ngram_min", "ngram_max"),), "pool_trace:TRACE_KIND", "pool", point_mass=True,
                hf_peer="prompt_lookup_num_tokens"),
-    SourceSpec("mtp", "mtp:MtpSource", False,
+    SourceSpec("mtp", False,
                "the multi-token-prediction head shipped in the target's own checkpoint, chained (docs/heads.md)",
                (ParamSpec("mtp_pre_norm", bool, False, "MTP pre-norm",
                           "feed the head the target's last hidden state before the final norm (default: after)"),),

@@ -13,29 +13,24 @@ and a rejection draws from norm(max(0, p − δ_x)); verification.py).
 A source that keeps a KV cache exposes its `runner`, which the decoder
 prefills and rewinds with the target's (kv_cache.py); a source that needs
 no draft model has none. Every source is one row of `SOURCES`
-(engine/common/names.py: its name, class, whether it needs a draft model, its own
-parameters) and one `DraftSource` subclass; `DrafterSettings` is what a user
+(engine/common/names.py: its name, whether it loads a draft model, its own
+parameters; registry.py: its class) and one `DraftSource` subclass; `DrafterSettings` is what a user
 picks (`--drafter` and the source's flags, `load_pair(drafter=)`,
 `SpeculativeDecoder(drafter=)`), checked against the row; `make_source` builds
-the row's class for one session. Nothing here names a source but the model's.
+the row's class (drafting/registry.py) for one session. Nothing here names a source but the model's.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from ..common.pair import ModelPair
 from ...errors import InvalidParameter
-from . import Draft, DraftSource, SourceContext, draft_window
+from . import DraftSource, SourceContext
+from .registry import CLASSES
 # the rows live in names.py, which the command line reads without torch
 from ..common.names import BY_SOURCE, DRAFTERS, MODEL, MODEL_FREE, SELF_DRAFTS, SourceSpec, is_self_draft
-from ..policies import Policy
-from ..runners import Runner
-from ..common.sampling import Served
 
 
 def source_spec(name: str) -> SourceSpec:
@@ -180,33 +175,9 @@ def pair_drafter(pair: ModelPair) -> DrafterSettings:
     return DrafterSettings(MODEL)
 
 
-class ModelDraftSource(DraftSource):
-    """The draft model through its runner: one forward per drafted token (drafting/__init__.py)."""
-
-    def __init__(self, runner: Runner, vocab_cut: int | None):
-        self.runner = runner
-        self.vocab_cut = vocab_cut
-
-    @classmethod
-    def create(cls, params: dict[str, Any], made: SourceContext) -> "ModelDraftSource":
-        runner = made.runner
-        if runner is None:
-            raise InvalidParameter("this pair has no draft model (it was loaded for a drafter that needs none); "
-                                   f"use drafter {' or '.join(repr(n) for n in MODEL_FREE)} or load a draft model")
-        return cls(runner, made.vocab_cut)
-
-    def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
-              eos: frozenset[int], device: torch.device) -> Draft:
-        runner = self.runner
-        assert runner is not None
-        return draft_window(runner, ids[runner.length:], window, policy=policy, served=served, gen=gen,
-                            vocab_cut=self.vocab_cut, eos=eos, device=device)
-
-
 def source_class(spec: SourceSpec) -> type[DraftSource]:
-    """The class a row names (`module:Class` in engine/drafting/), imported now."""
-    module, cls = spec.impl.split(":")
-    return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
+    """The class that drafts for a row (registry.py: bound by import)."""
+    return CLASSES[spec.name]
 
 
 def make_source(settings: DrafterSettings, made: SourceContext) -> DraftSource:
@@ -219,5 +190,5 @@ def make_source(settings: DrafterSettings, made: SourceContext) -> DraftSource:
 
 __all__ = [
     "MODEL", "DRAFTERS", "DrafterSettings", "source_spec", "source_class",
-    "parse_drafters", "pair_drafter", "DraftSource", "ModelDraftSource", "make_source",
+    "parse_drafters", "pair_drafter", "DraftSource", "make_source",
 ]

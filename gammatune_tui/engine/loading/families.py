@@ -23,10 +23,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..common.names import SOURCES
+
 ATTENTION, MOE, HYBRID, STATE_SPACE = "attention", "mixture of experts", "hybrid", "state space"
-PATHS = ("draft", "self:int8", "self:int4", "prompt-lookup", "hf.generate")
-"""The ways a family is decoded: a same-family draft model, the target's own int8 and int4 copies,
-prompt lookup, and transformers' `generate` with gammatune behind it (`gammatune_tui.hf.generate`)."""
+MATRIX_SELF_DRAFTS = ("self:int8", "self:int4")
+_COLUMNS = tuple(s.matrix_column for s in SOURCES if s.matrix_column)
+PATHS: tuple[str, ...] = (_COLUMNS[0], *MATRIX_SELF_DRAFTS, *_COLUMNS[1:], "hf.generate")
+"""The ways a family is decoded, derived from the draft sources' rows (engine/common/names.py `matrix_column`):
+a same-family draft model (the default source's column), the target's own int8 and int4 copies, every other
+source that has a column of its own (prompt lookup), and transformers' `generate` with gammatune behind it
+(`gammatune_tui.hf.generate`)."""
 
 SUPPORT_FILE = Path(__file__).with_name("family_support.json")
 _DROP = object()   # a key the family's config must not be given (Falcon's head_dim is derived, not settable)

@@ -35,7 +35,6 @@ import torch
 
 from ...errors import EngineUnavailable
 from ..common.logits_check import compute_dtype, logits_tolerance
-from ..policies.policy_params import DEFAULT_GAMMA_MAX
 from .fixed_step import FixedStep, compile_wanted
 from .plan import MAX_Q, plan_captures, span_for
 from .static import StaticRunner
@@ -58,7 +57,9 @@ class GraphRunner(StaticRunner):
         self.role = role
         self.strict = strict
         self.on_fallback = on_fallback
-        self.gamma_max = DEFAULT_GAMMA_MAX
+        # the policy's bound on γ, as each session's `start` (and the warm-up's) passes it: the runner knows no
+        # policy; until told, it plans the windows of plain decoding and of a draft (1 and 2 tokens)
+        self.gamma_max = 0
         self.graphs: dict[tuple[int, int], Any] = {}  # (window, span) -> graph
         self.missed: set[int] = set()  # windows that ran uncaptured since the last start
         self.uncaptured_steps = 0  # steps that found no graph (tests; the inspector)

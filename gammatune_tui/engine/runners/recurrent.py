@@ -52,6 +52,7 @@ from ...errors import InvalidParameter
 from ..common.logits_check import FP32_TOL, HALF_TOL, compute_dtype, logits_close, logits_tolerance
 from .base import Forward, Runner, grad_mode
 from .hf_compat import cache_kw
+from .snapshot import Snapshot
 
 MAX_PENDING = 8  # kept tokens left for the next forward's pass at most; more are fed at the rollback
 SNAPSHOTS = 24  # snapshots kept: a draft's whole window with room to spare; an older rewind re-feeds from empty
@@ -114,55 +115,6 @@ def _module_lock(model: Any) -> threading.Lock:
         if lock is None:
             lock = _LOCKS[model] = threading.Lock()
         return lock
-
-
-class Snapshot:
-    """The cache's state at one length: per layer, its attributes, with state tensors cloned; module states too."""
-
-    __slots__ = ("length", "layers", "modules")
-
-    def __init__(self, cache: Any, length: int, modules: dict | None = None):
-        self.length = length
-        self.layers = [self._take(layer) for layer in cache.layers]
-        self.modules = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in (modules or {}).items()}
-
-    @staticmethod
-    def _take(layer: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in vars(layer).items():
-            if isinstance(value, dict):   # conv/recurrent states (written in place) and their flags
-                out[key] = {i: v.clone() if isinstance(v, torch.Tensor) else v for i, v in value.items()}
-            else:   # keys/values are replaced at each update, never written into: a reference is a copy
-                out[key] = value
-        return out
-
-    def restore(self, cache: Any, modules: dict | None = None) -> None:
-        if modules is not None:
-            for k, v in self.modules.items():
-                modules[k] = v.clone() if isinstance(v, torch.Tensor) else v
-        del cache.layers[len(self.layers):]
-        for layer, saved in zip(cache.layers, self.layers):
-            live = vars(layer)
-            for key, value in saved.items():
-                if isinstance(value, dict):
-                    cur = live.get(key)
-                    new = {}
-                    for i, v in value.items():
-                        old = cur.get(i) if isinstance(cur, dict) else None
-                        if isinstance(v, torch.Tensor):
-                            # into the live tensor where it fits (its address stays), else a copy: the snapshot stays valid
-                            if isinstance(old, torch.Tensor) and old.shape == v.shape and old is not v:
-                                old.copy_(v)
-                                new[i] = old
-                            else:
-                                new[i] = v.clone()
-                        else:
-                            new[i] = v
-                    live[key] = new
-                else:
-                    live[key] = value
-            for key in [k for k in live if k not in saved]:
-                del live[key]
 
 
 def _model_forward(model: Any) -> Forward:
