@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.loading import families as fam
+from ..engine.common.mtp_families import head_families
 from ..engine.loading.model_files import download_command, in_local_cache
 from ..engine.loading import presets
 from ..engine.loading.presets import INSTALL_HINT, PRESETS, Preset
@@ -85,7 +86,8 @@ def _print_families(json_out: bool) -> None:
     """The family matrix's verdicts: one row a family, and why a path is not exact."""
     rows, version = _family_rows(), fam.support()["transformers"]
     if json_out:
-        print(json.dumps({"transformers": version, "paths": list(fam.PATHS), "families": rows}, ensure_ascii=False))
+        print(json.dumps({"transformers": version, "paths": list(fam.PATHS), "families": rows,
+                          "mtp_heads": head_families()}, ensure_ascii=False))
         return
     console = make_console()
     table = Table(title=f"model families (checked with transformers {version}; docs/models.md)",
@@ -107,6 +109,8 @@ def _print_families(json_out: bool) -> None:
                        "prompt lookup and gammatune_tui.hf.generate (a tiny model of each family, checked by "
                        "`python tests/families/family_matrix.py`). A family not listed is untested.", style="dim"),
                   soft_wrap=not console.is_terminal)
+    console.print(Text(f"MTP heads (--draft mtp, docs/heads.md), read from the checkpoints of: "
+                       f"{', '.join(head_families())}", style="dim"), soft_wrap=not console.is_terminal)
 
 
 def models(json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),

@@ -37,8 +37,16 @@ def test_each_row_is_a_trace_kind_with_the_protocols_methods(source):
         assert got == want, f"{type(kind).__name__}.{member}{got} does not match TraceKind.{member}{want}"
 
 
+# Sources the simulator cannot replay yet, each refused in one line by `bench --simulate` and the oracle: the MTP
+# head's second draft depends on its own hidden chain, which no recorded trace kind replays yet.
+WITHOUT_KIND = {"mtp"}
+
+
 def test_every_draft_source_has_its_kind_and_each_kind_a_source():
-    assert set(KINDS) == {s.name for s in SOURCES}
+    assert set(KINDS) == {s.name for s in SOURCES} - WITHOUT_KIND
+    for name in WITHOUT_KIND:
+        with pytest.raises(InvalidParameter, match=f"no traces for drafter '{name}'"):
+            trace_kind(name)
     assert trace_kind("self:int4") is KINDS[SOURCES[0].name]   # a self-draft drafts as the model
     with pytest.raises(InvalidParameter, match="no traces for drafter 'nowhere'"):
         trace_kind("nowhere")

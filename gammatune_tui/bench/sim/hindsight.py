@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from ...engine.common.names import MODEL
+from ...engine.common.names import BY_SOURCE, MODEL
 from ...engine.common.pair import ModelPair
 from ...engine.events import Event, SessionHeader, StepEvent
 from ...session.hindsight import Hindsight, not_applicable
@@ -40,6 +40,10 @@ def session_hindsight(pair: ModelPair, events: Sequence[Event]) -> Hindsight:
         return na
     header = next(e for e in events if isinstance(e, SessionHeader))
     steps = [e for e in events if isinstance(e, StepEvent)]
+    spec = BY_SOURCE.get(header.drafter or MODEL)
+    if spec is not None and not spec.trace_kind:   # a head (mtp): its chained drafts have no replay yet
+        return Hindsight.unavailable(f"none for {header.drafter}: the simulator has no trace kind for it yet",
+                                     "no oracle for this drafter")
     trace = trace_kind(header.drafter or MODEL).from_session(pair, header, steps)
     if trace is None:   # the source drafted from text the recording does not hold (an earlier turn's)
         return Hindsight.unavailable(f"none for {header.drafter}, which drafts from earlier turns too (a "

@@ -55,6 +55,11 @@ SOURCES: tuple[SourceSpec, ...] = (
                "the same over every earlier turn's prompt and answer too (one decoder's)",
                _NGRAMS, (("ngram_min", "ngram_max"),), "pool_trace:TRACE_KIND", "pool", point_mass=True,
                hf_peer="prompt_lookup_num_tokens"),
+    SourceSpec("mtp", False,
+               "the multi-token-prediction head shipped in the target's own checkpoint, chained (docs/heads.md)",
+               (ParamSpec("mtp_pre_norm", bool, False, "MTP pre-norm",
+                          "feed the head the target's last hidden state before the final norm (default: after)"),),
+               short="mtp"),
 )
 BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
 assert len(BY_SOURCE) == len(SOURCES), "every draft source has a name of its own"

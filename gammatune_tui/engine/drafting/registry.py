@@ -13,6 +13,7 @@ from __future__ import annotations
 from . import DraftSource
 from ..common.names import SOURCES
 from .model_source import ModelDraftSource
+from .mtp import MtpSource
 from .ngram_pool import NgramPoolSource
 from .prompt_lookup import PromptLookupSource
 
@@ -20,6 +21,7 @@ CLASSES: dict[str, type[DraftSource]] = {
     "model": ModelDraftSource,
     "prompt-lookup": PromptLookupSource,
     "ngram-pool": NgramPoolSource,
+    "mtp": MtpSource,
 }
 assert set(CLASSES) == {s.name for s in SOURCES}, "every row has its class, and every class its row"
 

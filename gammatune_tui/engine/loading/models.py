@@ -215,11 +215,16 @@ def load_pair(
         name_target = PRESETS[preset_name].target   # a hub id, or the packaged file's name (not its path)
     else:
         name_target = target
+    name_draft = drafter_settings.name if lookup else (own.name if own is not None else
+                                                       "demo/draft" if is_demo else str(draft))
+    if drafter_settings.name == "mtp":   # the target's own head: read now (none: one line), named as it drafts
+        from ..drafting.mtp import describe, head_of
+
+        name_draft = describe(head_of(target_model))
     made = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
         name_target=name_target,
-        name_draft=drafter_settings.name if lookup else (own.name if own is not None else
-                                                         "demo/draft" if is_demo else str(draft)),
+        name_draft=name_draft,
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
         drafter=drafter_settings, self_draft=own_draft,
     )

@@ -12,6 +12,7 @@ line naming what would work, never a silent switch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ... import resources
@@ -20,6 +21,8 @@ from ..context import window_of
 from ..drafting.draft_sources import MODEL, DrafterSettings
 from .model_files import ModelRef, locate_pair, read_config
 from ..common.names import MODEL_FREE, is_self_draft
+
+HEAD = "mtp"   # `--draft mtp`: not a draft model's files but the target's own MTP head (drafting/mtp.py)
 from .presets import DEMO, PRESETS, pair_names, preset_target
 
 
@@ -120,6 +123,11 @@ def settle_pair(target: str | None, draft: str | None, pair: str | None, demo: b
     the user asked for, so `--drafter model` on a preset without a draft
     model is refused, where the default quietly drafts by the preset's own.
     """
+    if draft == HEAD and not Path(draft).is_dir():   # `--draft mtp`: the target's own head drafts (a folder wins)
+        asked = DrafterSettings.of(drafter).name
+        if asked not in (MODEL, HEAD):   # the default drafter (the model) gives way to the head
+            raise InvalidParameter(f"--draft mtp drafts with the target's own MTP head: leave --drafter {asked} out")
+        draft, drafter = None, drafter if asked == HEAD else HEAD
     settings = DrafterSettings.of(drafter)
     if settings.self_draft:   # `drafter="self:int4"` is `draft="self:int4"` with the model drafting
         if draft is not None and draft != settings.name:

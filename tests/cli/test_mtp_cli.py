@@ -1,0 +1,66 @@
+"""`--draft mtp` from the command line: run and compare draft with the head in the target's own folder;
+a folder without a head, or `--draft mtp` beside another drafter, is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gammatune_tui.engine.events import event_from_json
+from clihelpers import invoke
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tiny_mtp import write_mtp_checkpoint  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def head_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mellum_mtp")
+    write_mtp_checkpoint("mellum", folder, seed=3)
+    return folder
+
+
+def test_run_drafts_with_the_targets_own_head_and_stays_exact(capsys, head_dir):
+    args = ["--target", str(head_dir), "--device", "cpu", "--threads", "1", "-n", "12", "--json", "--raw"]
+    code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", "-m", "specdecode", "--gamma", "3"], capsys)
+    assert code == 0, err
+    events = [event_from_json(json.loads(line)) for line in out.splitlines()]
+    assert events[0].drafter == "mtp" and events[-1].drafter == "mtp"
+    assert events[-1].draft_calls > 0 and events[-1].tokens == 12
+    mine = [t.id for e in events if e.type == "step" for t in e.emitted]
+    code, out, err = invoke(["run", "Hello", *args, "--drafter", "prompt-lookup"], capsys)
+    assert code == 0, err
+    plain = [t.id for e in map(lambda s: event_from_json(json.loads(s)), out.splitlines()) if e.type == "step"
+             for t in e.emitted]
+    assert mine == plain   # greedy: the same tokens whoever drafts
+
+
+def test_compare_races_the_head_against_prompt_lookup(capsys, head_dir):
+    code, out, err = invoke(["compare", "--print", "--target", str(head_dir), "--device", "cpu", "--drafters",
+                             "mtp,prompt-lookup", "-M", "specdecode", "-n", "10", "-t", "0", "--raw", "Hello"], capsys)
+    assert code == 0, err
+    assert "specdecode/mtp" in out and "specdecode/lookup" in out
+    assert "lossless: every method produced the target's own tokens" in out
+
+
+def test_a_folder_without_a_head_or_another_drafter_beside_it_is_one_line(capsys, tmp_path, head_dir):
+    bare = tmp_path / "bare"
+    write_mtp_checkpoint("mellum", bare, with_head=False)
+    code, out, err = invoke(["run", "Hello", "--target", str(bare), "--draft", "mtp", "-n", "4"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "carries no MTP head (no mtp.* tensors); --draft mtp needs one" in err
+    code, out, err = invoke(["run", "Hello", "--target", str(head_dir), "--draft", "mtp", "--drafter",
+                             "prompt-lookup", "-n", "4"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "leave --draft" in err
+
+
+def test_models_families_says_which_families_carry_heads(capsys):
+    code, out, err = invoke(["models", "--families", "--json"], capsys)
+    assert code == 0, err
+    heads = json.loads(out)["mtp_heads"]
+    assert {"qwen3_5", "mellum", "deepseek_v3", "glm4_moe"} <= set(heads) and "llama" not in heads
+    code, out, err = invoke(["models", "--families"], capsys)
+    assert code == 0 and "MTP heads (--draft mtp, docs/heads.md)" in out and "qwen3_5" in out
