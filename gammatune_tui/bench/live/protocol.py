@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
+from ...engine.common.kernel_path import kernel_path
 from ...engine.common.pair import ModelPair
 from ...engine.common.names import SOURCE_PARAMS
 from ...engine.drafting.draft_sources import pair_drafter
@@ -89,6 +90,7 @@ def environment(pair: ModelPair) -> dict[str, Any]:
         "versions": {**versions(), "python": platform.python_version()},
         "device": str(pair.device),
         "dtype": str(pair.dtype).replace("torch.", ""),
+        "kernel": kernel_path(pair.dtype, pair.device),   # the matmul path a verify runs (its c(k) is the path's)
         "torch_threads": torch.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "cpu_count": os.cpu_count(),
