@@ -71,3 +71,18 @@ def test_latency_table_gives_c_k_and_the_kernel(tmp_path, capsys):
     assert ("c(5)" in text or "c5 = verify 5 ÷ one-token pass" in text) and f"kernel path: {data['environment']['kernel']}" in text
     row = data["rows"][0]
     assert f"{row['verify_ms']['5'] / row['verify_ms']['1']:.2f}" in text
+
+
+def test_doctor_points_a_costly_fp32_verify_to_native_bf16(monkeypatch):
+    from gammatune_tui.bench.doctor import report as rp
+
+    costly = _report({1: 40.0, 5: 70.0}, "float32", "fp32: MKL sgemm")
+    costly.machine["device"] = "cpu"
+    monkeypatch.setattr(rp, "native_bf16_cpu", lambda: True)
+    assert "try --dtype bfloat16" in verify_cost_line([costly])
+    monkeypatch.setattr(rp, "native_bf16_cpu", lambda: False)   # no native bf16: nothing to suggest
+    assert "try" not in verify_cost_line([costly])
+    monkeypatch.setattr(rp, "native_bf16_cpu", lambda: True)
+    cheap = _report({1: 40.0, 5: 50.0}, "float32", "fp32: MKL sgemm")
+    cheap.machine["device"] = "cpu"
+    assert "try" not in verify_cost_line([cheap])             # c(5) 1.25: the verify is cheap already

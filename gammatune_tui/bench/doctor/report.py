@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import METHODS
+from ...engine.common.kernel_path import native_bf16_cpu
 from ...engine.common.names import is_self_draft
 from ...engine.events.precision_text import human_bytes
 from .examine import DEFAULT_GAMMA0, Candidate, DraftReport, rank
@@ -112,6 +113,11 @@ def verdict_lines(reports: Sequence[DraftReport]) -> Text:
     return out
 
 
+CHEAP_VERIFY = 1.4
+"""c(5) at or under this is a cheap verify (issue 42's goal); float32 on a CPU measured 1.65-1.89 for SmolLM2's
+shape, bfloat16 on oneDNN's AMX path 1.15-1.27 (docs/precision.md)."""
+
+
 def verify_cost_line(reports: Sequence[DraftReport], k: int = 5) -> str:
     """The target's c(k), its precision and kernel path: what bounds every draft's speedup on this machine.
 
@@ -123,8 +129,12 @@ def verify_cost_line(reports: Sequence[DraftReport], k: int = 5) -> str:
     verify, m = done[0].verify_ms, done[0].machine
     k = k if k in verify else max(verify)
     c = verify[k] / verify[1]
-    return (f"the target's verify: c({k}) = {c:.2f} (a {k}-token pass costs {c:.2f} one-token passes) at "
+    line = (f"the target's verify: c({k}) = {c:.2f} (a {k}-token pass costs {c:.2f} one-token passes) at "
             f"{m.get('dtype', '?')}, kernel path {m.get('kernel', '?')}")
+    if m.get("dtype") == "float32" and str(m.get("device", "")) == "cpu" and c > CHEAP_VERIFY and native_bf16_cpu():
+        line += (f"; this CPU multiplies bfloat16 natively, where a verify costs little more than a step: try "
+                 "--dtype bfloat16 (both models; its greedy text is bfloat16's, see docs/precision.md)")
+    return line
 
 
 def methods_table(reports: Sequence[DraftReport]) -> Table:
