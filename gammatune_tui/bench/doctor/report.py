@@ -114,7 +114,7 @@ def verdict_lines(reports: Sequence[DraftReport]) -> Text:
 
 
 CHEAP_VERIFY = 1.4
-"""c(5) at or under this is a cheap verify (issue 42's goal); float32 on a CPU measured 1.65-1.89 for SmolLM2's
+"""c(5) at or under this is a cheap verify; float32 on a CPU measured 1.65-1.89 for SmolLM2's
 shape, bfloat16 on oneDNN's AMX path 1.15-1.27 (docs/precision.md)."""
 
 

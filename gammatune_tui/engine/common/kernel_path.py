@@ -1,4 +1,4 @@
-"""Which matrix-multiply path a model's forward runs on this machine, in words (issue 42).
+"""Which matrix-multiply path a model's forward runs on this machine, in words.
 
 A verify's price over one step, c(k), is the kernel's, not the model's: on the
 2-core EPYC this project measures on, SmolLM2's vocabulary projection over 5
