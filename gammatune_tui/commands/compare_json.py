@@ -47,6 +47,15 @@ def contestant_json(run: Any, row: Any, plain: Sequence[float]) -> dict[str, Any
     }
 
 
+def lossless_json(v: Any) -> dict[str, Any]:
+    """The greedy check; a difference carries where, at which precision, and whether a near-tie explains it."""
+    out: dict[str, Any] = {"checked": v.checked, "identical": v.identical, "message": v.message}
+    if v.checked and not v.identical:
+        out.update(position=v.position, method=v.method, dtype=v.dtype, near_tie=v.near_tie, fault=v.fault,
+                   top_two_gap=v.gap, rounding=v.tolerance)
+    return out
+
+
 def compare_json(job: Any, summary: Any) -> dict[str, Any]:
     """The whole race: the prompt and settings shared by all, each contestant, and target-only when it ran."""
     plain = list(job.reference.speeds) if job.reference is not None else []
@@ -55,8 +64,7 @@ def compare_json(job: Any, summary: Any) -> dict[str, Any]:
     return {
         "prompt": job.prompt, "max_new_tokens": job.max_new_tokens, "sampling": job.sampling.to_json(),
         "repeats": job.repeats, "runs": summary.runs, "ranked": summary.ranked, "models": summary.models,
-        "lossless": {"checked": summary.lossless.checked, "identical": summary.lossless.identical,
-                     "message": summary.lossless.message},
+        "lossless": lossless_json(summary.lossless),
         "contestants": [contestant_json(run, rows[run.label], plain) for run in job.runs if run.label in rows],
         "target_only": None if ref is None else {
             "tokens": ref.tokens, "stop_reason": ref.stop_reason,

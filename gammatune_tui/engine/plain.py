@@ -46,6 +46,7 @@ class PlainRun:
     stop_reason: str = "max_new_tokens"
     prefill_s: float = 0.0                                   # the cache set up and the prompt fed, within wall_s
     token_s: list[float] = field(default_factory=list)      # each token's forward and choice
+    margins: list[tuple[float, float]] = field(default_factory=list)   # greedy: (top logit, top-two gap) per token
 
     @property
     def tokens(self) -> int:
@@ -124,6 +125,7 @@ def plain_decode(pair: ModelPair, prompt_ids: Sequence[int], max_new_tokens: int
             trun.prefill(torch.tensor([ids[:-1]], device=device))
         run.prefill_s = time.perf_counter() - t0
         last = ids[-1]
+        aside = 0.0   # the margins' cost, kept off the clock: the reference is timed as plain decoding runs
         while run.tokens < max_new_tokens:
             t1 = time.perf_counter()
             logits = trun.forward(torch.tensor([[last]], device=device), 1)[-1:, :vocab]
@@ -133,10 +135,15 @@ def plain_decode(pair: ModelPair, prompt_ids: Sequence[int], max_new_tokens: int
                 last = int(sample(served.probs(logits.float()), gen)[0])
             run.token_ids.append(last)
             run.token_s.append(time.perf_counter() - t1)
+            if served.greedy:
+                t2 = time.perf_counter()
+                top2 = logits[-1].float().topk(min(2, logits.shape[-1])).values.tolist()
+                run.margins.append((top2[0], top2[0] - top2[-1]))
+                aside += time.perf_counter() - t2
             if last in eos:
                 run.stop_reason = "eos"
                 break
-        run.wall_s = time.perf_counter() - t0
+        run.wall_s = time.perf_counter() - t0 - aside
     finally:
         if pool is not None and runners is not None:
             pool.release(runners)

@@ -153,9 +153,11 @@ def backfire_text(summary: CompareSummary) -> Text | None:
 
 
 def lossless_text(summary: CompareSummary) -> Text:
-    """Compare's greedy check, green when every method gave the same tokens."""
+    """Compare's greedy check: green when every method gave the same tokens, red for a fault, yellow for a
+    low-precision near-tie (or a difference no target-only logits could judge), dim when sampling."""
     verdict = summary.lossless
-    style = "green" if verdict.identical else ("bold red" if verdict.checked else "dim")
+    style = ("green" if verdict.identical else "bold red" if verdict.fault
+             else "yellow" if verdict.checked else "dim")
     return Text(printable(verdict.message), style=style)
 
 

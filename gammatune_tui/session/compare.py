@@ -12,7 +12,8 @@ Every number of a method's row but the median and spread is read off
 `RunningStats` over its shown stream (the median run) — the same numbers its
 pane in the compare screen shows. For greedy decoding every method must
 produce the target's own text (docs/spec.md §1.3); the lossless check compares each
-with target-only's tokens (or, in a recording, with the first method's).
+with target-only's tokens (or, in a recording, with the first method's), and says a
+low-precision near-tie as one (session/lossless.py).
 Measuring is `compare_job.py`'s; a recording gives the same runs
 (`runs_from_recording`).
 """
@@ -27,6 +28,7 @@ from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.policies import METHODS
 from ..engine.common.names import is_self_draft
 from ..engine.events.precision_text import model_note
+from .lossless import Lossless, first_difference, judge, worst
 from .recording import RecordedSession, Recording
 from .stats import RunningStats
 
@@ -129,6 +131,7 @@ class Reference:
     stop_reason: str = "max_new_tokens"
     greedy: bool = True
     label: str = "target-only"
+    margins: tuple[tuple[float, float], ...] = ()   # greedy: (top logit, top-two gap) at each token (PlainRun)
 
 
 @dataclass(frozen=True)
@@ -158,28 +161,6 @@ class SummaryRow:
 
 
 @dataclass(frozen=True)
-class Lossless:
-    """The greedy check: all texts identical, or where they first part."""
-
-    checked: bool             # False when sampling (texts may differ legitimately)
-    identical: bool
-    position: int | None = None   # first differing token index
-    method: str = ""              # the first method that differs from the reference
-    reference: str = ""           # the method compared against (target-only when measured, else the first)
-
-    @property
-    def message(self) -> str:
-        if not self.checked:
-            return "sampling (temperature > 0): texts may differ between methods; the output law is the target's"
-        if self.identical:
-            if self.reference == "target-only":
-                return "lossless: every method produced the target's own tokens (greedy, checked against target-only)"
-            return "lossless: every method produced the same tokens (greedy)"
-        return (f"NOT lossless: {self.method} differs from {self.reference} "
-                f"at token {self.position} (greedy decoding should give identical text)")
-
-
-@dataclass(frozen=True)
 class CompareSummary:
     rows: list[SummaryRow]
     lossless: Lossless
@@ -202,33 +183,29 @@ class CompareSummary:
         return [r for r in self.methods if r.rank == 1] if self.ranked else []
 
 
-def _first_difference(ref_ids: Sequence[int], ids: Sequence[int], stopped: bool) -> int | None:
-    n = min(len(ids), len(ref_ids))
-    pos = next((i for i in range(n) if ids[i] != ref_ids[i]), None)
-    if pos is None and len(ids) != len(ref_ids) and not stopped:
-        pos = n   # one is longer: a difference unless a run was stopped by the user
-    return pos
-
-
 def check_lossless(runs: Sequence[MethodRun], reference: Reference | None = None) -> Lossless:
-    """Greedy: every method's tokens against target-only's (when measured), else against the first method's."""
+    """Greedy: every method's tokens against target-only's (when measured), else against the first method's.
+
+    A difference is judged by target-only's top-two logit gap where the texts
+    part (session/lossless.py): a near-tie at bf16/fp16 is said as one, any
+    other difference is NOT lossless."""
     if not runs or not all(r.greedy for r in runs):
         return Lossless(checked=False, identical=False)
+    margins: Sequence[tuple[float, float]] = ()
     if reference is not None and reference.greedy and reference.token_ids:
         ref_label, ref_ids, others = reference.label, list(reference.token_ids), list(runs)
-        ref_stopped = False
+        ref_stopped, margins = False, reference.margins
     else:
         ref_label, ref_ids, others = runs[0].label, runs[0].token_ids, list(runs[1:])
         ref_stopped = bool(runs[0].summary and runs[0].summary.stop_reason == "stopped")
-    first: tuple[int, str] | None = None
+    verdicts = []
     for r in others:
         stopped = ref_stopped or bool(r.summary and r.summary.stop_reason == "stopped") or r.summary is None
-        pos = _first_difference(ref_ids, r.token_ids, stopped)
-        if pos is not None and (first is None or pos < first[0]):
-            first = (pos, r.label)
-    if first is None:
-        return Lossless(True, True, reference=ref_label)
-    return Lossless(True, False, first[0], first[1], ref_label)
+        pos = first_difference(ref_ids, r.token_ids, stopped)
+        if pos is not None:
+            verdicts.append(judge(pos, r.label, ref_label, r.header.dtype if r.header else "", margins))
+    shown = worst(verdicts)
+    return shown if shown is not None else Lossless(True, True, reference=ref_label)
 
 
 def backfire(summary: CompareSummary) -> str | None:

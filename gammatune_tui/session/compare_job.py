@@ -224,7 +224,8 @@ class CompareJob:
         if self._plain_runs:
             last = self._plain_runs[-1]
             self.reference = Reference(tuple(p.tokens_per_s for p in self._plain_runs), last.tokens,
-                                       tuple(last.token_ids), last.stop_reason, self.sampling.greedy)
+                                       tuple(last.token_ids), last.stop_reason, self.sampling.greedy,
+                                       margins=tuple(getattr(last, "margins", ())))
         if progress:
             progress(n, n, "", 0)
 

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.policies import METHODS
+from ...engine.common.kernel_path import native_bf16_cpu
 from ...engine.common.names import is_self_draft
 from ...engine.events.precision_text import human_bytes
 from .examine import DEFAULT_GAMMA0, Candidate, DraftReport, rank
@@ -105,7 +106,35 @@ def verdict_lines(reports: Sequence[DraftReport]) -> Text:
                        f"γ0={r.best_gamma} over {r.passes} timing passes; "
                        f"no γ policy beats {_x(r.oracle)} with this draft)")
         out.append("\n")
+    line = verify_cost_line(reports)
+    if line:
+        out.append(Text(line, style="dim"))
+        out.append("\n")
     return out
+
+
+CHEAP_VERIFY = 1.4
+"""c(5) at or under this is a cheap verify; float32 on a CPU measured 1.65-1.89 for SmolLM2's
+shape, bfloat16 on oneDNN's AMX path 1.15-1.27 (docs/precision.md)."""
+
+
+def verify_cost_line(reports: Sequence[DraftReport], k: int = 5) -> str:
+    """The target's c(k), its precision and kernel path: what bounds every draft's speedup on this machine.
+
+    A k-token verify that costs k steps (float32 on a CPU) leaves a draft little to win; one that costs
+    little more than a step (bf16 on native hardware) is the shape speculation wants (docs/precision.md)."""
+    done = [r for r in reports if r.examined and r.verify_ms.get(1)]
+    if not done:
+        return ""
+    verify, m = done[0].verify_ms, done[0].machine
+    k = k if k in verify else max(verify)
+    c = verify[k] / verify[1]
+    line = (f"the target's verify: c({k}) = {c:.2f} (a {k}-token pass costs {c:.2f} one-token passes) at "
+            f"{m.get('dtype', '?')}, kernel path {m.get('kernel', '?')}")
+    if m.get("dtype") == "float32" and str(m.get("device", "")) == "cpu" and c > CHEAP_VERIFY and native_bf16_cpu():
+        line += (f"; this CPU multiplies bfloat16 natively, where a verify costs little more than a step: try "
+                 "--dtype bfloat16 (both models; its greedy text is bfloat16's, see docs/precision.md)")
+    return line
 
 
 def methods_table(reports: Sequence[DraftReport]) -> Table:
@@ -150,9 +179,14 @@ def costs_table(reports: Sequence[DraftReport]) -> Table:
         t.add_column(f"k={k}", justify="right")
     t.add_row(Text("target: a pass over k tokens"), Text(f"{verify.get(1, math.nan):.2f}"),
               *(Text(f"{verify[k]:.1f}") for k in ks))
+    one = verify.get(1, math.nan)
+    t.add_row(Text("c(k): that pass ÷ a one-token pass"), Text(""),
+              *(Text(f"{verify[k] / one:.2f}" if one else "") for k in ks))
     for r in done:
         t.add_row(Text(f"draft: {r.label}"), Text(f"{r.draft_ms:.2f}"), *(Text("") for _ in ks))
-    t.caption = Text(f"target alone: {done[0].plain_tok_s:.0f} tok/s (its k=1 pass, prefill included)")
+    m = done[0].machine
+    t.caption = Text(f"target alone: {done[0].plain_tok_s:.0f} tok/s (its k=1 pass, prefill included); "
+                     f"target at {m.get('dtype', '?')}, kernel path {m.get('kernel', '?')}")
     t.caption_justify = "left"
     return t
 

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
+from ...engine.common.kernel_path import kernel_path
 from ...engine.events import StepEvent
 from ...engine.common.pair import ModelPair
 from ...engine.common.names import SOURCE_PARAMS
@@ -25,6 +26,7 @@ from ...engine.drafting.draft_sources import pair_drafter
 from ...engine.plain import plain_decode
 from ...engine.policies import PolicySettings
 from ...engine.common.sampling import SamplingConfig
+from ...session.lossless import first_difference, judge
 from ...session.stats import RunningStats
 from ..results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
 from ...engine.runners import runner_pool
@@ -89,6 +91,7 @@ def environment(pair: ModelPair) -> dict[str, Any]:
         "versions": {**versions(), "python": platform.python_version()},
         "device": str(pair.device),
         "dtype": str(pair.dtype).replace("torch.", ""),
+        "kernel": kernel_path(pair.dtype, pair.device),   # the matmul path a verify runs (its c(k) is the path's)
         "torch_threads": torch.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "cpu_count": os.cpu_count(),
@@ -170,9 +173,14 @@ class _ForwardCount:
             self._hook.remove()
 
 
-def run_plain(pair: ModelPair, prompt: PromptIds, max_new_tokens: int, repeat: int = 0) -> RunRecord:
-    """Plain target-only greedy decoding on the paper's path (transformers' cache, one token per pass)."""
+def run_plain(pair: ModelPair, prompt: PromptIds, max_new_tokens: int, repeat: int = 0,
+              margins: list[tuple[float, float]] | None = None) -> RunRecord:
+    """Plain target-only greedy decoding on the paper's path (transformers' cache, one token per pass).
+
+    `margins`, when given, receives each token's (top logit, top-two gap): what judges a method's difference."""
     run = plain_decode(pair, prompt.ids, max_new_tokens, transformers_cache=True)
+    if margins is not None:
+        margins.extend(run.margins)
     return RunRecord(method=PLAIN, gamma0=None, prompt_id=prompt.id, repeat=repeat, tokens=run.tokens,
                      steps=run.tokens, target_calls=run.tokens, wall_s=run.wall_s, stop_reason=run.stop_reason,
                      output_ids=run.token_ids)
@@ -279,13 +287,25 @@ def live_sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig,
     """
     cfg = for_pair(cfg, pair)
     records: list[RunRecord] = []
-    checks = {"runs": 0, "outputs_differing_from_target_only": [], "hf_outputs_differing": [], "interrupted": False}
+    checks = {"runs": 0, "outputs_differing_from_target_only": [], "near_ties": [], "hf_outputs_differing": [],
+              "interrupted": False}
     try:
         _sweep(pair, prompts, cfg, progress, records, checks)
     except KeyboardInterrupt:
         checks["interrupted"] = True
     checks["runs"] = len(records)
     return records, checks
+
+
+def _judge(checks: dict[str, Any], pair: ModelPair, reference: list[int], margins: list[tuple[float, float]],
+           ids: list[int], where: list[Any]) -> None:
+    """A method's greedy text parted from target-only's: a near-tie at the precision (said, not a fault) or a fault."""
+    pos = first_difference(reference, ids, False)
+    v = judge(pos if pos is not None else 0, str(where[0]), "target-only", str(pair.dtype), margins)
+    if v.near_tie:
+        checks["near_ties"].append([*where, v.position, v.dtype, round(v.gap or 0.0, 4), round(v.tolerance or 0.0, 4)])
+    else:
+        checks["outputs_differing_from_target_only"].append(where)
 
 
 def _sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig, progress: ProgressFn | None,
@@ -296,8 +316,9 @@ def _sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig, prog
     for p in prompts:
         for rep in range(cfg.repeats):
             reference: list[int] | None = None
+            margins: list[tuple[float, float]] = []
             if PLAIN in cfg.baselines:
-                r = run_plain(pair, p, cfg.max_new_tokens, rep)
+                r = run_plain(pair, p, cfg.max_new_tokens, rep, margins)
                 reference = r.output_ids
                 records.append(_strip(r))
                 if progress:
@@ -306,7 +327,7 @@ def _sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig, prog
                 for g in cfg.gammas:
                     r = run_policy(pair, PolicySettings.build(m, g, **cfg.params), p, cfg.max_new_tokens, rep, cfg.seed)
                     if reference is not None and r.output_ids != reference:
-                        checks["outputs_differing_from_target_only"].append([m, g, p.id, rep])
+                        _judge(checks, pair, reference, margins, r.output_ids, [m, g, p.id, rep])
                     records.append(_strip(r))
                     if progress:
                         progress(f"{p.id} {m} γ0={g}", 1)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...engine.common.devices import resolve_device, resolve_dtype
+from ...engine.common.kernel_path import kernel_path
 from ...errors import EngineUnavailable, Interrupted, InvalidParameter
 from ..live import latency as lat
 from ..report.files import write_json
@@ -32,6 +33,9 @@ def latency_columns(rows: list, ks: list[int]) -> list[Column]:
     for k in ks:
         cols.append(Column(f"verify {k} ms", ["" if r.skipped else f"{r.verify_ms[k]:.2f}" for r in rows],
                            short=f"v{k}", meaning=f"verify {k}"))
+    for k in [k for k in ks if k > 1]:
+        cols.append(Column(f"c({k})", [Text("") if r.skipped else Text(f"{c_of(r, k):.2f}") for r in rows],
+                           short=f"c{k}", meaning=f"verify {k} ÷ one-token pass"))
     gbs = [getattr(r, "decode_gbs", math.nan) for r in rows]
     if any(not math.isnan(g) for g in gbs):
         cols.append(Column("decode GB/s", ["" if r.skipped or math.isnan(g) else f"{g:.1f}" for r, g in zip(rows, gbs)],
@@ -44,6 +48,13 @@ def latency_columns(rows: list, ks: list[int]) -> list[Column]:
     cols.append(Column("paper (H100)", [f"{p:.2f}" if p else "" for p in paper], short="paper",
                        meaning="the paper's H100 decode ms/token"))
     return cols
+
+
+def c_of(row: object, k: int) -> float:
+    """c(k): a k-token verify's time over one one-token pass (the verify-1 column when timed, else decode)."""
+    verify = getattr(row, "verify_ms", {})
+    one = verify.get(1) or getattr(row, "decode_ms", math.nan)
+    return verify[k] / one if one and k in verify else math.nan
 
 
 def latency_runners(engine: str, device: str) -> list[str]:
@@ -91,12 +102,14 @@ def run_latency(console: Console, err: Console, *, device: str, dtype: str, thre
     if interrupted and not measured:
         raise Interrupted(f"0 of {todo} rows measured; {out} not written")
     cut = f" — interrupted after {measured} of {todo} rows" if interrupted else ""
+    kernel = kernel_path(dtype, device)
     print_fitted(console, f"Table 1: ms per token on {device} ({dtype}, {context} tokens in cache, random weights){cut}",
                  latency_columns(rows, ks),
-                 caption="verify k = one target pass over k tokens, ms")
+                 caption=f"verify k = one target pass over k tokens, ms; c(k) = verify k ÷ a one-token pass; "
+                         f"kernel path: {kernel}")
 
     payload = {"schema": 1, "created": time.time(), "command": ["gammatune", *sys.argv[1:]], "kind": "latency",
-               "environment": {"device": device, "dtype": dtype, "torch": torch.__version__,
+               "environment": {"device": device, "dtype": dtype, "kernel": kernel, "torch": torch.__version__,
                                "torch_threads": torch.get_num_threads(), "machine": platform.machine(),
                                "platform": platform.platform(), "python": platform.python_version()},
                "context": context, "engine": engine, "copy_gbs": copy_gbs, "rows": [r.to_json() for r in rows]}

@@ -38,8 +38,15 @@ def run_live(console: Console, err: Console, pair: ModelPair, pid: list, cfg: An
         title += f" — interrupted after {len(records)} of {total} runs"
     derived = report.print_report(console, cells, cfg.gammas, label, title=title) if records else {}
     if checks["outputs_differing_from_target_only"]:
-        err.print(Text(f"warning: {len(checks['outputs_differing_from_target_only'])} runs' greedy output differed "
-                       "from target-only decoding (float near-ties); listed in the JSON", style="yellow"))
+        err.print(Text(f"NOT lossless: {len(checks['outputs_differing_from_target_only'])} runs' greedy output "
+                       "differed from target-only decoding, not at a near-tie the precision explains; listed in "
+                       "the JSON (docs/precision.md)", style="bold red"))
+    if checks.get("near_ties"):
+        first = checks["near_ties"][0]
+        err.print(Text(f"{len(checks['near_ties'])} runs' greedy output parted from target-only at a near-tie in "
+                       f"{first[5]} (the first at token {first[4]}: top two logits {first[6]:.2f} apart, within "
+                       f"its rounding of {first[7]:.2f}); a k-token verify rounds differently from one-token "
+                       "decoding (docs/precision.md); listed in the JSON", style="yellow"))
     payload["live"] = {"records": [r.to_json() for r in records], "cells": [c.to_json() for c in cells.values()],
                        "derived": derived, "checks": checks}
     return files.write_csv(files.csv_path_for(out), cells, "live")
