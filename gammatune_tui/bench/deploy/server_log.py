@@ -129,7 +129,8 @@ def _vllm_stats(obj: Any) -> dict | None:
     metrics = obj.get("metrics")
     if isinstance(metrics, dict) and isinstance(metrics.get("speculative_decoding"), dict):
         return metrics["speculative_decoding"]
-    for choice in obj.get("choices") or []:
+    choices = obj.get("choices")
+    for choice in choices if isinstance(choices, list) else []:
         if isinstance(choice, dict) and isinstance(choice.get("speculative_decoding_stats"), dict):
             return choice["speculative_decoding_stats"]
     return None
@@ -238,7 +239,7 @@ def _llama(m: re.Match, path: Path) -> ServerLog:
     if not m["pos"] or not m["pos"].strip():
         raise ServerLogError(f"{where} has no '#acc rate/pos' (no draft was accepted yet)")
     try:
-        rates = [float(x) for x in m["pos"].split(",")]
+        rates = [float(x) for x in m["pos"].split(",") if x.strip()]   # a trailing comma is the format's
     except ValueError:
         raise ServerLogError(f"{where}: '#acc rate/pos = ({m['pos'].strip()})' is not a list of numbers") from None
     bad = [r for r in rates if not (math.isfinite(r) and 0 <= r <= 1)]
