@@ -104,3 +104,21 @@ def test_a_tie_is_called_a_tie(capsys):
     assert "is not the best" not in text and "a tie: num_speculative_tokens 4 and the server's K = 64" in text
     js = _tied_view().to_json()
     assert js["tie"] and js["server_k_is_best"]
+
+
+def test_k_comes_from_the_dense_histogram_when_num_spec_tokens_is_absent_and_a_line_says_so(tmp_path, capsys):
+    """Issue 43 item 1: no num_spec_tokens, a dense histogram of 4 → K = 3, with a line; sparse → named missing."""
+    f = tmp_path / "nok.json"
+    f.write_text(_vllm(num_spec_tokens=None).replace('"num_spec_tokens": null, ', ''))
+    log = read(f)
+    assert log.k == 3 and log.notes == ["num_spec_tokens is absent: K = 3 is taken from acceptance_histogram's "
+                                        "length (4 entries)"]
+    from rich.console import Console
+    view = ServerView(log, "nok.json", "d", 2.0, 0.5, [0.5] * 3, predictions(log, FLAT), True)
+    Console(width=200).print(render(view))
+    assert "K = 3 is taken from acceptance_histogram's length" in capsys.readouterr().out
+    sparse = tmp_path / "sparse.json"
+    sparse.write_text(_vllm(num_spec_tokens=None, acceptance_histogram={"0": 1, "1": 1, "2": 1, "3": 1})
+                      .replace('"num_spec_tokens": null, ', ''))
+    with pytest.raises(ServerLogError, match="num_spec_tokens is missing"):
+        read(sparse)

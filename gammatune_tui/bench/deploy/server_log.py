@@ -54,6 +54,7 @@ class ServerLog:
                                  # at the longest run seen (past it every share is 0)
     requests: int = 1
     per_step: list[tuple[int, int]] | None = None   # (accepted, drafted) per step, with vLLM's `detailed`
+    notes: list[str] | None = None   # what was inferred rather than read (printed under the verdict)
 
     @property
     def mean_acceptance_length(self) -> float:
@@ -189,8 +190,20 @@ def _per_step(s: dict, k: int) -> list[tuple[int, int]] | None:
     return out
 
 
+def _window(s: dict) -> tuple[int, bool]:
+    """num_spec_tokens, or (when a response lacks it) the dense histogram's length less one; True when inferred."""
+    if "num_spec_tokens" in s or not isinstance(s.get("acceptance_histogram"), list):
+        if "num_spec_tokens" not in s:
+            raise ValueError("num_spec_tokens is missing (and no dense acceptance_histogram to take K from)")
+        return _count(s, "num_spec_tokens"), False
+    return len(s["acceptance_histogram"]) - 1, True
+
+
 def _vllm(stats: Sequence[dict]) -> ServerLog:
-    k = max(_count(s, "num_spec_tokens") for s in stats)
+    windows = [_window(s) for s in stats]
+    k = max(kk for kk, _ in windows)
+    notes = [f"num_spec_tokens is absent: K = {k} is taken from acceptance_histogram's length ({k + 1} entries)"] \
+        if any(inferred for _, inferred in windows) else None
     if k < 1:
         raise ValueError("num_spec_tokens must be at least 1")
     hist: dict[int, int] = {}
@@ -225,7 +238,7 @@ def _vllm(stats: Sequence[dict]) -> ServerLog:
     longest = max(max(hist), max((d for _, d in per_step), default=0) if per_step else 0, 1)
     run = min(k, longest)   # positions past the longest run seen are all 0: not listed, the table stays short
     survival = [sum(n for j, n in hist.items() if j > i) / total for i in range(run)]
-    return ServerLog("vLLM", k, steps, drafted, accepted, survival, len(stats), per_step or None)
+    return ServerLog("vLLM", k, steps, drafted, accepted, survival, len(stats), per_step or None, notes)
 
 
 def _llama(m: re.Match, path: Path) -> ServerLog:
@@ -273,7 +286,7 @@ def windows(log: ServerLog) -> list[int]:
 
 
 def predictions(log: ServerLog, cost: CostModel) -> list[WindowPrediction]:
-    """Each K′ of `windows`: a step accepts min(a, K′) (exact per step), drafts min(d, K′), verifies that plus one."""
+    """Each K′ of `windows`: a step accepts min(a, K′) (exact per step), drafts min(d, K′), verifies that + 1."""
     plain = cost.verify(1)   # the target alone: one forward per token
     out = []
     for kk in windows(log):

@@ -53,7 +53,8 @@ class ServerView:
                               "draft_acceptance_rate": self.ours_rate, "per_position_rate": self.ours_survival},
                 "windows": [{"k": w.k, "tokens_per_step": w.tokens_per_step, "speedup": w.speedup}
                             for w in self.windows],
-                "best_k": self.best.k, "server_k_is_best": self.best.k == lg.k or self.tie, "tie": self.tie}
+                "notes": lg.notes or [], "best_k": self.best.k,
+                "server_k_is_best": self.best.k == lg.k or self.tie, "tie": self.tie}
 
 
 def view(log: ServerLog, source: str, draft: str, traces: Sequence[Any], prices: Prices, max_new: int) -> ServerView:
@@ -114,7 +115,7 @@ def render(v: ServerView) -> Group:
     else:
         verdict = (f"the server's K = {lg.k} is not the best: {knob} {best.k} is predicted {_f(best.speedup)}× "
                    f"against {_f(at_k.speedup)}× at {lg.k}")
-    return Group(t, w, Text(verdict, style="bold"))
+    return Group(t, w, Text(verdict, style="bold"), *(Text(n) for n in lg.notes or []))
 
 
 __all__ = ["ServerView", "render", "view"]
