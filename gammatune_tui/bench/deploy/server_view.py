@@ -40,7 +40,7 @@ class ServerView:
 
     @property
     def tie(self) -> bool:
-        """The best K′ and the server's K print the same speed-up: neither is 'better' (issue 40 row 12a)."""
+        """The best K′ and the server's K print the same speed-up: neither is 'better'."""
         best, at_k = self.best, self.windows[-1]
         return best.k != at_k.k and _f(best.speedup) == _f(at_k.speedup)
 
