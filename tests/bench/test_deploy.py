@@ -337,7 +337,7 @@ def test_a_server_window_longer_than_the_traces_says_so_instead_of_failing(tmp_p
     long = Trace(prompt_id="p", prompt_ids=[3], tokens=toks, draft_ids=toks[:2] + [0] + toks[3:], draft_prob=[0.9] * 20,
                  off_ids={2: [4, 5, 6]}, off_prob={2: [0.9] * 3}, off_depth=3, eos_ids=[1], max_new_tokens=20)
     v = view(read(f), "resp.json", "d", [long], given_prices([long], 1.0, 10.0), None)
-    assert math.isnan(v.ours_length) and len(v.windows) == 8
+    assert math.isnan(v.ours_length) and [w.k for w in v.windows] == [1, 2, 3, 8]   # runs seen reach 3
     from rich.console import Console
 
     console = Console(width=200, record=True, file=open("/dev/null", "w"))

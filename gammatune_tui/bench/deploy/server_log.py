@@ -37,6 +37,10 @@ class ServerLogError(GammatuneError):
     """A --server-log file that cannot be read as either format: one line, exit 2."""
 
 
+class NothingToGoOn(ValueError):
+    """A well-formed log with no speculative step: no acceptance to predict from."""
+
+
 @dataclass
 class ServerLog:
     """What a server saw, in its own counts."""
@@ -46,9 +50,11 @@ class ServerLog:
     steps: int                   # verification steps that drafted
     drafted: int
     accepted: int
-    survival: list[float]        # P(accepted ≥ i + 1) per step, i < K (llama.cpp's "acc rate/pos")
+    survival: list[float]        # P(accepted ≥ i + 1) per step, i < K (llama.cpp's "acc rate/pos"); vLLM's stops
+                                 # at the longest run seen (past it every share is 0)
     requests: int = 1
     per_step: list[tuple[int, int]] | None = None   # (accepted, drafted) per step, with vLLM's `detailed`
+    notes: list[str] | None = None   # what was inferred rather than read (printed under the verdict)
 
     @property
     def mean_acceptance_length(self) -> float:
@@ -92,6 +98,8 @@ def read(path: Path) -> ServerLog:
                              "metrics.speculative_decoding) nor llama.cpp speculative statistics lines")
     try:
         return _vllm(stats)
+    except NothingToGoOn as exc:
+        raise ServerLogError(f"--server-log {path}: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise ServerLogError(f"--server-log {path}: vLLM spec-decode metrics with a bad field ({exc})") from None
 
@@ -122,65 +130,135 @@ def _vllm_stats(obj: Any) -> dict | None:
     metrics = obj.get("metrics")
     if isinstance(metrics, dict) and isinstance(metrics.get("speculative_decoding"), dict):
         return metrics["speculative_decoding"]
-    for choice in obj.get("choices") or []:
+    choices = obj.get("choices")
+    for choice in choices if isinstance(choices, list) else []:
         if isinstance(choice, dict) and isinstance(choice.get("speculative_decoding_stats"), dict):
             return choice["speculative_decoding_stats"]
     return None
 
 
-def _histogram(h: Any, k: int) -> list[int]:
-    """vLLM's dense list, or the older sparse {"j": count} map, as a dense list of length k + 1."""
+def _histogram(h: Any, k: int) -> dict[int, int]:
+    """vLLM's dense list, or the older sparse {"j": count} map, as {accepted: steps}; a slot past K is refused."""
     if isinstance(h, dict):
-        out = [0] * (k + 1)
-        for j, n in h.items():
-            out[int(j)] += int(n)
-        return out
-    dense = [int(n) for n in h]
-    return dense + [0] * (k + 1 - len(dense))
+        items = list(h.items())
+    elif isinstance(h, list):
+        if len(h) > k + 1:
+            raise ValueError(f"acceptance_histogram has {len(h)} entries; num_spec_tokens {k} allows {k + 1} "
+                             f"(0..{k} accepted)")
+        items = list(enumerate(h))
+    else:
+        raise ValueError(f"acceptance_histogram must be a list or a map, got {type(h).__name__}")
+    out: dict[int, int] = {}
+    for j, n in items:
+        try:
+            jj = int(j)
+        except (TypeError, ValueError):
+            raise ValueError(f"acceptance_histogram key {j!r} is not a number of accepted tokens") from None
+        if not 0 <= jj <= k:
+            raise ValueError(f"acceptance_histogram key {jj} is outside 0..{k} (num_spec_tokens {k})")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"acceptance_histogram[{jj}] must be a count, got {n!r}")
+        if n:
+            out[jj] = out.get(jj, 0) + n
+    return out
 
 
 def _count(d: dict, name: str) -> int:
+    if name not in d:
+        raise ValueError(f"{name} is missing")
     v = d[name]
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         raise ValueError(f"{name} must be a count, got {v!r}")
     return v
 
 
+def _per_step(s: dict, k: int) -> list[tuple[int, int]] | None:
+    """`detailed`'s per-step arrays as (accepted, drafted) pairs, each in range; None when the response lacks them."""
+    acc, dra = s.get("per_step_accepted"), s.get("per_step_drafted")
+    if not (isinstance(acc, list) and isinstance(dra, list)):
+        return None
+    if len(acc) != len(dra):
+        raise ValueError(f"per_step_accepted has {len(acc)} steps, per_step_drafted {len(dra)}")
+    out = []
+    for i, (a, d) in enumerate(zip(acc, dra)):
+        for name, v in (("per_step_accepted", a), ("per_step_drafted", d)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name}[{i}] must be a count, got {v!r}")
+        if a > d or d > k:
+            raise ValueError(f"step {i} accepted {a} of {d} drafted at num_spec_tokens {k}")
+        out.append((a, d))
+    return out
+
+
+def _window(s: dict) -> tuple[int, bool]:
+    """num_spec_tokens, or (when a response lacks it) the dense histogram's length less one; True when inferred."""
+    if "num_spec_tokens" in s or not isinstance(s.get("acceptance_histogram"), list):
+        if "num_spec_tokens" not in s:
+            raise ValueError("num_spec_tokens is missing (and no dense acceptance_histogram to take K from)")
+        return _count(s, "num_spec_tokens"), False
+    return len(s["acceptance_histogram"]) - 1, True
+
+
 def _vllm(stats: Sequence[dict]) -> ServerLog:
-    k = max(_count(s, "num_spec_tokens") for s in stats)
+    windows = [_window(s) for s in stats]
+    k = max(kk for kk, _ in windows)
+    notes = [f"num_spec_tokens is absent: K = {k} is taken from acceptance_histogram's length ({k + 1} entries)"] \
+        if any(inferred for _, inferred in windows) else None
     if k < 1:
         raise ValueError("num_spec_tokens must be at least 1")
-    hist = [0] * (k + 1)
+    hist: dict[int, int] = {}
     steps = drafted = accepted = 0
     per_step: list[tuple[int, int]] | None = []
     for s in stats:
-        for j, n in enumerate(_histogram(s.get("acceptance_histogram", []), k)):
-            hist[j] += n
+        for j, n in _histogram(s.get("acceptance_histogram", []), k).items():
+            hist[j] = hist.get(j, 0) + n
         steps += _count(s, "num_spec_steps")
         drafted += _count(s, "num_draft_tokens")
         accepted += _count(s, "num_accepted_draft_tokens")
-        acc, dra = s.get("per_step_accepted"), s.get("per_step_drafted")
-        if per_step is not None and isinstance(acc, list) and isinstance(dra, list) and len(acc) == len(dra):
-            per_step += [(int(a), int(d)) for a, d in zip(acc, dra)]
-        else:
-            per_step = None
-    if sum(hist) and sum(hist) != steps:
-        raise ValueError(f"the histogram counts {sum(hist)} steps, num_spec_steps says {steps}")
-    if not sum(hist) and per_step:
+        mine = _per_step(s, k)
+        per_step = per_step + mine if per_step is not None and mine is not None else None
+    if accepted > drafted:
+        raise ValueError(f"num_accepted_draft_tokens {accepted} is more than num_draft_tokens {drafted}")
+    if drafted > steps * k:
+        raise ValueError(f"num_draft_tokens {drafted} is more than num_spec_steps {steps} × num_spec_tokens {k}")
+    if sum(hist.values()) and sum(hist.values()) != steps:
+        raise ValueError(f"the histogram counts {sum(hist.values())} steps, num_spec_steps says {steps}")
+    if hist and sum(j * n for j, n in hist.items()) != accepted:
+        raise ValueError(f"the histogram accepts {sum(j * n for j, n in hist.items())} tokens, "
+                         f"num_accepted_draft_tokens says {accepted}")
+    if not hist and per_step:
         for a, _ in per_step:
-            hist[min(a, k)] += 1
-    total = sum(hist)
-    survival = [sum(hist[i + 1:]) / total if total else 0.0 for i in range(k)]
-    return ServerLog("vLLM", k, steps, drafted, accepted, survival, len(stats), per_step or None)
+            hist[a] = hist.get(a, 0) + 1
+    if steps == 0:
+        raise NothingToGoOn("num_spec_steps is 0: no speculative step, nothing to go on")
+    if not hist:
+        raise ValueError("acceptance_histogram (or detailed per_step_accepted) is missing: the per-position "
+                         "acceptance cannot be known")
+    total = sum(hist.values())
+    longest = max(max(hist), max((d for _, d in per_step), default=0) if per_step else 0, 1)
+    run = min(k, longest)   # positions past the longest run seen are all 0: not listed, the table stays short
+    survival = [sum(n for j, n in hist.items() if j > i) / total for i in range(run)]
+    return ServerLog("vLLM", k, steps, drafted, accepted, survival, len(stats), per_step or None, notes)
 
 
 def _llama(m: re.Match, path: Path) -> ServerLog:
-    steps = int(m["a"])
-    rates = [float(x) for x in m["pos"].split(",") if x.strip()] if m["pos"] else []
-    if not rates:
-        raise ServerLogError(f"--server-log {path}: the llama.cpp statistics line has no '#acc rate/pos' "
-                             "(no draft was accepted yet)")
-    return ServerLog("llama.cpp", len(rates), steps, int(m["gt"]), int(m["at"]), rates)
+    steps, drafted, accepted = int(m["a"]), int(m["gt"]), int(m["at"])
+    where = f"--server-log {path}: the llama.cpp statistics line"
+    if steps == 0 or drafted == 0:
+        raise ServerLogError(f"{where} counts no speculative step (#calls a = {steps}, #gen tokens = {drafted}): "
+                             "nothing to go on")
+    if accepted > drafted:
+        raise ServerLogError(f"{where} accepts more tokens ({accepted}) than it drafted ({drafted})")
+    if not m["pos"] or not m["pos"].strip():
+        raise ServerLogError(f"{where} has no '#acc rate/pos' (no draft was accepted yet)")
+    try:
+        rates = [float(x) for x in m["pos"].split(",") if x.strip()]   # a trailing comma is the format's
+    except ValueError:
+        raise ServerLogError(f"{where}: '#acc rate/pos = ({m['pos'].strip()})' is not a list of numbers") from None
+    bad = [r for r in rates if not (math.isfinite(r) and 0 <= r <= 1)]
+    if bad:
+        raise ServerLogError(f"{where}: '#acc rate/pos' has {bad[0]}, outside 0..1 (a rate)")
+    return ServerLog("llama.cpp", len(rates), steps, drafted, accepted, rates)
 
 
 # --- what each K′ ≤ K would give ----------------------------------------------------------------------------
@@ -191,11 +269,27 @@ class WindowPrediction:
     speedup: float               # over the target alone, under the costs
 
 
+SCREEN = 16   # K′ = 1..16 each; past that, every doubling up to the longest run seen (the table stays a screen)
+
+
+def windows(log: ServerLog) -> list[int]:
+    """The K′ worth pricing: each up to 16, then doublings, up to the longest run seen, then the server's K.
+
+    Past the longest run seen a window accepts no more and drafts no less, so a larger K′ cannot do better
+    than that run; the server's own K is kept as the last row to compare with."""
+    run = len(log.survival)
+    ks = list(range(1, min(run, SCREEN) + 1))
+    while ks[-1] * 2 < run:
+        ks.append(ks[-1] * 2)
+    ks += [kk for kk in (run, log.k) if kk > ks[-1]]
+    return ks
+
+
 def predictions(log: ServerLog, cost: CostModel) -> list[WindowPrediction]:
-    """Every K′ ≤ K: a step accepts min(a, K′) (exact per step), drafts min(d, K′), verifies that plus one."""
+    """Each K′ of `windows`: a step accepts min(a, K′) (exact per step), drafts min(d, K′), verifies that + 1."""
     plain = cost.verify(1)   # the target alone: one forward per token
     out = []
-    for kk in range(1, log.k + 1):
+    for kk in windows(log):
         if log.per_step:
             acc = sum(min(a, kk) for a, _ in log.per_step) / len(log.per_step)
             step_s = sum(min(d, kk) * cost.draft_token_s + cost.verify(min(d, kk) + 1)
@@ -208,4 +302,5 @@ def predictions(log: ServerLog, cost: CostModel) -> list[WindowPrediction]:
     return out
 
 
-__all__ = ["LLAMA_LINE", "ServerLog", "ServerLogError", "WindowPrediction", "predictions", "read"]
+__all__ = ["LLAMA_LINE", "NothingToGoOn", "ServerLog", "ServerLogError", "WindowPrediction", "predictions", "read",
+           "windows"]

@@ -38,6 +38,12 @@ class ServerView:
     def best(self) -> WindowPrediction:
         return max(self.windows, key=lambda w: w.speedup if math.isfinite(w.speedup) else -1)
 
+    @property
+    def tie(self) -> bool:
+        """The best K′ and the server's K print the same speed-up: neither is 'better'."""
+        best, at_k = self.best, self.windows[-1]
+        return best.k != at_k.k and _f(best.speedup) == _f(at_k.speedup)
+
     def to_json(self) -> dict[str, Any]:
         lg = self.log
         return {"file": self.source, "engine": lg.engine, "k": lg.k, "requests": lg.requests, "steps": lg.steps,
@@ -47,7 +53,8 @@ class ServerView:
                               "draft_acceptance_rate": self.ours_rate, "per_position_rate": self.ours_survival},
                 "windows": [{"k": w.k, "tokens_per_step": w.tokens_per_step, "speedup": w.speedup}
                             for w in self.windows],
-                "best_k": self.best.k, "server_k_is_best": self.best.k == lg.k}
+                "notes": lg.notes or [], "best_k": self.best.k,
+                "server_k_is_best": self.best.k == lg.k or self.tie, "tie": self.tie}
 
 
 def view(log: ServerLog, source: str, draft: str, traces: Sequence[Any], prices: Prices, max_new: int) -> ServerView:
@@ -60,7 +67,7 @@ def view(log: ServerLog, source: str, draft: str, traces: Sequence[Any], prices:
     drafts = sum(r.pos_drafted[0] for r in recs if r.pos_drafted)
     drafted = sum(r.drafted for r in recs)
     survival = [sum(r.pos_accepted[i] for r in recs if len(r.pos_accepted) > i) / drafts if drafts else math.nan
-                for i in range(log.k)]
+                for i in range(len(log.survival))]
     return ServerView(log, source, draft, mean_acceptance_length(recs),
                       sum(r.accepted for r in recs) / drafted if drafted else math.nan, survival,
                       predictions(log, prices.cost), prices.given)
@@ -93,16 +100,22 @@ def render(v: ServerView) -> Group:
     for col in ("K′", "tokens / step", "predicted"):
         w.add_column(col, justify="right")
     for p in v.windows:
-        mark = " ← best" if p is v.best else (" ← server" if p.k == lg.k else "")
+        if v.tie and p in (v.best, v.windows[-1]):
+            mark = " ← tie"
+        else:
+            mark = " ← best" if p is v.best else (" ← server" if p.k == lg.k else "")
         w.add_row(Text(str(p.k)), Text(_f(p.tokens_per_step)), Text(f"{_f(p.speedup)}×{mark}"))
     best, at_k = v.best, v.windows[-1]
-    if best.k == lg.k:
+    if v.tie:
+        verdict = (f"a tie: {knob} {best.k} and the server's K = {lg.k} are both predicted {_f(best.speedup)}×; "
+                   f"the smaller window drafts less for the same speed")
+    elif best.k == lg.k:
         verdict = (f"the server's K = {lg.k} is the best of K′ ≤ {lg.k} ({_f(at_k.speedup)}×); whether a larger K "
                    "does better this log cannot say (gammatune's own grid, --for, can)")
     else:
         verdict = (f"the server's K = {lg.k} is not the best: {knob} {best.k} is predicted {_f(best.speedup)}× "
                    f"against {_f(at_k.speedup)}× at {lg.k}")
-    return Group(t, w, Text(verdict, style="bold"))
+    return Group(t, w, Text(verdict, style="bold"), *(Text(n) for n in lg.notes or []))
 
 
 __all__ = ["ServerView", "render", "view"]
