@@ -95,6 +95,10 @@ class ChatScreen(ChatActions):
         Binding("f8", "toggle_panels", "Panels"),
         Binding("f9", "pace(1)", "Pace"),
         Binding("shift+f9", "pace(-1)", "Faster", show=False),
+        # priority, so Tab moves the focus in turn with the keys typed after it (a non-priority Tab ran only once
+        # it had bubbled back to the app, and a value typed quickly after it went to the field left behind)
+        Binding("tab", "app.focus_next", "Next", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", "Previous", show=False, priority=True),
         # priority, so they work from the prompt; while a field holds text they stay its word moves
         Binding("ctrl+left", "step_select(-1)", "Prev step", show=False, priority=True),
         Binding("ctrl+right", "step_select(1)", "Next step", show=False, priority=True),

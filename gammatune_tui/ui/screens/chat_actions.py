@@ -109,10 +109,15 @@ class ChatActions(ChatViews):
         to_side = self.query_one("#side") in target.ancestors
         if self.has_class("-narrow") and to_side != self.has_class("-panels"):
             self.set_class(to_side, "-panels")
-            self.call_after_refresh(target.focus)   # once it is displayed again
-        else:
-            target.focus()
+        # focused now, not after a refresh (`focus()` waits for one): keys typed right after Tab, before the
+        # app caught up (0.4 s at 80×24 on a loaded machine), went to the field left behind (issue 40 row 13)
+        self.set_focus(target, scroll_visible=False)
+        self.call_after_refresh(self._show_focused, target)   # once it is displayed and laid out
         return target
+
+    def _show_focused(self, widget) -> None:
+        if self.focused is widget:
+            widget.scroll_visible(animate=False)
 
     def focus_next(self, selector="*"):
         return self._tab(1) if selector == "*" else super().focus_next(selector)

@@ -36,6 +36,7 @@ from ...engine.policies import METHODS, PolicySettings, grouped_methods, param_h
 from ...engine.common.sampling import SamplingConfig
 from ...errors import InvalidParameter
 from ..textual_compat import SelectOverlay
+from .key_order import OrderedKeys
 
 
 def _tooltip(s: ParamSpec) -> str:
@@ -112,8 +113,8 @@ def settings_values(settings: PolicySettings, sampling: SamplingConfig) -> dict[
     return {"gamma0": fmt(settings.gamma0), **values, "temperature": fmt(sampling.temperature)}
 
 
-class ParamInput(Input):
-    """One numeric field; ↑/↓ step it by its increment and apply at once."""
+class ParamInput(OrderedKeys):
+    """One numeric field; ↑/↓ step it by its increment and apply at once; its keys run in typing order."""
 
     BINDINGS = [
         Binding("up", "step(1)", "Increase", show=False),
