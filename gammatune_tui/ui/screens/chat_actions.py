@@ -110,7 +110,7 @@ class ChatActions(ChatViews):
         if self.has_class("-narrow") and to_side != self.has_class("-panels"):
             self.set_class(to_side, "-panels")
         # focused now, not after a refresh (`focus()` waits for one): keys typed right after Tab, before the
-        # app caught up (0.4 s at 80×24 on a loaded machine), went to the field left behind (issue 40 row 13)
+        # app caught up (0.4 s at 80×24 on a loaded machine), went to the field left behind
         self.set_focus(target, scroll_visible=False)
         self.call_after_refresh(self._show_focused, target)   # once it is displayed and laid out
         return target

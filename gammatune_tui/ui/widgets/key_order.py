@@ -9,7 +9,7 @@ busy (just after Tab, when the panels are laid out and scrolled: about
 0.4 s at 80×24 on a loaded machine) or from a terminal that sends a chunk,
 the order breaks: "Ctrl+A Ctrl+K 3 Enter" in a control ran as "3, home,
 delete to the end, submit", and the field sent an empty value, losing what
-was typed (issue 40 row 13).
+was typed.
 
 `OrderedKeys` runs a key bound by the field itself from the field's own key
 handler, in turn with the characters, and stops it there, so it does not
