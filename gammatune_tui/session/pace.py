@@ -47,15 +47,31 @@ def check_pace(steps_per_s: object) -> float:
 
 
 def next_pace(steps_per_s: float, direction: int = 1) -> float:
-    """The pace after one press of the pace key: the next slower one in PACES (direction -1: faster), cycling."""
+    """The pace after one press of the pace key: the next slower one in PACES (direction -1: faster).
+
+    It stops at its ends: slower than the slowest, or faster than full speed,
+    is the same pace (the key's caller says so); wrapping round made Shift+F9
+    "faster" at full speed jump to 0.5 steps/s, and F9 "slower" at 0.5 jump
+    to full speed.
+    """
     if steps_per_s in PACES:
-        return PACES[(PACES.index(steps_per_s) + direction) % len(PACES)]
+        i = PACES.index(steps_per_s) + direction
+        return PACES[i] if 0 <= i < len(PACES) else steps_per_s
     # a rate typed on the command line: the nearest listed one in that direction
     if direction > 0:
         slower = [p for p in PACES if p and p < steps_per_s]
-        return slower[0] if slower else PACES[0]
+        return slower[0] if slower else steps_per_s
     faster = [p for p in PACES if not p or p > steps_per_s]
     return faster[-1]
+
+
+def at_pace_end(steps_per_s: float, direction: int) -> str:
+    """Why the pace key cannot go further that way ('' when it can): for the notice at either end."""
+    if next_pace(steps_per_s, direction) != steps_per_s:
+        return ""
+    if direction < 0:
+        return "already at full speed: Shift+F9 can go no faster (F9 slows it)"
+    return f"already at {pace_label(steps_per_s)}, the slowest: F9 can go no slower (Shift+F9 speeds it up)"
 
 
 def pace_label(steps_per_s: float) -> str:

@@ -12,7 +12,7 @@ from gammatune_tui.engine.policies import PolicySettings
 from gammatune_tui.engine.common.sampling import SamplingConfig
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.session.live import LiveSource
-from gammatune_tui.session.pace import PACES, StepPacer, check_pace, next_pace, pace_label, paced
+from gammatune_tui.session.pace import PACES, StepPacer, at_pace_end, check_pace, next_pace, pace_label, paced
 from gammatune_tui.session.recording import RecordingWriter, read_recording
 from gammatune_tui.session.stats import stats_of
 
@@ -92,15 +92,21 @@ def test_a_new_pace_or_a_stop_ends_a_wait_at_once():
         assert waited[0] < 2.0
 
 
-def test_pace_values_and_the_key_cycle():
+def test_pace_values_and_the_key_steps_stopping_at_both_ends():
     assert PACES[0] == 0.0 and list(PACES[1:]) == sorted(PACES[1:], reverse=True)
     seen, p = [], 0.0
     for _ in range(len(PACES)):
         p = next_pace(p)
         seen.append(p)
-    assert seen == [*PACES[1:], 0.0]                       # F9 goes slower, then back to full speed
-    assert next_pace(4.0, -1) == 10.0 and next_pace(0.0, -1) == PACES[-1]
-    assert next_pace(3.0) == 2.0 and next_pace(3.0, -1) == 4.0   # a typed rate joins the cycle
+    assert seen == [*PACES[1:], PACES[-1]]                 # F9 goes slower down to 0.5, and stays there
+    assert next_pace(4.0, -1) == 10.0 and next_pace(10.0, -1) == 0.0
+    # issue 40 row 12g: faster at full speed wrapped to 0.5 steps/s, slower at 0.5 to full speed
+    assert next_pace(0.0, -1) == 0.0 and next_pace(PACES[-1]) == PACES[-1]
+    assert at_pace_end(0.0, -1).startswith("already at full speed") and at_pace_end(0.0, 1) == ""
+    assert at_pace_end(0.5, 1).startswith("already at 0.5 steps/s, the slowest") and at_pace_end(0.5, -1) == ""
+    assert next_pace(3.0) == 2.0 and next_pace(3.0, -1) == 4.0   # a typed rate joins the steps
+    assert next_pace(0.2) == 0.2 and next_pace(0.2, -1) == 0.5   # slower than the slowest listed: stays
+    assert next_pace(500.0, -1) == 0.0 and next_pace(500.0) == 10.0
     assert pace_label(0) == "full speed" and pace_label(2) == "2 steps/s" and pace_label(0.5) == "0.5 steps/s"
     for bad in (-1, float("nan"), "2", True):
         with pytest.raises(InvalidParameter, match="pace"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.color import Color
 from textual.widgets import Input, Select
 
@@ -137,3 +138,31 @@ def test_an_invalid_value_is_red_and_its_reason_wrapped_in_the_labels_on_screen(
 
 def app_theme_error(chat) -> str:
     return chat.app.theme_variables["error"]
+
+
+def test_t_past_a_float_and_a_paste_of_several_lines_are_refused_as_typed():
+    """Round 6 trial: T 1e400 read "T must be a number ≥ 0, got inf" (a number it is, and not what was typed);
+    a paste of three lines into γ max kept the first line and dropped the rest without a word."""
+    async def scenario():
+        async with gated_chat(1) as (src, pilot, chat):
+            t = chat.query_one("#ctl-temperature", Input)
+            t.focus()
+            for typed in ("1e400", "inf", "nan"):
+                t.value = ""
+                await pilot.press(*typed, "enter")
+                await pilot.pause(0.1)
+                assert chat.controls.error_for("temperature") == f"T must be a finite number ≥ 0, got '{typed}'"
+            assert chat.controls.sampling.temperature == 0
+            gmax = chat.query_one("#ctl-gamma_max", Input)
+            gmax.focus()
+            await pilot.pause(0.1)
+            gmax.value = ""
+            app = chat.app
+            app.post_message(events.Paste("5\n6\n7"))
+            await wait_until(pilot, lambda: gmax.value == "5 6 7", timeout=5, what="the whole paste in the field")
+            await pilot.press("enter")
+            await pilot.pause(0.1)
+            assert "got '5 6 7'" in chat.controls.error_for("gamma_max") and chat.controls.settings.params.gamma_max == 8
+            src.stop()
+
+    run(scenario())

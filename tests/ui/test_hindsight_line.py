@@ -28,8 +28,15 @@ def test_the_panel_line_reads_the_share_or_why_there_is_none():
     for i in range(3):
         s.add(_step(i))
     assert "vs oracle" not in plain(render_stats(s))
-    s.hindsight = Hindsight(True, share=0.8, session_tokens_per_step=2.5, oracle_tokens_per_step=3.25)
-    assert "vs oracle 0.80 of best γ (2.50 vs 3.25 tok/step)" in " ".join(plain(render_stats(s)).split())
+    # the share is the oracle's modelled time over the session's: the line shows those two times per token, so
+    # its numbers agree with it (issue 40 row 12b: "0.88 of best γ (1.83 vs 1.87 tok/step)" invited 0.98)
+    s.hindsight = Hindsight(True, share=0.88, tokens=200, session_tokens_per_step=1.83, oracle_tokens_per_step=1.87,
+                            session_modelled_s=8.22, oracle_modelled_s=0.88 * 8.22)
+    line = " ".join(plain(render_stats(s)).split())
+    assert "vs oracle 0.88 of best γ's speed (41.1 vs 36.2 ms/token, modelled)" in line
+    assert "tok/step)" not in line and round(36.2 / 41.1, 2) == 0.88
+    s.hindsight = Hindsight(True, share=0.8)   # no times: the ratio still says what it is
+    assert "vs oracle 0.80 of best γ's modelled speed" in " ".join(plain(render_stats(s)).split())
     s.hindsight = sampled_session(0.7)
     assert "vs oracle greedy only (T=0.7)" in " ".join(plain(render_stats(s)).split())
 

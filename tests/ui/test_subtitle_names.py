@@ -67,3 +67,21 @@ def test_at_80_columns_the_sizes_give_way_before_the_names():
     gguf = ("SmolLM2-135M-Instruct (Q4_1 GGUF) + self:int4 (float32, 538 MB + int4 g32, +84 MB) · static runner · "
             "loaded in 67.8 s: imports 0.9 · conversion 58.6 s")
     assert fit_subtitle(gguf, 120) == "SmolLM2-135M-Instruct (Q4_1 GGUF) + self:int4 · static runner · loaded in 67.8 s"
+
+
+def test_the_palettes_drafter_entries_say_the_self_draft_note_only_for_self_drafts():
+    """Every "Drafter:" entry said "(a self-draft is built from the target first)" (issue 40 row 12f)."""
+    async def scenario():
+        app = make_app(SwitchingSource())
+        async with app.run_test(size=(120, 36)) as pilot:
+            chat = app.main_screen
+            await wait_until(pilot, lambda: chat.ready, what="loaded")
+            entries = {c.title.removeprefix("Drafter: "): c.help for c in chat.system_commands()
+                       if c.title.startswith("Drafter: ")}
+            assert set(entries) >= {"model", "self:int8", "self:int4", "prompt-lookup", "ngram-pool"}
+            for name, words in entries.items():
+                assert ("self-draft" in words) == name.startswith("self:"), (name, words)
+            assert "int4" in entries["self:int4"] and "draft model" in entries["model"]
+            assert "no model" in entries["prompt-lookup"] and "every earlier turn" in entries["ngram-pool"]
+
+    run(scenario())

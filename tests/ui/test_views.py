@@ -136,6 +136,29 @@ def test_the_pace_key_slows_a_live_session_and_shows_in_the_title():
     run(scenario())
 
 
+def test_the_pace_keys_stop_at_their_ends_with_a_notice():
+    """Shift+F9 "faster" at full speed wrapped to 0.5 steps/s, F9 "slower" at 0.5 to full speed (issue 40 row 12g)."""
+    async def scenario():
+        src = SyntheticSource(steps=3)
+        app = make_app(src)
+        async with app.run_test(size=(120, 36)) as pilot:
+            chat = app.main_screen
+            await pilot.press("shift+f9")
+            await pilot.pause()
+            assert src.pace == 0 and chat.title == "gammatune"
+            assert "already at full speed" in list(app._notifications)[-1].message
+            await pilot.press(*["f9"] * 5)   # 10, 4, 2, 1, 0.5
+            assert src.pace == 0.5
+            await pilot.press("f9")
+            await pilot.pause()
+            assert src.pace == 0.5 and chat.title == "gammatune · pace 0.5 steps/s"
+            assert "the slowest" in list(app._notifications)[-1].message
+            await pilot.press("shift+f9")
+            assert src.pace == 1
+
+    run(scenario())
+
+
 def test_a_source_notice_is_shown_and_noted_in_the_transcript_but_not_recorded(tmp_path):
     class Noticing(SyntheticSource):
         def events(self, prompt):

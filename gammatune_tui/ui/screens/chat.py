@@ -95,6 +95,10 @@ class ChatScreen(ChatActions):
         Binding("f8", "toggle_panels", "Panels"),
         Binding("f9", "pace(1)", "Pace"),
         Binding("shift+f9", "pace(-1)", "Faster", show=False),
+        # priority, so Tab moves the focus in turn with the keys typed after it (a non-priority Tab ran only once
+        # it had bubbled back to the app, and a value typed quickly after it went to the field left behind)
+        Binding("tab", "app.focus_next", "Next", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", "Previous", show=False, priority=True),
         # priority, so they work from the prompt; while a field holds text they stay its word moves
         Binding("ctrl+left", "step_select(-1)", "Prev step", show=False, priority=True),
         Binding("ctrl+right", "step_select(1)", "Next step", show=False, priority=True),
@@ -137,11 +141,15 @@ class ChatScreen(ChatActions):
 
     def apply_palette(self) -> None:
         gt = self.app.gamma_theme  # type: ignore[attr-defined]
-        demo = "demo" in str(self.source.title)
-        self.query_one("#welcome", Static).update(welcome_text(gt.roles, demo=demo))
+        self.draw_welcome()
         self.transcript.set_palette(gt.roles, gt.background, gt.foreground)
         self.inspector.set_roles(gt.roles)
         self.chart.set_colours(gt.roles, gt.textual.accent or gt.textual.primary)
+
+    def draw_welcome(self) -> None:
+        demo = "demo" in str(self.source.title)
+        self.query_one("#welcome", Static).update(welcome_text(self.app.gamma_theme.roles,  # type: ignore[attr-defined]
+                                                               demo=demo, loaded=self.load_note))
 
     # -- loading ---------------------------------------------------------------------
     def on_load_progress(self, msg: LoadProgress) -> None:
@@ -153,8 +161,9 @@ class ChatScreen(ChatActions):
             self.notify(msg.error, title="Loading failed", severity="error", timeout=10)
             return
         self.ready = True
-        if self.subtitle.is_cut:   # too narrow for the stages (80 columns): say them once
-            self.notify(self.load_times(), title="Loaded (Ctrl+P: Show load times)", timeout=8)
+        if self.subtitle.is_cut:   # too narrow for the stages (80 columns): under the welcome, which a notice covered
+            self.load_note = self.load_times()
+            self.draw_welcome()
         if self.read_only:
             self.start_turn(None)
             return

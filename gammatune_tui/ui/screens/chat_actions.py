@@ -22,7 +22,7 @@ from typing import Iterable
 from rich.text import Text
 from textual.app import SystemCommand
 
-from ...engine.common.names import CHAT_DRAFTERS
+from ...engine.common.names import BY_SOURCE, CHAT_DRAFTERS, is_self_draft
 from ...engine.policies import grouped_methods
 from ...render.change_marks import change_list
 from ...render.plain_text import answer_text, conversation_text
@@ -34,6 +34,23 @@ from ..widgets.stats_panel import render_stats
 from .chat_views import ChatViews
 from .clipboard import copy_with_notice
 from .help import colour_key
+
+
+_MODEL_FREE_WORDS = {
+    "prompt-lookup": "prompt lookup, copying what followed the text's last words earlier in the prompt or answer",
+    "ngram-pool": "prompt lookup over every earlier turn's prompt and answer too",
+}
+
+
+def drafter_help(name: str) -> str:
+    """The palette's words for a "Drafter:" entry: what drafts, and for a self-draft only, that it is built first."""
+    if is_self_draft(name):
+        return (f"Draft with the target's own weights quantized to {name.split(':', 1)[1]} from the next answer on "
+                "(a self-draft is built from the target first)")
+    spec = BY_SOURCE.get(name)
+    if spec is None or spec.needs_model:
+        return "Draft with the pair's draft model from the next answer on"
+    return f"Draft with no model from the next answer on: {_MODEL_FREE_WORDS.get(name, spec.help)}"
 
 
 class ChatActions(ChatViews):
@@ -92,10 +109,15 @@ class ChatActions(ChatViews):
         to_side = self.query_one("#side") in target.ancestors
         if self.has_class("-narrow") and to_side != self.has_class("-panels"):
             self.set_class(to_side, "-panels")
-            self.call_after_refresh(target.focus)   # once it is displayed again
-        else:
-            target.focus()
+        # focused now, not after a refresh (`focus()` waits for one): keys typed right after Tab, before the
+        # app caught up (0.4 s at 80×24 on a loaded machine), went to the field left behind
+        self.set_focus(target, scroll_visible=False)
+        self.call_after_refresh(self._show_focused, target)   # once it is displayed and laid out
         return target
+
+    def _show_focused(self, widget) -> None:
+        if self.focused is widget:
+            widget.scroll_visible(animate=False)
 
     def focus_next(self, selector="*"):
         return self._tab(1) if selector == "*" else super().focus_next(selector)
@@ -202,8 +224,7 @@ class ChatActions(ChatViews):
         yield SystemCommand("Focus controls", "Move the cursor to the policy controls (F8)", self.focus_controls)
         if not self.read_only and isinstance(self.source, DrafterSource):
             for name in CHAT_DRAFTERS:
-                yield SystemCommand(f"Drafter: {name}", "Draft with this from the next answer on (a self-draft is "
-                                    "built from the target first)", lambda name=name: self.set_drafter(name))
+                yield SystemCommand(f"Drafter: {name}", drafter_help(name), lambda name=name: self.set_drafter(name))
         if self.can_pace:
             for pace in PACES:
                 yield SystemCommand(f"Pace: {pace_label(pace)}",

@@ -70,6 +70,7 @@ class ChatBase(GammaScreen):
         self._sent: tuple[str | None, int] = (None, 0)   # the last prompt sent and the sessions shown before it
         self._notes: list[str] = []      # the source's notices, for the next turn's heading
         self._system_shown = ""          # the system prompt the transcript last said was in force
+        self.load_note = ""              # the load's stages, where the subtitle has no room: under the welcome
 
     transcript = _child("#transcript", TokenStream)
     chart = _child("#chart", AcceptanceChart)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from textual.actions import SkipAction
 
 from ...errors import GammatuneError
-from ...session.pace import next_pace, pace_label
+from ...session.pace import at_pace_end, next_pace, pace_label
 from ...session.source import PacedSource, SystemPromptSource
 from ..widgets.controls import LABELS, ControlsPanel
 from ..widgets.token_stream import TokenStream
@@ -110,8 +110,14 @@ class ChatViews(ChatBase):
         return not self.read_only and isinstance(self.source, PacedSource)
 
     def action_pace(self, direction: int = 1) -> None:
-        if self.can_pace:
-            self.set_pace(next_pace(self.source.pace, direction))
+        """F9 slower, Shift+F9 faster; at either end the pace stays, and a notice says why."""
+        if not self.can_pace:
+            return
+        end = at_pace_end(self.source.pace, direction)
+        if end:
+            self.notify(f"pace {end}.", timeout=3)
+            return
+        self.set_pace(next_pace(self.source.pace, direction))
 
     def set_drafter(self, name: str) -> None:
         """Between turns: the next answer drafts with `name` (the source says, as it starts, what it built)."""

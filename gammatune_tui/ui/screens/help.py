@@ -129,8 +129,12 @@ def colour_key(t: Text, roles: dict[str, TokenRole], prompt: str, draft: str, ta
     return t
 
 
-def welcome_text(roles: dict[str, TokenRole], demo: bool = False) -> Text:
-    """What a newcomer sees before the first prompt: what to do and what the colours mean."""
+def welcome_text(roles: dict[str, TokenRole], demo: bool = False, loaded: str = "") -> Text:
+    """What a newcomer sees before the first prompt: what to do and what the colours mean.
+
+    `loaded`: the load's time by stage, where the subtitle had no room for it (80 columns); said here, under
+    the keys, rather than in an 8-second notice that covered this text.
+    """
     t = Text()
     t.append("Type a prompt below and press Enter", style="bold")
     if demo:
@@ -142,6 +146,8 @@ def welcome_text(roles: dict[str, TokenRole], demo: bool = False) -> Text:
                "tokens the target produced (corrections, bonus)")
     t.append(".\nChange the method or η, δ, τ, γ in the controls while it runs (F8) · F9 pace · Esc stops · "
              "F1 or ? keys · Ctrl+P commands", style="dim")
+    if loaded:
+        t.append(f"\n{loaded[:1].upper()}{loaded[1:]} (Ctrl+P: Show load times)", style="dim")
     return t
 
 

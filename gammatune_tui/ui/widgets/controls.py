@@ -19,10 +19,12 @@ costaware, the γ bounds where a method plans within them. Values are typed
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from fractions import Fraction
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -36,6 +38,7 @@ from ...engine.policies import METHODS, PolicySettings, grouped_methods, param_h
 from ...engine.common.sampling import SamplingConfig
 from ...errors import InvalidParameter
 from ..textual_compat import SelectOverlay
+from .key_order import OrderedKeys
 
 
 def _tooltip(s: ParamSpec) -> str:
@@ -112,8 +115,8 @@ def settings_values(settings: PolicySettings, sampling: SamplingConfig) -> dict[
     return {"gamma0": fmt(settings.gamma0), **values, "temperature": fmt(sampling.temperature)}
 
 
-class ParamInput(Input):
-    """One numeric field; ↑/↓ step it by its increment and apply at once."""
+class ParamInput(OrderedKeys):
+    """One numeric field; ↑/↓ step it by its increment and apply at once; its keys run in typing order."""
 
     BINDINGS = [
         Binding("up", "step(1)", "Increase", show=False),
@@ -124,6 +127,16 @@ class ParamInput(Input):
         super().__init__(value=value, id=f"ctl-{name}", compact=True, **kw)
         self.param = name
         self.step_size = step
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """A paste of several lines is typed whole, its line breaks as spaces (Input kept the first line and
+        dropped the rest without a word): Enter then refuses it, or applies it, as the user can see it."""
+        event.stop()
+        event.prevent_default()   # Input's own handler, next in the MRO, would insert the first line again
+        text = " ".join(event.text.split())
+        if text:
+            start, end = sorted(self.selection)
+            self.replace(text, start, end)
 
     def action_step(self, direction: int) -> None:
         try:
@@ -229,6 +242,8 @@ class ControlsPanel(Vertical):
                     t = float(raw)
                 except ValueError:
                     raise InvalidParameter(f"temperature must be a number >= 0, got {raw!r}") from None
+                if not math.isfinite(t):   # 1e400 is inf to float(): say what was typed, and that it is too big
+                    raise InvalidParameter(f"temperature must be a finite number >= 0, got {raw.strip()!r}")
                 new_sampling = dataclasses.replace(self.sampling, temperature=t)
                 self._set_error(name, "")
                 if new_sampling == self.sampling:

@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import re
 
-from textual.widgets import Input
-
 from ..paste_filter import ESC, SHOWN_ESC
+from .key_order import OrderedKeys
 
 UNDECODABLE_NOTICE = ("Part of the prompt was not UTF-8 text (a binary paste?): each undecodable byte was "
                       "sent as � (U+FFFD).")
@@ -101,7 +100,7 @@ def clean_prompt(text: str) -> tuple[str, bool]:
     return text, "\ufffd" in text
 
 
-class PromptInput(Input):
+class PromptInput(OrderedKeys):
     """The chat's prompt (see the module docstring). `pastes` holds the multi-line pastes its markers stand for."""
 
     def __init__(self, *args, **kwargs) -> None:

@@ -288,15 +288,18 @@ class TokenStream(ScrollView, can_focus=True):
             self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def on_resize(self, event: Resize) -> None:
+        """A new width re-wraps; any new size (F7's inspector, F8's panels, the prompt box) keeps the end in
+        view while the user was at the end: a shorter transcript keeps its scroll offset, so without this
+        the last lines (a short answer) sat below the fold."""
+        at_bottom = self._following
         if self._wrap_width() != self._wrap:
-            at_bottom = self._following
             self._wrap = self._wrap_width()
             self.wrapped.rewrap(self._wrap)
             self._relayout()
-            if at_bottom:
-                self._following = True
-                self.call_after_refresh(self._follow_end)
             self.refresh()
+        if at_bottom and event.size.height > 0:   # hidden (F8 at 80 columns): followed when shown again
+            self._following = True
+            self.call_after_refresh(self._follow_end)
 
     def on_mount(self) -> None:
         self._wrap = self._wrap_width()
