@@ -82,6 +82,6 @@ def test_the_palettes_drafter_entries_say_the_self_draft_note_only_for_self_draf
             for name, words in entries.items():
                 assert ("self-draft" in words) == name.startswith("self:"), (name, words)
             assert "int4" in entries["self:int4"] and "draft model" in entries["model"]
-            assert "no model" in entries["prompt-lookup"] and "every earlier turn" in entries["ngram-pool"]
+            assert "no draft model" in entries["prompt-lookup"] and "every earlier turn" in entries["ngram-pool"]
 
     run(scenario())

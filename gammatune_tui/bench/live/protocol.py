@@ -326,7 +326,7 @@ def _sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig, prog
             for m in cfg.methods:
                 for g in cfg.gammas:
                     r = run_policy(pair, PolicySettings.build(m, g, **cfg.params), p, cfg.max_new_tokens, rep, cfg.seed)
-                    if reference is not None and r.output_ids != reference:
+                    if reference is not None and r.output_ids is not None and r.output_ids != reference:
                         _judge(checks, pair, reference, margins, r.output_ids, [m, g, p.id, rep])
                     records.append(_strip(r))
                     if progress:
@@ -336,7 +336,7 @@ def _sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig, prog
                     continue
                 for g in cfg.gammas:
                     r = run_hf_assisted(pair, schedule, g, thr, p, cfg.max_new_tokens, rep)
-                    if reference is not None and r.output_ids != reference:
+                    if reference is not None and r.output_ids is not None and r.output_ids != reference:
                         checks["hf_outputs_differing"].append([name, g, p.id, rep])
                     records.append(_strip(r))
                     if progress:
@@ -344,7 +344,7 @@ def _sweep(pair: ModelPair, prompts: Sequence[PromptIds], cfg: SweepConfig, prog
             if HF_LOOKUP in cfg.baselines:
                 for g in cfg.gammas:
                     r = run_hf_lookup(pair, g, _ngram_max(pair), p, cfg.max_new_tokens, rep)
-                    if reference is not None and r.output_ids != reference:
+                    if reference is not None and r.output_ids is not None and r.output_ids != reference:
                         checks["hf_outputs_differing"].append([HF_LOOKUP, g, p.id, rep])
                     records.append(_strip(r))
                     if progress:

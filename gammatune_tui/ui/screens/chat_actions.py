@@ -36,21 +36,15 @@ from .clipboard import copy_with_notice
 from .help import colour_key
 
 
-_MODEL_FREE_WORDS = {
-    "prompt-lookup": "prompt lookup, copying what followed the text's last words earlier in the prompt or answer",
-    "ngram-pool": "prompt lookup over every earlier turn's prompt and answer too",
-}
-
-
 def drafter_help(name: str) -> str:
     """The palette's words for a "Drafter:" entry: what drafts, and for a self-draft only, that it is built first."""
     if is_self_draft(name):
         return (f"Draft with the target's own weights quantized to {name.split(':', 1)[1]} from the next answer on "
                 "(a self-draft is built from the target first)")
     spec = BY_SOURCE.get(name)
-    if spec is None or spec.needs_model:
+    if spec is None or spec.loads_draft:
         return "Draft with the pair's draft model from the next answer on"
-    return f"Draft with no model from the next answer on: {_MODEL_FREE_WORDS.get(name, spec.help)}"
+    return f"Draft with no draft model from the next answer on: {spec.help}"   # the row's own words
 
 
 class ChatActions(ChatViews):
