@@ -20,7 +20,8 @@ from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.common.sampling import Served
 from gammatune_tui.engine.loading.models import ModelPair
-from gammatune_tui.engine.runners.recurrent import HybridRunner, probe
+from gammatune_tui.engine.runners.hybrid_probe import probe
+from gammatune_tui.engine.runners.recurrent import HybridRunner
 from gammatune_tui.errors import EngineUnavailable, InvalidParameter
 from test_sampling import N_SAMPLES, PROMPT_IDS, chi2_test, joint_law
 from tiny_models import emitted, greedy_ref, make_byte_tokenizer, make_family, make_llama, noisy_copy
