@@ -7,13 +7,22 @@ metadata". Reading the header (a length and a small JSON table of tensor
 offsets) costs microseconds and tells the user which file is damaged and
 how. The GGUF conversion cache uses the same test to convert again instead
 of failing on every start.
+
+Two more faults are found here, each named in one line: a sharded model
+whose index lists a shard file the folder lacks (transformers then says only
+that there are no safetensors weights), and weights that lack tensors the
+config asks for (a config.json declaring 6 layers over 4 layers' weights):
+transformers fills those with random numbers and loads, so the same greedy
+run printed different text each time.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
+from typing import Iterable
 
 MAX_HEADER = 100 * 1024 * 1024   # safetensors' own limit on the header's size
 
@@ -54,4 +63,37 @@ def first_damaged(folder: Path) -> tuple[Path, str] | None:
     return None
 
 
-__all__ = ["first_damaged", "safetensors_fault"]
+def missing_shard(folder: Path) -> tuple[Path, str] | None:
+    """(the index, a shard file it lists that the folder lacks), or the index and why it is unreadable; None when
+    every listed shard is there. Safetensors indexes, and pickle ones beside no safetensors index."""
+    indexes = sorted(folder.glob("*.safetensors.index.json")) or sorted(folder.glob("*.bin.index.json"))
+    for index in indexes:
+        try:
+            data = json.loads(index.read_text(encoding="utf-8"))
+            shards = sorted({str(v) for v in data["weight_map"].values()})
+        except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
+            return index, "is not a readable shard index (no weight_map of tensor names to files)"
+        for shard in shards:
+            if not (folder / shard).is_file():
+                return index, f"lists the shard {shard}, which is not in the folder (get the files again)"
+    return None
+
+
+def missing_tensors(keys: Iterable[str]) -> str | None:
+    """The tensors a model expected and its files lacked, in a few words (layers by number); None if none."""
+    keys = sorted(set(keys))
+    if not keys:
+        return None
+    layers = sorted({int(m.group(1)) for k in keys if (m := re.search(r"\blayers\.(\d+)\.", k))})
+    others = [k for k in keys if not re.search(r"\blayers\.\d+\.", k)]
+    parts = []
+    if layers:
+        span = (f"{layers[0]}–{layers[-1]}" if layers == list(range(layers[0], layers[-1] + 1))
+                else ", ".join(map(str, layers[:8])) + (" …" if len(layers) > 8 else ""))
+        parts.append(f"layer{'s' if len(layers) > 1 else ''} {span}")
+    if others:
+        parts.append(", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else ""))
+    return f"weights missing for {' and '.join(parts)} ({len(keys)} tensor{'s' if len(keys) > 1 else ''}, e.g. {keys[0]})"
+
+
+__all__ = ["first_damaged", "safetensors_fault", "missing_shard", "missing_tensors"]

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 from ...errors import ModelLoadError
-from .damaged_weights import first_damaged
+from .damaged_weights import first_damaged, missing_shard, missing_tensors
 from .gguf import convert, converted_path, gguf_file_of
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
@@ -165,7 +165,7 @@ def locate(ref: str, what: str, *, allow_pickle: bool = False, download: bool = 
 def from_pretrained(loader: Callable, ref: ModelRef, what: str, *, download: bool = False, **kw: Any) -> Any:
     """One model or tokenizer: from a directory or the cache's snapshot, or from the hub when `download` allows it."""
     if ref.local and Path(ref.path).is_dir():
-        damaged = first_damaged(Path(ref.path))   # a cut-short download: named, not a traceback from safetensors
+        damaged = first_damaged(Path(ref.path)) or missing_shard(Path(ref.path))   # named, not a traceback
         if damaged is not None:
             raise ModelLoadError(f"{what} model {ref.name!r}: {damaged[0]}: {damaged[1]}")
     try:
@@ -186,6 +186,17 @@ def from_pretrained(loader: Callable, ref: ModelRef, what: str, *, download: boo
         raise ModelLoadError(f"{what} model {name!r}: {msg}") from None
     except Exception as exc:   # weights that do not fit config.json (vocab_size), a corrupt pickle (.bin)
         raise ModelLoadError(f"{what} model {ref.name!r}: {_load_fault(ref, exc)}") from None
+
+
+def load_weights(loader: Callable, ref: ModelRef, what: str, *, download: bool = False, **kw: Any) -> Any:
+    """A model from its files (as `from_pretrained`), refused in one line where its files lack a tensor it
+    expects: transformers would fill it with random numbers (a config declaring more layers than the files hold)."""
+    model, info = from_pretrained(loader, ref, what, download=download, output_loading_info=True, **kw)
+    lacking = missing_tensors((info or {}).get("missing_keys") or ())
+    if lacking:
+        raise ModelLoadError(f"{what} model {ref.name!r}: {lacking}; its config.json asks for more than its "
+                             "weight files hold: fix the config or get the files again")
+    return model
 
 
 def _load_fault(ref: ModelRef, exc: BaseException) -> str:
@@ -232,5 +243,5 @@ def read_config(ref: ModelRef) -> Any:
     return SimpleNamespace(**{k: v for k, v in data.items() if isinstance(k, str)}) if isinstance(data, dict) else None
 
 
-__all__ = ["NotCached", "ModelRef", "with_gguf_converted", "download_command", "in_local_cache", "locate", "locate_pair", "from_pretrained",
+__all__ = ["NotCached", "ModelRef", "with_gguf_converted", "download_command", "in_local_cache", "locate", "locate_pair", "from_pretrained", "load_weights",
            "read_config", "is_offline"]

@@ -1,0 +1,61 @@
+"""Model folders whose weights are not what their config asks for: one line naming what is missing, exit 2.
+
+Issue 40 rows 2 and 9. A config.json declaring more layers than the weights
+hold loaded with random layers (two runs printed different greedy text), and
+a sharded model missing a shard file was said to have "no safetensors
+weights; pass --allow-pickle" (and the same again with --allow-pickle).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clihelpers import assert_one_line, invoke
+
+
+def _run(target, *extra):
+    return ["run", "def add(a, b):", "-n", "4", "-t", "0", "--target", str(target), "--drafter", "prompt-lookup",
+            "--device", "cpu", "--threads", "1", *extra]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from tiny_models import make_byte_tokenizer
+
+    return make_byte_tokenizer()
+
+
+def test_a_config_declaring_more_layers_than_the_weights_hold_names_them(tmp_path, tok, capsys):
+    from gammatune_tui.engine.loading.families import tiny_model
+
+    target = tmp_path / "q6"
+    model = tiny_model("qwen3_5_text", seed=1, vocab_size=len(tok), num_hidden_layers=4,
+                       layer_types=["linear_attention", "full_attention"] * 2)
+    model.save_pretrained(target)
+    tok.save_pretrained(target)
+    cfg = json.loads((target / "config.json").read_text())
+    cfg["num_hidden_layers"] = 6
+    cfg["layer_types"] = cfg["layer_types"] + ["linear_attention", "full_attention"]
+    (target / "config.json").write_text(json.dumps(cfg))
+    capsys.readouterr()   # the progress bars of save_pretrained
+    code, out, err = invoke(_run(target), capsys)
+    assert_one_line(code, err, "layers 4–5", "config.json")
+    assert out == ""
+
+
+@pytest.mark.parametrize("pickle", [False, True])
+def test_a_sharded_model_without_one_of_its_shards_names_the_shard(tmp_path, tok, capsys, pickle):
+    from tiny_models import make_llama
+
+    target = tmp_path / "sharded"
+    make_llama(len(tok), seed=1, hidden=64).save_pretrained(target, max_shard_size="40KB")
+    tok.save_pretrained(target)
+    shards = sorted(target.glob("model-*.safetensors"))
+    assert len(shards) > 2
+    shards[-1].unlink()
+    capsys.readouterr()   # the progress bars of save_pretrained
+    code, out, err = invoke(_run(target, *(["--allow-pickle"] if pickle else [])), capsys)
+    assert_one_line(code, err, shards[-1].name, "model.safetensors.index.json")
+    assert "--allow-pickle" not in err
