@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from ...errors import InvalidParameter
+from ...errors import DraftUnusable, InvalidParameter
 from ..common.logits_check import FP32_TOL, compute_dtype, logits_close, logits_tolerance
 from .base import grad_mode
 from .recurrent import HybridRunner, error_line, family
@@ -117,8 +117,8 @@ def refuse(model: Any, probe_result: Probe, self_draft: str | None = None) -> No
     if not why:
         return
     if self_draft:
-        raise InvalidParameter(f"{self_draft} draft of {family(model)}: the quantized copy of this family's layers "
-                               f"does not run, so it cannot draft; use another draft: {why}")
+        raise DraftUnusable(f"{self_draft} draft of {family(model)}: the quantized copy of this family's layers "
+                            f"does not run, so it cannot draft; use another draft: {why}")
     raise InvalidParameter(f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this "
                            f"model's recurrent state, so it cannot decode speculatively with it: {why}")
 
