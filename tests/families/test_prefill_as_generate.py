@@ -68,3 +68,23 @@ def test_greedy_output_is_generates_on_a_code_prompt(zamba2, tok, drafter):
     dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), SamplingConfig(), drafter=drafter)
     got = [t.id for e in dec.generate(ids, max_new_tokens=12) if isinstance(e, StepEvent) for t in e.emitted]
     assert got == want
+
+
+def test_a_self_draft_whose_copy_prefills_otherwise_is_not_refused_for_the_family(tok):
+    """Issue 40 row 10's symptom: the int8 copy of a hybrid (computing in bfloat16) disagreed with itself
+    between its prefill and its one-token path, and the draft was refused with a reason blaming the family
+    ("no decoder can match its `generate`"), though the family decodes exactly. A draft's passes never decide a
+    token: the copy now runs `generate`'s passes and drafts, and the output is the target's."""
+    from gammatune_tui.engine.loading.families import tiny_model
+
+    target = tiny_model("zamba2", seed=5, num_hidden_layers=3, layers_block_type=["mamba", "hybrid", "mamba"],
+                        hybrid_layer_ids=[1], hidden_size=96, initializer_range=0.3, n_mamba_heads=3)
+    ids = tok(CODE).input_ids
+    x = torch.tensor([ids])
+    want = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=8,
+                           eos_token_id=[1])[0, len(ids):].tolist()
+    pair = ModelPair(target=target, draft=None, tokenizer=tok, device=torch.device("cpu"), dtype=torch.float32,
+                     eos_ids=frozenset({1}), name_target="zamba2", name_draft="-")
+    dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), SamplingConfig(), drafter="self:int8")
+    got = [t.id for e in dec.generate(ids, max_new_tokens=8) if isinstance(e, StepEvent) for t in e.emitted]
+    assert got == want
