@@ -28,7 +28,7 @@ from tiny_models import emitted, greedy_ref, make_byte_tokenizer, make_family, m
 
 CPU = torch.device("cpu")
 PROMPT = [5, 6, 7, 8, 9, 5, 6, 7, 8, 9, 5, 6]   # repeats, so prompt lookup drafts too
-FAMILIES = ["qwen3_5_text", "nemotron_h", "falcon_h1", "jamba", "mamba2", "recurrent_gemma"]
+FAMILIES = ["qwen3_5_text", "nemotron_h", "falcon_h1", "jamba", "mamba2", "recurrent_gemma", "bamba", "zamba2"]
 # their self:int8 draft reads a quantized layer's weight directly (mamba's slow path): refused in one line
 NO_INT8 = {"jamba"}
 

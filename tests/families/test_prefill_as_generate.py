@@ -88,3 +88,22 @@ def test_a_self_draft_whose_copy_prefills_otherwise_is_not_refused_for_the_famil
     dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), SamplingConfig(), drafter="self:int8")
     got = [t.id for e in dec.generate(ids, max_new_tokens=8) if isinstance(e, StepEvent) for t in e.emitted]
     assert got == want
+
+
+@pytest.mark.parametrize("drafter", ["self:int8", "prompt-lookup"])
+def test_bamba_given_generates_positions_decodes_exactly(tok, drafter):
+    """bamba was refused as disagreeing with itself (2.5 at a logit scale of 6): left to itself its forward numbers
+    a one-token step's position from 0, and the runner gave no positions. Given them, as `generate` gives them, its
+    passes agree and its output is `generate`'s."""
+    from gammatune_tui.engine.loading.families import tiny_model
+
+    target = tiny_model("bamba", seed=1)
+    ids = tok(CODE).input_ids
+    x = torch.tensor([ids])
+    want = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=12,
+                           eos_token_id=[1])[0, len(ids):].tolist()
+    pair = ModelPair(target=target, draft=None, tokenizer=tok, device=torch.device("cpu"), dtype=torch.float32,
+                     eos_ids=frozenset({1}), name_target="bamba", name_draft="-")
+    dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), SamplingConfig(), drafter=drafter)
+    got = [t.id for e in dec.generate(ids, max_new_tokens=12) if isinstance(e, StepEvent) for t in e.emitted]
+    assert got == want

@@ -47,11 +47,11 @@ import inspect
 import threading
 import weakref
 from collections import deque
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
-from .base import Forward, Runner, grad_mode
+from .base import Runner, grad_mode
 from .hf_compat import cache_kw
 
 MAX_PENDING = 8  # kept tokens left for the next forward's pass at most; more are fed at the rollback
@@ -166,17 +166,24 @@ class Snapshot:
                 del live[key]
 
 
-def _model_forward(model: Any) -> Forward:
-    """fwd(ids, cache, keep) -> the last `keep` rows of logits, through the model's own forward."""
+def _model_forward(model: Any) -> Callable[[torch.Tensor, Any, int, int], torch.Tensor]:
+    """fwd(ids, cache, keep, start) -> the last `keep` rows of logits, through the model's own forward.
+
+    The positions go in as `generate` gives them (`start` …): left to itself,
+    bamba numbers a one-token step's position from 0 whatever the cache holds,
+    and its answer left `generate`'s at the second token."""
     params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(model.forward).parameters
     except (TypeError, ValueError):
         params = {}
     trims = "logits_to_keep" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    positions = "position_ids" in params
 
-    def fwd(ids: torch.Tensor, cache: Any, keep: int) -> torch.Tensor:
-        extra = {"logits_to_keep": keep} if trims else {}
+    def fwd(ids: torch.Tensor, cache: Any, keep: int, start: int) -> torch.Tensor:
+        extra: dict[str, Any] = {"logits_to_keep": keep} if trims else {}
+        if positions:
+            extra["position_ids"] = torch.arange(start, start + int(ids.shape[1]), device=ids.device)[None]
         logits = model(input_ids=ids, **cache_kw(model, cache), use_cache=True, **extra).logits[0]
         return logits[-keep:]
 
@@ -218,7 +225,7 @@ class HybridRunner(Runner):
         (under the model's lock: two sessions of one model may run in two threads)."""
         self._snaps.append(Snapshot(self.cache, self._length, self._mods))
         if not self._slots:
-            out = self._fwd(ids, self.cache, keep)
+            out = self._fwd(ids, self.cache, keep, self._length)
         else:
             with _module_lock(self.model):
                 out = self._swapped(ids, keep)
@@ -229,7 +236,7 @@ class HybridRunner(Runner):
         for i, (module, name) in enumerate(self._slots):
             setattr(module, name, self._mods[i])
         try:
-            out = self._fwd(ids, self.cache, keep)
+            out = self._fwd(ids, self.cache, keep, self._length)
         finally:
             for i, (module, name) in enumerate(self._slots):
                 self._mods[i] = getattr(module, name)
