@@ -59,3 +59,46 @@ def test_a_sharded_model_without_one_of_its_shards_names_the_shard(tmp_path, tok
     code, out, err = invoke(_run(target, *(["--allow-pickle"] if pickle else [])), capsys)
     assert_one_line(code, err, shards[-1].name, "model.safetensors.index.json")
     assert "--allow-pickle" not in err
+
+
+@pytest.fixture()
+def llama_dir(tmp_path, tok):
+    from tiny_models import make_llama
+
+    d = tmp_path / "llama"
+    make_llama(len(tok), seed=1, hidden=64).save_pretrained(d, max_shard_size="40KB")
+    tok.save_pretrained(d)
+    return d
+
+
+def _edit_config(folder, **changes):
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg.update(changes)
+    (folder / "config.json").write_text(json.dumps(cfg))
+
+
+def test_a_config_declaring_fewer_layers_than_the_weights_hold_names_them(llama_dir, capsys):
+    """The round 6 trial: one layer declared over two layers' weights ran a smaller model than the files hold,
+    silently (exit 0)."""
+    _edit_config(llama_dir, num_hidden_layers=1)
+    capsys.readouterr()
+    code, out, err = invoke(_run(llama_dir), capsys)
+    assert_one_line(code, err, "layer 1", "fewer layers")
+
+
+def test_shards_without_their_index_are_named_as_such(llama_dir, capsys):
+    (llama_dir / "model.safetensors.index.json").unlink()
+    capsys.readouterr()
+    code, out, err = invoke(_run(llama_dir), capsys)
+    assert_one_line(code, err, "index.json", "shard files")
+    assert "--allow-pickle" not in err
+
+
+@pytest.mark.parametrize("name", ["generation_config.json", "tokenizer.json", "model.safetensors.index.json"])
+def test_a_json_file_of_the_folder_that_is_not_json_is_named(llama_dir, capsys, name):
+    """A broken generation_config.json was skipped silently (exit 0); a broken tokenizer.json was one line of the
+    JSON parser's ('Expecting property name …') naming no file."""
+    (llama_dir / name).write_text("{")
+    capsys.readouterr()
+    code, out, err = invoke(_run(llama_dir), capsys)
+    assert_one_line(code, err, name, "not valid JSON")

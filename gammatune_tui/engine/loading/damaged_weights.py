@@ -79,6 +79,45 @@ def missing_shard(folder: Path) -> tuple[Path, str] | None:
     return None
 
 
+def unreadable_json(folder: Path) -> tuple[Path, str] | None:
+    """The first of a model folder's own .json files (config, tokenizer, generation config, shard index) that is
+    not a JSON object, with why; transformers reads some without saying which file failed, and skips a broken
+    generation_config.json silently."""
+    known = ("config.json", "generation_config.json", "tokenizer_config.json", "tokenizer.json",
+             "special_tokens_map.json")
+    for f in sorted(p for p in Path(folder).glob("*.json") if p.name in known or p.name.endswith(".index.json")):
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except OSError as exc:
+            return f, f"cannot be read ({exc.strerror or exc})"
+        except UnicodeDecodeError:
+            return f, "is not UTF-8 text, so not JSON: damaged, or not this file"
+        except ValueError as exc:
+            return f, f"is not valid JSON ({str(exc).splitlines()[0]}): damaged, or edited by hand"
+        if not isinstance(data, dict):
+            return f, f"holds a JSON {type(data).__name__}, not an object of settings"
+    return None
+
+
+def unindexed_shards(folder: Path) -> str | None:
+    """Shard files (model-00001-of-00003.safetensors) without the index that says which tensor is in which."""
+    shards = sorted(p.name for p in Path(folder).glob("*-of-*.safetensors"))
+    if shards and not any(Path(folder).glob("*.safetensors.index.json")):
+        return (f"holds shard files ({shards[0]} …) but no *.safetensors.index.json saying which tensor each holds "
+                "(get the index again)")
+    return None
+
+
+def unused_layers(keys: Iterable[str]) -> str | None:
+    """Layers the weight files hold that the config does not build (a config declaring fewer layers), or None;
+    other unused tensors (a head transformers ignores on purpose) are left alone."""
+    layers = sorted({int(m.group(1)) for k in keys if (m := re.search(r"\blayers\.(\d+)\.", k))})
+    if not layers:
+        return None
+    span = f"{layers[0]}–{layers[-1]}" if len(layers) > 1 else str(layers[0])
+    return f"its weight files hold layer{'s' if len(layers) > 1 else ''} {span}, which its config does not build"
+
+
 def missing_tensors(keys: Iterable[str]) -> str | None:
     """The tensors a model expected and its files lacked, in a few words (layers by number); None if none."""
     keys = sorted(set(keys))
@@ -96,4 +135,5 @@ def missing_tensors(keys: Iterable[str]) -> str | None:
     return f"weights missing for {' and '.join(parts)} ({len(keys)} tensor{'s' if len(keys) > 1 else ''}, e.g. {keys[0]})"
 
 
-__all__ = ["first_damaged", "safetensors_fault", "missing_shard", "missing_tensors"]
+__all__ = ["first_damaged", "safetensors_fault", "missing_shard", "missing_tensors", "unreadable_json",
+           "unindexed_shards", "unused_layers"]
