@@ -102,3 +102,17 @@ def test_a_json_file_of_the_folder_that_is_not_json_is_named(llama_dir, capsys, 
     capsys.readouterr()
     code, out, err = invoke(_run(llama_dir), capsys)
     assert_one_line(code, err, name, "not valid JSON")
+
+
+def test_a_hybrid_whose_config_does_not_fit_its_layers_is_named_as_such(tmp_path, tok, capsys):
+    """A zamba2 declaring 2 Mamba heads of 64 over a 192-wide Mamba layer cannot run at all; it was refused as a
+    state gammatune 'cannot run and rewind', which blamed the wrong thing."""
+    from gammatune_tui.engine.loading.families import tiny_model
+
+    target = tmp_path / "z2"
+    tiny_model("zamba2", seed=5, vocab_size=len(tok), num_hidden_layers=3, hidden_size=96,
+               layers_block_type=["mamba", "hybrid", "mamba"], hybrid_layer_ids=[1]).save_pretrained(target)
+    tok.save_pretrained(target)
+    capsys.readouterr()
+    code, out, err = invoke(_run(target), capsys)
+    assert_one_line(code, err, "does not run at all", "config.json")

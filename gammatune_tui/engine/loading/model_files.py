@@ -217,7 +217,7 @@ def _load_fault(ref: ModelRef, exc: BaseException) -> str:
                 f"e.g. vocab_size): fix {folder / 'config.json' if folder else 'config.json'} or get the files again")
     pickles = sorted(folder.glob("*.bin")) if folder is not None and folder.is_dir() else []
     # random bytes fail torch.load in many ways ("list index out of range" too): with only pickles, it is the file
-    if pickles and not any(folder.glob("*.safetensors")):
+    if pickles and folder is not None and not any(folder.glob("*.safetensors")):
         return f"{pickles[0]} is not a readable PyTorch weights file (damaged, or holds more than tensors)"
     return f"cannot be loaded from its files ({msg})"
 

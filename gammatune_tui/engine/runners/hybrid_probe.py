@@ -44,6 +44,7 @@ class Probe:
 
     per_token: bool = False
     refused: str | None = None   # why not, in the model's own words (`refuse` says whose and what to do)
+    broken: bool = False         # the model fails a plain forward too: its config, not its state, is at fault
 
 
 def _runs(model: Any, per_token: bool, ids: torch.Tensor, p: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
@@ -106,8 +107,19 @@ def _probe(model: Any) -> Probe:
                 return Probe(per_token=True)
         why = "its logits after a rewind differ from its own one-token path"
     except Exception as exc:   # the model's own error, in one line
-        why = error_line(exc)
+        return Probe(refused=error_line(exc), broken=not _runs_plainly(model, prompts[0][0]))
     return Probe(refused=why)
+
+
+def _runs_plainly(model: Any, ids: torch.Tensor) -> bool:
+    """Whether one forward without a cache runs at all (a config the family cannot build a working model from
+    fails here: zamba2 with 2 Mamba heads of 64 over a 192-wide layer)."""
+    try:
+        with grad_mode(model)():
+            model(input_ids=ids[:, :4], use_cache=False)
+    except Exception:
+        return False
+    return True
 
 
 def refuse(model: Any, probe_result: Probe, self_draft: str | None = None) -> None:
@@ -116,6 +128,9 @@ def refuse(model: Any, probe_result: Probe, self_draft: str | None = None) -> No
     why = probe_result.refused
     if not why:
         return
+    if probe_result.broken:
+        raise InvalidParameter(f"{family(model)} ({type(model).__name__}) does not run at all, with or without a "
+                               f"cache: its config.json does not fit the family's layers: {why}")
     if self_draft:
         raise DraftUnusable(f"{self_draft} draft of {family(model)}: the quantized copy of this family's layers "
                             f"does not run, so it cannot draft; use another draft: {why}")
