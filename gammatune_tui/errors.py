@@ -37,6 +37,11 @@ class TokenizerMismatch(GammatuneError):
     """Draft and target do not share a vocabulary, so draft ids mean nothing to the target."""
 
 
+class DraftUnusable(InvalidParameter):
+    """A draft that cannot be built or run beside this target (a self-draft whose quantized copy does not run): the
+    draft's fault, not the target's, so a tool trying several drafts (doctor) skips it and examines the rest."""
+
+
 class EngineUnavailable(InvalidParameter):
     """`--engine` names a runner this pair cannot use here (graphs without CUDA, an unsupported architecture)."""
 

@@ -280,3 +280,20 @@ def test_self_drafts_are_candidates_by_default_with_their_precision(tiny_pair_di
         assert x["status"] == "examined" and x["precision"] == precision and x["weight_bytes"] > 0
         assert 0 < x["agreement"] <= 1 and x["c"] > 0 and x["verdict"]   # a random tiny net: α means little
     assert "int4 g32 +" in text   # the ranking's size column: precision and the bytes it adds
+
+
+def test_a_self_draft_that_cannot_be_built_is_skipped_and_the_others_examined(tiny_pair_dirs, prompts, tmp_path,
+                                                                               capsys):
+    """Issue 40 row 10: one self-draft the target cannot have (self:bf16 of a bfloat16 target) used to stop the
+    whole doctor; it is now refused in its row, with its reason, and the next draft is examined."""
+    t, _ = tiny_pair_dirs
+    out = tmp_path / "doctor.json"
+    code, text, err = _doctor(capsys, "--target", str(t), "--self-drafts", "self:bf16,self:int8", "--prompts", str(prompts),
+                              "-n", "8", "--gammas", "1,2", "--device", "cpu", "--dtype", "bfloat16", "--raw",
+                              "--json", str(out))
+    assert code == 0, err
+    refused, examined = _strict_json(out)["drafts"]
+    assert refused["label"] == "self:bf16" and refused["status"] == "refused"
+    assert "would be the target itself" in refused["reason"]
+    assert examined["label"] == "self:int8" and examined["status"] == "examined"
+    assert "refused: --draft self:bf16 would be the target itself" in " ".join(text.split())

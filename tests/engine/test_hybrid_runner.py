@@ -20,14 +20,15 @@ from gammatune_tui.engine.runners import runner_pool
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
 from gammatune_tui.engine.common.sampling import Served
 from gammatune_tui.engine.loading.models import ModelPair
-from gammatune_tui.engine.runners.recurrent import HybridRunner, probe
+from gammatune_tui.engine.runners.hybrid_probe import probe
+from gammatune_tui.engine.runners.recurrent import HybridRunner
 from gammatune_tui.errors import EngineUnavailable, InvalidParameter
 from test_sampling import N_SAMPLES, PROMPT_IDS, chi2_test, joint_law
 from tiny_models import emitted, greedy_ref, make_byte_tokenizer, make_family, make_llama, noisy_copy
 
 CPU = torch.device("cpu")
 PROMPT = [5, 6, 7, 8, 9, 5, 6, 7, 8, 9, 5, 6]   # repeats, so prompt lookup drafts too
-FAMILIES = ["qwen3_5_text", "nemotron_h", "falcon_h1", "jamba", "mamba2", "recurrent_gemma"]
+FAMILIES = ["qwen3_5_text", "nemotron_h", "falcon_h1", "jamba", "mamba2", "recurrent_gemma", "bamba", "zamba2"]
 # their self:int8 draft reads a quantized layer's weight directly (mamba's slow path): refused in one line
 NO_INT8 = {"jamba"}
 

@@ -31,7 +31,7 @@ from ...engine.policies import METHODS, PolicyParams, PolicySettings
 # what `--gamma` is when not given: "at the defaults" means this γ0 and the shipped parameters
 from ...engine.policies.policy_params import DEFAULT_GAMMA0
 from ...engine.events.text_pieces import prompt_pieces
-from ...errors import ModelLoadError, TokenizerMismatch
+from ...errors import DraftUnusable, ModelLoadError, TokenizerMismatch
 from ..live import protocol
 from ..args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from ..sim import simulate as sim
@@ -352,7 +352,7 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
     progress(f"loading {cand.label}", 0)
     try:
         pair = load(cfg, cand)
-    except (TokenizerMismatch, ModelLoadError) as exc:
+    except (TokenizerMismatch, ModelLoadError, DraftUnusable) as exc:   # this draft's fault: skipped, said so
         if str(exc).startswith("target model"):
             raise
         report.status, report.reason = "refused", str(exc)

@@ -21,7 +21,8 @@ from ...engine.events import SessionHeader, StepEvent
 from .model_trace import Trace
 from .trace_stats import NAN
 from ...engine.runners.hf_compat import cache_kw
-from ...engine.runners.recurrent import has_recurrent_state, state_runner
+from ...engine.runners.hybrid_probe import state_runner
+from ...engine.runners.recurrent import has_recurrent_state
 
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
 

@@ -43,7 +43,8 @@ from ...engine.common.sampling import SamplingConfig, Served
 from ...engine.common.vocab import shared_vocab
 from .model_trace import Trace
 from ...engine.plain import prefilled
-from ...engine.runners.recurrent import has_recurrent_state, state_runner
+from ...engine.runners.hybrid_probe import state_runner
+from ...engine.runners.recurrent import has_recurrent_state
 
 OFF_STREAM = 0x5EED  # added to the seed for the off-path stream
 

@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ...errors import InvalidParameter
+from ...errors import DraftUnusable, InvalidParameter
 from ..common.names import MODEL_FREE, SELF_FORMATS, SELF_PREFIX, is_self_draft
 from ..common.model_weights import quanto_quantized
 from ..common.pair import SelfDraft
@@ -97,7 +97,7 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> tuple[Any, SelfD
                                "replaced them (optimum-quanto): leave out --quantize")
     dtype = next(target.parameters()).dtype
     if spec.kind == "bf16" and dtype == torch.bfloat16:
-        raise InvalidParameter("--draft self:bf16 would be the target itself (it is bfloat16 already): "
+        raise DraftUnusable("--draft self:bf16 would be the target itself (it is bfloat16 already): "
                                "use self:int8 or self:int4")
     shared = {id(t): t for t in itertools.chain(target.parameters(), target.buffers())}
     draft = copy.deepcopy(target, memo=shared)   # the module tree is new; every tensor is the target's
@@ -113,11 +113,11 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> tuple[Any, SelfD
     try:
         kept = _restore_layers_read_directly(draft, swapped)
     except Exception as e:   # a family whose forward the quantized layers break: one line, not a traceback
-        raise InvalidParameter(f"--draft {spec.name}: this model does not run with its layers quantized "
+        raise DraftUnusable(f"--draft {spec.name}: this model does not run with its layers quantized "
                                f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}); "
                                f"draft with a model or with {' or '.join(MODEL_FREE)}") from None
     if not any(isinstance(m, WeightOnlyLinear) for m in draft.modules()):
-        raise InvalidParameter(f"--draft {spec.name}: this model reads every Linear layer's weight itself, so none "
+        raise DraftUnusable(f"--draft {spec.name}: this model reads every Linear layer's weight itself, so none "
                                "can be quantized and the copy would be the target; draft with a model or with "
                                + " or ".join(MODEL_FREE))
     return draft, SelfDraft(spec.name, spec.precision + _kept_note(target, kept, dtype), time.perf_counter() - t0)

@@ -22,7 +22,8 @@ from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 from ...errors import ModelLoadError
-from .damaged_weights import first_damaged
+from .damaged_weights import (first_damaged, missing_shard, missing_tensors, unindexed_shards, unreadable_json,
+                              unused_layers)
 from .gguf import convert, converted_path, gguf_file_of
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
@@ -165,9 +166,13 @@ def locate(ref: str, what: str, *, allow_pickle: bool = False, download: bool = 
 def from_pretrained(loader: Callable, ref: ModelRef, what: str, *, download: bool = False, **kw: Any) -> Any:
     """One model or tokenizer: from a directory or the cache's snapshot, or from the hub when `download` allows it."""
     if ref.local and Path(ref.path).is_dir():
-        damaged = first_damaged(Path(ref.path))   # a cut-short download: named, not a traceback from safetensors
+        folder = Path(ref.path)   # each fault named in one line, not a traceback or a misleading hint
+        damaged = unreadable_json(folder) or first_damaged(folder) or missing_shard(folder)
         if damaged is not None:
             raise ModelLoadError(f"{what} model {ref.name!r}: {damaged[0]}: {damaged[1]}")
+        loose = unindexed_shards(folder)
+        if loose:
+            raise ModelLoadError(f"{what} model {ref.name!r} {loose}")
     try:
         return loader(ref.path, local_files_only=not download, **kw)
     except (ImportError, MemoryError, KeyboardInterrupt):
@@ -188,6 +193,21 @@ def from_pretrained(loader: Callable, ref: ModelRef, what: str, *, download: boo
         raise ModelLoadError(f"{what} model {ref.name!r}: {_load_fault(ref, exc)}") from None
 
 
+def load_weights(loader: Callable, ref: ModelRef, what: str, *, download: bool = False, **kw: Any) -> Any:
+    """A model from its files (as `from_pretrained`), refused in one line where its files lack a tensor it
+    expects: transformers would fill it with random numbers (a config declaring more layers than the files hold)."""
+    model, info = from_pretrained(loader, ref, what, download=download, output_loading_info=True, **kw)
+    lacking = missing_tensors((info or {}).get("missing_keys") or ())
+    if lacking:
+        raise ModelLoadError(f"{what} model {ref.name!r}: {lacking}; its config.json asks for more than its "
+                             "weight files hold: fix the config or get the files again")
+    unused = unused_layers((info or {}).get("unexpected_keys") or ())
+    if unused:   # a config declaring fewer layers: a smaller model than the files hold, silently
+        raise ModelLoadError(f"{what} model {ref.name!r}: {unused} (its config.json declares fewer layers than "
+                             "its weights hold): fix the config or get the files again")
+    return model
+
+
 def _load_fault(ref: ModelRef, exc: BaseException) -> str:
     """What is wrong with a model folder whose files transformers could not load, in one line naming the file."""
     msg = _one_line(exc)
@@ -196,7 +216,8 @@ def _load_fault(ref: ModelRef, exc: BaseException) -> str:
         return ("its weights do not match its config.json (a tensor's shape differs from what the config says, "
                 f"e.g. vocab_size): fix {folder / 'config.json' if folder else 'config.json'} or get the files again")
     pickles = sorted(folder.glob("*.bin")) if folder is not None and folder.is_dir() else []
-    if pickles and ("load failed" in msg.lower() or "pickle" in msg.lower() or "zip" in msg.lower()):
+    # random bytes fail torch.load in many ways ("list index out of range" too): with only pickles, it is the file
+    if pickles and folder is not None and not any(folder.glob("*.safetensors")):
         return f"{pickles[0]} is not a readable PyTorch weights file (damaged, or holds more than tensors)"
     return f"cannot be loaded from its files ({msg})"
 
@@ -232,5 +253,5 @@ def read_config(ref: ModelRef) -> Any:
     return SimpleNamespace(**{k: v for k, v in data.items() if isinstance(k, str)}) if isinstance(data, dict) else None
 
 
-__all__ = ["NotCached", "ModelRef", "with_gguf_converted", "download_command", "in_local_cache", "locate", "locate_pair", "from_pretrained",
+__all__ = ["NotCached", "ModelRef", "with_gguf_converted", "download_command", "in_local_cache", "locate", "locate_pair", "from_pretrained", "load_weights",
            "read_config", "is_offline"]

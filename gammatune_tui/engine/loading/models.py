@@ -22,8 +22,8 @@ import torch
 
 from ...errors import InvalidParameter, ModelLoadError, TokenizerMismatch
 from ..common.devices import resolve_device, resolve_dtype
-from .model_files import (ModelRef, download_command, from_pretrained, in_local_cache, locate_pair, read_config,
-                          with_gguf_converted)
+from .model_files import (ModelRef, download_command, from_pretrained, in_local_cache, load_weights, locate_pair,
+                          read_config, with_gguf_converted)
 from ..common.end_of_turn import collect_eos_ids
 from ..common.pair import ModelPair
 from ..common.prompt_format import VICUNA_SYSTEM, vicuna_format
@@ -177,7 +177,7 @@ def load_pair(
     t_kw = dict(common)
     if device_map == "auto":
         t_kw["device_map"] = "auto"
-    target_model = from_pretrained(AutoModelForCausalLM.from_pretrained, t_ref, "target", download=download, **t_kw)
+    target_model = load_weights(AutoModelForCausalLM.from_pretrained, t_ref, "target", download=download, **t_kw)
     if device_map != "auto":
         target_model.to(dev)
     else:
@@ -188,7 +188,7 @@ def load_pair(
     draft_model, own_draft = None, None
     if d_ref is not None:
         report("draft", 0.7)
-        draft_model = from_pretrained(AutoModelForCausalLM.from_pretrained, d_ref, "draft", download=download,
+        draft_model = load_weights(AutoModelForCausalLM.from_pretrained, d_ref, "draft", download=download,
                                       **{**common, "dtype": d_dt})
         draft_model.to(dev)
         draft_model.eval()

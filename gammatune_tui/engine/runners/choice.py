@@ -37,7 +37,8 @@ from .base import Runner, grad_mode
 from .eager import EagerRunner
 from .graphs import GRAPH_BODY, GraphRunner
 from .static import StaticRunner
-from .recurrent import HybridRunner, Probe, error_line, family, has_recurrent_state, probe, refuse
+from .recurrent import HybridRunner, error_line, family, has_recurrent_state
+from .hybrid_probe import Probe, probe, refuse
 from .hf_compat import cache_kw
 from ..common.logits_check import compute_dtype, logits_close
 from ..common.model_weights import quanto_quantized
@@ -225,7 +226,7 @@ class RunnerPool:
         self._graph_pool: Any = None
         self.timings: dict[str, float] = {}
         self.fallback_note: str | None = None
-        self._probes: dict[int, Probe] = {}   # hybrid models: how their windows run (recurrent.probe)
+        self._probes: dict[int, Probe] = {}   # hybrid models: how their windows run (hybrid_probe.probe)
 
     def kinds(self) -> tuple[str, str]:
         """(target kind, draft kind); raises EngineUnavailable for a runner that cannot run here.

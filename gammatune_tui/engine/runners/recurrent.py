@@ -25,9 +25,13 @@ snapshots:
 
 Some families' multi-token forward over an existing state is not the one-token
 path `generate` takes (mamba, falcon_mamba and recurrent_gemma in transformers
-5.24 treat a multi-token input as a prefill from an empty state). The
-self-check finds them (`probe`), and their runner feeds a window one token
-at a time: a snapshot at every position, so their rewinds never re-feed.
+5.24 treat a multi-token input as a prefill from an empty state), and some
+prefill a prompt otherwise than a shorter prefill and a step (zamba2, bamba).
+The self-check finds them (hybrid_probe.py), and their runner runs exactly
+the passes `generate` runs: the whole prompt in one pass (the decoder's
+prefill of all but its last token is only noted, and run with that token),
+then one token at a time, a snapshot at every position, so their rewinds
+never re-feed.
 A few families keep their state on their modules instead of in the cache
 (recurrent_gemma's `conv1d_state` and `recurrent_states`); the runner keeps
 those as its own, puts them on the modules for each of its passes and
@@ -43,14 +47,11 @@ import inspect
 import threading
 import weakref
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
-from ...errors import InvalidParameter
-from ..common.logits_check import FP32_TOL, HALF_TOL, compute_dtype, logits_close, logits_tolerance
-from .base import Forward, Runner, grad_mode
+from .base import Runner, grad_mode
 from .hf_compat import cache_kw
 from .snapshot import Snapshot
 
@@ -117,17 +118,24 @@ def _module_lock(model: Any) -> threading.Lock:
         return lock
 
 
-def _model_forward(model: Any) -> Forward:
-    """fwd(ids, cache, keep) -> the last `keep` rows of logits, through the model's own forward."""
+def _model_forward(model: Any) -> Callable[[torch.Tensor, Any, int, int], torch.Tensor]:
+    """fwd(ids, cache, keep, start) -> the last `keep` rows of logits, through the model's own forward.
+
+    The positions go in as `generate` gives them (`start` …): left to itself,
+    bamba numbers a one-token step's position from 0 whatever the cache holds,
+    and its answer left `generate`'s at the second token."""
     params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(model.forward).parameters
     except (TypeError, ValueError):
         params = {}
     trims = "logits_to_keep" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    positions = "position_ids" in params
 
-    def fwd(ids: torch.Tensor, cache: Any, keep: int) -> torch.Tensor:
-        extra = {"logits_to_keep": keep} if trims else {}
+    def fwd(ids: torch.Tensor, cache: Any, keep: int, start: int) -> torch.Tensor:
+        extra: dict[str, Any] = {"logits_to_keep": keep} if trims else {}
+        if positions:
+            extra["position_ids"] = torch.arange(start, start + int(ids.shape[1]), device=ids.device)[None]
         logits = model(input_ids=ids, **cache_kw(model, cache), use_cache=True, **extra).logits[0]
         return logits[-keep:]
 
@@ -169,7 +177,7 @@ class HybridRunner(Runner):
         (under the model's lock: two sessions of one model may run in two threads)."""
         self._snaps.append(Snapshot(self.cache, self._length, self._mods))
         if not self._slots:
-            out = self._fwd(ids, self.cache, keep)
+            out = self._fwd(ids, self.cache, keep, self._length)
         else:
             with _module_lock(self.model):
                 out = self._swapped(ids, keep)
@@ -180,21 +188,33 @@ class HybridRunner(Runner):
         for i, (module, name) in enumerate(self._slots):
             setattr(module, name, self._mods[i])
         try:
-            out = self._fwd(ids, self.cache, keep)
+            out = self._fwd(ids, self.cache, keep, self._length)
         finally:
             for i, (module, name) in enumerate(self._slots):
                 self._mods[i] = getattr(module, name)
                 setattr(module, name, self._blank[i])
         return out
 
+    def prefill(self, ids: torch.Tensor) -> None:
+        """Cache a prompt; one token at a time, only noted: `generate` prefills the whole prompt in one pass,
+        and these families' pass over n-1 tokens and a step is not that pass, so the next forward runs it."""
+        if not self.per_token:
+            return super().prefill(ids)
+        self._hist = torch.cat([self._hist, ids.to(self._hist.device)], 1)
+
     def _feed(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
         """Run `ids` over the cache (the state after `_length` tokens)."""
         q = int(ids.shape[1])
-        if not self.per_token or self._length == 0 or q == 1:
-            # from an empty state a multi-token pass is the prefill `generate` itself runs
+        if not self.per_token or q == 1:
             return self._pass(ids, keep)
-        rows = [self._pass(ids[:, i:i + 1], 1) for i in range(q)]
-        return torch.cat(rows[q - keep:], 0)
+        first = 0
+        if self._length == 0:   # from empty, as `generate`: one pass up to the first row asked for, then steps
+            first = q - keep + 1
+            rows = [self._pass(ids[:, :first], 1)]
+        else:
+            rows = []
+        rows += [self._pass(ids[:, i:i + 1], 1) for i in range(first, q)]
+        return torch.cat(rows[len(rows) - keep:], 0)
 
     def forward(self, ids: torch.Tensor, keep: int) -> torch.Tensor:
         pending = self._hist[:, self._length:]
@@ -241,112 +261,6 @@ class HybridRunner(Runner):
         return lay.keys, lay.values
 
 
-@dataclass(frozen=True)
-class Probe:
-    """What the self-check found: whether windows go in one pass (else per token), or why nothing works."""
-
-    per_token: bool = False
-    refused: str | None = None   # why not, in the model's own words (`refuse` says whose and what to do)
-
-
-def _check(model: Any, per_token: bool, ids: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    """The runner's logits over a prompt, a window, a rewind by two and a single token, beside the
-    one-token path's (prefill, then one token at a time: what `generate` runs)."""
-    runner = HybridRunner(model, per_token=per_token)
-    runner.start(16)
-    got = [runner.forward(ids[:, :4], 1), runner.forward(ids[:, 4:8], 4)]
-    runner.rewind(6)
-    got.append(runner.forward(ids[:, 6:8], 2))
-    runner.rewind(5)   # inside the window, after a rewind: a snapshot before the last forward
-    got.append(runner.forward(ids[:, 5:6], 1))
-    ref = HybridRunner(model, per_token=True)
-    ref.start(16)
-    want = [ref.forward(ids[:, :4], 1)]
-    steps = [ref.forward(ids[:, i:i + 1], 1) for i in range(4, 8)]
-    want += [torch.cat(steps, 0), torch.cat(steps[2:], 0), steps[1]]
-    return want, got
-
-
-_PROBES: "weakref.WeakKeyDictionary[Any, Probe]" = weakref.WeakKeyDictionary()
-
-
-def probe(model: Any) -> Probe:
-    """Find how this model's windows run exactly (one pass, or one token at a time), or refuse it in one line.
-    Once per model."""
-    found = _PROBES.get(model)
-    if found is None:
-        found = _probe(model)
-        try:
-            _PROBES[model] = found
-        except TypeError:  # pragma: no cover - not weak-referenceable
-            pass
-    return found
-
-
-def _probe(model: Any) -> Probe:
-    vocab = int(model.config.vocab_size)
-    device = next(model.parameters()).device
-    ids = torch.randint(0, vocab, (1, 8), generator=torch.Generator().manual_seed(0)).to(device)
-    dtype = compute_dtype(model)
-    # one pass must match the one-token path far inside the tolerance: a chunked path over a state that is
-    # subtly wrong (it ignores part of the state) still lands near it on random weights
-    tight = FP32_TOL / 10 if dtype == torch.float32 else logits_tolerance(dtype)
-    try:
-        with grad_mode(model)():
-            want, got = _check(model, False, ids)
-            whole = _prefill(model, ids)
-        if not _close(want[1][-1:], whole, HALF_TOL):   # a gross disagreement, not an fp32 rounding (zamba2: 1e-4)
-            raise _Inconsistent("its own prefill of a prompt and its one-token path after a shorter prefill give "
-                                "different logits, so no decoder can match its `generate`")
-        if all(_close(w, g, tight) for w, g in zip(want, got)):
-            return Probe(per_token=False)
-        with grad_mode(model)():
-            want, got = _check(model, True, ids)
-        if all(logits_close(w, g, dtype) for w, g in zip(want, got)):
-            return Probe(per_token=True)
-        why = "its logits after a rewind differ from its own one-token path"
-    except Exception as exc:   # the model's own error, in one line
-        why = error_line(exc)
-    return Probe(refused=why)
-
-
-class _Inconsistent(Exception):
-    """The model disagrees with itself: its one-pass prefill is not its one-token path."""
-
-
-def _prefill(model: Any, ids: torch.Tensor) -> torch.Tensor:
-    """The last position's logits of one prefill pass over `ids` from an empty state, as `generate` starts."""
-    runner = HybridRunner(model, per_token=False)
-    runner.start(16)
-    return runner.forward(ids, 1)
-
-
-def _close(want: torch.Tensor, got: torch.Tensor, tol: float) -> bool:
-    w, g = want.float(), got.float()
-    scale = max(1.0, float(w.abs().max()))
-    return w.shape == g.shape and bool(torch.allclose(w, g, rtol=tol, atol=tol * scale))
-
-
-def refuse(model: Any, probe_result: Probe, self_draft: str | None = None) -> None:
-    """One line for a model the probe refused: its family, or for a self-draft (`self_draft`, its name) the
-    quantized copy, which is what failed (the family itself may run)."""
-    why = probe_result.refused
-    if not why:
-        return
-    if self_draft:
-        raise InvalidParameter(f"{self_draft} draft of {family(model)}: the quantized copy of this family's layers "
-                               f"does not run, so it cannot draft; use another draft: {why}")
-    raise InvalidParameter(f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this "
-                           f"model's recurrent state, so it cannot decode speculatively with it: {why}")
-
-
-def state_runner(model: Any) -> HybridRunner:
-    """A hybrid runner for code that drives one model by hand (trace recording); refused in one line as at load."""
-    found = probe(model)
-    refuse(model, found)
-    return HybridRunner(model, per_token=found.per_token)
-
-
 def session_cache(model: Any) -> Any:
     """A fresh cache for a model driven by hand one token at a time: its own for a hybrid, else a DynamicCache
     (a multi-token pass is sound over it only from empty: a prefill)."""
@@ -355,5 +269,5 @@ def session_cache(model: Any) -> Any:
     return own_cache(model) if has_recurrent_state(model) else DynamicCache()
 
 
-__all__ = ["HybridRunner", "Snapshot", "Probe", "probe", "refuse", "own_cache", "has_recurrent_state", "family",
-           "SNAPSHOTS", "MAX_PENDING", "module_states", "state_runner", "session_cache"]
+__all__ = ["HybridRunner", "Snapshot", "own_cache", "has_recurrent_state", "family", "error_line",
+           "SNAPSHOTS", "MAX_PENDING", "module_states", "session_cache"]

@@ -1,0 +1,148 @@
+"""The load check of a hybrid model: how its windows run so that its output is its own `generate`'s, or why not.
+
+`generate` runs a hybrid model one way: the whole prompt in one pass from an
+empty state, then one token at a time. The decoder runs it another: all of
+the prompt but its last token, then a window (that token and the drafts) in
+one pass over the state, rewound after a rejection (recurrent.py). The two
+agree only where the family's multi-token pass over a state and its prefill
+are the one-token path up to rounding. Some families' are not, by far more
+than rounding and the same in float64: bamba (2.5 at a logit scale of 6),
+zamba2 (0.06 at 10.8, enough to change a greedy token at 10 of 32 on a
+38-token prompt). Their runner then runs `generate`'s own passes
+(`per_token`): their output is `generate`'s token for token, at the price of
+one pass per verified token.
+
+The check runs the decoder's passes (prefill, a window, two rewinds) beside
+`generate`'s on three prompts of random ids of three lengths, and asks for
+agreement at a tolerance relative to the logits' scale, a tenth of the fp32
+one: a pass that is subtly wrong on one prompt can land close on another,
+and 1e-3 of a logit scale of 10 already lets a real disagreement through.
+A model on which neither way reproduces `generate`'s passes after a rewind
+is refused in one line.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ...errors import DraftUnusable, InvalidParameter
+from ..common.logits_check import FP32_TOL, compute_dtype, logits_close, logits_tolerance
+from .base import grad_mode
+from .recurrent import HybridRunner, error_line, family
+
+PROMPTS = ((0, 4), (1, 7), (2, 12))
+"""(seed, length) of each probe prompt of random ids: each is followed by a window of four."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the self-check found: whether windows go in one pass (else `generate`'s passes), or why nothing works."""
+
+    per_token: bool = False
+    refused: str | None = None   # why not, in the model's own words (`refuse` says whose and what to do)
+    broken: bool = False         # the model fails a plain forward too: its config, not its state, is at fault
+
+
+def _runs(model: Any, per_token: bool, ids: torch.Tensor, p: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """(generate's rows, the runner's rows) after a prompt of `p` tokens and a window of four over it.
+
+    The runner's passes are the decoder's: a prefill of p - 1 tokens, a window
+    (the prompt's last token and three drafts), a rewind into it and a window
+    of three, a rewind by one and a single token. Generate's: the p tokens in
+    one pass, then one token at a time.
+    """
+    ref = HybridRunner(model, per_token=True)
+    ref.start(p + 8)
+    want = [ref.forward(ids[:, :p], 1)] + [ref.forward(ids[:, i:i + 1], 1) for i in range(p, p + 4)]
+    runner = HybridRunner(model, per_token=per_token)
+    runner.start(p + 8)
+    runner.prefill(ids[:, :p - 1])
+    got = [runner.forward(ids[:, p - 1:p + 3], 4)]
+    runner.rewind(p + 1)
+    got.append(runner.forward(ids[:, p + 1:p + 4], 3))
+    runner.rewind(p + 2)
+    got.append(runner.forward(ids[:, p + 2:p + 3], 1))
+    return [torch.cat(want[:4]), torch.cat(want[2:5]), want[3]], got
+
+
+def _close(want: torch.Tensor, got: torch.Tensor, tol: float) -> bool:
+    """Within `tol` of the logits' scale (and relatively): rounding passes, a real disagreement does not."""
+    w, g = want.float(), got.float()
+    scale = max(1.0, float(w.abs().max()))
+    return w.shape == g.shape and bool(torch.allclose(w, g, rtol=tol, atol=tol * scale))
+
+
+_PROBES: "weakref.WeakKeyDictionary[Any, Probe]" = weakref.WeakKeyDictionary()
+
+
+def probe(model: Any) -> Probe:
+    """Find how this model's windows run exactly (one pass, or generate's passes), or refuse it in one line.
+    Once per model."""
+    found = _PROBES.get(model)
+    if found is None:
+        found = _probe(model)
+        try:
+            _PROBES[model] = found
+        except TypeError:  # pragma: no cover - not weak-referenceable
+            pass
+    return found
+
+
+def _probe(model: Any) -> Probe:
+    vocab = int(model.config.vocab_size)
+    device = next(model.parameters()).device
+    dtype = compute_dtype(model)
+    tight = FP32_TOL / 10 if dtype == torch.float32 else logits_tolerance(dtype)
+    prompts = [(torch.randint(0, vocab, (1, p + 4), generator=torch.Generator().manual_seed(seed)).to(device), p)
+               for seed, p in PROMPTS]
+    try:
+        with grad_mode(model)():
+            if all(_close(w, g, tight) for ids, p in prompts for w, g in zip(*_runs(model, False, ids, p))):
+                return Probe(per_token=False)
+            if all(logits_close(w, g, dtype) for ids, p in prompts for w, g in zip(*_runs(model, True, ids, p))):
+                return Probe(per_token=True)
+        why = "its logits after a rewind differ from its own one-token path"
+    except Exception as exc:   # the model's own error, in one line
+        return Probe(refused=error_line(exc), broken=not _runs_plainly(model, prompts[0][0]))
+    return Probe(refused=why)
+
+
+def _runs_plainly(model: Any, ids: torch.Tensor) -> bool:
+    """Whether one forward without a cache runs at all (a config the family cannot build a working model from
+    fails here: zamba2 with 2 Mamba heads of 64 over a 192-wide layer)."""
+    try:
+        with grad_mode(model)():
+            model(input_ids=ids[:, :4], use_cache=False)
+    except Exception:
+        return False
+    return True
+
+
+def refuse(model: Any, probe_result: Probe, self_draft: str | None = None) -> None:
+    """One line for a model the probe refused: its family, or for a self-draft (`self_draft`, its name) the
+    quantized copy, which is what failed (the family itself may run)."""
+    why = probe_result.refused
+    if not why:
+        return
+    if probe_result.broken:
+        raise InvalidParameter(f"{family(model)} ({type(model).__name__}) does not run at all, with or without a "
+                               f"cache: its config.json does not fit the family's layers: {why}")
+    if self_draft:
+        raise DraftUnusable(f"{self_draft} draft of {family(model)}: the quantized copy of this family's layers "
+                            f"does not run, so it cannot draft; use another draft: {why}")
+    raise InvalidParameter(f"{family(model)} ({type(model).__name__}): gammatune cannot run and rewind this "
+                           f"model's recurrent state, so it cannot decode speculatively with it: {why}")
+
+
+def state_runner(model: Any) -> HybridRunner:
+    """A hybrid runner for code that drives one model by hand (trace recording); refused in one line as at load."""
+    found = probe(model)
+    refuse(model, found)
+    return HybridRunner(model, per_token=found.per_token)
+
+
+__all__ = ["Probe", "probe", "refuse", "state_runner", "PROMPTS"]
