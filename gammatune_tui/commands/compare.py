@@ -24,7 +24,7 @@ from ..engine.loading.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .input_checks import check_methods_text, check_repeats, check_theme
-from .output_paths import check_outputs, same_file
+from .output_paths import check_outputs, output_file, same_file
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 from .prompt_input import given_prompt, prompt_file_option, system_option
 from .terminal import prints_instead_of_tui
@@ -43,9 +43,9 @@ def compare(
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
-    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", dir_okay=False, help="Write every run's event stream to one JSONL recording."),
+    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", parser=output_file, help="Write every run's event stream to one JSONL recording."),
     print_: bool = typer.Option(False, "--print", "--no-tui", help="Measure, then print transcripts and the ranked summary (no TUI)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", dir_okay=False, help="Also write every contestant's settings, speed-up over target-only with its spread, and acceptance in vLLM's terms to this JSON file."),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", parser=output_file, help="Also write every contestant's settings, speed-up over target-only with its spread, and acceptance in vLLM's terms to this JSON file."),
     theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme of the TUI."),
     *,
     opts: CommonOptions,

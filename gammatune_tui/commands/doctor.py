@@ -23,7 +23,7 @@ from ..bench.args import check_windows, parse_gammas
 from ..errors import InvalidParameter
 from .input_checks import check_engine_environment
 from .options import check_threads, flag_names
-from .output_paths import check_outputs, prompt_set_path
+from .output_paths import check_outputs, output_file, prompt_set_path
 from ..prompts import load_prompt_set
 from ..render.console import make_console
 
@@ -48,7 +48,7 @@ def doctor(
     device: str = typer.Option("auto", "--device", metavar="DEVICE", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
     dtype: str = typer.Option("auto", "--dtype", metavar="DTYPE", help="auto, float32, float16, bfloat16."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: 1 for models under 100M parameters, else the core count)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", dir_okay=False),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", parser=output_file),
     verify: bool = typer.Option(False, "--verify", help=f"Run the recommendation live on {VERIFY_PROMPTS} prompts beside the target alone: predicted vs measured."),
     raw: bool = typer.Option(False, "--raw", help="Send the prompts as raw text, without the chat template."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default)."),

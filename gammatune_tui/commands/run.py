@@ -23,7 +23,7 @@ import typer
 
 from ..errors import Interrupted, InvalidParameter
 from .options import check_models, common_options, prompt_or_demo
-from .output_paths import check_outputs
+from .output_paths import check_outputs, output_file
 from .prompt_input import given_prompt, prompt_file_option, system_option
 
 
@@ -39,7 +39,7 @@ def run(
     json_out: bool = typer.Option(False, "--json", help="Print the event stream as JSON Lines on stdout, nothing else."),
     record: Optional[Path] = typer.Option(
         None, "--record", help="Also write the event stream to FILE (JSON Lines, flushed every step).",
-        metavar="FILE", dir_okay=False,
+        metavar="FILE", parser=output_file,
     ),
     *,
     opts,
