@@ -74,10 +74,12 @@ def compare(
 
     drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
     several = drafter_list is not None and len(drafter_list) > 1
+    _check_model_is_not_twice(opts.values.get("draft"), drafter_list)
     if methods is None:
         methods = "specdecode,gammatune+" if several else ",".join(LIVE_DEFAULT_METHODS)
     method_list = parse_methods(methods, at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
+    opts.check_flags_read(method_list, drafter_list)
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
     _check_output_files(record, json_out, prompt_file)
@@ -99,6 +101,20 @@ def compare(
         make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
         if json_out is not None:
             _save_json(json_out, job, job.summary() if job.runs else None)
+
+
+def _check_model_is_not_twice(draft: Optional[str], drafters: Optional[list]) -> None:
+    """With --draft self:int8, the `model` drafter is self:int8: naming both races one drafter against itself."""
+    from ..engine.common.names import MODEL, is_self_draft
+    from ..engine.drafting.draft_sources import DrafterSettings
+
+    if not drafters or not is_self_draft(draft):
+        return
+    names = [d.name for d in drafters]
+    own = DrafterSettings(str(draft)).name
+    if MODEL in names and own in names:
+        raise InvalidParameter(f"--drafters names both model and {own}, and --draft {draft} makes the model drafter "
+                               f"{own}: the two are one drafter; leave one out")
 
 
 def _check_output_files(record: Optional[Path], json_out: Optional[Path], prompt_file: Optional[Path]) -> None:

@@ -49,6 +49,7 @@ def run(
     When stdout is not a terminal it gets the generated text only; the header and summary go to stderr.
     """
     settings = opts.policy_settings()   # a bad γ, η, δ, τ: one line before torch is even imported
+    opts.check_flags_read([settings.method])   # --eta with specdecode, --ngram-min with the draft model
     sampling = opts.sampling(demo_defaults=opts.uses_demo)   # and a bad --top-p or --temperature
     max_new = opts.max_new_tokens
     if max_new < 1:
