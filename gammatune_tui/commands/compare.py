@@ -72,7 +72,7 @@ def compare(
     from ..engine.drafting.draft_sources import parse_drafters
     from ..session.compare_job import CompareJob
 
-    drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
+    drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters is not None else None
     several = drafter_list is not None and len(drafter_list) > 1
     _check_model_is_not_twice(opts.values.get("draft"), drafter_list)
     if methods is None:

@@ -24,6 +24,7 @@ from ..errors import InvalidParameter
 from .input_checks import check_engine_environment
 from .options import check_threads, flag_names
 from .output_paths import check_outputs, output_file, prompt_set_path
+from .prompt_input import input_file
 from ..prompts import load_prompt_set
 from ..render.console import make_console
 
@@ -59,7 +60,7 @@ def doctor(
     seed: int = typer.Option(0, "--seed", help="With --temperature: the seed of the traces' draws (0 to 2^63 - 1)."),
     engines: Optional[str] = typer.Option(None, "--for", metavar="ENGINES", help="Also play the draft it would ship under each serving engine's own knobs (vllm, sglang, llama.cpp, transformers, or all): the best setting each can run, as a command to paste, beside gammatune's own."),
     costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="Price the --for and --server-log predictions with your server's costs, DRAFT_MS,VERIFY_MS: ms per drafted token, ms per target forward (batch 1), instead of this machine's."),
-    server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", dir_okay=True),
+    server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", parser=input_file),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
 

@@ -44,3 +44,9 @@ def test_a_drafter_flag_its_drafter_reads_is_taken(capsys):
 def test_model_and_its_self_draft_are_not_raced_as_two(capsys):
     code, _, err = invoke(["compare", "x", "--print", "--draft", "self:int8", "--drafters", "model,self:int8"], capsys)
     assert_one_line(code, err, "one drafter")
+
+
+def test_an_empty_drafters_list_is_refused(capsys):
+    """Round 6 trial: `compare --drafters ""` ran the whole default race as if the flag were absent."""
+    code, _, err = invoke(["compare", "x", "--print", "--drafters", ""], capsys)
+    assert_one_line(code, err, "--drafters")

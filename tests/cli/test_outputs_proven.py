@@ -99,3 +99,15 @@ def test_replay_of_a_json_report_names_it(doc, named, tmp_path, capsys):
     code, _, err = invoke(["replay", str(f), "--print"], capsys)
     assert_one_line(code, err, named, "not a recording", "--record")
     assert "not valid JSON" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--prompt-file", "", "-n", "2"],
+    ["bench", "--prompt-file", ""],
+    ["doctor", "--server-log", ""],
+])
+def test_an_empty_input_name_is_called_empty(argv, capsys, monkeypatch):
+    """Round 6 trial: `--prompt-file ""` said ".: is a directory", `--server-log ""` ". is a directory"."""
+    _no_work(monkeypatch)
+    code, _, err = invoke(argv, capsys)
+    assert_one_line(code, err, "empty")
