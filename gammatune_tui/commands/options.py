@@ -244,11 +244,11 @@ class CommonOptions:
         for k in given:
             if not any(k in {p.name for p in d.spec.params} for d in ds):
                 flag = SOURCE_PARAMS[k].cli_flag
-                who = [src.name for src in SOURCES if SOURCE_PARAMS[k] in src.params]
+                owners = [src.name for src in SOURCES if SOURCE_PARAMS[k] in src.params]
                 names = ", ".join(d.name for d in ds)
-                fix = f"add {who[0]} to --drafters" if drafters is not None else f"add --drafter {who[0]}"
-                raise InvalidParameter(f"{flag} belongs to the {' and '.join(who)} drafter"
-                                       f"{'s' * (len(who) > 1)}, and this run drafts with {names}: leave {flag} "
+                fix = f"add {owners[0]} to --drafters" if drafters is not None else f"add --drafter {owners[0]}"
+                raise InvalidParameter(f"{flag} belongs to the {' and '.join(owners)} drafter"
+                                       f"{'s' * (len(owners) > 1)}, and this run drafts with {names}: leave {flag} "
                                        f"out, or {fix}")
 
     def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
