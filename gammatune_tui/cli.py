@@ -64,6 +64,8 @@ def _interruptible(callback: Callable[..., Any]) -> Callable[..., Any]:
 for _info in app.registered_commands:
     if _info.callback is not None:
         _info.callback = _interruptible(_info.callback)
+        if _info.help is None and _info.callback.__doc__:
+            _info.help = help_format.reflow(_info.callback.__doc__)
 
 
 def fail(message: str, code: int = 2) -> "typer.Exit":

@@ -23,7 +23,7 @@ from ..render.table_fit import FittingConsole
 from .input_checks import check_methods_text, check_repeats
 from .options import common_options, flag_names
 from .output_paths import (StdoutUntilClosed, check_json_and_csv, check_output, check_outputs,
-                           prompt_set_path)
+                           output_file, prompt_set_path)
 from .prompt_input import prompt_file_option
 from .prompt_sets import bench_prompts
 
@@ -54,11 +54,11 @@ def bench(
     gammas: Optional[str] = typer.Option(None, "--gammas", metavar="LIST", help="Comma-separated initial γ0 values (default: the paper's 1–8, 12, 16, 20, 24).", rich_help_panel=BENCH),
     repeats: int = typer.Option(1, "--repeats", min=1, help="Times each (prompt, method, γ0) is run live.", rich_help_panel=BENCH),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N prompts of the set.", rich_help_panel=BENCH),
-    out: Path = typer.Option(Path("gammatune-bench.json"), "--out", "-o", metavar="FILE", help="JSON file with every raw number and the environment; a CSV goes beside it.", rich_help_panel=BENCH),
+    out: Path = typer.Option(Path("gammatune-bench.json"), "--out", "-o", metavar="FILE", parser=output_file, help="JSON file with every raw number and the environment; a CSV goes beside it.", rich_help_panel=BENCH),
     simulate: bool = typer.Option(False, "--simulate", help="Record one trace per prompt and play every policy exactly over it (greedy, or sampled with -t/--top-k/--top-p: coupled draws).", rich_help_panel=BENCH),
     validate: bool = typer.Option(False, "--validate", help="With --simulate: also run the live sweep and compare it with the simulation cell by cell.", rich_help_panel=BENCH),
     check_live: Optional[int] = typer.Option(None, "--check-live", min=0, help="With --simulate: prompts on which every method at a few γ0 is also run live and compared step by step (sampled: tokens per step, 4 live seeds each; default 1 when the traces are recorded, 0 when they come from the cache).", rich_help_panel=BENCH),
-    traces_path: Optional[Path] = typer.Option(None, "--traces", metavar="FILE", help="With --simulate/--tune: keep the traces and cost model in this file instead of the cache.", rich_help_panel=BENCH),
+    traces_path: Optional[Path] = typer.Option(None, "--traces", metavar="FILE", parser=output_file, help="With --simulate/--tune: keep the traces and cost model in this file instead of the cache.", rich_help_panel=BENCH),
     refresh_traces: bool = typer.Option(False, "--refresh-traces", help="With --simulate/--tune: record the traces and time the decoder again, even when they are cached (in $GAMMATUNE_CACHE_DIR, else ~/.cache/gammatune).", rich_help_panel=BENCH),
     tune_: bool = typer.Option(False, "--tune", help="Search the policy's parameters on the traces (η, δ, τ and the γ bounds; adaptive-k: its EMA weight, prior, cooldown and the γ bounds). Implies --simulate.", rich_help_panel=BENCH),
     tune_method: str = typer.Option("gammatune+", "--tune-method", metavar="METHOD", help="The policy whose parameters --tune optimises.", rich_help_panel=BENCH),

@@ -11,7 +11,7 @@ import typer
 
 from ..errors import InvalidParameter
 from .input_checks import check_theme
-from .output_paths import check_outputs
+from .output_paths import check_output_dir, check_outputs, output_file
 from .options import CommonOptions, common_options
 from .prompt_input import given_prompt, prompt_file_option, stdin_is_piped, system_option
 from . import terminal
@@ -23,7 +23,7 @@ def chat(
     prompt_file: Optional[Path] = prompt_file_option(),
     system: Optional[str] = system_option(),
     theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme: paper (default), okabe-ito, high-contrast, light, or one from $GAMMATUNE_THEMES / ~/.config/gammatune/themes."),
-    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", dir_okay=False),
+    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", help="Write every event of the session to this JSONL file (replay it with `gammatune replay`).", parser=output_file),
     pace: float = typer.Option(0.0, "--pace", help="At most this many steps per second, to watch each step and tune while it runs (0 = full speed; F9 changes it in the app). Never counted in the timings.", min=0.0),
     export_dir: Optional[Path] = typer.Option(None, "--export-dir", metavar="DIR", help="Where F2 screenshots and F3 HTML exports go (default: $GAMMATUNE_EXPORT_DIR, else ~/.local/share/gammatune/exports).", file_okay=False),
     *,
@@ -51,6 +51,7 @@ def chat(
     if record is not None:
         check_outputs([("--record", record)], [("--prompt-file", prompt_file)],
                       lambda text: print(text, file=sys.stderr))
+    _check_export_dir(export_dir)
     piped = stdin_is_piped()
     prompt = given_prompt(prompt, prompt_file)
     if piped:
@@ -62,6 +63,22 @@ def chat(
     app = make_app(source, theme=theme, record=record, prompt=prompt, export_dir=export_dir)   # checks the theme
     terminal.require_terminal("chat")
     app.run()
+
+
+def _check_export_dir(export_dir: Optional[Path]) -> None:
+    """--export-dir or $GAMMATUNE_EXPORT_DIR, when the user named one: writable before the app opens.
+
+    Otherwise the first F2 of a long session would be the one to find out.
+    The default folder is not checked: nobody asked for it, and a failed
+    export there is still said in the app.
+    """
+    from ..ui.app import EXPORT_DIR_ENV
+
+    env = os.environ.get(EXPORT_DIR_ENV, "")
+    if export_dir is not None:
+        check_output_dir(export_dir, "--export-dir")
+    elif env.strip():
+        check_output_dir(Path(env), EXPORT_DIR_ENV)
 
 
 def _keyboard_from_terminal() -> None:

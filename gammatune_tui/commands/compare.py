@@ -24,7 +24,7 @@ from ..engine.loading.presets import preset_drafter
 from ..errors import Interrupted, InvalidParameter
 from ..session.compare import DEFAULT_REPEATS, MAX_METHODS, MIN_METHODS
 from .input_checks import check_methods_text, check_repeats, check_theme
-from .output_paths import check_outputs, same_file
+from .output_paths import check_outputs, output_file, same_file
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 from .prompt_input import given_prompt, prompt_file_option, system_option
 from .terminal import prints_instead_of_tui
@@ -43,9 +43,9 @@ def compare(
     repeats: int = typer.Option(DEFAULT_REPEATS, "--repeats", "-r",
                                 help="Runs per method (and of target-only decoding), in interleaved rounds; the table "
                                      "shows the median and the spread, and ranks only beyond the spread (1 = no ranking)."),
-    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", dir_okay=False, help="Write every run's event stream to one JSONL recording."),
+    record: Optional[Path] = typer.Option(None, "--record", metavar="FILE", parser=output_file, help="Write every run's event stream to one JSONL recording."),
     print_: bool = typer.Option(False, "--print", "--no-tui", help="Measure, then print transcripts and the ranked summary (no TUI)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", dir_okay=False, help="Also write every contestant's settings, speed-up over target-only with its spread, and acceptance in vLLM's terms to this JSON file."),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", parser=output_file, help="Also write every contestant's settings, speed-up over target-only with its spread, and acceptance in vLLM's terms to this JSON file."),
     theme: Optional[str] = typer.Option(None, "--theme", metavar="NAME", help="Colour theme of the TUI."),
     *,
     opts: CommonOptions,
@@ -72,12 +72,14 @@ def compare(
     from ..engine.drafting.draft_sources import parse_drafters
     from ..session.compare_job import CompareJob
 
-    drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters else None
+    drafter_list = [opts.drafter_settings(name) for name in parse_drafters(drafters)] if drafters is not None else None
     several = drafter_list is not None and len(drafter_list) > 1
+    _check_model_is_not_twice(opts.values.get("draft"), drafter_list)
     if methods is None:
         methods = "specdecode,gammatune+" if several else ",".join(LIVE_DEFAULT_METHODS)
     method_list = parse_methods(methods, at_least=1 if several else MIN_METHODS, at_most=MAX_METHODS)
     settings = opts.policy_settings(method=method_list[0])   # η, δ, τ, γ checked before any model loads
+    opts.check_flags_read(method_list, drafter_list)
     if opts.max_new_tokens < 1:
         raise InvalidParameter(f"--max-new-tokens must be a whole number >= 1, got {opts.max_new_tokens}")
     _check_output_files(record, json_out, prompt_file)
@@ -99,6 +101,20 @@ def compare(
         make_compare_app(job, title=f"compare: {prompt[:60]}", theme=theme).run()
         if json_out is not None:
             _save_json(json_out, job, job.summary() if job.runs else None)
+
+
+def _check_model_is_not_twice(draft: Optional[str], drafters: Optional[list]) -> None:
+    """With --draft self:int8, the `model` drafter is self:int8: naming both races one drafter against itself."""
+    from ..engine.common.names import MODEL, is_self_draft
+    from ..engine.drafting.draft_sources import DrafterSettings
+
+    if not drafters or not is_self_draft(draft):
+        return
+    names = [d.name for d in drafters]
+    own = DrafterSettings(str(draft)).name
+    if MODEL in names and own in names:
+        raise InvalidParameter(f"--drafters names both model and {own}, and --draft {draft} makes the model drafter "
+                               f"{own}: the two are one drafter; leave one out")
 
 
 def _check_output_files(record: Optional[Path], json_out: Optional[Path], prompt_file: Optional[Path]) -> None:

@@ -23,7 +23,8 @@ from ..bench.args import check_windows, parse_gammas
 from ..errors import InvalidParameter
 from .input_checks import check_engine_environment
 from .options import check_threads, flag_names
-from .output_paths import check_outputs, prompt_set_path
+from .output_paths import check_outputs, output_file, prompt_set_path
+from .prompt_input import input_file
 from ..prompts import load_prompt_set
 from ..render.console import make_console
 
@@ -48,7 +49,7 @@ def doctor(
     device: str = typer.Option("auto", "--device", metavar="DEVICE", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
     dtype: str = typer.Option("auto", "--dtype", metavar="DTYPE", help="auto, float32, float16, bfloat16."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: 1 for models under 100M parameters, else the core count)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", dir_okay=False),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", parser=output_file),
     verify: bool = typer.Option(False, "--verify", help=f"Run the recommendation live on {VERIFY_PROMPTS} prompts beside the target alone: predicted vs measured."),
     raw: bool = typer.Option(False, "--raw", help="Send the prompts as raw text, without the chat template."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default)."),
@@ -60,8 +61,8 @@ def doctor(
     engines: Optional[str] = typer.Option(None, "--for", metavar="ENGINES", help="Also play the draft it would ship under each serving engine's own knobs (vllm, sglang, llama.cpp, transformers, or all): the best setting each can run, as a command to paste, beside gammatune's own."),
     costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="Price the --for and --server-log predictions with your server's costs, DRAFT_MS,VERIFY_MS: ms per drafted token, ms per target forward (batch 1), instead of this machine's."),
     batch: Optional[str] = typer.Option(None, "--batch", metavar="LIST", help="Price the draft it would ship at these server batch sizes (e.g. 1,4,16,64), timed here: the best K at each (0 included), where speculation stops paying, vLLM's num_speculative_tokens_per_batch_size and SGLang's adaptive tiers."),
-    batch_costs: Optional[Path] = typer.Option(None, "--batch-costs", metavar="FILE", help="With --batch (or alone): your server's own ms per batch size instead of this machine's, as JSON {\"B\": {\"step_ms\": …, \"draft_ms\": …, \"verify_ms\": {\"K+1\": …}}} (docs/deploy.md).", dir_okay=False),
-    server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", dir_okay=True),
+    batch_costs: Optional[Path] = typer.Option(None, "--batch-costs", metavar="FILE", help="With --batch (or alone): your server's own ms per batch size instead of this machine's, as JSON {\"B\": {\"step_ms\": …, \"draft_ms\": …, \"verify_ms\": {\"K+1\": …}}} (docs/deploy.md).", parser=input_file),
+    server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", parser=input_file),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
 

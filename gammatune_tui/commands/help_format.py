@@ -12,6 +12,7 @@ Parsing is untouched.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 _INSTALLED = False
@@ -30,6 +31,24 @@ def range_label(type_name: str, lo: Any, hi: Any) -> str:
     if hi is not None:
         return f"<{type_name} ≤{_bound(hi)}>"
     return f"<{type_name}>"
+
+
+def reflow(doc: str) -> str:
+    """A command's docstring as `--help` paragraphs: the lines of one paragraph joined, so the terminal wraps them.
+
+    Typer's rich mode keeps a docstring's line breaks, and the source wraps
+    at ~110 columns: at 100 columns every source line then broke twice
+    ("the peers'" alone on a line). A line that starts indented or as a list
+    item ("- ", "* ") keeps its break.
+    """
+    out: list[str] = []
+    for line in inspect.cleandoc(doc).splitlines():
+        item = line[:1].isspace() or line.lstrip().startswith(("- ", "* "))
+        if out and out[-1].strip() and line.strip() and not item:
+            out[-1] = f"{out[-1].rstrip()} {line.strip()}"
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def install() -> None:

@@ -41,7 +41,9 @@ def check_theme(name: Optional[str]) -> None:
     broken = [w for w in warnings if f"{name}.json" in w]
     if broken:
         raise ThemeError(f"--theme {name}: {broken[0]}")
-    raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(themes))}")
+    folder = [w for w in warnings if w.startswith("GAMMATUNE_THEMES=")]
+    raise ThemeError(f"unknown theme {name!r}; available: {', '.join(sorted(themes))}"
+                     + (f" ({folder[0]})" if folder else ""))
 
 
 def check_engine_environment() -> None:

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import typer
 
@@ -214,6 +214,42 @@ class CommonOptions:
             if g is not None and v.get("gamma_max") is None:
                 out["gamma_max"] = max(out["gamma_max"], g)
         return out
+
+    def check_flags_read(self, methods: Sequence[str], drafters: Sequence[Any] | None = None) -> None:
+        """Each policy or drafter flag the user typed is read by a method or drafter this command runs.
+
+        `run -m specdecode --eta 0.5` used to run specdecode as if --eta were
+        not there; a user who typed it believes it changed something. The γ
+        bounds are not checked: the decoder sizes its windows (warm-up, CUDA
+        graphs) by γ_max for every method. chat does not call this, because
+        its controls switch methods in the app, where a given η comes into play.
+        """
+        from ..engine.policies import readers
+
+        v = self.values
+        for name in PARAM_NAMES:
+            if v.get(name) in (None, False) or name in ("gamma_min", "gamma_max"):
+                continue
+            who = readers(name)
+            if who and not any(m in who for m in methods):
+                flag = FLAGS[name]
+                ran = (f"--method {methods[0]} does not read it" if len(methods) == 1
+                       else f"none of {', '.join(methods)} reads it")
+                raise InvalidParameter(f"{flag} belongs to {', '.join(who)}; {ran}: leave {flag} out, "
+                                       f"or choose {'that method' if len(who) == 1 else 'one of those methods'}")
+        given = [k for k in SOURCE_PARAMS if v.get(k) is not None]
+        if not given:
+            return
+        ds = list(drafters) if drafters is not None else [self.drafter_settings()]
+        for k in given:
+            if not any(k in {p.name for p in d.spec.params} for d in ds):
+                flag = SOURCE_PARAMS[k].cli_flag
+                owners = [src.name for src in SOURCES if SOURCE_PARAMS[k] in src.params]
+                names = ", ".join(d.name for d in ds)
+                fix = f"add {owners[0]} to --drafters" if drafters is not None else f"add --drafter {owners[0]}"
+                raise InvalidParameter(f"{flag} belongs to the {' and '.join(owners)} drafter"
+                                       f"{'s' * (len(owners) > 1)}, and this run drafts with {names}: leave {flag} "
+                                       f"out, or {fix}")
 
     def policy_settings(self, method: str | None = None, gamma0: int | None = None) -> PolicySettings:
         g = gamma0 if gamma0 is not None else self.values["gamma"]

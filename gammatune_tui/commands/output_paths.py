@@ -14,10 +14,13 @@ written and the command ends normally.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
 from typing import Any, Iterable, Optional
+
+import typer
 
 from ..errors import InvalidParameter
 
@@ -35,12 +38,54 @@ def same_file(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def output_file(value: str) -> Path:
+    """The `parser=` of every file-naming output flag: an empty value is called empty.
+
+    Typer's own Path type turns "" into "." and then says "file '' is a
+    directory", which sends the user looking for a directory that is not there.
+    Directories and unwritable places are refused later by `check_output`.
+    """
+    if not str(value).strip():
+        raise typer.BadParameter("the file name is empty; give a file name")
+    return Path(value)
+
+
+def _probe(path: Path, shown: str, what: str) -> None:
+    """Opens the file for writing and closes it again: what the work will do at the end, done first.
+
+    The checks above read permissions, but a folder can say "writable" and
+    still refuse a new file (/proc, a read-only mount, a full disk's quota);
+    only an open proves it. A new file is removed again at once, an existing
+    one is opened to append nothing, so its content and time stay as they were.
+    """
+    if path.exists() and not path.is_file():
+        return   # /dev/null or a pipe: opening a FIFO here would wait for its reader
+    existed = path.exists()
+    try:
+        if existed:
+            with open(path, "ab"):
+                pass
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.close(fd)
+            os.unlink(path)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            reason = "permission denied"
+        raise InvalidParameter(f"{shown}: cannot write the {what} there ({reason.lower()}); "
+                               "give another path") from None
+
+
 def check_output(path: Path, flag: str, inputs: Iterable[tuple[str, Optional[Path]]] = ()) -> bool:
     """Refuses, as one line, an output path that cannot be written or that is one of `inputs` (flag, path).
 
     Returns whether a regular file is already there (it will be replaced).
-    Nothing is created: a refused run leaves no empty file or folder behind.
+    Nothing is left behind: the file is opened for writing and, when it is
+    new, removed again, so a refused run leaves no empty file or folder.
     """
+    if not str(path).strip():
+        raise InvalidParameter(f"{flag}: the file name is empty; give a file name")
     path = Path(path)
     shown = f"{flag} {path}"
     what = _WHAT.get(flag, "file")
@@ -60,10 +105,33 @@ def check_output(path: Path, flag: str, inputs: Iterable[tuple[str, Optional[Pat
     if path.exists():
         if not os.access(path, os.W_OK):
             raise InvalidParameter(f"{shown}: cannot write this file (permission denied)")
+        _probe(path, shown, what)
         return path.is_file() and path.stat().st_size > 0
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InvalidParameter(f"{shown}: cannot create files in {parent} (permission denied)")
+    _probe(path, shown, what)
     return False
+
+
+def check_output_dir(path: Path, flag: str) -> None:
+    """A folder files will be written into later (F2/F3 exports): it is, or can be made, and takes a new file.
+
+    Nothing is created: when the folder is missing, its nearest existing
+    ancestor is the one proven writable (the app makes the rest on the
+    first export).
+    """
+    if not str(path).strip():
+        raise InvalidParameter(f"{flag}: the folder name is empty; give a folder")
+    path = Path(path).expanduser()
+    probe_in = path
+    while not probe_in.exists():
+        if probe_in.parent == probe_in:
+            break
+        probe_in = probe_in.parent
+    if not probe_in.is_dir():
+        raise InvalidParameter(f"{flag} {path}: {probe_in} is a file, not a folder; give a folder")
+    name = probe_in / f".gammatune-probe-{os.getpid()}"
+    _probe(name, f"{flag} {path}", "files")
 
 
 def check_outputs(outputs: Iterable[tuple[str, Path]], inputs: Iterable[tuple[str, Optional[Path]]] = (),

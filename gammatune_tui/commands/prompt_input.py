@@ -30,6 +30,20 @@ STDIN = "-"
 MAX_PROMPT_BYTES = 16 * 1024 * 1024
 
 
+def _prompt_file(value: str) -> Path:
+    """An empty --prompt-file is called empty (typer's Path turned "" into ".", "a directory")."""
+    if not str(value).strip():
+        raise typer.BadParameter("the file name is empty; give a text file, or - for stdin")
+    return Path(value)
+
+
+def input_file(value: str) -> Path:
+    """The `parser=` of a flag naming a file to read (--server-log): an empty value is called empty, not "."."""
+    if not str(value).strip():
+        raise typer.BadParameter("the file name is empty; give a file")
+    return Path(value)
+
+
 def prompt_file_option(panel: str | None = None, *, takes_prompt: bool = True) -> Any:
     """`--prompt-file FILE` as every command that takes a prompt declares it.
 
@@ -37,7 +51,7 @@ def prompt_file_option(panel: str | None = None, *, takes_prompt: bool = True) -
     prompts are a set): its help must not offer `PROMPT -` or a piped stdin.
     """
     also = " Also: PROMPT -, or a piped stdin." if takes_prompt else " The run then uses this one prompt as its set."
-    return typer.Option(None, "--prompt-file", "-f", metavar="FILE",
+    return typer.Option(None, "--prompt-file", "-f", metavar="FILE", parser=_prompt_file,
                         help="Read the prompt from FILE (UTF-8 text; - = stdin)." + also,
                         rich_help_panel=panel)
 

@@ -23,7 +23,7 @@ import typer
 
 from ..errors import Interrupted, InvalidParameter
 from .options import CommonOptions, check_models, common_options, prompt_or_demo
-from .output_paths import check_outputs
+from .output_paths import check_outputs, output_file
 from .prompt_input import given_prompt, prompt_file_option, system_option
 
 
@@ -37,9 +37,10 @@ def run(
     prompt_file: Optional[Path] = prompt_file_option(),
     system: Optional[str] = system_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the event stream as JSON Lines on stdout, nothing else."),
+    echo: bool = typer.Option(False, "--echo", help="In a pipe too, write the prompt before the generated text (`run \"def f(x):\" --echo --raw > f.py` keeps the whole code; a terminal always shows it)."),
     record: Optional[Path] = typer.Option(
         None, "--record", help="Also write the event stream to FILE (JSON Lines, flushed every step).",
-        metavar="FILE", dir_okay=False,
+        metavar="FILE", parser=output_file,
     ),
     *,
     opts: CommonOptions,
@@ -48,7 +49,11 @@ def run(
 
     When stdout is not a terminal it gets the generated text only; the header and summary go to stderr.
     """
+    if echo and json_out:
+        raise InvalidParameter("--echo writes the prompt before the text; with --json the header line already "
+                               "carries it (user_text): leave --echo out")
     settings = opts.policy_settings()   # a bad γ, η, δ, τ: one line before torch is even imported
+    opts.check_flags_read([settings.method])   # --eta with specdecode, --ngram-min with the draft model
     sampling = opts.sampling(demo_defaults=opts.uses_demo)   # and a bad --top-p or --temperature
     max_new = opts.max_new_tokens
     if max_new < 1:
@@ -87,7 +92,7 @@ def run(
         if json_out:
             _print_json(events, writer)
             return
-        _print_session(events, writer, lambda seen: hindsight_text(run_hook(session_hindsight, pair, seen)))
+        _print_session(events, writer, echo, lambda seen: hindsight_text(run_hook(session_hindsight, pair, seen)))
     except KeyboardInterrupt:
         raise Interrupted(count.said(record if writer is not None else None)) from None
     finally:
@@ -149,8 +154,11 @@ class _Count:
                 "(no summary line; `gammatune replay` plays it)")
 
 
-def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list[Any]], Any]) -> None:
+def _print_session(events: Iterable[Any], writer: Any, echo: bool, hindsight: Callable[[list[Any]], Any]) -> None:
     """A terminal gets everything on stdout; a pipe gets the text on stdout and the rest on stderr.
+
+    `echo`: the pipe gets the prompt before the text too, so that a file
+    made of a code prompt (`> quicksort.py`) starts with the code it continues.
 
     `hindsight` turns the whole session into its vs-oracle line, after the summary (never inside the loop).
     """
@@ -173,6 +181,8 @@ def _print_session(events: Iterable[Any], writer: Any, hindsight: Callable[[list
             meta.print(header_text(ev), soft_wrap=not meta.is_terminal)   # a terminal wraps prose between words
             if not piped:
                 console.print(transcript_text([ev]), end="")  # the prompt (user_text) in the prompt colour
+            elif echo:   # as typed: the continuation follows it character for character
+                console.file.write(ev.user_text or "")
         elif isinstance(ev, StepEvent):
             console.print(transcript_text([ev]), end="")
             console.file.flush()

@@ -72,7 +72,8 @@ def summary_table(summary: CompareSummary, width: int | None = None) -> Table:
     if has_plain:
         columns["× target"] = [_times(r.over_plain) for r in rows]
     columns["× specdecode"] = [_times(r.speedup) for r in rows]
-    columns["α"] = ["–" if r.reference else f"{r.acceptance_rate:.2f}" for r in rows]
+    # a row that drafted nothing has no acceptance to show: "0.00" would read as every draft rejected
+    columns["α"] = ["–" if r.reference or r.drafted == 0 else f"{r.acceptance_rate:.2f}" for r in rows]
     columns["tok/step"] = [f"{r.tokens_per_step:.2f}" for r in rows]
     columns["calls t/d"] = [f"{r.target_calls}/{r.draft_calls}" for r in rows]
     if not one_length:

@@ -154,6 +154,7 @@ class SummaryRow:
     tied: bool = False        # another row shares this rank
     over_plain: float | None = None   # speedup over target-only decoding, when it was measured
     reference: bool = False   # the target-only row
+    drafted: int | None = None   # tokens drafted in the median run; 0 = it never drafted (α means nothing)
 
     @property
     def spread(self) -> float:
@@ -272,7 +273,7 @@ def summarize(runs: Sequence[MethodRun], reference: Reference | None = None) -> 
             speedup=ratio(m, base_tps) if base is not None else None,
             acceptance_rate=s.acceptance_rate, tokens_per_step=s.tokens_per_step,
             target_calls=s.target_calls, draft_calls=s.draft_calls, elapsed_s=s.elapsed_s,
-            stop_reason=r.summary.stop_reason if r.summary else "cut off",
+            stop_reason=r.summary.stop_reason if r.summary else "cut off", drafted=s.drafted,
             low=min(r.speeds), high=max(r.speeds), runs=len(r.speeds), tied=r.label in shared,
             over_plain=ratio(m, plain),
         ))

@@ -20,6 +20,7 @@ import dataclasses
 import os
 from typing import Any, Callable, Iterator, Sequence
 
+from ..engine.common.names import MODEL, is_self_draft
 from ..engine.common.pair import ModelPair
 from ..engine.context import check_context
 from ..engine.decoder import SpeculativeDecoder
@@ -65,9 +66,17 @@ def plain_factory(pair: ModelPair, prompt_ids: list[int]) -> PlainFn:
     return plain
 
 
-def contestant_label(method: str, drafter: DrafterSettings | None) -> str:
-    """`gammatune+` alone; `gammatune+/lookup` or `gammatune+/model` when drafters race."""
-    return method if drafter is None else f"{method}/{drafter.short}"
+def contestant_label(method: str, drafter: DrafterSettings | None, draft: object = None) -> str:
+    """`gammatune+` alone; `gammatune+/lookup` or `gammatune+/model` when drafters race.
+
+    The `model` drafter drafts with whatever --draft loaded: when that is a
+    self-draft (`--draft self:int8`), the row is named for it, not `…/model`.
+    """
+    if drafter is None:
+        return method
+    if drafter.name == MODEL and is_self_draft(draft):
+        return f"{method}/{DrafterSettings(str(draft)).name}"
+    return f"{method}/{drafter.short}"
 
 
 def _labelled(ev: Event, label: str) -> Event:
@@ -107,7 +116,8 @@ class CompareJob:
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
             raise InvalidParameter(f"--repeats must be a whole number >= 1, got {repeats!r}")
         # (label, method, drafter): the methods side by side, each once per drafter
-        self.contestants = [(contestant_label(m, d if several else None), m, d) for m in names for d in ds]
+        draft = (load_kwargs or {}).get("draft")
+        self.contestants = [(contestant_label(m, d if several else None, draft), m, d) for m in names for d in ds]
         self.methods = [label for label, _, _ in self.contestants]  # what the panes and runs are called
         self.settings, self.sampling = settings, sampling
         self.prompt = prompt

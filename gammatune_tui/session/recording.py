@@ -128,6 +128,9 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
             if is_partial_last and n > 1:
                 yield n, None, f"{p}: line {n} is cut off (the recording ended mid-line); replaying the {n - 1} lines before it"
                 return
+            report = _json_report(b"\n".join(lines)) if n == 1 else ""
+            if report:
+                raise RecordingError(f"{p}: {report}") from None
             what = "not UTF-8 text" if b"\0" in raw or _not_utf8(raw) else "not valid JSON"
             raise RecordingError(f"{p}: line {n}: {what} (is this a gammatune recording?)") from None
         kind = obj.get("type") if isinstance(obj, dict) else None
@@ -143,6 +146,30 @@ def iter_recording(path: str | os.PathLike) -> Iterator[tuple[int, Event | None,
         except EventFormatError as exc:
             raise RecordingError(f"{p}: line {n}: {exc}") from None
         yield n, event, ""
+
+
+def _json_report(whole: bytes) -> str:
+    """What a whole-file JSON document is, when a recording was expected: '' if it is none.
+
+    `compare --json`, `doctor --json` and bench's `--out` write one indented
+    JSON document, not JSON Lines; its first line alone ("{") is not JSON,
+    so without this the user is told the valid file they wrote is invalid.
+    """
+    try:
+        obj = json.loads(whole.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return ""
+    if not isinstance(obj, dict):
+        return "a JSON document, not a gammatune recording (JSON Lines from --record)"
+    if "contestants" in obj and "lossless" in obj:
+        what = "a `compare --json` report"
+        fix = "to replay the race, run compare again with --record FILE and replay that file"
+    else:
+        cmd = obj.get("command")
+        sub = cmd[1] if isinstance(cmd, list) and len(cmd) > 1 and cmd[1] in ("bench", "doctor") else ""
+        what = {"bench": "a `bench --out` results file", "doctor": "a `doctor --json` report"}.get(sub, "a JSON report")
+        fix = "replay reads recordings, written with --record by run, chat or compare"
+    return f"{what}, not a recording: {fix}"
 
 
 class _NonFinite(Exception):

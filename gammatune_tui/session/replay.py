@@ -327,6 +327,8 @@ def open_playlist(names: Sequence[str | os.PathLike]) -> Playlist:
     """
     recordings = []
     for name in names:
+        if not str(name).strip():
+            raise RecordingError("the file name is empty; give a recording (.jsonl) or a shipped demo's name")
         path = resolve_recording(name)
         if not path.exists() and not Path(name).suffix:
             shipped = ", ".join(p.stem for p in shipped_recordings())

@@ -156,6 +156,12 @@ def load_themes(extra_dirs: list[Path] | None = None) -> tuple[dict[str, GammaTh
         dirs.append((themes_dir(), True))
     except FileNotFoundError:
         warnings.append("the shipped themes/ folder is missing; using the built-in paper theme")
+    env = os.environ.get("GAMMATUNE_THEMES")
+    if env and not user_themes_dir().is_dir():
+        # set by the user on purpose: a typo or a file here must be said, not leave their themes silently absent
+        where = user_themes_dir()
+        why = "is a file, not a folder" if where.exists() else "does not exist"
+        warnings.append(f"GAMMATUNE_THEMES={env}: {why}; no user themes loaded (point it at a folder of theme .json files)")
     for d in [user_themes_dir(), *(extra_dirs or [])]:
         dirs.append((d, False))
     for d, shipped in dirs:

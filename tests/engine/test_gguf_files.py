@@ -66,3 +66,19 @@ def test_the_cli_says_it_in_one_line_and_exits_2(tmp_path, capsys):
         cli.main(["run", "--target", str(f), "--drafter", "prompt-lookup", "-n", "4", "hi"])
     err = capsys.readouterr().err
     assert info.value.code == 2 and err.count("\n") == 1 and "nonsense-arch is not supported" in err
+
+
+def test_an_unusable_cache_folder_is_said_before_converting(tmp_path, monkeypatch):
+    """Issue 40 row 13: GAMMATUNE_CACHE_DIR at a file converted the GGUF for 24 s before saying so."""
+    not_a_folder = tmp_path / "hostname"
+    not_a_folder.write_text("x")
+    monkeypatch.setenv("GAMMATUNE_CACHE_DIR", str(not_a_folder))
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 64)
+
+    def never() -> None:
+        raise AssertionError("started converting before checking the cache folder")
+
+    monkeypatch.setattr(gguf_mod, "need_gguf_package", never)
+    with pytest.raises(ModelLoadError, match="GAMMATUNE_CACHE_DIR"):
+        gguf_mod.convert(model)

@@ -29,3 +29,24 @@ def test_a_row_below_a_slower_median_is_explained():
 def test_no_note_when_medians_fall_in_rank_order():
     caption = _caption({"z": [162.0, 170.0, 175.0], "x": [150.0, 160.0, 161.0]})
     assert "slower median" not in caption
+
+
+def test_a_row_that_drafted_nothing_shows_no_acceptance():
+    """Issue 40 row 12e: a contestant that never drafted showed α 0.00, read as every draft rejected."""
+    import dataclasses
+
+    rows = [dataclasses.replace(_row("specdecode/lookup", [10.0], 1), drafted=0),
+            dataclasses.replace(_row("specdecode/model", [12.0], 1), drafted=8)]
+    table = summary_table(CompareSummary(rows, Lossless(checked=True, identical=True), None, ranked=False))
+    alpha = next(c for c in table.columns if str(c.header) == "α")
+    assert list(alpha._cells) == ["–", "0.50"]
+
+
+def test_a_self_draft_model_row_is_named_for_the_self_draft():
+    """Issue 40 row 12e: with --draft self:int8, the `model` drafter's rows were labelled `…/model`."""
+    from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
+    from gammatune_tui.session.compare_job import contestant_label
+
+    assert contestant_label("specdecode", DrafterSettings("model"), "self:int8") == "specdecode/self:int8"
+    assert contestant_label("specdecode", DrafterSettings("model"), "some/draft") == "specdecode/model"
+    assert contestant_label("specdecode", DrafterSettings("prompt-lookup"), "self:int8") == "specdecode/lookup"

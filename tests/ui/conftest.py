@@ -13,7 +13,9 @@ def export_dir(tmp_path):
 @pytest.fixture(autouse=True)
 def _no_user_themes(tmp_path, monkeypatch):
     """Tests see only the shipped themes (unless a test points GAMMATUNE_THEMES elsewhere)."""
-    monkeypatch.setenv("GAMMATUNE_THEMES", str(tmp_path / "no-user-themes"))
+    empty = tmp_path / "no-user-themes"
+    empty.mkdir()   # an existing, empty folder: a missing one is now said as a notice
+    monkeypatch.setenv("GAMMATUNE_THEMES", str(empty))
 
 
 @pytest.fixture(autouse=True)

@@ -69,3 +69,16 @@ def test_bad_theme_is_refused_with_a_reason(data, reason):
 def test_unknown_theme_name_is_a_one_line_error():
     with pytest.raises(ThemeError, match="unknown theme 'nope'; available: .*paper"):
         make_app(SyntheticSource(), theme="nope")
+
+
+@pytest.mark.parametrize("kind", ["file", "missing"])
+def test_a_themes_variable_that_is_no_folder_is_said(kind, tmp_path, monkeypatch):
+    """Issue 40 row 11: GAMMATUNE_THEMES pointing at a file or a missing folder was silently ignored."""
+    target = tmp_path / "themes.json"
+    if kind == "file":
+        target.write_text("{}")
+    monkeypatch.setenv("GAMMATUNE_THEMES", str(target))
+    themes, warnings = load_themes()
+    assert "paper" in themes   # the app goes on with the shipped themes
+    assert len(warnings) == 1 and "GAMMATUNE_THEMES" in warnings[0]
+    assert ("is a file" if kind == "file" else "does not exist") in warnings[0]

@@ -137,11 +137,29 @@ def _clear_gguf_marking(model: Any) -> None:
         del model.config.quantization_config
 
 
+def _check_cache_writable(folder: Path, what: str, path: Path) -> None:
+    """The cache folder the conversion will be saved in takes a file: proven before converting.
+
+    `GAMMATUNE_CACHE_DIR=/etc/hostname run --pair smollm2` used to convert
+    for 24 s and only then say the folder was unusable.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".probe-{os.getpid()}"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ModelLoadError(f"{what} model {str(path)!r}: cannot keep the converted model in {folder} "
+                             f"({_one_line(exc)}); set GAMMATUNE_CACHE_DIR to a writable folder") from None
+
+
 def convert(path: Path, what: str = "target", progress: Callable[[str], None] | None = None) -> Path:
     """The converted directory for this GGUF file: from the cache, or converted now (and cached)."""
     out = converted_path(path)
     if is_converted(out):
         return out
+    _check_cache_writable(out.parent, what, path)   # before the conversion's seconds, not after them
     need_gguf_package()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
