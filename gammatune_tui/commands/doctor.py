@@ -29,7 +29,7 @@ from ..prompts import load_prompt_set
 from ..render.console import make_console
 
 DEFAULT_LIMIT = 4
-DEFAULT_SELF = "self:int4,self:int8"   # a draft for every target: its own weights at 4 and 8 bits (docs/engine.md)
+DEFAULT_SELF = "self:int4,self:int8"   # a draft for every target: its own weights at 4 and 8 bits (docs/drafting.md)
 
 
 def register(app: typer.Typer) -> None:

@@ -54,7 +54,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("allow_pickle", bool, _opt(False, "--allow-pickle", help="Allow weights in pickle (.bin) format; by default only safetensors load.", panel=MODEL)),
     ("download", bool, _opt(False, "--download", help="Fetch hub models missing from the local Hugging Face cache (by default only the cache is read, and a missing model fails at once).", panel=MODEL)),
     ("threads", Optional[int], _opt(None, "--threads", help="torch CPU threads (default: 1 for models under 100M parameters, else the core count).", panel=MODEL, min=1)),
-    ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/engine.md).", metavar="ENGINE", panel=MODEL)),
+    ("engine", str, _opt("auto", "--engine", help=f"How forward passes run: {', '.join(ENGINES)} (auto: graphs on CUDA, static on CPU, eager for other architectures; docs/runners.md).", metavar="ENGINE", panel=MODEL)),
     ("drafter", Optional[str], _opt(None, "--drafter", help=f"Who drafts: {', '.join(DRAFTERS + SELF_DRAFTS)}. Without a draft model: {'; '.join(f'{s.name} {s.help}' for s in SOURCES if not s.loads_draft)}. A self-draft is the same as --draft self:int4 etc. Default: the draft model, or a preset's own drafter.", metavar="NAME", panel=MODEL)),
 ]
 

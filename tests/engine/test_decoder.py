@@ -15,7 +15,7 @@ from gammatune_tui.engine.events.text_pieces import TextPieces
 from gammatune_tui.engine.events import event_from_json
 from gammatune_tui.errors import InvalidParameter
 from gammatune_tui.engine.runners.hf_compat import cache_kw
-from tiny_models import assert_logits_close
+from tiny_models import assert_logits_close, cache_lengths
 
 PROMPT = "def fib(n):\n    return"
 # every runner the CPU can run: "graph-body" is the graphs runner's step, uncaptured
@@ -123,7 +123,7 @@ def test_caches_hold_exactly_the_accepted_prefix(tiny_pair, sampling, engine):
 
     def hook(dec):
         ids = list(dec.ids)
-        t_len, d_len = dec.cache_lengths()
+        t_len, d_len = cache_lengths(dec)
         assert t_len == len(ids) - 1
         assert d_len in (len(ids) - 1, len(ids) - 2)
         for model, runner, n in ((dec.pair.target, dec.runners.target, t_len), (dec.pair.draft, dec.runners.draft, d_len)):
@@ -139,8 +139,11 @@ def test_caches_hold_exactly_the_accepted_prefix(tiny_pair, sampling, engine):
         checks.append(t_len)
 
     dec = SpeculativeDecoder(with_engine(tiny_pair, engine), PolicySettings.build("hf-heuristic", 3), sampling)
-    dec.on_step = hook
-    evs = list(dec.generate(PROMPT, max_new_tokens=30))
+    evs = []
+    for e in dec.generate(PROMPT, max_new_tokens=30):   # each StepEvent comes after its step's rewind
+        evs.append(e)
+        if isinstance(e, StepEvent):
+            hook(dec)
     assert len(checks) == evs[-1].steps >= 2
     # both branches were exercised: some rejections and some full windows
     steps = evs[1:-1]

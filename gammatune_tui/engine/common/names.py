@@ -73,7 +73,7 @@ assert all(SOURCE_PARAMS[p.name] == p for s in SOURCES for p in s.params), \
 
 
 def sources_table() -> str:
-    """The draft sources' table of docs/engine.md, from the rows (a test compares them)."""
+    """The draft sources' table of docs/drafting.md, from the rows (a test compares them)."""
     lines = ["| `--drafter` | draft model | its parameters | what drafts |", "|---|---|---|---|"]
     for s in SOURCES:
         params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}, default {p.default})" for p in s.params)

@@ -73,6 +73,11 @@ class MtpHead:
         from transformers.cache_utils import MtpCache
         from transformers.modeling_layers import MtpModel
 
+        if not hasattr(MtpModel, "forward_layer"):   # older transformers (5.17) build MTP layers but run none alone
+            import transformers
+
+            raise ModelLoadError("--draft mtp needs a transformers whose MtpModel runs one head layer at a time (5.24 "
+                                 f"does; installed: {transformers.__version__})")
         main = _Main(target, _mtp_config(target, head.layers))
         param = next(target.parameters())
         try:

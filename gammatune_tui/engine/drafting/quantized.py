@@ -7,7 +7,7 @@ those kernels (`aten._weight_int8pack_mm`, `aten._weight_int4pack_mm_for_cpu`
 on the CPU, `aten._weight_int4pack_mm` on CUDA), as pytorch-labs/gpt-fast's
 quantize.py uses them; torchao's int8 weight-only layer measured no faster
 than float32 here and refused its CPU int4 layout, and optimum-quanto is
-slower than float32 on a CPU (docs/engine.md has the numbers).
+slower than float32 on a CPU (docs/drafting.md has the numbers).
 
 Only the weights are quantized; activations are bfloat16 inside each matmul
 (the int8 kernel with float32 activations takes a slow path: 101 ms vs 20 ms

@@ -3,7 +3,7 @@
 A draft must share the target's tokenizer, and most models have no small
 sibling that does; a quantized copy of the target always does, and agrees
 with it most of the time (SmolLM2-135M: greedy agreement 0.91 at int4, 0.96
-at int8, with a one-token step 2.9× and 1.9× cheaper on a CPU; docs/engine.md).
+at int8, with a one-token step 2.9× and 1.9× cheaper on a CPU; docs/drafting.md).
 
 The copy is built at load, in memory, from the target's weights as loaded (no
 file is written, a second or two): every plain `nn.Linear` (lm_head

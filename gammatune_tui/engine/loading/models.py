@@ -110,7 +110,7 @@ def load_pair(
     draft model at a dtype of its own (default: the target's); exactness is the
     target's, as loaded, either way.
 
-    `engine` picks how forward passes run (auto, eager, static, graphs; docs/engine.md);
+    `engine` picks how forward passes run (auto, eager, static, graphs; docs/runners.md);
     a runner that cannot run here raises EngineUnavailable. With `warmup` (the
     default) an untimed warm-up runs before returning, so the first session runs
     at steady speed; `pair.warmup_s` says how long it took. Hub models are read
@@ -205,7 +205,7 @@ def load_pair(
         n = threads
         if n is None:
             # 2 threads on a 2-core machine collapse when anything else holds a core (a 135M model:
-            # warm-up 50 s instead of 6 s at load 3, docs/engine.md), so small machines get one
+            # warm-up 50 s instead of 6 s at load 3, docs/runners.md), so small machines get one
             cores = os.cpu_count() or 1
             n = 1 if _param_count(target_model) < 100_000_000 or cores <= 2 else cores
         torch.set_num_threads(n)

@@ -136,7 +136,7 @@ def param_help(param: str) -> str:
 
 
 def parameter_table() -> str:
-    """docs/engine.md's parameter table: every row of engine/policies/param_specs.py with the methods that read it."""
+    """docs/policies.md's parameter table: every row of engine/policies/param_specs.py with the methods that read it."""
     return markdown_table({name: readers(name) for name in BY_NAME})
 
 

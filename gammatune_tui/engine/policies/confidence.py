@@ -121,7 +121,7 @@ class Calibration:
         Were they to fade on plain steps, a session that stopped drafting would
         slide back to the prior (the demo pair's, where drafting rarely pays on
         a dear draft) with no verdict ever to correct it, and never draft again
-        (SmolLM2 with self:int8: 2 of 8 held-out prompts, docs/engine.md).
+        (SmolLM2 with self:int8: 2 of 8 held-out prompts, docs/policies.md).
         """
         labelled = min(len(confidences), drafted, accepted + 1)
         if labelled <= 0:

@@ -6,7 +6,7 @@ new parameter is one row here and nothing more: the validation and the
 frozen `PolicyParams` (engine/policies/policy_params.py), the controls panel and its
 tooltips (ui/widgets/controls.py), the command-line options and `--help`
 (commands/options.py), the header of `bench --tune` and its search grid
-(bench/), and the parameter table in docs/engine.md (`markdown_table`,
+(bench/), and the parameter table in docs/policies.md (`markdown_table`,
 checked against the file by tests/engine/test_param_specs.py). Which methods
 read a parameter is said once too, by each method (`Policy.uses`, listed in
 the method registry of engine/policies/__init__.py).
@@ -66,7 +66,7 @@ SPECS: tuple[ParamSpec, ...] = (
               "confidence bin", lo=0, lo_open=True, step=5, grid=(2, 5, 10, 20, 40, 80)),
     ParamSpec("calib_forget", float, 0.95, "forget", "factor the session's own calibration counts "
               "decay by at each step that drafts", lo=0, hi=1, lo_open=True, step=0.01, grid=(0.9, 0.95, 0.98, 0.99, 1.0)),
-    # the peers' (engine/policies/peer_policies.py; docs/engine.md "The peers"): each source's published value,
+    # the peers' (engine/policies/peer_policies.py; docs/policies.md "The peers"): each source's published value,
     # but AdaEDL's λ0, which its paper sweeps: fitted with benchmarks/field_table.py on the even prompts of
     # the demo pair's code set at T = 0 and T = 0.7 together (the best mean share of the oracle at γ0 = 4,
     # 0.704 / 0.700; the odd prompts are the held-out report, docs/benchmarks.md). This tiny draft's
@@ -119,7 +119,7 @@ def check_gamma0(gamma0: Any) -> int:
 
 
 def markdown_table(readers: "dict[str, tuple[str, ...]] | None" = None) -> str:
-    """The parameter table of docs/engine.md: flag, range, default, the methods that read it, meaning.
+    """The parameter table of docs/policies.md: flag, range, default, the methods that read it, meaning.
 
     `readers` maps a parameter to the methods that read it (the method
     registry knows; engine/policies/__init__.py `readers()`); without it that column

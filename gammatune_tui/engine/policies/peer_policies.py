@@ -2,7 +2,7 @@
 
 gammatune exists to answer "which γ policy?", so the rules other projects
 ship are played here beside the paper's, each as its source publishes it
-(docs/engine.md cites the sources and every place where the house's
+(docs/policies.md cites the sources and every place where the house's
 conventions differ). Like the others they are pure Python and deterministic,
 so the trace simulator replays them step for step. They follow the house:
 a window is planned within [γ_min, γ_max]; the token whose statistics end a
@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from ...errors import TraceWithoutEntropy
 from .policy_base import Policy, TokenStats, check_update as _check_update, clip as _clip
 
-# --- the sources' constants (docs/spec.md §2.6; docs/engine.md "The peers") -------------------------
+# --- the sources' constants (docs/spec.md §2.6; docs/policies.md "The peers") -------------------------
 EDL_SCALE = 0.2  # AdaEDL's entropy scale s (the paper's γ): bound = 1 − √(s·H)
 EDL_STEP = Fraction(1, 100)  # λ' = λ ± 0.01
 EDL_MIX = Fraction(9, 10)  # λ ← 0.9·λ + 0.1·λ'
