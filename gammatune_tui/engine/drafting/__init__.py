@@ -136,6 +136,11 @@ class DraftSource:
         (None in its first)."""
         return cls(**params)
 
+    @classmethod
+    def check_files(cls, params: dict[str, Any], target_config: Any) -> None:
+        """Refuse, in one line and before any weights load, files of the source's own (a head's folder) that do
+        not fit the target (its config.json's fields; None when it has none to read yet); nothing to check for a source without files of its own."""
+
     def start(self, prompt_ids: list[int]) -> None:
         """A new session over `prompt_ids` (a runner has been prefilled already)."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import DraftSource
 from ..common.names import SOURCES
+from .eagle3 import Eagle3Source
 from .model_source import ModelDraftSource
 from .ngram_pool import NgramPoolSource
 from .prompt_lookup import PromptLookupSource
@@ -20,6 +21,7 @@ CLASSES: dict[str, type[DraftSource]] = {
     "model": ModelDraftSource,
     "prompt-lookup": PromptLookupSource,
     "ngram-pool": NgramPoolSource,
+    "eagle3": Eagle3Source,
 }
 assert set(CLASSES) == {s.name for s in SOURCES}, "every row has its class, and every class its row"
 
