@@ -89,3 +89,61 @@ def write_head(folder, target, tensors: dict, fmt: str = "safeailab", layer_ids=
     (root / "config.json").write_text(json.dumps(cfg, indent=1))
     save_file({k: v.contiguous() for k, v in state.items()}, str(root / "model.safetensors"))
     return root
+
+
+def trained_head(target, prompts: list[list[int]], draft_ids, folder, *, layer_ids=(1, 2, 3), new_tokens: int = 40,
+                 steps: int = 100, seed: int = 0) -> tuple[Path, float]:
+    """An EAGLE-3 head fitted for seconds on the target's own greedy continuations of `prompts` and written in
+    SafeAILab's format: at every position t, from the target's rows at `layer_ids` and the token x_{t+1}, the
+    token x_{t+2} over the draft vocabulary `draft_ids` (positions whose x_{t+2} is outside it are skipped).
+    Returns (folder, final training agreement)."""
+    import torch
+
+    from gammatune_tui.engine.drafting.eagle3_head import Eagle3Head, HeadCache, read_spec
+
+    data = []
+    with torch.no_grad():
+        for p in prompts:
+            x = torch.tensor([p])
+            seq = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=new_tokens,
+                                  eos_token_id=None, pad_token_id=1)
+            hs = target(seq, output_hidden_states=True).hidden_states
+            data.append((torch.cat([hs[d][0] for d in layer_ids], dim=-1)[:-2], seq[0]))
+    if draft_ids is None:   # the ids the target's own text uses (FR-Spec's frequent tokens): d2t is not the identity
+        draft_ids = sorted({int(t) for _, seq in data for t in seq})
+    root = write_head(folder, target, head_tensors(target, draft_ids, seed=seed, std=0.1), "safeailab", layer_ids)
+    head = Eagle3Head(target, read_spec(root))
+    to_draft = {int(t): d for d, t in enumerate(head.to_target.tolist())}
+    rows = [(feat, seq[1:-1], torch.tensor([to_draft.get(int(t), -100) for t in seq[2:]])) for feat, seq in data]
+    params = [p for n, p in head.named_parameters() if not n.startswith("embed.")]
+    opt = torch.optim.Adam(params, lr=3e-3)
+    torch.manual_seed(seed)
+    head.train()
+    agree = 0.0
+    for _ in range(steps):
+        loss = torch.zeros(())
+        hits = total = 0
+        for feat, nxt, label in rows:
+            out = head.step(feat, nxt, HeadCache(), 0)
+            logits = head.lm_head(head.norm(out))
+            loss = loss + torch.nn.functional.cross_entropy(logits, label, ignore_index=-100)
+            keep = label >= 0
+            hits += int((logits.argmax(-1)[keep] == label[keep]).sum())
+            total += int(keep.sum())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        agree = hits / max(total, 1)
+    head.eval()
+    state = {}
+    for k, v in head.state_dict().items():
+        if k.startswith(("embed.", "rotary.")) or k == "to_target":
+            continue
+        k = "midlayer." + k[len("layer."):] if k.startswith("layer.") else k
+        k = "midlayer." + k if k.startswith("hidden_norm.") else k
+        state[k] = v.detach().clone()
+    ids = head.to_target
+    state["d2t"] = ids - torch.arange(len(ids))
+    state["t2d"] = torch.zeros(target.config.vocab_size, dtype=torch.bool).index_fill_(0, ids, True)
+    write_head(folder, target, state, "safeailab", layer_ids)
+    return Path(folder), agree

@@ -155,6 +155,28 @@ def check_head(folder: str | Path, target_cfg: Any) -> HeadSpec:
     return spec
 
 
+def _family(kind: str, tcfg: Any, decoder: Any) -> tuple[type, type, Any]:
+    """(decoder-layer class, rotary class, a config to build them from) of the head's own family: the target's
+    own classes when the head names the target's family (or none), else that family's in transformers (every
+    released EAGLE-3 head is a Llama layer, whatever its target: vLLM and SGLang build them so too)."""
+    if kind == tcfg.model_type:
+        return type(decoder.layers[0]), type(decoder.rotary_emb), copy.deepcopy(tcfg)
+    import importlib
+
+    from transformers import AutoConfig
+
+    try:
+        module = importlib.import_module(f"transformers.models.{kind}.modeling_{kind}")
+        layer = next(getattr(module, n) for n in dir(module) if n.endswith("DecoderLayer"))
+        rotary = next(getattr(module, n) for n in dir(module) if n.endswith("RotaryEmbedding"))
+        cfg = AutoConfig.for_model(kind)
+    except (ImportError, StopIteration, ValueError, KeyError):
+        raise InvalidParameter(f"an EAGLE-3 head with a {kind!r} layer: this transformers has no such decoder "
+                               "layer") from None
+    cfg.vocab_size = tcfg.vocab_size
+    return layer, rotary, cfg
+
+
 class HeadCache:
     """The head's one layer of keys and values, (1, kv_heads, length, head_dim) each: what its attention's
     `cache.update` appends to, and `crop` cuts back when the target's rewind drops positions."""
@@ -186,7 +208,8 @@ class Eagle3Head(nn.Module):
         super().__init__()
         tcfg = target.config.get_text_config() if hasattr(target.config, "get_text_config") else target.config
         decoder = target.get_decoder()
-        cfg = copy.deepcopy(tcfg)
+        kind = str(spec.layer_config.get("model_type") or tcfg.model_type)
+        layer_cls, rotary_cls, cfg = _family(kind, tcfg, decoder)
         for k, v in spec.layer_config.items():
             if k in ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "head_dim",
                      "rms_norm_eps", "rope_theta", "rope_parameters", "rope_scaling", "hidden_act"):
@@ -196,7 +219,7 @@ class Eagle3Head(nn.Module):
         cfg.num_hidden_layers = 1
         cfg._attn_implementation = "sdpa"
         hidden = int(cfg.hidden_size)
-        self.layer = type(decoder.layers[0])(cfg, 0)
+        self.layer = layer_cls(cfg, 0)
         attn = self.layer.self_attn
         # transformers 5.24 renames the attention's `past_key_values` to `cache` family by family
         self._cache_arg = "cache" if "cache" in inspect.signature(attn.forward).parameters else "past_key_values"
@@ -205,7 +228,7 @@ class Eagle3Head(nn.Module):
             setattr(attn, name, nn.Linear(2 * hidden, old.out_features, bias=old.bias is not None))
         norm_cls = type(self.layer.input_layernorm)
         self.hidden_norm = norm_cls(hidden, eps=cfg.rms_norm_eps)
-        self.rotary = type(decoder.rotary_emb)(config=cfg)
+        self.rotary = rotary_cls(config=cfg)
         self.fc = nn.Linear(3 * int(tcfg.hidden_size), hidden, bias=False)
         self.norm = norm_cls(hidden, eps=cfg.rms_norm_eps)
         self.lm_head = nn.Linear(hidden, spec.draft_vocab, bias=False)
