@@ -99,7 +99,8 @@ def sources_table() -> str:
     """The draft sources' table of docs/engine.md, from the rows (a test compares them)."""
     lines = ["| `--drafter` | draft model | its parameters | what drafts |", "|---|---|---|---|"]
     for s in SOURCES:
-        params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}, default {p.default})" for p in s.params)
+        params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}"
+                           + (f", default {p.default})" if p.default != "" else ")") for p in s.params)
         lines.append(f"| `{s.name}` | {'needed' if s.loads_draft else 'none'} | {params or '—'} | {s.help} |")
     return "\n".join(lines)
 

@@ -83,6 +83,10 @@ class DrafterSettings:
 
             name = parse_self_draft(name).name   # canonical, or one clear line
             spec = BY_SOURCE[MODEL]
+        elif name not in BY_SOURCE and head_source(name) is not None:   # `eagle3:PATH`: a head and its folder
+            name, folder = head_source(name) or ("", "")
+            spec = BY_SOURCE[name]
+            params = {spec.head_param: folder, **params}
         else:
             spec = source_spec(name)
         if len(values) > len(spec.params):
@@ -148,7 +152,8 @@ class DrafterSettings:
 
 
 def parse_drafters(text: str) -> list[str]:
-    """'model,self:int4,prompt-lookup' → the names; known names (self-drafts canonical), no duplicates."""
+    """'model,self:int4,prompt-lookup,eagle3:./head' → the names; known names (self-drafts canonical, a head
+    with its folder), no duplicates."""
     names = [p.strip() for p in str(text).split(",") if p.strip()]
     known = ", ".join(DRAFTERS + SELF_DRAFTS)
     if not names:
@@ -158,7 +163,7 @@ def parse_drafters(text: str) -> list[str]:
             from .self_draft import parse_self_draft
 
             names[i] = parse_self_draft(n).name
-        elif n not in DRAFTERS:
+        elif n not in DRAFTERS and head_source(n) is None:
             raise InvalidParameter(f"unknown drafter {n!r} in --drafters; expected {known}")
     if len(set(names)) != len(names):
         raise InvalidParameter(f"--drafters names a drafter twice: {text!r}")
@@ -217,6 +222,11 @@ def check_source_files(settings: DrafterSettings, target_config: Any) -> None:
     source_class(settings.spec).check_files(settings.params(), target_config)
 
 
+def prepare_source(settings: DrafterSettings, target: Any) -> str:
+    """The source's load-time work over the loaded target (`DraftSource.prepare`): the words naming it, or ""."""
+    return source_class(settings.spec).prepare(settings.params(), target)
+
+
 def make_source(settings: DrafterSettings, made: SourceContext) -> DraftSource:
     """The source for one session, built by its row's class (a self-draft's pair has it as its draft model).
 
@@ -227,5 +237,5 @@ def make_source(settings: DrafterSettings, made: SourceContext) -> DraftSource:
 
 __all__ = [
     "MODEL", "DRAFTERS", "DrafterSettings", "source_spec", "source_class",
-    "parse_drafters", "pair_drafter", "DraftSource", "make_source", "head_drafter", "check_source_files",
+    "parse_drafters", "pair_drafter", "DraftSource", "make_source", "head_drafter", "check_source_files", "prepare_source",
 ]

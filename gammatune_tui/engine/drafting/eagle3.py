@@ -22,6 +22,7 @@ the target's law whatever the head proposes (exact at every temperature).
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import torch
@@ -42,6 +43,26 @@ def describe(spec: HeadSpec, depths: tuple[int, ...]) -> str:
     return f"eagle3, layers {'/'.join(str(d) for d in depths)}, {vocab} draft vocabulary"
 
 
+_HEADS: "weakref.WeakKeyDictionary[Any, dict[str, tuple[Eagle3Head, HeadSpec]]]" = weakref.WeakKeyDictionary()
+
+
+def _folder(params: dict[str, Any]) -> str:
+    path = str(params.get("eagle3_head") or "")
+    if not path:
+        raise InvalidParameter("drafter 'eagle3' needs its head's folder: --draft eagle3:PATH")
+    return path
+
+
+def head_of(target: Any, folder: str) -> tuple[Eagle3Head, HeadSpec]:
+    """The head in `folder` built over `target`, read once per loaded target (load_pair reads it, so a bad
+    tensor is refused before anything runs; every session, compare's runs included, reuses it)."""
+    heads = _HEADS.setdefault(target, {})
+    if folder not in heads:
+        spec = check_head(folder, target.config)
+        heads[folder] = (Eagle3Head(target, spec), spec)
+    return heads[folder]
+
+
 class Eagle3Source(DraftSource):
     """One session's EAGLE-3 drafting over the target's rows (see the module docstring)."""
 
@@ -60,25 +81,20 @@ class Eagle3Source(DraftSource):
 
     @classmethod
     def create(cls, params: dict[str, Any], made: SourceContext) -> "Eagle3Source":
-        path = str(params.get("eagle3_head") or "")
-        if not path:
-            raise InvalidParameter("drafter 'eagle3' needs its head's folder: --draft eagle3:PATH")
         target = made.pair.target
-        prev = made.previous
-        if isinstance(prev, Eagle3Source) and prev.target is target and str(prev.spec.folder) == path:
-            head, spec = prev.head, prev.spec
-        else:
-            spec = check_head(path, target.config)
-            head = Eagle3Head(target, spec)
+        head, spec = head_of(target, _folder(params))
         n = int(getattr(target.config.get_text_config(), "num_hidden_layers"))
         return cls(target, head, spec, spec.depths(n))
 
     @classmethod
+    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+        head, spec = head_of(target, _folder(params))
+        return describe(spec, spec.depths(int(target.config.get_text_config().num_hidden_layers)))
+
+    @classmethod
     def check_files(cls, params: dict[str, Any], target_config: Any) -> None:
         """The head's config and tensor header against the target's config: one line before weights load."""
-        path = str(params.get("eagle3_head") or "")
-        if not path:
-            raise InvalidParameter("drafter 'eagle3' needs its head's folder: --draft eagle3:PATH")
+        path = _folder(params)
         if target_config is None:
             read_spec(path)   # the target's config is not on disk yet (a hub id to fetch): the head's own checks
         else:
@@ -150,4 +166,4 @@ class Eagle3Source(DraftSource):
                 self.cache.crop(kept)   # the chained entries are speculative: the target's rows replace them
 
 
-__all__ = ["Eagle3Source", "describe"]
+__all__ = ["Eagle3Source", "describe", "head_of"]

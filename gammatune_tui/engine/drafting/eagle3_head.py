@@ -124,7 +124,8 @@ def check_head(folder: str | Path, target_cfg: Any) -> HeadSpec:
     text = get("text_config")
     if text is not None:   # a multimodal target: the language model's config
         get = text.get if isinstance(text, dict) else (lambda k, d=None: getattr(text, k, d))
-    root, t_hidden, t_vocab, t_layers = spec.folder, get("hidden_size"), get("vocab_size"), get("num_hidden_layers")
+    root = spec.folder
+    t_hidden, t_vocab, t_layers = (int(get(k) or 0) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
     if spec.vocab != t_vocab:
         raise _fail(root, f"maps into a vocabulary of {spec.vocab} tokens, the target has {t_vocab}: a head for "
                           "another target")
@@ -234,6 +235,7 @@ class Eagle3Head(nn.Module):
         self.lm_head = nn.Linear(hidden, spec.draft_vocab, bias=False)
         self.embed = decoder.embed_tokens   # replaced by the head's own below when it ships one
         self.norm_before_residual = spec.norm_before_residual
+        self.to_target: torch.Tensor
         self.register_buffer("to_target", torch.zeros(spec.draft_vocab, dtype=torch.long), persistent=False)
         self._load(spec, target)
 

@@ -27,7 +27,7 @@ from .model_files import (ModelRef, download_command, from_pretrained, in_local_
 from ..common.end_of_turn import collect_eos_ids
 from ..common.pair import ModelPair
 from ..common.prompt_format import VICUNA_SYSTEM, vicuna_format
-from ..drafting.draft_sources import DrafterSettings, check_source_files
+from ..drafting.draft_sources import DrafterSettings, check_source_files, prepare_source
 from .load_stages import LOAD_STAGES, StageClock
 from .pair_refs import PairRefs, check_pair, settle_pair
 from .presets import PRESETS, Preset
@@ -216,11 +216,12 @@ def load_pair(
         name_target = PRESETS[preset_name].target   # a hub id, or the packaged file's name (not its path)
     else:
         name_target = target
+    named = prepare_source(drafter_settings, target_model)   # a head read now (a bad one: one line), named
     made = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
         name_target=name_target,
-        name_draft=drafter_settings.name if lookup else (own.name if own is not None else
-                                                         "demo/draft" if is_demo else str(draft)),
+        name_draft=named or (drafter_settings.name if lookup else (own.name if own is not None else
+                                                                   "demo/draft" if is_demo else str(draft))),
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
         drafter=drafter_settings, self_draft=own_draft,
     )
