@@ -264,8 +264,13 @@ class Eagle3Head(nn.Module):
         missing = sorted(own - set(mine))
         extra = sorted(set(mine) - own)
         if missing or extra:
-            raise _fail(spec.folder, f"tensors do not fit an EAGLE-3 layer of this family: missing {missing[:3]}, "
-                                     f"unexpected {extra[:3]}")
+            pre = "layers.0." if spec.fmt == "speculators" else "midlayer."
+
+            def named(k: str) -> str:   # as the file names it
+                return pre + k[len("layer."):] if k.startswith("layer.") else pre + k if k.startswith("hidden_") else k
+
+            raise _fail(spec.folder, f"tensors do not fit an EAGLE-3 layer of this family: missing "
+                                     f"{[named(k) for k in missing[:3]]}, unexpected {[named(k) for k in extra[:3]]}")
         try:
             self.load_state_dict(mine, strict=False)
         except RuntimeError as e:
