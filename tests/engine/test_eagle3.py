@@ -75,6 +75,17 @@ def test_greedy_with_an_eagle3_head_is_generate_and_its_cache_is_a_fresh_runs(tm
     assert src.label == f"eagle3, layers {'/'.join(map(str, src.depths))}, 32 draft vocabulary"
 
 
+def test_greedy_on_a_hybrid_target_is_generate(tmp_path):
+    """On qwen3_5_text the target's recurrent rollback and the head's cache crop go together, exactly."""
+    target = make_family("qwen3_5_text", 0, vocab=64, extra={"initializer_range": 0.3})
+    root = write_head(tmp_path / "h", target, head_tensors(target, range(0, 64, 2)), "speculators", (0, 1, 2))
+    pair = _pair(target, 64)
+    dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 3), drafter=DrafterSettings(f"eagle3:{root}"))
+    evs = list(dec.generate(PROMPT, max_new_tokens=20))
+    assert emitted(evs) == greedy_ref(pair, PROMPT, 20)
+    assert dec.source.cache.length == dec.source.done
+
+
 def test_sampled_output_with_a_reduced_vocabulary_head_follows_the_targets_law(tmp_path):
     target = make_llama(8, seed=11, init=0.6, eos=None, bos=None, layers=3)
     root = write_head(tmp_path / "h", target, head_tensors(target, (0, 2, 3, 5, 6), std=1.0), "speculators", (0, 1, 3))
