@@ -43,7 +43,7 @@ def _opt(default: Any, *names: str, help: str, panel: str, **kw: Any) -> Any:
 
 _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("target", Optional[str], _opt(None, "--target", help="Target model: local directory or hub id (read from the local Hugging Face cache; see --download).", metavar="MODEL", panel=MODEL)),
-    ("draft", Optional[str], _opt(None, "--draft", help=f"Draft model: local directory or hub id sharing the target's vocabulary, or {', '.join(SELF_DRAFTS)}: the target's own weights quantized in memory at load (int4 groups: self:int4:gN, N 32 to 256).", metavar="MODEL", panel=MODEL)),
+    ("draft", Optional[str], _opt(None, "--draft", help=f"Draft model: local directory or hub id sharing the target's vocabulary, or {', '.join(SELF_DRAFTS)}: the target's own weights quantized in memory at load (int4 groups: self:int4:gN, N 32 to 256), or {', '.join(s.name + ':PATH' for s in SOURCES if s.head_param)}: a head's folder (recognised from its config.json as plain PATH too).", metavar="MODEL", panel=MODEL)),
     ("draft_dtype", Optional[str], _opt(None, "--draft-dtype", help="The draft model's dtype when it differs from the target's (float32, float16, bfloat16; default: the target's). Output stays the target's, as loaded.", metavar="DTYPE", panel=MODEL)),
     ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", metavar="NAME", panel=MODEL)),
     ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", metavar="DEVICE", panel=MODEL)),

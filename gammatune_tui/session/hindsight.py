@@ -19,6 +19,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from ..engine.common.names import BY_SOURCE
 from ..engine.common.pair import ModelPair
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 
@@ -112,6 +113,10 @@ def not_applicable(events: Iterable[Event]) -> Hindsight | None:
         return sampled_session(float(temperature))
     if steps == 0 or summary.tokens < 2:
         return Hindsight.unavailable("too few tokens to compare", "too few tokens")
+    spec = BY_SOURCE.get(str(getattr(header, "drafter", "") or ""))
+    if spec is not None and not spec.trace_kind:   # a head whose drafts the simulator cannot replay yet
+        return Hindsight.unavailable(f"not for drafter {spec.name} (the simulator has no traces of it)",
+                                     f"not for {spec.name}")
     return None
 
 

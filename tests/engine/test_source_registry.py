@@ -198,6 +198,13 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
         ("engine/drafting/ngram_pool.py", "bench/sim/pool_trace.py", "engine/common/names.py",
          "engine/drafting/registry.py", "bench/sim/trace_kinds.py"),
     ),
+    # issue 45: a head read from its own folder in at most 4 files (its two, its row, its registry line)
+    "the EAGLE-3 head": (
+        {"Eagle3Source", "Eagle3Head", "HeadSpec", "check_head", "read_spec", "is_eagle3_config"},
+        {"eagle3", "eagle3_head", "LlamaForCausalLMEagle3"},
+        ("engine/drafting/eagle3.py", "engine/drafting/eagle3_head.py", "engine/common/names.py",
+         "engine/drafting/registry.py"),
+    ),
 }
 
 

@@ -33,6 +33,11 @@ class SourceSpec:
     point_mass: bool = False   # proposes deterministically from the text (q = δ_x): one greedy trace serves it
     matrix_column: str = ""   # its column in the family matrix (loading/families.py PATHS); "": none of its own
     hf_peer: str = ""   # the `generate` argument bench races it against: "assistant_model", "prompt_lookup_num_tokens", or none
+    # a head read from its own folder: the parameter that holds the folder (`--draft NAME:PATH` sets it), and the
+    # config.json fields that recognise such a folder given as plain `--draft PATH`: (key, value) pairs, any one
+    # matching (the value equal to the key's, or in its list)
+    head_param: str = ""
+    head_config: tuple[tuple[str, str], ...] = ()
 
 
 def _ngram(name: str, default: int, label: str, help: str) -> ParamSpec:
@@ -60,6 +65,11 @@ SOURCES: tuple[SourceSpec, ...] = (
                (ParamSpec("mtp_pre_norm", bool, False, "MTP pre-norm",
                           "feed the head the target's last hidden state before the final norm (default: after)"),),
                short="mtp"),
+    SourceSpec("eagle3", False,
+               "an EAGLE-3 head from its own folder (SafeAILab's or speculators' format): one layer over three "
+               "target layers, its reduced vocabulary mapped by d2t (--draft eagle3:PATH; docs/heads-eagle-dflash.md)",
+               (ParamSpec("eagle3_head", str, "", "EAGLE-3 head", "the EAGLE-3 head's folder"),),
+               short="eagle3", head_param="eagle3_head", head_config=(("architectures", "LlamaForCausalLMEagle3"), ("speculators_model_type", "eagle3"))),
 )
 BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
 assert len(BY_SOURCE) == len(SOURCES), "every draft source has a name of its own"
@@ -72,11 +82,30 @@ assert all(SOURCE_PARAMS[p.name] == p for s in SOURCES for p in s.params), \
     "sources that share a parameter's name share its row (one flag, one meaning)"
 
 
+def head_source(draft: object, config: dict | None = None) -> tuple[str, str] | None:
+    """(source name, head folder) when a `--draft` value names a head rather than a draft model: `NAME:PATH` for a
+    source read from its own folder, or a folder whose config.json (`config`, read by the caller) is such a
+    head's; None otherwise (a draft model, a self-draft)."""
+    if not isinstance(draft, str):
+        return None
+    name, sep, path = draft.partition(":")
+    for s in SOURCES:
+        if not s.head_param:
+            continue
+        if sep and name.strip().lower() == s.name:
+            return s.name, path
+        if config and any(config.get(k) == v or (isinstance(config.get(k), list) and v in config[k])
+                          for k, v in s.head_config):
+            return s.name, draft
+    return None
+
+
 def sources_table() -> str:
     """The draft sources' table of docs/drafting.md, from the rows (a test compares them)."""
     lines = ["| `--drafter` | draft model | its parameters | what drafts |", "|---|---|---|---|"]
     for s in SOURCES:
-        params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}, default {p.default})" for p in s.params)
+        params = ", ".join(f"`{p.cli_flag}` ({p.range_text(unicode=True)}"
+                           + (f", default {p.default})" if p.default != "" else ")") for p in s.params)
         lines.append(f"| `{s.name}` | {'needed' if s.loads_draft else 'none'} | {params or '—'} | {s.help} |")
     return "\n".join(lines)
 

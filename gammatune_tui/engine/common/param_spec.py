@@ -22,7 +22,7 @@ class ParamSpec:
     """One tunable: what it is, what values it takes, and how a user meets it.
 
     `kind` is float (kept as the exact rational the user typed), int (a whole
-    number) or bool (a switch). The range is [lo, hi], each end open when
+    number), bool (a switch) or str (a folder: a head's checkpoint, `--eagle3-head`). The range is [lo, hi], each end open when
     `lo_open`/`hi_open`, either end absent when None. `recorded` is True for
     the parameters every session records; the others are recorded only where
     they differ from the default, so sessions of the methods that do not read
@@ -68,6 +68,8 @@ class ParamSpec:
         """'in (0, 1]', 'a whole number >= 0', '> 0': the words of the error, `--help` and the tooltip."""
         if self.kind is bool:
             return "on or off"
+        if self.kind is str:
+            return "a folder"
         ge, gt = ("≥", ">") if unicode else (">=", ">")
         if self.lo is not None and self.hi is not None:
             text = f"in {'(' if self.lo_open else '['}{_num(self.lo)}, {_num(self.hi)}{')' if self.hi_open else ']'}"
@@ -83,6 +85,8 @@ class ParamSpec:
         """The value as `PolicyParams` holds it, or InvalidParameter naming the parameter and its range."""
         if self.kind is bool:
             return bool(value)
+        if self.kind is str:   # a folder (a head's checkpoint): checked by the source that reads it
+            return str(value)
         v = _integer(value, self.name) if self.kind is int else _exact(value, self.name)
         low_bad = self.lo is not None and (v <= self.lo if self.lo_open else v < self.lo)
         high_bad = self.hi is not None and (v >= self.hi if self.hi_open else v > self.hi)

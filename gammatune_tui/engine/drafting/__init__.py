@@ -136,6 +136,18 @@ class DraftSource:
         (None in its first)."""
         return cls(**params)
 
+    @classmethod
+    def check_files(cls, params: dict[str, Any], target_config: Any) -> None:
+        """Refuse, in one line and before any weights load, files of the source's own (a head's folder) that do
+        not fit the target (its config.json's fields; None when it has none to read yet); nothing to check for a source without files of its own."""
+
+    @classmethod
+    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+        """At load, once the target's weights are in: read what the source keeps across sessions (a head's weights:
+        a bad tensor is one line then, before anything runs) and return the words that name it in the pair's
+        title ("" for the source's own name)."""
+        return ""
+
     def start(self, prompt_ids: list[int]) -> None:
         """A new session over `prompt_ids` (a runner has been prefilled already)."""
 

@@ -30,7 +30,7 @@ from ...errors import InvalidParameter
 from . import DraftSource, SourceContext
 from .registry import CLASSES
 # the rows live in names.py, which the command line reads without torch
-from ..common.names import BY_SOURCE, DRAFTERS, MODEL, MODEL_FREE, SELF_DRAFTS, SourceSpec, is_self_draft
+from ..common.names import BY_SOURCE, DRAFTERS, MODEL, MODEL_FREE, SELF_DRAFTS, SourceSpec, head_source, is_self_draft
 
 
 def source_spec(name: str) -> SourceSpec:
@@ -83,6 +83,10 @@ class DrafterSettings:
 
             name = parse_self_draft(name).name   # canonical, or one clear line
             spec = BY_SOURCE[MODEL]
+        elif name not in BY_SOURCE and head_source(name) is not None:   # `eagle3:PATH`: a head and its folder
+            name, folder = head_source(name) or ("", "")
+            spec = BY_SOURCE[name]
+            params = {spec.head_param: folder, **params}
         else:
             spec = source_spec(name)
         if len(values) > len(spec.params):
@@ -148,7 +152,8 @@ class DrafterSettings:
 
 
 def parse_drafters(text: str) -> list[str]:
-    """'model,self:int4,prompt-lookup' → the names; known names (self-drafts canonical), no duplicates."""
+    """'model,self:int4,prompt-lookup,eagle3:./head' → the names; known names (self-drafts canonical, a head
+    with its folder), no duplicates."""
     names = [p.strip() for p in str(text).split(",") if p.strip()]
     known = ", ".join(DRAFTERS + SELF_DRAFTS)
     if not names:
@@ -158,7 +163,7 @@ def parse_drafters(text: str) -> list[str]:
             from .self_draft import parse_self_draft
 
             names[i] = parse_self_draft(n).name
-        elif n not in DRAFTERS:
+        elif n not in DRAFTERS and head_source(n) is None:
             raise InvalidParameter(f"unknown drafter {n!r} in --drafters; expected {known}")
     if len(set(names)) != len(names):
         raise InvalidParameter(f"--drafters names a drafter twice: {text!r}")
@@ -180,6 +185,48 @@ def source_class(spec: SourceSpec) -> type[DraftSource]:
     return CLASSES[spec.name]
 
 
+def _folder_config(draft: object) -> dict[str, Any] | None:
+    """A local folder's config.json as a dict (None: not a local folder, no config, not JSON)."""
+    import json
+    from pathlib import Path
+
+    if not isinstance(draft, str) or ":" in draft.split("/")[0] and not Path(draft).exists():
+        return None
+    try:
+        cfg = json.loads((Path(draft).expanduser() / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return cfg if isinstance(cfg, dict) else None
+
+
+def head_drafter(draft: str | None, settings: DrafterSettings, asked: bool) -> tuple[str | None, DrafterSettings]:
+    """(draft, settings) with a `--draft` that names a head (`eagle3:PATH`, or a folder whose config is a head's)
+    turned into its source with the folder as its parameter, and no draft model; anything else unchanged.
+    `asked`: the drafter was named by the user, so another source beside the head is one line."""
+    found = head_source(draft, _folder_config(draft))
+    if found is None:
+        return draft, settings
+    name, folder = found
+    spec = BY_SOURCE[name]
+    if not folder.strip():
+        raise InvalidParameter(f"--draft {name}: needs its head's folder: --draft {name}:PATH")
+    if asked and settings.name not in (MODEL, name):
+        raise InvalidParameter(f"--draft {draft} is an {name} head, but --drafter {settings.name} drafts another "
+                               "way: give one of them")
+    own = settings.params() if settings.name == name else {}
+    return None, DrafterSettings(name, **{**own, spec.head_param: folder})
+
+
+def check_source_files(settings: DrafterSettings, target_config: Any) -> None:
+    """A source read from its own folder (a head) checked against the target's config before any weights load."""
+    source_class(settings.spec).check_files(settings.params(), target_config)
+
+
+def prepare_source(settings: DrafterSettings, target: Any) -> str:
+    """The source's load-time work over the loaded target (`DraftSource.prepare`): the words naming it, or ""."""
+    return source_class(settings.spec).prepare(settings.params(), target)
+
+
 def make_source(settings: DrafterSettings, made: SourceContext) -> DraftSource:
     """The source for one session, built by its row's class (a self-draft's pair has it as its draft model).
 
@@ -190,5 +237,5 @@ def make_source(settings: DrafterSettings, made: SourceContext) -> DraftSource:
 
 __all__ = [
     "MODEL", "DRAFTERS", "DrafterSettings", "source_spec", "source_class",
-    "parse_drafters", "pair_drafter", "DraftSource", "make_source",
+    "parse_drafters", "pair_drafter", "DraftSource", "make_source", "head_drafter", "check_source_files", "prepare_source",
 ]

@@ -27,7 +27,7 @@ from .model_files import (ModelRef, download_command, from_pretrained, in_local_
 from ..common.end_of_turn import collect_eos_ids
 from ..common.pair import ModelPair
 from ..common.prompt_format import VICUNA_SYSTEM, vicuna_format
-from ..drafting.draft_sources import DrafterSettings
+from ..drafting.draft_sources import DrafterSettings, check_source_files, prepare_source
 from .load_stages import LOAD_STAGES, StageClock
 from .pair_refs import PairRefs, check_pair, settle_pair
 from .presets import PRESETS, Preset
@@ -157,6 +157,7 @@ def load_pair(
     if device_map is None:
         check_engine_device(engine, dev)  # known before loading anything
     t_ref, d_ref = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
+    check_source_files(drafter_settings, read_config(t_ref))   # a head that does not fit: one line, now
     if t_ref.gguf or (d_ref is not None and d_ref.gguf):
         clock.lap("")
         t_ref = with_gguf_converted(t_ref, "target", lambda m: report(m, 0.0))
@@ -221,6 +222,7 @@ def load_pair(
         from ..drafting.mtp import describe, head_of
 
         name_draft = describe(head_of(target_model))
+    name_draft = prepare_source(drafter_settings, target_model) or name_draft   # a head read now, named
     made = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
         name_target=name_target,

@@ -18,7 +18,7 @@ from typing import Any
 from ... import resources
 from ...errors import InvalidParameter
 from ..context import window_of
-from ..drafting.draft_sources import MODEL, DrafterSettings
+from ..drafting.draft_sources import MODEL, DrafterSettings, check_source_files, head_drafter
 from .model_files import ModelRef, locate_pair, read_config
 from ..common.names import MODEL_FREE, is_self_draft
 
@@ -46,8 +46,9 @@ def check_pair(target: str | None = None, draft: str | None = None, *, pair: str
     notice inside the app). `window` is the pair's context read from the
     config files, for checking `max_new_tokens` early.
     """
-    target, draft, _, _, _, _, _ = settle_pair(target, draft, pair, demo, drafter)
+    target, draft, _, _, _, settings, _ = settle_pair(target, draft, pair, demo, drafter)
     t, d = locate_pair(target, draft, allow_pickle=allow_pickle, download=download)
+    check_source_files(settings, read_config(t))   # a head that does not fit the target: one line, now
     window = window_of(read_config(t), read_config(d) if d is not None else None)
     return PairRefs(t, d, window)
 
@@ -129,6 +130,8 @@ def settle_pair(target: str | None, draft: str | None, pair: str | None, demo: b
             raise InvalidParameter(f"--draft mtp drafts with the target's own MTP head: leave --drafter {asked} out")
         draft, drafter = None, drafter if asked == HEAD else HEAD
     settings = DrafterSettings.of(drafter)
+    draft, settings = head_drafter(draft, settings, drafter is not None and not (
+        isinstance(drafter, DrafterSettings) and drafter.name == MODEL and not drafter.params()))
     if settings.self_draft:   # `drafter="self:int4"` is `draft="self:int4"` with the model drafting
         if draft is not None and draft != settings.name:
             raise InvalidParameter(f"--drafter {settings.name} builds its own draft: leave --draft out")
