@@ -74,8 +74,10 @@ def lines(c: Concurrency, target: str, draft: str, engines: set[str]) -> list[Te
                         "(STANDALONE) it falls back to the fixed --speculative-num-steps: take the K of your usual "
                         "batch size.", style="dim"))
     given = "your --batch-costs" if c.costs.given else f"this machine, {c.costs.rounds} timing rounds"
-    out.append(Text(f"Priced with {given}; scheduling, prefill interleaving and unequal request lengths are left "
-                    "out (docs/deploy.md).", style="dim"))
+    out.append(Text(f"Priced with {given} from the forwards alone: the work around them each step, scheduling, "
+                    "prefill interleaving and unequal request lengths are left out, so read each speed-up as an upper "
+                    "bound (on the demo pair it read 0.2–0.35 above live; docs/benchmarks-concurrency.md).",
+                    style="dim"))
     return out
 
 

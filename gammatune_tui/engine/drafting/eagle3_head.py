@@ -162,15 +162,16 @@ def _family(kind: str, tcfg: Any, decoder: Any) -> tuple[type, type, Any]:
     released EAGLE-3 head is a Llama layer, whatever its target: vLLM and SGLang build them so too)."""
     if kind == tcfg.model_type:
         return type(decoder.layers[0]), type(decoder.rotary_emb), copy.deepcopy(tcfg)
-    import importlib
+    import sys
 
     from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
 
-    try:
-        module = importlib.import_module(f"transformers.models.{kind}.modeling_{kind}")
+    try:   # the family's classes through transformers' own config → model map, not a module named by a string
+        cfg = AutoConfig.for_model(kind)
+        module = sys.modules[MODEL_FOR_CAUSAL_LM_MAPPING[type(cfg)].__module__]
         layer = next(getattr(module, n) for n in dir(module) if n.endswith("DecoderLayer"))
         rotary = next(getattr(module, n) for n in dir(module) if n.endswith("RotaryEmbedding"))
-        cfg = AutoConfig.for_model(kind)
     except (ImportError, StopIteration, ValueError, KeyError):
         raise InvalidParameter(f"an EAGLE-3 head with a {kind!r} layer: this transformers has no such decoder "
                                "layer") from None
