@@ -159,6 +159,32 @@ class DraftSource:
         raise NotImplementedError
 
 
+
+def chain_draft(h: torch.Tensor, window: int, law: Any, advance: Any, *, served: Served, gen: torch.Generator,
+                policy: Policy, eos: frozenset[int]) -> Draft:
+    """A head's window, chained on its own output: from the target's last row `h`, a token from `law(h)` (the
+    served q), then `h = advance(h, x)`, until the window or the policy ends it. Greedy drafts the argmax;
+    sampled drafts draw from q and keep its rows for the exact accept test. What the MTP and EAGLE-3 heads
+    share; each keeps its own law, chain and cache."""
+    out = Draft()
+    seen: list[TokenStats] = []
+    while True:
+        probs = law(h)
+        x = int(probs.argmax()) if served.greedy else int(sample(probs.unsqueeze(0), gen))
+        if not served.greedy:
+            out.q_rows.append(probs)
+        out.calls += 1
+        stats = TokenStats(float(probs.max()), float(probs[x]), float(torch.special.entr(probs).sum()))
+        out.ids.append(x)
+        out.top.append(stats.top)
+        out.chosen.append(stats.chosen)
+        out.entropy.append(stats.entropy)
+        done, out.early = window_ends(len(out.ids), window, x, stats, seen, policy, eos)
+        if done:
+            return out
+        seen.append(stats)
+        h = advance(h, x)
+
 def host_read(t: torch.Tensor) -> list:
     """The one way drafting reads values back from the device (a sync on a GPU)."""
     return t.tolist()

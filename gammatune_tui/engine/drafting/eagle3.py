@@ -27,11 +27,10 @@ from typing import Any
 
 import torch
 
-from . import Draft, DraftSource, SourceContext
+from . import Draft, DraftSource, SourceContext, chain_draft
 from .eagle3_head import Eagle3Head, HeadCache, HeadSpec, check_head, read_spec
-from ..common.sampling import Served, sample
-from ..policies.policy_base import Policy, TokenStats
-from ..policies.step_rule import window_ends
+from ..common.sampling import Served
+from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
 from ...errors import InvalidParameter
 
@@ -143,25 +142,16 @@ class Eagle3Source(DraftSource):
             if h is None:   # a one-token prompt: no row to draft from yet
                 return out
             kept, pos = self.done, self.done
-            seen: list[TokenStats] = []
+
+            def advance(row: torch.Tensor, x: int) -> torch.Tensor:
+                nonlocal pos
+                row = self.head.step(row.unsqueeze(0), torch.tensor([x], device=row.device), self.cache, pos)[-1]
+                pos += 1
+                return row
+
             try:
-                while True:
-                    probs = self._law(h, served)
-                    x = int(probs.argmax()) if served.greedy else int(sample(probs.unsqueeze(0), gen))
-                    if not served.greedy:
-                        out.q_rows.append(probs)
-                    out.calls += 1
-                    stats = TokenStats(float(probs.max()), float(probs[x]), float(torch.special.entr(probs).sum()))
-                    out.ids.append(x)
-                    out.top.append(stats.top)
-                    out.chosen.append(stats.chosen)
-                    out.entropy.append(stats.entropy)
-                    done, out.early = window_ends(len(out.ids), window, x, stats, seen, policy, eos)
-                    if done:
-                        return out
-                    seen.append(stats)
-                    h = self.head.step(h.unsqueeze(0), torch.tensor([x], device=h.device), self.cache, pos)[-1]
-                    pos += 1
+                return chain_draft(h, window, lambda row: self._law(row, served), advance, served=served, gen=gen,
+                                   policy=policy, eos=eos)
             finally:
                 self.cache.crop(kept)   # the chained entries are speculative: the target's rows replace them
 

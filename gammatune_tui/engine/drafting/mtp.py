@@ -26,13 +26,12 @@ from typing import Any
 
 import torch
 
-from . import Draft, DraftSource, SourceContext
+from . import Draft, DraftSource, SourceContext, chain_draft
 from .mtp_head import MtpHead
 from .mtp_layouts import DEFAULT_FEED, read_head
-from ..policies.policy_base import Policy, TokenStats
-from ..policies.step_rule import window_ends
+from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
-from ..common.sampling import Served, sample
+from ..common.sampling import Served
 from ...errors import ModelLoadError
 
 
@@ -129,27 +128,13 @@ class MtpSource(DraftSource):
         if h is None:   # a one-token prompt: no row to draft from yet
             return out
         kept = self.head.length
-        seen: list[TokenStats] = []
-        try:
-            while True:
-                logits = self.head.logits(h)
-                if served.greedy:
-                    probs = torch.softmax(logits, dim=-1)
-                    x = int(probs.argmax())
-                else:
-                    probs = served.probs(logits.unsqueeze(0))[0]
-                    x = int(sample(probs.unsqueeze(0), gen))
-                    out.q_rows.append(probs)
-                out.calls += 1
-                stats = TokenStats(float(probs.max()), float(probs[x]), float(torch.special.entr(probs).sum()))
-                out.ids.append(x)
-                out.top.append(stats.top)
-                out.chosen.append(stats.chosen)
-                out.entropy.append(stats.entropy)
-                done, out.early = window_ends(len(out.ids), window, x, stats, seen, policy, eos)
-                if done:
-                    return out
-                seen.append(stats)
-                h = self.head.extend(h.unsqueeze(0), [x])[-1]   # chained: the head's own output, one position on
+
+        def law(row: torch.Tensor) -> torch.Tensor:
+            logits = self.head.logits(row)
+            return torch.softmax(logits, dim=-1) if served.greedy else served.probs(logits.unsqueeze(0))[0]
+
+        try:   # chained: each next row is the head's own output, one position on
+            return chain_draft(h, window, law, lambda row, x: self.head.extend(row.unsqueeze(0), [x])[-1],
+                               served=served, gen=gen, policy=policy, eos=eos)
         finally:
             self.head.keep(kept)   # the chained rows are speculative: the target's rows replace them
