@@ -114,7 +114,7 @@ def not_applicable(events: Iterable[Event]) -> Hindsight | None:
     if steps == 0 or summary.tokens < 2:
         return Hindsight.unavailable("too few tokens to compare", "too few tokens")
     spec = BY_SOURCE.get(str(getattr(header, "drafter", "") or ""))
-    if spec is not None and not spec.trace_kind:   # a head whose drafts the simulator cannot replay yet
+    if spec is not None and not spec.has_traces:   # a head whose drafts the simulator cannot replay yet
         return Hindsight.unavailable(f"not for drafter {spec.name} (the simulator has no traces of it)",
                                      f"not for {spec.name}")
     return None

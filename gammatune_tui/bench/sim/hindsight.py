@@ -41,7 +41,7 @@ def session_hindsight(pair: ModelPair, events: Sequence[Event]) -> Hindsight:
     header = next(e for e in events if isinstance(e, SessionHeader))
     steps = [e for e in events if isinstance(e, StepEvent)]
     spec = BY_SOURCE.get(header.drafter or MODEL)
-    if spec is not None and not spec.trace_kind:   # a head (mtp): its chained drafts have no replay yet
+    if spec is not None and not spec.has_traces:   # a head (mtp): its chained drafts have no replay yet
         return Hindsight.unavailable(f"none for {header.drafter}: the simulator has no trace kind for it yet",
                                      "no oracle for this drafter")
     trace = trace_kind(header.drafter or MODEL).from_session(pair, header, steps)

@@ -20,7 +20,7 @@ ENGINES: tuple[str, ...] = ("auto", "eager", "static", "graphs")
 @dataclass(frozen=True)
 class SourceSpec:
     """One draft source: its name, whether it loads a draft checkpoint, its own parameters (`ParamSpec` rows: flags, `--help`, checks, the header's
-    `drafter_params`), the bench/sim module whose trace kind records and replays it, whether it drafts a
+    `drafter_params`), whether bench/sim has a trace kind that records and replays it, whether it drafts a
     point mass, and which transformers path bench races it against."""
 
     name: str
@@ -28,7 +28,7 @@ class SourceSpec:
     help: str
     params: tuple[ParamSpec, ...] = ()
     ordered: tuple[tuple[str, str], ...] = ()   # (lo, hi): parameter lo must not exceed parameter hi
-    trace_kind: str = ""   # "module:NAME" in bench/sim/ (bench/sim/trace_kinds.py resolves it)
+    has_traces: bool = False   # bench --simulate replays it: bench/sim/trace_kinds.py KINDS has its kind (by import)
     short: str = ""   # compare's label for its contestant (default: the name)
     point_mass: bool = False   # proposes deterministically from the text (q = δ_x): one greedy trace serves it
     matrix_column: str = ""   # its column in the family matrix (loading/families.py PATHS); "": none of its own
@@ -51,14 +51,14 @@ _NGRAMS = (_ngram("ngram_min", 1, "n-gram min", "shortest n-gram to match"),
            _ngram("ngram_max", 3, "n-gram max", "longest n-gram to match, tried first"))
 SOURCES: tuple[SourceSpec, ...] = (
     SourceSpec("model", True, "the draft model, with its KV cache (the default)",
-               trace_kind="model_kind:TRACE_KIND", matrix_column="draft", hf_peer="assistant_model"),
+               has_traces=True, matrix_column="draft", hf_peer="assistant_model"),
     SourceSpec("prompt-lookup", False,
                "copies what followed the text's last words earlier in the prompt or output", _NGRAMS,
-               (("ngram_min", "ngram_max"),), "lookup_trace:TRACE_KIND", "lookup", point_mass=True,
+               (("ngram_min", "ngram_max"),), True, "lookup", point_mass=True,
                matrix_column="prompt-lookup", hf_peer="prompt_lookup_num_tokens"),
     SourceSpec("ngram-pool", False,
                "the same over every earlier turn's prompt and answer too (one decoder's)",
-               _NGRAMS, (("ngram_min", "ngram_max"),), "pool_trace:TRACE_KIND", "pool", point_mass=True,
+               _NGRAMS, (("ngram_min", "ngram_max"),), True, "pool", point_mass=True,
                hf_peer="prompt_lookup_num_tokens"),
     SourceSpec("mtp", False,
                "the multi-token-prediction head shipped in the target's own checkpoint, chained (docs/heads.md)",
