@@ -5,8 +5,10 @@ widgets in private modules, and its POSIX driver builds its stdin decoder and
 its terminal parser from module-level names at input-thread start. gammatune
 needs four of those widgets (the footer's keys, to leave some out on narrow
 screens; the select's overlay, to style and open it; the toast rack and its
-toasts, to hide notices under the command palette) and patches two of those
-driver names:
+toasts, to hide notices under the command palette), overrides one private
+method (`Select._setup_options_renderables`, in `AnnotatedSelect`: the open
+list's rows with a dim note beside each, as the method selector names each
+method's group) and patches two of those driver names:
 
 - `decode_stdin_tolerantly`: Textual reads stdin with a strict UTF-8
   decoder, so one byte that is not UTF-8 (a binary file pasted into the
@@ -29,13 +31,30 @@ from __future__ import annotations
 import functools
 from typing import Iterable
 
+from rich.text import Text
+from textual.widgets import Select
 from textual.widgets._footer import FooterKey
 from textual.widgets._select import SelectOverlay
 from textual.widgets._toast import Toast, ToastRack
+from textual.widgets.option_list import Option
 
 from .paste_filter import PasteFilter
 
-__all__ = ["FooterKey", "SelectOverlay", "Toast", "ToastRack", "patch_terminal_input"]
+__all__ = ["AnnotatedSelect", "FooterKey", "SelectOverlay", "Toast", "ToastRack", "patch_terminal_input"]
+
+
+class AnnotatedSelect(Select):  # type: ignore[type-arg]
+    """A `Select` whose open list shows `note(value)` dim beside each option; the closed select shows the option
+    alone. Textual builds the open list in the private `_setup_options_renderables`, so it is overridden here."""
+
+    def note(self, value: object) -> str:
+        return ""
+
+    def _setup_options_renderables(self) -> None:
+        overlay = self.query_one(SelectOverlay)
+        overlay.clear_options()
+        overlay.add_options([Option(Text.assemble(str(prompt), (f"  {self.note(value)}", "dim")))
+                             for prompt, value in self._options])
 
 
 def _linux_driver():

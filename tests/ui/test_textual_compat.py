@@ -75,3 +75,31 @@ def test_no_private_textual_import_outside_textual_compat():
     assert _private_textual_imports(ROOT / "gammatune_tui" / "ui" / "textual_compat.py")   # the check sees them
     assert not [p for p in files if re.search(r"linux_driver\.\w+\s*=", p.read_text(encoding="utf-8"))
                 and p.name != "textual_compat.py"]
+
+
+def test_the_one_overridden_private_method_is_still_textuals_and_draws_the_notes():
+    """`AnnotatedSelect` overrides Select._setup_options_renderables: a Textual that renames it would silently drop
+    the method selector's group names, so its presence is held here, and the notes are drawn."""
+    import asyncio
+
+    from textual.app import App
+    from textual.widgets import Select
+
+    assert callable(getattr(Select, "_setup_options_renderables", None))
+
+    class Noted(textual_compat.AnnotatedSelect):
+        def note(self, value):
+            return f"note-{value}"
+
+    class Host(App):
+        def compose(self):
+            yield Noted([("a", "a"), ("b", "b")], value="a", allow_blank=False)
+
+    async def scenario():
+        app = Host()
+        async with app.run_test():
+            overlay = app.query_one(textual_compat.SelectOverlay)
+            rows = [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
+            assert rows == ["a  note-a", "b  note-b"]
+
+    asyncio.run(scenario())

@@ -31,13 +31,12 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from rich.text import Text
 from textual.widgets import Input, Label, Select
-from textual.widgets.option_list import Option
 
 from ...engine.policies.param_specs import SPECS, ParamSpec
 from ...engine.policies import METHODS, PolicySettings, grouped_methods, param_help, used_params
 from ...engine.common.sampling import SamplingConfig
 from ...errors import InvalidParameter
-from ..textual_compat import SelectOverlay
+from ..textual_compat import AnnotatedSelect
 from .key_order import OrderedKeys
 
 
@@ -63,7 +62,7 @@ _NAME = re.compile(r"\b(" + "|".join(sorted(LABELS, key=len, reverse=True)) + r"
 GROUP_OF = {m: words for words, names in grouped_methods() for m in names}
 
 
-class MethodSelect(Select):
+class MethodSelect(AnnotatedSelect):
     """The method selector: the open list names each method's group (the paper's, peers', gammatune's own) beside it.
 
     Twelve methods read better in their groups; the registry lists them group
@@ -71,11 +70,8 @@ class MethodSelect(Select):
     selector shows the name alone, as it always has.
     """
 
-    def _setup_options_renderables(self) -> None:
-        overlay = self.query_one(SelectOverlay)
-        overlay.clear_options()
-        overlay.add_options([Option(Text.assemble(str(prompt), (f"  {GROUP_OF.get(str(value), '')}", "dim")))
-                             for prompt, value in self._options])
+    def note(self, value: object) -> str:
+        return GROUP_OF.get(str(value), "")
 
 
 _LONG_NUMBER = re.compile(r"\d{13,}")
