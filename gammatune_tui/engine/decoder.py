@@ -254,7 +254,10 @@ class SpeculativeDecoder:
         generated = 0
         stop_reason: StopReason = "max_new_tokens"
         prefill(trun, drun, ids, device)
-        if reads is not None and len(ids) > 1:
+        # a per-token hybrid (hybrid_probe.py) runs the prompt in the first verify pass, as `generate` does:
+        # its rows come with that pass, and until then the source drafts nothing
+        prompt_rows_due = reads is not None and len(ids) > 1 and runners.target.hidden is None
+        if reads is not None and len(ids) > 1 and not prompt_rows_due:
             source.observe(_kept_rows(runners.target, 0, len(ids) - 1))
         source.start(ids)
 
@@ -295,7 +298,10 @@ class SpeculativeDecoder:
 
             # ---- 4. rewind both caches to the accepted prefix -----------------
             rewind(trun, drun, len(ids) - 1)
-            if reads is not None:   # the rows of the positions the verify ran and the sequence kept
+            if prompt_rows_due:   # this pass ran the prompt too: rows from position 0
+                source.observe(_kept_rows(runners.target, 0, len(ids) - 1))
+                prompt_rows_due = False
+            elif reads is not None:   # the rows of the positions the verify ran and the sequence kept
                 source.observe(_kept_rows(runners.target, len(ids) - 1 - len(new), len(new)))
 
             # ---- 5. report ----------------------------------------------------

@@ -72,6 +72,24 @@ def test_greedy_with_the_mtp_head_is_generates(family, folders):
 
 
 @needs_heads
+def test_a_per_token_hybrid_hands_the_head_its_prompt_rows_with_the_first_pass(folders, monkeypatch):
+    """Where the load check makes a hybrid run `generate`'s passes (the prompt in the first verify pass; on CUDA
+    in bf16 Qwen3.5 does), the prompt's rows come with that pass: the head drafts from the second step on, and
+    the output is still generate's (an H200 run stopped on a missing prefill row before this)."""
+    from gammatune_tui.engine.runners import hybrid_probe
+
+    folder, target = folders["qwen3_5_text"]
+    monkeypatch.setitem(hybrid_probe._PROBES, target, hybrid_probe.Probe(per_token=True))
+    pair = _pair(target, make_byte_tokenizer())
+    dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 2), drafter="mtp")
+    evs = list(dec.generate(PROMPT, max_new_tokens=16))
+    steps = [e for e in evs if isinstance(e, StepEvent)]
+    assert dec.runners.target.per_token
+    assert emitted(evs) == greedy_ref(pair, PROMPT, 16)
+    assert len(steps[0].drafted) == 0 and sum(len(e.drafted) for e in steps[1:]) > 0
+
+
+@needs_heads
 @pytest.mark.parametrize("family", ["deepseek_v3", "mellum"])
 def test_the_heads_drafts_are_transformers_mtp_candidate_generators(family, folders):
     """transformers' generate(use_mtp=True) drafts num_mtp_layers (1) token a step from the same head; at that γ

@@ -223,7 +223,10 @@ class HybridRunner(Runner):
         with self.mode():   # the kept tokens of the last rollback go in the same pass, ahead of the new ones
             if self.tapper is None:
                 return self._feed(fed, keep)
-            with self.tapper.pass_of(int(ids.shape[1])):   # the caller's positions only, not the re-fed ones
+            # the caller's positions only, not the re-fed ones; but a prompt whose prefill waited for this pass
+            # (per_token, from empty) is read here: the decoder hands its rows over now (decoder.py)
+            deferred = self.per_token and self._length == 0
+            with self.tapper.pass_of(int((fed if deferred else ids).shape[1])):
                 return self._feed(fed, keep)
 
     def rewind(self, length: int) -> None:
