@@ -12,7 +12,7 @@ Timed, alternating, after a warm-up, at a context of `--context` tokens:
   norm and projection over its 32k vocabulary, the logits placed at their d2t ids over the target's 152k
   vocabulary and the softmax there: what `Eagle3Source.draft` does per token).
 
-    python benchmarks/eagle3_step.py [--dtype bfloat16] [--context 256] [--repeats 20]
+    python benchmarks/eagle3_step.py [--device cuda] [--dtype bfloat16] [--context 256] [--repeats 20]
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (each timing then ends in a device sync)")
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--context", type=int, default=256)
     ap.add_argument("--repeats", type=int, default=20)
@@ -51,9 +52,13 @@ def main() -> None:
                                num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8, head_dim=128,
                                tie_word_embeddings=True, max_position_embeddings=4096)
     t0 = time.perf_counter()
-    torch.set_default_dtype(dtype)
-    target = AutoModelForCausalLM.from_config(cfg).eval()
-    torch.set_default_dtype(torch.float32)
+    dev = torch.device(args.device)
+    with torch.device(dev):   # built where it runs: a 1.7B random init on the host is slow
+        target = AutoModelForCausalLM.from_config(cfg, dtype=dtype).eval()
+
+    def sync() -> None:
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
     print(f"target built in {time.perf_counter() - t0:.0f} s; threads {torch.get_num_threads()}; "
           f"load {os.getloadavg()}", flush=True)
     h, v, dv = cfg.hidden_size, cfg.vocab_size, args.draft_vocab
@@ -83,26 +88,30 @@ def main() -> None:
 
     n = args.context
     with torch.inference_mode():
-        prompt = torch.randint(0, v, (1, n))
+        prompt = torch.randint(0, v, (1, n)).to(dev)
         cache = DynamicCache(config=cfg)
         target(prompt, cache=cache, use_cache=True)
-        feats = torch.randn(n, 3 * h, dtype=dtype)
+        feats = torch.randn(n, 3 * h, dtype=dtype, device=dev)
         head.step(feats, prompt[0], src.cache, 0)   # the head's cache over the same context
 
         def target_step() -> float:
+            sync()
             t = time.perf_counter()
-            target(torch.tensor([[5]]), cache=cache, use_cache=True)
+            target(torch.tensor([[5]], device=dev), cache=cache, use_cache=True)
+            sync()
             dt = time.perf_counter() - t
             cache.crop(-1)   # transformers 5.24: a negative crop removes that many tokens
             return dt
 
-        last = torch.randn(h, dtype=dtype)
+        last = torch.randn(h, dtype=dtype, device=dev)
 
         def draft_step() -> float:
+            sync()
             t = time.perf_counter()
             probs = src._law(last, served)
             x = int(probs.argmax())
-            head.step(last.unsqueeze(0), torch.tensor([x]), src.cache, n)
+            head.step(last.unsqueeze(0), torch.tensor([x], device=dev), src.cache, n)
+            sync()
             dt = time.perf_counter() - t
             src.cache.crop(n)
             return dt
@@ -115,7 +124,8 @@ def main() -> None:
             ts.append(target_step())
             ds.append(draft_step())
     mt, md = statistics.median(ts), statistics.median(ds)
-    print(f"{args.dtype}, context {n}, {args.repeats} alternating repeats, load after {os.getloadavg()}")
+    where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
+    print(f"{where}, {args.dtype}, context {n}, {args.repeats} alternating repeats, load after {os.getloadavg()}")
     print(f"target step  median {mt * 1e3:.1f} ms (min {min(ts) * 1e3:.1f}, max {max(ts) * 1e3:.1f})")
     print(f"draft step   median {md * 1e3:.1f} ms (min {min(ds) * 1e3:.1f}, max {max(ds) * 1e3:.1f})")
     print(f"draft / target = {md / mt:.3f}")

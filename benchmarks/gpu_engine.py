@@ -302,6 +302,7 @@ def main() -> None:  # noqa: C901 - one linear script
                 print(f"| {cap} | {q} | {r} | {'yes' if comp else 'no'} | {path} | {row['sdpa_backend']} | {ms:.2f} | "
                       f"{gbs:,.0f} | {row['pct']:.0f} % |")
     os.environ.pop("GAMMATUNE_COMPILE", None)
+    dump(args, res)
 
     lshape = PROXY_LATENCY if args.cpu_proxy else SMALL_LATENCY if args.small else lat.SHAPES["Llama-3.2-1B"]
     small_model = lat.build_model(lshape, str(device), args.dtype)
@@ -315,9 +316,15 @@ def main() -> None:  # noqa: C901 - one linear script
         res["draft_step"][r] = {"ms": ms, "pct": 100 * lbytes / ms * 1e3 / 1e9 / bw}
         print(f"| {r} | {ms:.2f} | {res['draft_step'][r]['pct']:.0f} % |")
     del small_model
+    dump(args, res)
 
     generation_rows(args, pair, prompts, runners, alpha, res)
+    dump(args, res)
     goals(args, res, name, alpha)
+
+
+def dump(args, res: dict) -> None:
+    """Write what is measured so far: a run cut short by a lease's limit keeps its finished sections."""
     if args.json:
         args.json.write_text(json.dumps(res, indent=2))
 

@@ -39,16 +39,17 @@ def _head_names(family: str, n: int) -> dict[str, str]:
 
 
 def write_mtp_checkpoint(family: str, folder: Path, seed: int = 0, *, layers: int = 2, hidden: int = 64,
-                         init: float = 0.3, with_head: bool = True, vocab: int = VOCAB):
+                         init: float = 0.3, with_head: bool = True, vocab: int = VOCAB, shape: dict | None = None):
     """Write a tiny `family` checkpoint with an MTP head to `folder` (without one: `with_head=False`); returns
-    the target, loaded back from the folder. A byte tokenizer is saved beside it when `vocab` holds one."""
+    the target, loaded back from the folder. A byte tokenizer is saved beside it when `vocab` holds one.
+    `shape`: config fields over the tiny ones (benchmarks/mtp_step.py writes a real model's shape)."""
     import torch
     from safetensors.torch import load_file, save_file
     from transformers import AutoModelForCausalLM
 
     folder = Path(folder)
-    extra = {**FAMILIES[family], "initializer_range": init}
-    if family == "qwen3_5_text":
+    extra = {**FAMILIES[family], "initializer_range": init, **(shape or {})}
+    if family == "qwen3_5_text" and "layer_types" not in extra:
         extra["layer_types"] = (["linear_attention", "full_attention"] * layers)[:layers] + ["full_attention"]
     if family == "mellum":   # as the real one: sliding and full layers, a sliding-window head layer
         extra["layer_types"] = (["sliding_attention", "full_attention"] * layers)[:layers] + ["sliding_attention"]
@@ -82,7 +83,7 @@ def write_mtp_checkpoint(family: str, folder: Path, seed: int = 0, *, layers: in
     (folder / "config.json").write_text(json.dumps(cfg, indent=2))
     if vocab >= VOCAB:
         make_byte_tokenizer().save_pretrained(folder)
-    target = AutoModelForCausalLM.from_pretrained(folder).eval()
+    target = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.get_default_dtype()).eval()
     target.generation_config.eos_token_id = 1
     target.generation_config.pad_token_id = 1
     return target
