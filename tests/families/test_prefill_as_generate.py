@@ -107,3 +107,32 @@ def test_bamba_given_generates_positions_decodes_exactly(tok, drafter):
     dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 4), SamplingConfig(), drafter=drafter)
     got = [t.id for e in dec.generate(ids, max_new_tokens=12) if isinstance(e, StepEvent) for t in e.emitted]
     assert got == want
+
+
+def test_in_half_precision_the_familys_float32_math_decides_how_windows_run(zamba2, monkeypatch):
+    """A Qwen3.5-0.8B shape in bf16 failed the half-precision check by rounding alone (its paths 0.05–0.09 apart
+    at a logit scale of 3, half of bf16 `generate`'s own error) and ran one pass per token, which costs the whole
+    speed-up. Now a float32 twin of the config decides: the family's window is its one-token path, so windows go
+    in one pass; where the twin disagrees, or none can be built, they stay per token."""
+    from gammatune_tui.engine.runners import hybrid_probe
+    from tiny_models import make_family
+
+    qwen = make_family("qwen3_5_text", 0, vocab=512, hidden=64, layers=4,
+                       extra={"layer_types": ["linear_attention"] * 3 + ["full_attention"]}).to(torch.bfloat16)
+    runs = hybrid_probe._runs
+
+    def rounded(model, per_token, ids, p):   # the bf16 window as the real shape rounds it: 3 % of the scale off
+        want, got = runs(model, per_token, ids, p)
+        if model is qwen and not per_token:
+            got = [g + 0.03 * max(1.0, float(g.abs().max())) for g in got]
+        return want, got
+
+    monkeypatch.setattr(hybrid_probe, "_runs", rounded)
+    assert hybrid_probe._probe(qwen).per_token is False
+    monkeypatch.setattr(hybrid_probe, "_twin_agrees", lambda model: False)
+    assert hybrid_probe._probe(qwen).per_token is True
+    monkeypatch.undo()
+    twins = []
+    monkeypatch.setattr(hybrid_probe, "_runs", lambda m, *a: twins.append(m) or runs(m, *a))
+    assert hybrid_probe._twin_agrees(zamba2) is False   # zamba2's window is not its one-token path in float32
+    assert twins and twins[0] is not zamba2 and twins[0].dtype == torch.float32   # built and run, not refused
