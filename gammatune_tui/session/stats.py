@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 
 from ..engine.events import Event, SessionHeader, SessionSummary, StepEvent
 from ..engine.events.tally import SessionTally, speculative_decoding
+from ..engine.common.names import BY_SOURCE
 from .hindsight import Hindsight
 from .plain_speed import PlainSpeed, SpeedVerdict, steady_verdict
 
@@ -61,6 +62,14 @@ def _from_tally(name: str) -> property:
     return property(lambda self: getattr(self.tally, name), doc=f"The tally's `{name}`.")
 
 
+
+def _from_text(drafter: str) -> bool:
+    """Whether a drafter proposes from the text alone, with no forward to count (the registry's point-mass
+    rows); a name the registry does not know (an older recording's) counts as such, as it always did."""
+    spec = BY_SOURCE.get(drafter)
+    return drafter not in ("", "model") and (spec is None or spec.point_mass)
+
+
 @dataclass
 class RunningStats:
     """Accumulates one session; feed it every event with `add`."""
@@ -90,9 +99,9 @@ class RunningStats:
 
     def _add_step(self, ev: StepEvent) -> None:
         d = len(ev.drafted)
-        # an event does not say how many draft forwards its step took: count one per drafted token,
-        # none for a model-free draft source (prompt lookup runs no model)
-        calls = 0 if self.header is not None and self.header.drafter not in ("", "model") else d
+        # an event does not say how many draft forwards its step took: count one per drafted token (a model's
+        # or a head's chained step), none for a source that proposes from the text (prompt lookup runs no model)
+        calls = 0 if self.header is not None and _from_text(self.header.drafter) else d
         self.tally.add_step(d, ev.accepted, calls, ev.draft_s, ev.verify_s)
         self.tokens += len(ev.emitted)
         self.elapsed_s = ev.elapsed_s or (self.elapsed_s + (ev.step_s or ev.draft_s + ev.verify_s))

@@ -40,6 +40,9 @@ def test_compare_races_a_head_beside_prompt_lookup_losslessly(capsys, tiny_pair_
     assert code == 0, err
     assert "specdecode/eagle3" in out and "specdecode/lookup" in out
     assert "lossless: every method produced the target's own tokens" in out
+    rows = {name: line.split()[-1] for line in out.splitlines() for name in ("eagle3", "lookup")
+            if f"specdecode/{name} " in line and line.lstrip()[:1].isdigit()}   # the ranked table's calls t/d
+    assert rows["lookup"].endswith("/0") and not rows["eagle3"].endswith("/0")   # a head's forwards are counted
 
 
 def test_the_pair_title_names_the_head(tiny_pair_dirs, heads):
