@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..engine.events import Event, SessionSummary
 from ..engine.policies import PARAM_NAMES, PolicySettings
@@ -31,6 +31,9 @@ from .compare import MAX_METHODS, MethodRun, runs_from_recording
 from .pacing import MAX_STEP_WAIT_S, check_speed, next_speed, step_durations
 from .recording import RecordedSession, Recording, read_recording, resolve_recording, shipped_recordings
 from .source import Progress
+
+if TYPE_CHECKING:
+    from .hindsight import Hindsight
 
 
 def recorded_settings(method: str, gamma0: int | None, params: dict[str, Any], sampling: dict[str, Any] | None,
@@ -66,7 +69,7 @@ class ReplaySource:
     """
 
     read_only = True
-    hindsight = None      # a recording is not checked against the oracle again
+    hindsight: Hindsight | None = None      # a recording is not checked against the oracle again
     plain_speed = None    # nor is plain decoding timed: no models run
 
     def __init__(

@@ -16,7 +16,7 @@ Sources: `live.LiveSource`, `replay.ReplaySource`, `synthetic.SyntheticSource`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Protocol, Union, runtime_checkable
+from typing import Callable, Iterator, Literal, Protocol, Union, runtime_checkable
 
 from ..engine.events import Event
 from ..engine.policies import PolicySettings
@@ -37,7 +37,7 @@ class Notice:
     """
 
     text: str
-    severity: str = "warning"
+    severity: Literal["information", "warning", "error"] = "warning"   # Textual's notice levels
     title: str = "Context"    # the notification's title: what the notice is about
 
 

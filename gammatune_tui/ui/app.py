@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from textual.notifications import SeverityLevel
 from textual import events
 from textual.actions import SkipAction
 from textual.app import App, SystemCommand
@@ -127,7 +128,7 @@ class GammaTuneApp(App):
         """
         if (self._early_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
                 and ((event.is_printable and event.character) or event.key in EARLY_ENTER_KEYS)):
-            self._early_keys.append(EARLY_ENTER if event.key in EARLY_ENTER_KEYS else event.character)
+            self._early_keys.append(EARLY_ENTER if event.key in EARLY_ENTER_KEYS else event.character or "")
             event.stop()
             return
         await super().on_event(event)
@@ -137,7 +138,7 @@ class GammaTuneApp(App):
         keys, self._early_keys = self._early_keys or [], None
         return "".join(keys)
 
-    def notify(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None,
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
                markup: bool = True) -> None:
         """A notice, its text shown as written (`markup` is ignored, whoever asks: a widget's notify passes True).
 

@@ -29,7 +29,7 @@ them fails that test, not a user's terminal.
 from __future__ import annotations
 
 import functools
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from rich.text import Text
 from textual.widgets import Select
@@ -43,7 +43,7 @@ from .paste_filter import PasteFilter
 __all__ = ["AnnotatedSelect", "FooterKey", "SelectOverlay", "Toast", "ToastRack", "patch_terminal_input"]
 
 
-class AnnotatedSelect(Select):  # type: ignore[type-arg]
+class AnnotatedSelect(Select):
     """A `Select` whose open list shows `note(value)` dim beside each option; the closed select shows the option
     alone. Textual builds the open list in the private `_setup_options_renderables`, so it is overridden here."""
 
@@ -57,7 +57,7 @@ class AnnotatedSelect(Select):  # type: ignore[type-arg]
                              for prompt, value in self._options])
 
 
-def _linux_driver():
+def _linux_driver() -> Any:   # the module, whose names mypy does not see (None where there is none)
     """Textual's POSIX driver module, or None where the platform has none."""
     try:
         from textual.drivers import linux_driver
@@ -75,18 +75,18 @@ def decode_stdin_tolerantly() -> None:
     if getattr(strict, "tolerant", False):
         return
 
-    def tolerant(encoding: str):
+    def tolerant(encoding: str) -> Callable[..., Any]:
         return functools.partial(strict(encoding), errors="replace")
 
-    tolerant.tolerant = True   # type: ignore[attr-defined]
+    setattr(tolerant, "tolerant", True)
     driver.getincrementaldecoder = tolerant
 
 
 def _paste_safe(parser_class: type) -> type:
-    class PasteSafeParser(parser_class):   # type: ignore[misc, valid-type]
+    class PasteSafeParser(parser_class):
         """The terminal parser with a `PasteFilter` in front of it."""
 
-        def __init__(self, *args, **kwargs) -> None:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.paste_filter = PasteFilter()
 
@@ -101,7 +101,7 @@ def _paste_safe(parser_class: type) -> type:
             if text:   # "" would tell the parser the input ended
                 yield from super().feed(text)
 
-    PasteSafeParser.paste_safe = True   # type: ignore[attr-defined]
+    PasteSafeParser.paste_safe = True
     return PasteSafeParser
 
 

@@ -12,10 +12,25 @@ when it changes (`apply_palette`).
 
 from __future__ import annotations
 
-from typing import ClassVar, Iterable
+from pathlib import Path
+from typing import ClassVar, Iterable, Protocol, cast
 
 from textual.app import SystemCommand
 from textual.screen import Screen
+
+from ..themes import GammaTheme
+
+
+class GammaHost(Protocol):
+    """What the screens ask of the app beyond Textual's own (`GammaTuneApp`; a protocol, so no screen imports
+    the app)."""
+
+    export_dir: Path
+
+    @property
+    def gamma_theme(self) -> GammaTheme: ...
+
+    def export_path(self, suffix: str) -> Path: ...
 
 
 class GammaScreen(Screen):
@@ -27,6 +42,11 @@ class GammaScreen(Screen):
     """The screen's name in F1's title ("gammatune chat: keys")."""
     takes_early_keys: bool = False
     """Keys typed before the screen has mounted are kept for its prompt (`GammaTuneApp.take_early_keys`)."""
+
+    @property
+    def host(self) -> GammaHost:
+        """The app, as the screens use it."""
+        return cast(GammaHost, self.app)
 
     def system_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette (the app adds help, screenshot, themes and quit)."""

@@ -127,7 +127,7 @@ class ChatScreen(ChatActions):
 
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
-        self.pace = self.source.pace if self.can_pace else 0.0
+        self.pace = self.paced.pace if self.paced is not None else 0.0
         self.set_subtitle(self.source.title)
         self.follow_theme()
         if self.read_only:
@@ -140,7 +140,7 @@ class ChatScreen(ChatActions):
                         exit_on_error=False)
 
     def apply_palette(self) -> None:
-        gt = self.app.gamma_theme  # type: ignore[attr-defined]
+        gt = self.host.gamma_theme
         self.draw_welcome()
         self.transcript.set_palette(gt.roles, gt.background, gt.foreground)
         self.inspector.set_roles(gt.roles)
@@ -148,7 +148,7 @@ class ChatScreen(ChatActions):
 
     def draw_welcome(self) -> None:
         demo = "demo" in str(self.source.title)
-        self.query_one("#welcome", Static).update(welcome_text(self.app.gamma_theme.roles,  # type: ignore[attr-defined]
+        self.query_one("#welcome", Static).update(welcome_text(self.host.gamma_theme.roles,
                                                                demo=demo, loaded=self.load_note))
 
     # -- loading ---------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Iterable
 
 from rich.text import Text
 from textual.app import SystemCommand
+from textual.widget import Widget
 
 from ...engine.common.names import BY_SOURCE, CHAT_DRAFTERS, is_self_draft
 from ...engine.policies import grouped_methods
@@ -93,7 +94,7 @@ class ChatActions(ChatViews):
                 rest = [self.transcript]
         return ([prompt] if has_prompt else []) + in_side + rest
 
-    def _tab(self, direction: int):
+    def _tab(self, direction: int) -> Widget | None:
         chain = self.tab_chain()
         if not chain:
             return None
@@ -109,14 +110,14 @@ class ChatActions(ChatViews):
         self.call_after_refresh(self._show_focused, target)   # once it is displayed and laid out
         return target
 
-    def _show_focused(self, widget) -> None:
+    def _show_focused(self, widget: Widget) -> None:
         if self.focused is widget:
             widget.scroll_visible(animate=False)
 
-    def focus_next(self, selector="*"):
+    def focus_next(self, selector: str | type[Widget] = "*") -> Widget | None:
         return self._tab(1) if selector == "*" else super().focus_next(selector)
 
-    def focus_previous(self, selector="*"):
+    def focus_previous(self, selector: str | type[Widget] = "*") -> Widget | None:
         return self._tab(-1) if selector == "*" else super().focus_previous(selector)
 
     def _focus_main(self) -> None:
@@ -140,7 +141,7 @@ class ChatActions(ChatViews):
     # -- export -------------------------------------------------------------------------
     def export_parts(self) -> tuple[list, list]:
         """What the HTML export prints before the transcript (title, legend) and after it (each session's settings and stats)."""
-        roles = self.app.gamma_theme.roles
+        roles = self.host.gamma_theme.roles
         title = Text(f"gammatune · {one_line(self.source.title)}", style="bold")
         legend = colour_key(Text("Colours: "), roles, "prompt", "draft tokens the target accepted",
                             "tokens from the target (corrections and bonus)")
@@ -159,11 +160,11 @@ class ChatActions(ChatViews):
 
     def action_export_html(self) -> Path | None:
         try:
-            path = self.app.export_path(".html")
+            path = self.host.export_path(".html")
             before, after = self.export_parts()
             path.write_text(self.transcript.export_html(before=before, after=after), encoding="utf-8")
         except OSError as exc:
-            self.notify(f"Could not write the export in {self.app.export_dir}: {exc.strerror or exc}",
+            self.notify(f"Could not write the export in {self.host.export_dir}: {exc.strerror or exc}",
                         severity="error")
             return None
         self.notify(f"Transcript saved to {path}", title="Export", timeout=8)

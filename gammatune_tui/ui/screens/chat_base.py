@@ -32,7 +32,7 @@ from .base import GammaScreen
 from .chat_subtitle import Subtitle, idle_subtitle, load_times
 
 
-def _child(selector: str, kind: type):
+def _child(selector: str, kind: type) -> property:
     """A read-only property for the one widget matching `selector` (looked up on each use)."""
     return property(lambda self: self.query_one(selector, kind), doc=f"The {selector} widget.")
 
@@ -111,7 +111,7 @@ class ChatBase(GammaScreen):
         self._fit_subtitle()
 
     def _fit_subtitle(self) -> None:
-        self.sub_title = self.subtitle.fit(self.size.width or self.app.size.width, self.title)
+        self.sub_title = self.subtitle.fit(self.size.width or self.app.size.width, self.title or "")
 
     def _idle_subtitle(self) -> str:
         """The subtitle between turns: the source's title, and how the last answer ended."""
@@ -121,11 +121,11 @@ class ChatBase(GammaScreen):
         """The title: the app's name, and the pace (the screen's `pace`) while one holds a live source back."""
         pace = self.pace
         self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
-        if self.subtitle.showing(self.sub_title):   # a longer title: refit
+        if self.subtitle.showing(self.sub_title or ""):   # a longer title: refit
             self._fit_subtitle()
 
     def on_resize(self) -> None:
-        if self.subtitle.showing(self.sub_title):   # not "generating…"
+        if self.subtitle.showing(self.sub_title or ""):   # not "generating…"
             self._fit_subtitle()
 
     def load_times(self) -> str:

@@ -21,7 +21,7 @@ from textual.actions import SkipAction
 
 from ...errors import GammatuneError
 from ...session.pace import at_pace_end, next_pace, pace_label
-from ...session.source import PacedSource, SystemPromptSource
+from ...session.source import DrafterSource, PacedSource, SystemPromptSource
 from ..widgets.controls import LABELS, ControlsPanel
 from ..widgets.token_stream import TokenStream
 from .chat_base import ChatBase
@@ -107,28 +107,37 @@ class ChatViews(ChatBase):
 
     @property
     def can_pace(self) -> bool:
-        return not self.read_only and isinstance(self.source, PacedSource)
+        return self.paced is not None
+
+    @property
+    def paced(self) -> PacedSource | None:
+        """The source, where it can be held back to a pace (a live one; never a recording)."""
+        return self.source if not self.read_only and isinstance(self.source, PacedSource) else None
 
     def action_pace(self, direction: int = 1) -> None:
         """F9 slower, Shift+F9 faster; at either end the pace stays, and a notice says why."""
-        if not self.can_pace:
+        src = self.paced
+        if src is None:
             return
-        end = at_pace_end(self.source.pace, direction)
+        end = at_pace_end(src.pace, direction)
         if end:
             self.notify(f"pace {end}.", timeout=3)
             return
-        self.set_pace(next_pace(self.source.pace, direction))
+        self.set_pace(next_pace(src.pace, direction))
 
     def set_drafter(self, name: str) -> None:
         """Between turns: the next answer drafts with `name` (the source says, as it starts, what it built)."""
+        if not isinstance(self.source, DrafterSource):   # the palette offers drafters only where it can
+            return
         self.source.set_drafter(name)
         self.subtitle.drafter_switched = True   # the subtitle names the drafter each answer ran with from now on
         self.notify(f"The next answer drafts with {name}.", title="Drafter", timeout=4)
 
     def set_pace(self, steps_per_s: float) -> None:
-        if not self.can_pace:
+        src = self.paced
+        if src is None:
             return
-        self.source.set_pace(steps_per_s)
-        self.pace = self.source.pace   # the title follows (ChatScreen.watch_pace)
+        src.set_pace(steps_per_s)
+        self.pace = src.pace   # the title follows (ChatScreen.watch_pace)
         extra = " (waits are not counted in the timings)" if steps_per_s else ""
         self.notify(f"pace: {pace_label(steps_per_s)}{extra}", timeout=3)

@@ -36,10 +36,12 @@ from typing import Iterable, Sequence
 
 from rich.console import Group
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import var
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Label, Static
 
 from ...render.safe_text import one_line
@@ -121,7 +123,7 @@ class CompareScreen(GammaScreen):
         self.summary: CompareSummary | None = None
         self.measuring = False
         self.error = ""
-        self._timer = None            # the race's frames (30 a second), paused between races
+        self._timer: Timer | None = None   # the race's frames (30 a second), paused between races
         self.chosen_method: int | None = None  # the method last brought into view with 1–9 (what Ctrl+Y copies)
 
     def compose(self) -> ComposeResult:
@@ -206,7 +208,7 @@ class CompareScreen(GammaScreen):
             self.start_race(paused=self.start_paused)
 
     def apply_palette(self) -> None:
-        gt = self.app.gamma_theme  # type: ignore[attr-defined]
+        gt = self.host.gamma_theme
         for pane in self.panes:
             pane.transcript.set_palette(gt.roles, gt.background, gt.foreground)
             pane.chart.set_colours(gt.roles, gt.textual.accent or gt.textual.primary)
@@ -338,7 +340,7 @@ class CompareScreen(GammaScreen):
             pane.transcript.shade = not pane.transcript.shade
 
     # -- copy (compare_copy.py: which text; clipboard.py: the one way to the clipboard) ----------
-    def on_descendant_focus(self, event) -> None:
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """A click on a pane's transcript chooses its method, as 1–9 does."""
         for i, pane in enumerate(self.panes):
             if event.widget is pane or pane in event.widget.ancestors:

@@ -62,7 +62,10 @@ def measure(job: CompareJob, post: Callable[[Message], object], warn: Callable[[
         job.prepare(loading)
         if job.notice:   # a system prompt this pair cannot read: left out, and said
             warn(job.notice[:1].upper() + job.notice[1:] + ".")
-        job.run(progress, lambda run: post(MethodMeasured(run)))
+        def measured(run: MethodRun) -> None:
+            post(MethodMeasured(run))
+
+        job.run(progress, measured)
     except GammatuneError as exc:
         post(MeasureDone(str(exc)))
     except Exception as exc:  # a failing model must not kill the UI

@@ -16,7 +16,7 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
@@ -113,7 +113,7 @@ def help_bindings() -> list[Binding]:
     ]
 
 
-def typing_in_field(app) -> bool:
+def typing_in_field(app: App[object]) -> bool:
     """Whether the focused widget is a text field holding text (where `?` and Ctrl+←/→ belong to the field)."""
     focused = app.focused
     return isinstance(focused, Input) and bool(focused.value)
@@ -194,5 +194,5 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll():
             yield Static(render_help(self.roles, self.keys, self.screen_name), id="help-text")
 
-    def action_dismiss(self) -> None:
+    async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

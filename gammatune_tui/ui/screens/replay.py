@@ -11,7 +11,7 @@ had already ended.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from rich.text import Text
 from textual.app import SystemCommand
@@ -53,7 +53,7 @@ class ReplayChatScreen(ChatScreen):
     HELP_KEYS = REPLAY_KEYS
     HELP_TITLE = "replay"
 
-    def __init__(self, source: ReplaySource, **kwargs) -> None:
+    def __init__(self, source: ReplaySource, **kwargs: Any) -> None:
         super().__init__(source, **kwargs)
         self.player: ReplaySource = source
         self._drawn = 0            # events of the current session drawn so far (header included)

@@ -27,8 +27,10 @@ Usage::
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from rich.text import Text
+from textual.app import RenderResult
 from textual.color import Color
 from textual.reactive import reactive
 from textual_plotext import PlotextPlot
@@ -102,8 +104,8 @@ class AcceptanceChart(PlotextPlot):
         self.accent = "#f2b84b"
         self._scheduled = False
         self._dirty = True
-        self._cached = None
-        self._cached_size = None
+        self._cached: RenderResult | None = None
+        self._cached_size: tuple[int, int, str] | None = None
         self._build_s = 0.0
         self._session_start = 0    # steps before the running session (`begin_session`)
         self._turn_starts: list[int] = []   # the step count at each session's (turn's) start
@@ -229,7 +231,8 @@ class AcceptanceChart(PlotextPlot):
         self.refresh()
 
     def _build(self) -> None:
-        plt = self.plt
+        # plotext's stubs type `yside` as a float and ticks as list[float]; it takes "left"/"right" and ints
+        plt: Any = self.plt
         plt.clear_data()
         lo, hi = self.visible_range()
         which = (" (all steps)" if self.full_history else
@@ -267,7 +270,7 @@ class AcceptanceChart(PlotextPlot):
             if lo <= c < hi:
                 plt.vline(c + 0.5, color=_rgb(self.roles["target"].color))   # where the changed step begins
 
-    def render(self):
+    def render(self) -> RenderResult:
         """Rebuild the plot only when data, colours or size changed (a repaint reuses the last one)."""
         size = (self.size.width, self.size.height, self.app.theme)
         if self._dirty or self._cached is None or size != self._cached_size:

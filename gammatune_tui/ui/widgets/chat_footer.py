@@ -9,6 +9,7 @@ the command palette whatever it shows.
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.widgets import Footer
 
 from ..textual_compat import FooterKey
@@ -52,7 +53,7 @@ class ChatFooter(Footer):
                 out.add(action)
         return frozenset(out)
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         self._left_out = out = self.left_out()
         for widget in super().compose():
             if isinstance(widget, FooterKey) and widget.action in out and "-command-palette" not in widget.classes:

@@ -32,6 +32,9 @@ dropped without a notice.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from textual import events
 
 from ..paste_filter import ESC, SHOWN_ESC
 from .key_order import OrderedKeys
@@ -103,11 +106,11 @@ def clean_prompt(text: str) -> tuple[str, bool]:
 class PromptInput(OrderedKeys):
     """The chat's prompt (see the module docstring). `pastes` holds the multi-line pastes its markers stand for."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.pastes: list[str] = []
 
-    def _on_paste(self, event) -> None:
+    def _on_paste(self, event: events.Paste) -> None:
         event.stop()
         event.prevent_default()   # Input's own handler (next in the MRO) would insert the first line again
         if event.text:
@@ -140,12 +143,12 @@ class PromptInput(OrderedKeys):
             return False
         return super().check_consume_key(key, character)
 
-    async def _on_key(self, event) -> None:
+    async def _on_key(self, event: events.Key) -> None:
         """A `?` into the empty prompt opens the help; any other key goes on to Input's own handler."""
         if event.key == "question_mark" and not self.value:
             event.stop()
             event.prevent_default()   # Input's handler (next in the MRO) does not type it
-            self.app.action_help()
+            await self.app.run_action("help")
 
     def on_focus(self) -> None:
         take = getattr(self.app, "take_early_keys", None)

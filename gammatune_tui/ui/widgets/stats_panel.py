@@ -105,7 +105,7 @@ class StatsPanel(Static):
         self.update(content, layout=lines != self._lines)
         self._lines = lines
 
-    def _line_count(self, content) -> int:
+    def _line_count(self, content: RenderableType) -> int:
         width = self.content_region.width if self.is_mounted else 0
         if width <= 0:
             return -1

@@ -26,7 +26,7 @@ from rich.text import Text
 from textual.reactive import var
 from textual.widgets import Static
 
-from ...engine.events import StepEvent
+from ...engine.events import DraftedToken, StepEvent, TargetToken
 from ...render.safe_text import one_line, token_label
 from ...session.session_log import SessionLog
 from ..themes import FALLBACK, TokenRole
@@ -70,7 +70,7 @@ def render_step(ev: StepEvent | None, roles: dict[str, TokenRole] | None = None,
     dim = Style(dim=True)
     ends = frozenset(end_ids)
 
-    def tok_text(tok, style: Style) -> Text:
+    def tok_text(tok: DraftedToken | TargetToken, style: Style) -> Text:
         """A token's cell; one that ends the turn is named, dim."""
         return Text(_cell(tok.text, tok.id in ends), style=style + dim if tok.id in ends else style)
     d = len(ev.drafted)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
+from ...engine.events import StepEvent
+
 
 @dataclass(frozen=True)
 class Piece:
@@ -26,7 +28,7 @@ class Piece:
     confidence: float | None = None
 
 
-def step_pieces(ev, step: int) -> list[Piece]:
+def step_pieces(ev: StepEvent, step: int) -> list[Piece]:
     """The pieces of one StepEvent, tagged with `step`: accepted draft tokens carry the draft's probability."""
     pieces = []
     for i, tok in enumerate(ev.emitted):
@@ -123,7 +125,8 @@ class TranscriptLayout:
                 self.widths.append(cell_len(word))
             return
         # long run: split by characters
-        buf, bw = [], cur
+        buf: list[str] = []
+        bw = cur
         for ch in p.text:
             cw = cell_len(ch)
             if bw + cw > width and (buf or bw > 0):
