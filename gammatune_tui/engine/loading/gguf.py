@@ -188,6 +188,9 @@ def convert(path: Path, what: str = "target", progress: Callable[[str], None] | 
         meta = {"format": FORMAT, "source": str(path.resolve()), "sha256": file_hash(path),
                 "convert_s": round(time.perf_counter() - t0, 2)}
         (tmp / "gammatune-gguf.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        if is_converted(out):   # another process converted the same file meanwhile: theirs is in use, keep it
+            shutil.rmtree(tmp, ignore_errors=True)
+            return out
         if out.exists():   # a stale or half-written one (an older format)
             shutil.rmtree(out, ignore_errors=True)
         os.replace(tmp, out)
