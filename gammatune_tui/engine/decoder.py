@@ -224,6 +224,7 @@ class SpeculativeDecoder:
         t_cut = vocab if target.config.vocab_size != vocab else None
         d_cut = None
         if self.drafter.loads_draft:
+            assert pair.draft is not None, "a source that loads the draft model has one"
             d_cut = vocab if pair.draft.config.vocab_size != vocab else None
         source = make_source(self.drafter, SourceContext(pair, wrap_runner(runners.draft, procs), d_cut, self.source))
         drun = source.runner  # None for a model-free source: no draft cache at all

@@ -16,7 +16,7 @@ import os
 import platform
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 from ...engine.common.kernel_path import kernel_path
 from ...engine.events import StepEvent
@@ -30,6 +30,9 @@ from ...session.lossless import first_difference, judge
 from ...session.stats import RunningStats
 from ..results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
 from ...engine.runners import runner_pool
+
+if TYPE_CHECKING:   # annotations only: transformers loads with the models
+    from transformers import GenerationMixin
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
 LOOKUP_BASELINES = (PLAIN, HF_LOOKUP)  # a prompt-lookup sweep: transformers' prompt lookup is the peer
@@ -196,6 +199,7 @@ def run_hf_assisted(pair: ModelPair, schedule: str, gamma0: int, threshold: floa
     """
     import torch
 
+    assert pair.draft is not None, "transformers' assisted generation needs a draft model"
     gc = pair.draft.generation_config
     saved = (gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold)
     gc.num_assistant_tokens = gamma0
@@ -208,7 +212,7 @@ def run_hf_assisted(pair: ModelPair, schedule: str, gamma0: int, threshold: floa
     try:
         t0 = time.perf_counter()
         with torch.no_grad(), _ForwardCount(pair.target) as t_calls, _ForwardCount(pair.draft) as d_calls:
-            out = pair.target.generate(
+            out = cast("GenerationMixin", pair.target).generate(   # a causal LM: a PreTrainedModel that generates
                 inp, attention_mask=torch.ones_like(inp), assistant_model=pair.draft, do_sample=False,
                 max_new_tokens=max_new_tokens, min_new_tokens=0, eos_token_id=eos or None, pad_token_id=pad,
                 temperature=None, top_p=None, top_k=None, repetition_penalty=None,
@@ -237,7 +241,7 @@ def run_hf_lookup(pair: ModelPair, gamma0: int, ngram_max: int, prompt: PromptId
     inp = torch.tensor([list(prompt.ids)], device=device)
     t0 = time.perf_counter()
     with torch.no_grad(), _ForwardCount(pair.target) as t_calls:
-        out = pair.target.generate(
+        out = cast("GenerationMixin", pair.target).generate(   # a causal LM: a PreTrainedModel that generates
             inp, attention_mask=torch.ones_like(inp), prompt_lookup_num_tokens=gamma0, max_matching_ngram_size=ngram_max,
             do_sample=False, max_new_tokens=max_new_tokens, min_new_tokens=0, eos_token_id=eos or None,
             pad_token_id=eos[0] if eos else 0, temperature=None, top_p=None, top_k=None, repetition_penalty=None,

@@ -66,6 +66,7 @@ def record_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int], max_new
     from transformers import DynamicCache
 
     target, draft = pair.target, pair.draft
+    assert draft is not None, "a trace is recorded for a pair with a draft model"
     device = torch.device(pair.device)
     vocab = shared_vocab(target, draft)
     eos = set(int(i) for i in eos_ids)
@@ -162,6 +163,7 @@ def session_trace(pair: ModelPair, header: SessionHeader, steps: Sequence[StepEv
     prompt = list(header.prompt_ids)
     n = len(tokens)
     draft = pair.draft
+    assert draft is not None, "a session's trace is of a pair with a draft model"
     device = torch.device(pair.device)
     vocab = shared_vocab(pair.target, draft)
     with torch.no_grad():

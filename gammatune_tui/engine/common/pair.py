@@ -18,15 +18,16 @@ on the pair.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 from ...errors import InvalidParameter
 from .end_of_turn import collect_eos_ids
 from .model_weights import model_bytes, model_precision
 from .prompt_format import vicuna_format
 
-if TYPE_CHECKING:   # annotations only: no torch at import
+if TYPE_CHECKING:   # annotations only: no torch or transformers at import
     import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,9 @@ class ModelPair:
     prompt lookup (drafting/draft_sources.py `pair_drafter`).
     """
 
-    target: Any
-    draft: Any
-    tokenizer: Any
+    target: "PreTrainedModel"
+    draft: "PreTrainedModel | None"   # None: prompt lookup, no draft model
+    tokenizer: "PreTrainedTokenizerBase"
     device: "torch.device"
     dtype: "torch.dtype"
     name_target: str = "target"
@@ -109,8 +110,8 @@ class ModelPair:
         if self.vicuna:
             return list(tok(vicuna_format(messages)).input_ids)
         if getattr(tok, "chat_template", None):
-            text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            return list(tok(text, add_special_tokens=False).input_ids)
+            chat = cast(str, tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
+            return list(tok(chat, add_special_tokens=False).input_ids)
         # A model without a chat template is a completion model: a conversation
         # is the running text itself (prompt, its continuation, the next prompt).
         text = "".join(m["content"] for m in messages if m["role"] != "system")

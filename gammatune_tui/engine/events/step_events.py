@@ -8,7 +8,7 @@ rewind, while every field of the event contract (events/__init__.py) is filled h
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import torch
 
@@ -48,7 +48,7 @@ def session_header(
     if name != "model":
         draft_name = name
     else:
-        draft_name = str(pair.name_draft or getattr(draft.config, "_name_or_path", ""))
+        draft_name = str(pair.name_draft or (getattr(draft.config, "_name_or_path", "") if draft is not None else ""))
     return SessionHeader(
         target=str(pair.name_target or getattr(target.config, "_name_or_path", "")),
         draft=draft_name,
@@ -63,7 +63,7 @@ def session_header(
         sampling=sampling.to_json(),
         max_new_tokens=max_new,
         prompt_ids=list(prompt_ids),
-        prompt=tok.decode(prompt_ids),
+        prompt=cast(str, tok.decode(list(prompt_ids))),   # one sequence of ids decodes to one text
         prompt_pieces=prompt_pieces(tok, prompt_ids),
         seed=sampling.seed,
         demo=bool(pair.is_demo),
