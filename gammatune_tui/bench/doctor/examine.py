@@ -39,6 +39,7 @@ from ..sim import trace_record
 from ..sim.cost_model import CostModel
 from . import grid as grid_mod
 from .timing import TIMING_TOKENS, timing_pass
+from .model_free import refuse_source, source_without_model
 from ..sim.oracle import oracle_run, summarize
 from ..sim.trace_sampled import record_sampled_trace
 
@@ -350,6 +351,9 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
     t0 = time.perf_counter()
     report = DraftReport(cand.label, cand.path, cand.built)
     progress(f"loading {cand.label}", 0)
+    source = source_without_model(cand.path)
+    if source is not None:   # known before anything loads
+        return refuse_source(report, source, cfg, progress), None
     try:
         pair = load(cfg, cand)
     except (TokenizerMismatch, ModelLoadError, DraftUnusable) as exc:   # this draft's fault: skipped, said so
@@ -359,6 +363,11 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
         progress("refused", cfg.units())
         return report, None
     device = str(pair.device)
+    if pair.draft is None:   # a head recognised from its folder's config at load
+        name = pair.drafter.name
+        del pair
+        free_memory(device)
+        return refuse_source(report, name, cfg, progress), None
     try:
         report.params = sum(p.numel() for p in pair.draft.parameters())
         info = pair.models()["draft"]
