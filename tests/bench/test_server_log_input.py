@@ -53,7 +53,7 @@ BAD = {
     "vllm with no steps": (_vllm(num_spec_steps=0, num_draft_tokens=0, num_accepted_draft_tokens=0,
                                  acceptance_histogram=[0, 0, 0, 0]), "nothing to go on"),
     "llama with no steps": (_llama(a=0, gt=0, at=0), "nothing to go on"),
-    "choices not a list": ('{"choices": 5}', "neither vLLM per-request spec-decode metrics"),
+    "choices not a list": ('{"choices": 5}', "none of the formats read (vLLM per-request spec-decode metrics"),
     # item 43.1: a missing field is named as missing
     "no num_spec_steps": (_vllm(num_spec_steps=None).replace('"num_spec_steps": null, ', ''),
                           "num_spec_steps is missing"),

@@ -1,6 +1,7 @@
 """`doctor --server-log FILE`: a server's own acceptance read back, and what each shorter window would have given.
 
-Two formats, as their sources write them (docs/deploy.md cites both):
+Three formats, as their sources write them (docs/deploy.md cites them; the third, vLLM's Prometheus
+`/metrics` scrape, is read by server_prometheus.py):
 
 * vLLM's per-request acceptance metrics (`--per-request-spec-decode-metrics
   summary|detailed`): a response's `metrics.speculative_decoding` object
@@ -29,44 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ...errors import GammatuneError
 from ..sim.cost_model import CostModel
-
-
-class ServerLogError(GammatuneError):
-    """A --server-log file that cannot be read as either format: one line, exit 2."""
-
-
-class NothingToGoOn(ValueError):
-    """A well-formed log with no speculative step: no acceptance to predict from."""
-
-
-@dataclass
-class ServerLog:
-    """What a server saw, in its own counts."""
-
-    engine: str                  # "vLLM" or "llama.cpp"
-    k: int                       # the server's window (vLLM's num_spec_tokens; llama.cpp: the longest run seen)
-    steps: int                   # verification steps that drafted
-    drafted: int
-    accepted: int
-    survival: list[float]        # P(accepted ≥ i + 1) per step, i < K (llama.cpp's "acc rate/pos"); vLLM's stops
-                                 # at the longest run seen (past it every share is 0)
-    requests: int = 1
-    per_step: list[tuple[int, int]] | None = None   # (accepted, drafted) per step, with vLLM's `detailed`
-    notes: list[str] | None = None   # what was inferred rather than read (printed under the verdict)
-
-    @property
-    def mean_acceptance_length(self) -> float:
-        return 1 + self.accepted / self.steps if self.steps else math.nan
-
-    @property
-    def draft_acceptance_rate(self) -> float:
-        return self.accepted / self.drafted if self.drafted else math.nan
-
-    @property
-    def mean_drafted(self) -> float:
-        return self.drafted / self.steps if self.steps else 0.0
+from .server_counts import NothingToGoOn, ServerLog, ServerLogError
+from .server_prometheus import is_scrape, read_scrape
 
 
 # --- reading -------------------------------------------------------------------------------------------------
@@ -92,10 +58,18 @@ def read(path: Path) -> ServerLog:
     lines = [m for m in (LLAMA_LINE.search(line) for line in text.splitlines()) if m]
     if lines:
         return _llama(lines[-1], path)
+    if is_scrape(text):
+        try:
+            return read_scrape(text)
+        except NothingToGoOn as exc:
+            raise ServerLogError(f"--server-log {path}: {exc}") from None
+        except ValueError as exc:
+            raise ServerLogError(f"--server-log {path}: vLLM Prometheus scrape: {exc}") from None
     stats = [s for s in (_vllm_stats(obj) for obj in _json_objects(text)) if s is not None]
     if not stats:
-        raise ServerLogError(f"--server-log {path}: neither vLLM per-request spec-decode metrics (JSON with "
-                             "metrics.speculative_decoding) nor llama.cpp speculative statistics lines")
+        raise ServerLogError(f"--server-log {path}: none of the formats read (vLLM per-request spec-decode "
+                             "metrics, JSON with metrics.speculative_decoding; vLLM's Prometheus /metrics with "
+                             "vllm:spec_decode_* counters; llama.cpp speculative statistics lines)")
     try:
         return _vllm(stats)
     except NothingToGoOn as exc:

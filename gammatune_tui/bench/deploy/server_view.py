@@ -80,7 +80,8 @@ def _f(v: float) -> str:
 def render(v: ServerView) -> Group:
     lg = v.log
     knob = "num_speculative_tokens" if lg.engine == "vLLM" else "--spec-draft-n-max"
-    t = Table(title=Text(f"Acceptance in the server's terms: {lg.engine} log {v.source} ({lg.requests} request(s), "
+    asked = f"{lg.requests} request(s), " if lg.requests else ""
+    t = Table(title=Text(f"Acceptance in the server's terms: {lg.engine} log {v.source} ({asked}"
                          f"{lg.steps} steps, K = {lg.k}) beside gammatune's {v.draft} here at K = {lg.k}"),
               title_justify="left", caption_justify="left",
               caption=Text("acc. len: mean acceptance length, 1 + accepted / steps (the bonus token included) · "

@@ -39,7 +39,7 @@ from ..sim import trace_record
 from ..sim.cost_model import CostModel
 from . import grid as grid_mod
 from .timing import TIMING_TOKENS, timing_pass
-from .model_free import refuse_source, source_without_model
+from .model_free import refusal, source_without_model
 from ..sim.oracle import oracle_run, summarize
 from ..sim.trace_sampled import record_sampled_trace
 
@@ -343,31 +343,26 @@ def simulate(report: DraftReport, traces: Sequence[sim.Trace], cost: CostModel, 
 
 def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
             plain: dict[tuple, tuple[list[int], float, float]] | None = None) -> tuple[DraftReport, Measured | None]:
-    """One candidate from start to verdict, and what was measured (None when refused).
-
-    A refused draft comes back with its reason, not as an error; a target that
-    cannot be loaded is everyone's problem, not this draft's: that error is raised.
-    """
+    """One candidate from start to verdict, and what was measured (None when refused). A refused draft comes
+    back with its reason; a target that cannot be loaded is everyone's problem, not this draft's: raised."""
     t0 = time.perf_counter()
     report = DraftReport(cand.label, cand.path, cand.built)
     progress(f"loading {cand.label}", 0)
     source = source_without_model(cand.path)
     if source is not None:   # known before anything loads
-        return refuse_source(report, source, cfg, progress), None
+        return _refused(report, refusal(source, cfg.target, cand.path), cfg, progress), None
     try:
         pair = load(cfg, cand)
     except (TokenizerMismatch, ModelLoadError, DraftUnusable) as exc:   # this draft's fault: skipped, said so
         if str(exc).startswith("target model"):
             raise
-        report.status, report.reason = "refused", str(exc)
-        progress("refused", cfg.units())
-        return report, None
+        return _refused(report, str(exc), cfg, progress), None
     device = str(pair.device)
     if pair.draft is None:   # a head recognised from its folder's config at load
-        name = pair.drafter.name
+        reason = refusal(pair.drafter.name, cfg.target, cand.path)
         del pair
         free_memory(device)
-        return refuse_source(report, name, cfg, progress), None
+        return _refused(report, reason, cfg, progress), None
     try:
         report.params = sum(p.numel() for p in pair.draft.parameters())
         info = pair.models()["draft"]
@@ -382,6 +377,12 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
         free_memory(device)
     report.seconds = time.perf_counter() - t0
     return report, measured
+
+
+def _refused(report: DraftReport, reason: str, cfg: DoctorConfig, progress: Progress) -> DraftReport:
+    report.status, report.reason = "refused", reason   # skipped, with its reason (not an error)
+    progress("refused", cfg.units())
+    return report
 
 
 def free_memory(device: str) -> None:

@@ -1,0 +1,45 @@
+"""What a server's log says, in its own counts: the record every `--server-log` format is read into
+(server_log.py reads vLLM's JSON and llama.cpp's line, server_prometheus.py vLLM's /metrics scrape)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...errors import GammatuneError
+
+
+class ServerLogError(GammatuneError):
+    """A --server-log file that cannot be read as either format: one line, exit 2."""
+
+
+class NothingToGoOn(ValueError):
+    """A well-formed log with no speculative step: no acceptance to predict from."""
+
+
+@dataclass
+class ServerLog:
+    """What a server saw, in its own counts."""
+
+    engine: str                  # "vLLM" or "llama.cpp"
+    k: int                       # the server's window (vLLM's num_spec_tokens; llama.cpp: the longest run seen)
+    steps: int                   # verification steps that drafted
+    drafted: int
+    accepted: int
+    survival: list[float]        # P(accepted ≥ i + 1) per step, i < K (llama.cpp's "acc rate/pos"); vLLM's stops
+                                 # at the longest run seen (past it every share is 0)
+    requests: int = 1
+    per_step: list[tuple[int, int]] | None = None   # (accepted, drafted) per step, with vLLM's `detailed`
+    notes: list[str] | None = None   # what was inferred rather than read (printed under the verdict)
+
+    @property
+    def mean_acceptance_length(self) -> float:
+        return 1 + self.accepted / self.steps if self.steps else math.nan
+
+    @property
+    def draft_acceptance_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else math.nan
+
+    @property
+    def mean_drafted(self) -> float:
+        return self.drafted / self.steps if self.steps else 0.0
