@@ -62,7 +62,7 @@ def doctor(
     costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="Price the --for and --server-log predictions with your server's costs, DRAFT_MS,VERIFY_MS: ms per drafted token, ms per target forward (batch 1), instead of this machine's."),
     batch: Optional[str] = typer.Option(None, "--batch", metavar="LIST", help="Price the draft it would ship at these server batch sizes (e.g. 1,4,16,64), timed here: the best K at each (0 included), where speculation stops paying, vLLM's num_speculative_tokens_per_batch_size and SGLang's adaptive tiers."),
     batch_costs: Optional[Path] = typer.Option(None, "--batch-costs", metavar="FILE", help="With --batch (or alone): your server's own ms per batch size instead of this machine's, as JSON {\"B\": {\"step_ms\": …, \"draft_ms\": …, \"verify_ms\": {\"K+1\": …}}} (docs/deploy.md).", parser=input_file),
-    server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", parser=input_file),
+    server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON, a scrape of vLLM's Prometheus /metrics (two scrapes in one file: the window between them), or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", parser=input_file),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
 
