@@ -39,7 +39,7 @@ from ..sim import trace_record
 from ..sim.cost_model import CostModel
 from . import grid as grid_mod
 from .timing import TIMING_TOKENS, timing_pass
-from .model_free import refusal, source_without_model
+from .untraced import refusal, source_without_model
 from ..sim.oracle import oracle_run, summarize
 from ..sim.trace_sampled import record_sampled_trace
 
