@@ -21,7 +21,7 @@ class NothingToGoOn(ValueError):
 class ServerLog:
     """What a server saw, in its own counts."""
 
-    engine: str                  # "vLLM" or "llama.cpp"
+    engine: str                  # "vLLM", "SGLang" or "llama.cpp"
     k: int                       # the server's window (vLLM's num_spec_tokens; llama.cpp: the longest run seen)
     steps: int                   # verification steps that drafted
     drafted: int

@@ -1,7 +1,7 @@
 """`doctor --server-log FILE`: a server's own acceptance read back, and what each shorter window would have given.
 
-Three formats, as their sources write them (docs/deploy.md cites them; the third, vLLM's Prometheus
-`/metrics` scrape, is read by server_prometheus.py):
+The formats, as their sources write them (docs/deploy.md cites them; vLLM's Prometheus `/metrics`
+scrape is read by server_prometheus.py, SGLang's per-request `meta_info` by server_sglang.py):
 
 * vLLM's per-request acceptance metrics (`--per-request-spec-decode-metrics
   summary|detailed`): a response's `metrics.speculative_decoding` object
@@ -33,6 +33,7 @@ from typing import Any, Sequence
 from ..sim.cost_model import CostModel
 from .server_counts import NothingToGoOn, ServerLog, ServerLogError
 from .server_prometheus import is_scrape, read_scrape
+from .server_sglang import read_sglang, sglang_meta
 
 
 # --- reading -------------------------------------------------------------------------------------------------
@@ -65,11 +66,22 @@ def read(path: Path) -> ServerLog:
             raise ServerLogError(f"--server-log {path}: {exc}") from None
         except ValueError as exc:
             raise ServerLogError(f"--server-log {path}: vLLM Prometheus scrape: {exc}") from None
-    stats = [s for s in (_vllm_stats(obj) for obj in _json_objects(text)) if s is not None]
+    objects = _json_objects(text)
+    stats = [s for s in (_vllm_stats(obj) for obj in objects) if s is not None]
+    metas = [m for m in (sglang_meta(obj) for obj in objects) if m is not None]
+    if not stats and metas:
+        try:
+            return read_sglang(metas)
+        except NothingToGoOn as exc:
+            raise ServerLogError(f"--server-log {path}: {exc}") from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ServerLogError(f"--server-log {path}: SGLang spec-decode meta_info with a bad field ({exc})") \
+                from None
     if not stats:
         raise ServerLogError(f"--server-log {path}: none of the formats read (vLLM per-request spec-decode "
                              "metrics, JSON with metrics.speculative_decoding; vLLM's Prometheus /metrics with "
-                             "vllm:spec_decode_* counters; llama.cpp speculative statistics lines)")
+                             "vllm:spec_decode_* counters; SGLang responses with meta_info.spec_verify_ct; "
+                             "llama.cpp speculative statistics lines)")
     try:
         return _vllm(stats)
     except NothingToGoOn as exc:

@@ -79,7 +79,7 @@ def _f(v: float) -> str:
 
 def render(v: ServerView) -> Group:
     lg = v.log
-    knob = "num_speculative_tokens" if lg.engine == "vLLM" else "--spec-draft-n-max"
+    knob = {"vLLM": "num_speculative_tokens", "SGLang": "--speculative-num-steps"}.get(lg.engine, "--spec-draft-n-max")
     asked = f"{lg.requests} request(s), " if lg.requests else ""
     t = Table(title=Text(f"Acceptance in the server's terms: {lg.engine} log {v.source} ({asked}"
                          f"{lg.steps} steps, K = {lg.k}) beside gammatune's {v.draft} here at K = {lg.k}"),
