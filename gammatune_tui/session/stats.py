@@ -62,7 +62,6 @@ def _from_tally(name: str) -> property:
     return property(lambda self: getattr(self.tally, name), doc=f"The tally's `{name}`.")
 
 
-
 def _from_text(drafter: str) -> bool:
     """Whether a drafter proposes from the text alone, with no forward to count (the registry's point-mass
     rows); a name the registry does not know (an older recording's) counts as such, as it always did."""
