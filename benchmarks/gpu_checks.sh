@@ -26,11 +26,15 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm 
 python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
 
 TAILS=8 step "${T_TESTS:-130}" cuda_tests python3 -m pytest -q -p no:cacheprovider --durations=5 tests/engine/test_cuda_runners.py
-TAILS=45 step "${T_ENGINE:-250}" gpu_engine python3 benchmarks/gpu_engine.py --json "$OUT/gpu_engine.json" \
-    --capacities 1024,4096 --windows 1,5 --prompts 2 --tokens 96
+# uncompiled first: every section in a minute or two (the first lease's compiled 8B step had not finished
+# compiling after about three minutes, docs/benchmarks-gpu.md); the compiled rows after, with what time is left
+TAILS=45 GAMMATUNE_COMPILE=0 step "${T_ENGINE:-150}" gpu_engine python3 benchmarks/gpu_engine.py --no-compile \
+    --json "$OUT/gpu_engine.json" --capacities 1024,4096 --windows 1,5 --prompts 2 --tokens 96
 
 pip /tmp/site24 .whl24/*.whl || exit 1
 export PYTHONPATH=$PWD:/tmp/site24:/tmp/site
 TAILS=16 step "${T_MTP:-80}" mtp_step python3 benchmarks/mtp_step.py --device cuda --dtype bfloat16 \
     --json "$OUT/mtp_step.json"
 TAILS=6 step "${T_EAGLE:-55}" eagle3_step python3 benchmarks/eagle3_step.py --device cuda --dtype bfloat16
+TAILS=30 step "${T_COMPILED:-150}" gpu_engine_compiled python3 benchmarks/gpu_engine.py \
+    --json "$OUT/gpu_engine_compiled.json" --capacities 1024 --windows 1 --prompts 1 --tokens 64
