@@ -20,6 +20,7 @@ from rich.text import Text
 from ..bench.args import DOCTOR_GAMMAS as DEFAULT_GAMMAS
 from ..bench.args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..bench.args import check_windows, parse_gammas
+from ..engine.common.names import DRAFTERS
 from ..errors import InvalidParameter
 from .input_checks import check_engine_environment
 from .options import check_threads, flag_names
@@ -42,6 +43,7 @@ def doctor(
     pair: Optional[str] = typer.Option(None, "--pair", metavar="NAME", help="A preset pair (see `gammatune models`) instead of --target: its target, and its draft model when it has one, beside the target's self-drafts."),
     drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer, or be a self-draft (self:int4, self:int8, self:bf16)."),
     self_drafts: str = typer.Option(DEFAULT_SELF, "--self-drafts", metavar="LIST", help="Quantized copies of the target examined beside the drafts given ('none': only those)."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", metavar="LIST", help=f"The candidates as `compare --drafters` names them ({', '.join(DRAFTERS)}, a self-draft, or a head as NAME:PATH; model: the --draft models, kept in any case); instead of --self-drafts. A source without a draft model is a refused row naming the live race to run."),
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
     limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="Use the first N prompts of the set."),
     max_new_tokens: int = typer.Option(96, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
@@ -79,6 +81,10 @@ def doctor(
     check_threads(threads)
     check_engine_environment()
     selfs = _self_drafts(self_drafts)
+    if drafters is not None:
+        drafts, selfs = _from_drafters(drafters, drafts, self_drafts)
+        if not target:
+            raise InvalidParameter("--drafters needs --target (the model the drafts would speed up)")
     if target and not drafts and not selfs:
         raise InvalidParameter("give at least one --draft to examine for --target (or leave --self-drafts on)")
     engine_rows, cost_pair, log = _deploy_options(engines, costs, server_log)
@@ -188,6 +194,23 @@ def _preset(pair: Optional[str], target: Optional[str]) -> tuple[Optional[str], 
                                         f"{preset.package.split('==')[0]}); its conversion is kept in "  # type: ignore[union-attr]
                                         f"{converted_path(Path(found))}", style="dim"))
     return found, preset.draft
+
+
+def _from_drafters(text: str, drafts: List[str], self_drafts: str) -> tuple[List[str], List[str]]:
+    """--drafters as compare reads it: (the drafts to examine, the self-drafts). The --draft models stay (`model`
+    names them, and needs one); the self-drafts are the ones it names (with --self-drafts too, it would be
+    unclear which count)."""
+    from ..engine.common.names import is_self_draft
+    from ..engine.drafting.draft_sources import parse_drafters
+
+    names = parse_drafters(text)
+    if self_drafts != DEFAULT_SELF:
+        raise InvalidParameter("--drafters names the self-drafts too: give them there, not also in --self-drafts")
+    if "model" in names and not drafts:
+        raise InvalidParameter("--drafters model examines the --draft models: give one with --draft (or a --pair "
+                               "that has one)")
+    others = [n for n in names if n != "model" and not is_self_draft(n)]
+    return [*drafts, *(n for n in others if n not in drafts)], [n for n in names if is_self_draft(n)]
 
 
 def _self_drafts(text: str) -> list[str]:
