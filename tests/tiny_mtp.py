@@ -28,6 +28,14 @@ FAMILIES: dict[str, dict] = {
 VOCAB = 260   # the byte tokenizer's 259 tokens fit: the folders run from the command line too
 
 
+def runs_heads() -> bool:
+    """Whether this transformers' MtpModel runs one head layer alone (5.24 does; the oldest supported refuses
+    `--draft mtp` in one line)."""
+    from transformers.modeling_layers import MtpModel
+
+    return hasattr(MtpModel, "forward_layer")
+
+
 def _head_names(family: str, n: int) -> dict[str, str]:
     """MtpLayer part → the family's checkpoint prefix (n: the target's layer count)."""
     if family == "deepseek_v3":

@@ -151,8 +151,9 @@ def bench(
     engine_rows, cost_pair = parse_for(engines), parse_costs(costs)
     if engine_rows and not simulate:
         raise InvalidParameter("--for plays the engines over the traces: use it with --simulate")
-    if engine_rows and not drafter.loads_draft:
-        raise InvalidParameter(f"--for plays a draft model's traces; with --drafter {drafter.name} see docs/deploy.md")
+    if engine_rows and drafter.point_mass:   # each engine's lookup matches by its own rule, not played here
+        raise InvalidParameter(f"--for plays a draft model's or a head's traces; with --drafter {drafter.name} see "
+                               "docs/deploy.md")
     if cost_pair is not None and not engine_rows:
         raise InvalidParameter("--costs prices the --for predictions: give --for too")
     cfg = SweepConfig(methods=method_list, gammas=gamma_list, max_new_tokens=opts.max_new_tokens, repeats=repeats,

@@ -37,18 +37,13 @@ def test_each_row_is_a_trace_kind_with_the_protocols_methods(source):
         assert got == want, f"{type(kind).__name__}.{member}{got} does not match TraceKind.{member}{want}"
 
 
-# Sources the simulator cannot replay yet (a row without has_traces), each refused in one line by `bench --simulate`
-# and the oracle: the MTP and EAGLE-3 heads' second drafts depend on their own hidden chain, which no recorded trace
-# kind replays yet.
-WITHOUT_KIND = {s.name for s in SOURCES if not s.has_traces}
-
-
 def test_every_draft_source_has_its_kind_and_each_kind_a_source():
-    assert set(KINDS) == {s.name for s in SOURCES} - WITHOUT_KIND
-    assert WITHOUT_KIND == {"mtp", "eagle3"}   # a new source without traces is a decision, named here
-    for name in WITHOUT_KIND:
-        with pytest.raises(InvalidParameter, match=f"no traces for drafter '{name}'"):
-            trace_kind(name)
+    """Every row is traced (a row without has_traces would be refused in one line by `bench --simulate`); the
+    heads (MTP, EAGLE-3), which read the target and chain on their own output, share the head kind."""
+    from gammatune_tui.bench.sim.head_trace import HeadKind
+
+    assert set(KINDS) == {s.name for s in SOURCES} and all(s.has_traces for s in SOURCES)
+    assert {n for n, k in KINDS.items() if isinstance(k, HeadKind)} == {"mtp", "eagle3"}
     assert trace_kind("self:int4") is KINDS[SOURCES[0].name]   # a self-draft drafts as the model
     with pytest.raises(InvalidParameter, match="no traces for drafter 'nowhere'"):
         trace_kind("nowhere")

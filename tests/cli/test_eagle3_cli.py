@@ -30,7 +30,7 @@ def test_run_drafts_with_a_head_named_or_recognised(capsys, tiny_pair_dirs, head
                              "--threads", "1", "-t", "0", "-n", "12", "--raw", "abcabc"], capsys)
     assert code == 0, err
     both = out + err
-    assert "eagle3" in both and "oracle: not for drafter eagle3" in both
+    assert "eagle3" in both and "the oracle" in both   # hindsight replays the head's own chains (head_trace.py)
 
 
 def test_compare_races_a_head_beside_prompt_lookup_losslessly(capsys, tiny_pair_dirs, heads):
@@ -43,6 +43,19 @@ def test_compare_races_a_head_beside_prompt_lookup_losslessly(capsys, tiny_pair_
     rows = {name: line.split()[-1] for line in out.splitlines() for name in ("eagle3", "lookup")
             if f"specdecode/{name} " in line and line.lstrip()[:1].isdigit()}   # the ranked table's calls t/d
     assert rows["lookup"].endswith("/0") and not rows["eagle3"].endswith("/0")   # a head's forwards are counted
+
+
+def test_bench_simulates_a_head_and_prints_each_engines_setting_for_it(capsys, tiny_pair_dirs, heads, tmp_path):
+    """`bench --simulate` replays the head's own chains (checked against a live run, step for step), and `--for`
+    prints the engines' EAGLE-3 syntax with the head's folder, not a draft model's."""
+    code, out, err = invoke(["bench", "--simulate", "--target", str(tiny_pair_dirs[0]), "--draft",
+                             f"eagle3:{heads['speculators']}", "--device", "cpu", "--threads", "1", "--limit", "1",
+                             "-n", "12", "--methods", "specdecode,gammatune", "--gammas", "1,4", "--for", "vllm,sglang",
+                             "--out", str(tmp_path / "b.json")], capsys)
+    assert code == 0, err
+    assert "step-exact: 4/4" in out   # 2 methods × γ0 1 and 4
+    assert f'"method": "eagle3", "model": "{heads["speculators"]}"' in out
+    assert f"--speculative-algorithm EAGLE3 --speculative-draft-model-path {heads['speculators']}" in out
 
 
 def test_the_pair_title_names_the_head(tiny_pair_dirs, heads):

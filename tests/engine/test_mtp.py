@@ -26,21 +26,15 @@ from gammatune_tui.engine.drafting.mtp_layouts import read_head
 from gammatune_tui.errors import ModelLoadError
 from test_sampling import N_SAMPLES, PROMPT_IDS, chi2_test, joint_law
 from tiny_models import emitted, greedy_ref, make_byte_tokenizer, make_llama, make_word_tokenizer
-from tiny_mtp import FAMILIES, write_mtp_checkpoint
+from tiny_mtp import FAMILIES, runs_heads, write_mtp_checkpoint
 
 CPU = torch.device("cpu")
 PROMPT = [0, 72, 101, 108, 108, 111, 44, 32, 72, 101, 108, 108]
 
 
-def _runs_heads() -> bool:
-    from transformers.modeling_layers import MtpModel
-
-    return hasattr(MtpModel, "forward_layer")
-
-
 # The head runs on transformers' MtpModel one layer at a time (5.24 does); the oldest supported transformers refuses it
 # in one line, which the last test here holds.
-needs_heads = pytest.mark.skipif(not _runs_heads(), reason="this transformers' MtpModel runs no head layer alone")
+needs_heads = pytest.mark.skipif(not runs_heads(), reason="this transformers' MtpModel runs no head layer alone")
 
 
 @pytest.fixture(scope="module")
@@ -235,7 +229,7 @@ def test_a_truncated_checkpoint_or_a_head_that_does_not_fit_gets_one_line(tmp_pa
         MtpHead(target, read_head(tmp_path / "wide", other.config))
 
 
-@pytest.mark.skipif(_runs_heads(), reason="this transformers runs MTP heads")
+@pytest.mark.skipif(runs_heads(), reason="this transformers runs MTP heads")
 def test_an_older_transformers_refuses_the_head_in_one_line(folders):
     folder, target = folders["deepseek_v3"]
     pair = _pair(target, make_byte_tokenizer())

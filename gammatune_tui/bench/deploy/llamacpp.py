@@ -32,9 +32,18 @@ from ..sim.simulate import Trace, TraceTooShallow
 NAME = "llama.cpp"
 
 
-def _token(trace: Trace, n: int, k: int, miss: int) -> tuple[int, float]:
+def _token(trace: Any, n: int, k: int, miss: int) -> tuple[int, float] | None:
     """The k-th drafted token of a window starting at position n (k from 0), and its top probability; `miss` is the
-    window's first disagreeing position (−1: none yet): after it the draft follows its own off-path proposals."""
+    window's first disagreeing position (−1: none yet): after it the draft follows its own off-path proposals.
+    A trace that holds a whole chain per position (a head's, prompt lookup's) gives the chain's k-th token, or None
+    where the source proposed nothing from n."""
+    if not isinstance(trace, Trace):
+        chain = trace.proposals[n]
+        if not chain:
+            return None
+        if k >= len(chain):
+            raise TraceTooShallow(f"a window of {k + 1} needs a chain of {k + 1}; the trace holds {trace.depth}")
+        return chain[k], trace.tops[n][k]
     if miss < 0:
         top = trace.draft_top if trace.draft_top is not None else trace.draft_prob
         return trace.draft_ids[n + k], top[n + k]
@@ -60,7 +69,10 @@ def play(trace: Trace, n_max: int, n_min: int, p_min: float, max_new_tokens: int
         d = a = forwards = 0
         miss = -1
         while d < window:
-            x, top = _token(trace, n, d, miss)
+            got = _token(trace, n, d, miss)
+            if got is None:
+                break
+            x, top = got
             forwards += 1
             if top < p_min:
                 break

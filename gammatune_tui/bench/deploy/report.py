@@ -17,6 +17,7 @@ from rich.text import Text
 
 from ...engine.common.names import is_self_draft
 from .rank import EngineResult, OwnBest, Prices, Row
+from .source_commands import source_command
 
 
 @dataclass
@@ -34,7 +35,9 @@ class DeployAdvice:
         """The ready-to-paste command of a row (the engine's best by default), or how near the engine gets."""
         if is_self_draft(self.draft):
             return f"{r.engine.title}: {r.engine.self_draft} (the prediction is for gammatune's {self.draft})"
-        return r.engine.command(self.target, self.draft, (row or r.best).setting)
+        setting = (row or r.best).setting
+        own = source_command(r.engine.name, self.target, self.draft, setting)   # a head, prompt lookup
+        return own if own is not None else r.engine.command(self.target, self.draft, setting)
 
     def to_json(self) -> dict[str, Any]:
         c = self.prices.cost

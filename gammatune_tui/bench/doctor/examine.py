@@ -39,7 +39,7 @@ from ..sim import trace_record
 from ..sim.cost_model import CostModel
 from . import grid as grid_mod
 from .timing import TIMING_TOKENS, timing_pass
-from .untraced import refusal, source_without_model
+from .draftless import draft_size, load_args, record_greedy, run_stats, sampled_refusal, source_without_model
 from ..sim.oracle import oracle_run, summarize
 from ..sim.trace_sampled import record_sampled_trace
 
@@ -196,20 +196,9 @@ class DoctorConfig:
         return len(self.prompts) + 3
 
 
-def run_stats(trace: sim.Trace) -> tuple[int, int, list[int]]:
-    """(agreeing positions, positions, accepted per step when each step drafts until the draft's first miss)."""
-    run, _ = sim._aux(trace)
-    n, runs = 0, []
-    while n < len(trace.tokens):
-        runs.append(run[n])
-        n += run[n] + 1
-    agree = sum(a == b for a, b in zip(trace.draft_ids, trace.tokens))
-    return agree, len(trace.tokens), runs
-
-
 def load(cfg: DoctorConfig, cand: Candidate) -> Any:
     """The pair target + this draft; the tokenizer gate and loading errors raise GammatuneErrors."""
-    return load_pair(cfg.target, cand.path, **cfg.load_kwargs)
+    return load_pair(cfg.target, **load_args(cand.path), **cfg.load_kwargs)
 
 
 @dataclass
@@ -245,9 +234,9 @@ def record(pair: ModelPair, cfg: DoctorConfig, progress: Progress,
         key = (tuple(p.ids), vocab, cfg.max_new_tokens)
         if key not in plain:
             plain[key] = trace_record.target_run(pair, p.ids, cfg.max_new_tokens, pair.eos_ids)
-        if cfg.sampling.greedy:
-            traces.append(trace_record.record_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
-                                                    pair.eos_ids, header_s, plain[key]))
+        if cfg.sampling.greedy:   # a draft model's trace, or the trace kind of a source without one
+            traces.append(record_greedy(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window, header_s,
+                                        plain[key]))
         else:  # coupled draws (trace_sampled.py); target-only is priced from the timing passes below
             traces.append(record_sampled_trace(pair, p.id, p.ids, cfg.max_new_tokens, cfg.max_window - 1,
                                                pair.eos_ids, cfg.sampling, header_s))
@@ -349,8 +338,8 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
     report = DraftReport(cand.label, cand.path, cand.built)
     progress(f"loading {cand.label}", 0)
     source = source_without_model(cand.path)
-    if source is not None:   # known before anything loads
-        return _refused(report, refusal(source, cfg.target, cand.path), cfg, progress), None
+    if source is not None and not cfg.sampling.greedy:   # known before anything loads
+        return _refused(report, sampled_refusal(source, cfg.target, cand.path), cfg, progress), None
     try:
         pair = load(cfg, cand)
     except (TokenizerMismatch, ModelLoadError, DraftUnusable) as exc:   # this draft's fault: skipped, said so
@@ -358,15 +347,13 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
             raise
         return _refused(report, str(exc), cfg, progress), None
     device = str(pair.device)
-    if pair.draft is None:   # a head recognised from its folder's config at load
-        reason = refusal(pair.drafter.name, cfg.target, cand.path)
+    if pair.draft is None and not cfg.sampling.greedy:   # a head recognised from its folder's config at load
+        reason = sampled_refusal(pair.drafter.name, cfg.target, cand.path)
         del pair
         free_memory(device)
         return _refused(report, reason, cfg, progress), None
     try:
-        report.params = sum(p.numel() for p in pair.draft.parameters())
-        info = pair.models()["draft"]
-        report.precision, report.weight_bytes = info["precision"], info["bytes"]
+        report.params, report.precision, report.weight_bytes = draft_size(pair)
         report.machine = protocol.environment(pair)
         progress(f"traces of {cand.label}", 1)
         measured = record(pair, cfg, progress, plain)

@@ -164,9 +164,13 @@ def _deploy(console: Console, pair: ModelPair, traces: list, found: Any, cfg: An
     from ..deploy.advise import advise_traces
     from ..deploy.rank import given_prices, sim_prices
     from ..deploy.report import print_advice
+    from ..deploy.source_commands import named_draft
+    from ...engine.drafting.draft_sources import pair_drafter
 
     prices = given_prices(traces, *opts.costs) if opts.costs else sim_prices(traces, found.cost, found.passes)
-    advice = advise_traces(pair.name_target, pair.name_draft, traces, prices, opts.engines, cfg.gammas, cfg.max_new_tokens, _law(cfg))
+    draft = named_draft(pair_drafter(pair), pair.name_draft)   # a head's commands name its source, not a model
+    advice = advise_traces(pair.name_target, draft, traces, prices, opts.engines, cfg.gammas, cfg.max_new_tokens,
+                           _law(cfg))
     print_advice(console, advice)
     return advice.to_json()
 

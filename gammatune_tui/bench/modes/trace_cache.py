@@ -177,10 +177,11 @@ def record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_wi
     t_start = time.perf_counter()
     drafter = pair_drafter(pair)
     sampled = sampling is not None and not sampling.greedy
-    if sampled and drafter.point_mass:
+    if sampled and not drafter.loads_draft:
         raise InvalidParameter(f"--simulate at a temperature above 0 needs a draft model: {drafter.name}'s proposals "
-                               "depend on where each window starts, so its sampled runs cannot share one trace "
-                               "(use -t 0, or a live bench)")
+                               "depend on where each window starts" + ("" if drafter.point_mass else
+                                                                        " and on its own draws")
+                               + ", so its sampled runs cannot share one trace (use -t 0, or a live bench)")
     partial = partial if partial is not None else PartialTraces(None, {}, max_window)
     kept = partial.load()
     done = {p.id: kept[p.id] for p in pid if p.id in kept}

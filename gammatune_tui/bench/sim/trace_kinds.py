@@ -4,8 +4,9 @@ A trace is what one prompt looks like to every greedy policy under one draft
 source; how it is recorded, saved, replayed and searched by the oracle
 depends on the source (a draft model's teacher-forced argmax and off-path
 proposals, simulate.py's `Trace`; a source without a model, its proposal at
-every position). `KINDS` lists every kind by import, one per draft source that
-the simulator can trace (the engine's rows, engine/common/names.py `SOURCES`,
+every position; a head, its whole chain from every position, head_trace.py).
+`KINDS` lists every kind by import, one per draft source that the simulator
+can trace, every head by the one head kind (the engine's rows, engine/common/names.py `SOURCES`,
 cannot name a bench/ class: the engine imports nothing above it); the
 simulator dispatches through the kind and never asks which source it holds.
 A new source's kind is one file here and one `KINDS` entry; tests/bench/
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Protocol, Sequence, TypeVar
 
-from ...engine.common.names import MODEL, is_self_draft
+from ...engine.common.names import MODEL, SOURCES, is_self_draft
 from ...engine.common.pair import ModelPair
 from ...engine.events import SessionHeader, StepEvent
 from ...engine.policies import Policy
@@ -32,6 +33,7 @@ from ..results import RunRecord
 from .cost_model import CostModel
 from .session_play import SimStep
 from . import lookup_trace, model_kind, pool_trace
+from .head_trace import HeadKind, HeadTrace
 from .lookup_trace import LookupTrace
 from .model_trace import Trace
 
@@ -66,7 +68,11 @@ class TraceKind(Protocol[T]):
 _MODEL: TraceKind[Trace] = model_kind.TRACE_KIND
 _LOOKUP: TraceKind[LookupTrace] = lookup_trace.TRACE_KIND
 _POOL: TraceKind[LookupTrace] = pool_trace.TRACE_KIND   # prompt lookup's traces under the pool's name
-KINDS: dict[str, TraceKind[Any]] = {k.name: k for k in (_MODEL, _LOOKUP, _POOL)}
+# a head that reads the target (traced, no draft model, not a point mass): its chains, under its own name
+_HEADS: list[TraceKind[HeadTrace]] = [HeadKind(s.name) for s in SOURCES
+                                      if s.has_traces and not s.loads_draft and not s.point_mass]
+_ALL: list[TraceKind[Any]] = [_MODEL, _LOOKUP, _POOL, *_HEADS]
+KINDS: dict[str, TraceKind[Any]] = {k.name: k for k in _ALL}
 
 
 def trace_kind(source: str) -> TraceKind[Any]:

@@ -38,6 +38,10 @@ class SourceSpec:
     # matching (the value equal to the key's, or in its list)
     head_param: str = ""
     head_config: tuple[tuple[str, str], ...] = ()
+    # what each serving engine calls this source (bench/deploy/source_commands.py prints the command): vLLM's
+    # speculative-config method, SGLang's --speculative-algorithm, llama.cpp's --spec-type, transformers'
+    # generate argument; an engine not listed runs no such source
+    serve_as: tuple[tuple[str, str], ...] = ()
 
 
 def _ngram(name: str, default: int, label: str, help: str) -> ParamSpec:
@@ -55,7 +59,9 @@ SOURCES: tuple[SourceSpec, ...] = (
     SourceSpec("prompt-lookup", False,
                "copies what followed the text's last words earlier in the prompt or output", _NGRAMS,
                (("ngram_min", "ngram_max"),), True, "lookup", point_mass=True,
-               matrix_column="prompt-lookup", hf_peer="prompt_lookup_num_tokens"),
+               matrix_column="prompt-lookup", hf_peer="prompt_lookup_num_tokens",
+               serve_as=(("vllm", "ngram"), ("sglang", "NGRAM"), ("llama.cpp", "ngram-simple"),
+                         ("transformers", "prompt_lookup_num_tokens"))),
     SourceSpec("ngram-pool", False,
                "the same over every earlier turn's prompt and answer too (one decoder's)",
                _NGRAMS, (("ngram_min", "ngram_max"),), True, "pool", point_mass=True,
@@ -64,12 +70,14 @@ SOURCES: tuple[SourceSpec, ...] = (
                "the multi-token-prediction head shipped in the target's own checkpoint, chained (docs/heads.md)",
                (ParamSpec("mtp_pre_norm", bool, False, "MTP pre-norm",
                           "feed the head the target's last hidden state before the final norm (default: after)"),),
-               short="mtp"),
+               has_traces=True, short="mtp",
+               serve_as=(("vllm", "mtp"), ("sglang", "NEXTN"), ("llama.cpp", "draft-mtp"), ("transformers", "use_mtp"))),
     SourceSpec("eagle3", False,
                "an EAGLE-3 head from its own folder (SafeAILab's or speculators' format): one layer over three "
                "target layers, its reduced vocabulary mapped by d2t (--draft eagle3:PATH; docs/heads-eagle-dflash.md)",
                (ParamSpec("eagle3_head", str, "", "EAGLE-3 head", "the EAGLE-3 head's folder"),),
-               short="eagle3", head_param="eagle3_head", head_config=(("architectures", "LlamaForCausalLMEagle3"), ("speculators_model_type", "eagle3"))),
+               has_traces=True, short="eagle3", head_param="eagle3_head", head_config=(("architectures", "LlamaForCausalLMEagle3"), ("speculators_model_type", "eagle3")),
+               serve_as=(("vllm", "eagle3"), ("sglang", "EAGLE3"))),
 )
 BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
 assert len(BY_SOURCE) == len(SOURCES), "every draft source has a name of its own"

@@ -185,7 +185,7 @@ def source_class(spec: SourceSpec) -> type[DraftSource]:
     return CLASSES[spec.name]
 
 
-def _folder_config(draft: object) -> dict[str, Any] | None:
+def folder_config(draft: object) -> dict[str, Any] | None:
     """A local folder's config.json as a dict (None: not a local folder, no config, not JSON)."""
     import json
     from pathlib import Path
@@ -203,7 +203,7 @@ def head_drafter(draft: str | None, settings: DrafterSettings, asked: bool) -> t
     """(draft, settings) with a `--draft` that names a head (`eagle3:PATH`, or a folder whose config is a head's)
     turned into its source with the folder as its parameter, and no draft model; anything else unchanged.
     `asked`: the drafter was named by the user, so another source beside the head is one line."""
-    found = head_source(draft, _folder_config(draft))
+    found = head_source(draft, folder_config(draft))
     if found is None:
         return draft, settings
     name, folder = found
@@ -237,5 +237,5 @@ def make_source(settings: DrafterSettings, made: SourceContext) -> DraftSource:
 
 __all__ = [
     "MODEL", "DRAFTERS", "DrafterSettings", "source_spec", "source_class",
-    "parse_drafters", "pair_drafter", "DraftSource", "make_source", "head_drafter", "check_source_files", "prepare_source",
+    "parse_drafters", "pair_drafter", "DraftSource", "make_source", "head_drafter", "folder_config", "check_source_files", "prepare_source",
 ]
