@@ -8,10 +8,11 @@ under `gammatune run`. A pair is cached on the target, per draft (it goes
 when the models go), so the runners' self-checks, buffers and CUDA
 graphs are paid for on the first call only.
 
-The draft is one of: a model sharing the target's vocabulary, the string
-"prompt-lookup" (no draft model), or a self-draft "self:int4" / "self:int8" /
-"self:bf16" built from the target's own weights by the engine's self-draft
-builder, when this gammatune has one.
+The draft is one of: a model sharing the target's vocabulary, a source
+without a draft model by name ("prompt-lookup", "mtp": the head in the
+target's own checkpoint, "eagle3:PATH" or a head's folder), or a self-draft
+"self:int4" / "self:int8" / "self:bf16" built from the target's own weights
+by the engine's self-draft builder.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from typing import Any
 import torch
 
 from ..errors import InvalidParameter, ModelLoadError
-from ..engine.drafting.draft_sources import DrafterSettings
+from ..engine.drafting.draft_sources import DrafterSettings, check_source_files, folder_config, prepare_source
 from ..engine.common.pair import ModelPair, SelfDraft
-from ..engine.common.names import MODEL_FREE
+from ..engine.common.names import BY_SOURCE, MODEL_FREE, head_source
 
-_FREE = ", ".join(repr(n) for n in MODEL_FREE)   # the draft_model names that load no draft model
+# the draft_model names that load no draft model (a head read from its own folder: NAME:PATH)
+_FREE = ", ".join(repr(n + (":PATH" if BY_SOURCE[n].head_param else "")) for n in MODEL_FREE)
 
 SELF_PREFIX = "self:"
 
@@ -81,6 +83,22 @@ def self_draft(target: Any, spec: str) -> tuple[Any, SelfDraft]:
     return build_self_draft(target, spec)
 
 
+def _source(name: str) -> DrafterSettings:
+    """The source a `draft_model` string names: a source without a draft model (`"mtp"`, `"eagle3:PATH"` or a
+    head's folder), or a self-draft (which drafts as a model); anything else is one line."""
+    head = head_source(name, folder_config(name))
+    if head is not None:
+        if not head[1].strip():
+            raise InvalidParameter(f"draft_model={name!r} needs its head's folder: draft_model='{head[0]}:PATH'")
+        return DrafterSettings(head[0], **{BY_SOURCE[head[0]].head_param: head[1]})
+    if name in MODEL_FREE and not BY_SOURCE[name].head_param:
+        return DrafterSettings(name)
+    if name.startswith(SELF_PREFIX):
+        return DrafterSettings()
+    raise InvalidParameter(f"draft_model={name!r}: expected a model, {_FREE} or 'self:int4' / 'self:int8' / "
+                           "'self:bf16'")
+
+
 def _check_draft(target: Any, draft: Any) -> None:
     if not isinstance(draft, torch.nn.Module) or not hasattr(draft, "config"):
         raise InvalidParameter(f"draft_model must be a causal LM, {_FREE} or 'self:int4'/'self:int8'/"
@@ -101,10 +119,9 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
     if draft_model is None:
         raise InvalidParameter(f"gammatune needs a draft: pass draft_model=<a model>, {_FREE} or a "
                                "self-draft such as 'self:int4'")
+    settings = DrafterSettings()
     if isinstance(draft_model, str):
-        if draft_model not in MODEL_FREE and not draft_model.startswith(SELF_PREFIX):
-            raise InvalidParameter(f"draft_model={draft_model!r}: expected a model, {_FREE} or "
-                                   "'self:int4' / 'self:int8' / 'self:bf16'")
+        settings = _source(draft_model)
         key: Any = (draft_model, engine)
     else:
         _check_draft(target, draft_model)
@@ -116,7 +133,7 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
             cached.tokenizer = tokenizer
         return cached
     tok = model_tokenizer(target, tokenizer)
-    lookup = draft_model in MODEL_FREE
+    lookup = not settings.loads_draft
     own = None
     if lookup:
         draft = None
@@ -129,8 +146,11 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
     pair = ModelPair(
         target=target, draft=draft, tokenizer=tok, device=param.device, dtype=param.dtype, name_target=name,
         name_draft=draft_model if isinstance(draft_model, str) else str(getattr(draft, "name_or_path", "") or "draft"),
-        engine=engine, drafter=DrafterSettings(draft_model) if lookup else DrafterSettings(), self_draft=own,
+        engine=engine, drafter=settings, self_draft=own,
     )
+    if lookup:   # a head checked against the target and read now (one line if it does not fit), named as it drafts
+        check_source_files(settings, target.config)
+        pair.name_draft = prepare_source(settings, target) or pair.name_draft
     with _LOCK:
         pairs = getattr(target, _PAIRS_ATTR, None)
         if pairs is None:

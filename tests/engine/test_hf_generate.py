@@ -259,3 +259,26 @@ def test_a_self_draft_is_identical_to_generate(models, spec):
 
     pair = pair_for(target, spec, tok)   # the cached pair: the copy's record is the pair's, not the module's
     assert pair.self_draft.name == spec and [k for k in vars(pair.draft) if k.startswith("gammatune_")] == []
+
+
+@pytest.mark.skipif(not __import__("tiny_mtp").runs_heads(), reason="this transformers' MtpModel runs no head alone")
+def test_a_head_drafts_through_generate_as_it_does_on_the_command_line(tmp_path):
+    """`generate(target, ids, draft_model="mtp")` (the head in the target's own folder) and `"eagle3:PATH"` (or the
+    head's folder itself): generate's tokens, drafted by the head; a head without its folder is one line."""
+    from tiny_eagle3 import head_tensors, write_head
+    from tiny_models import make_byte_tokenizer, make_llama
+    from tiny_mtp import write_mtp_checkpoint
+
+    ids = torch.tensor([[0, 72, 101, 108, 108, 111]])
+    target = write_mtp_checkpoint("mellum", tmp_path / "m", seed=3)
+    llama = make_llama(260, seed=1, init=1.0)
+    head = write_head(tmp_path / "e3", llama, head_tensors(llama, range(0, 260, 3)), "speculators", (0, 1, 2))
+    for model, draft in ((target, "mtp"), (llama, f"eagle3:{head}"), (llama, str(head))):
+        events: list = []
+        got = generate(model, ids, draft_model=draft, do_sample=False, max_new_tokens=20, on_event=events.append,
+                       tokenizer=make_byte_tokenizer())
+        ref = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=20)
+        assert got.tolist() == ref.tolist(), draft
+        assert sum(len(e.drafted) for e in events if isinstance(e, StepEvent)) > 0, draft
+    with pytest.raises(InvalidParameter, match="'eagle3:PATH'"):
+        generate(llama, ids, draft_model="eagle3", max_new_tokens=4, tokenizer=make_byte_tokenizer())
