@@ -11,7 +11,10 @@ Timed after a warm-up, alternating, medians of `--repeats` (each timing ends in 
 - verify: a window of `--window` tokens, rewound after each (what a γ = window − 1 verify costs);
 - head layer: one chained row through the head's decoder layer (MtpHead.extend);
 - head projection: the head's norm and logits over the whole vocabulary, then the softmax (MtpHead.logits);
-- a drafting step: both, as MtpSource.draft does per token.
+- a drafting step: both, as MtpSource.draft does per token;
+- with `--mtp-vocab N` (default 32768; 0: none), the projection and the drafting step again over a reduced draft
+  vocabulary of N tokens (FR-Spec, `--mtp-vocab`): logits over N rows, the softmax over them, placed into the
+  whole vocabulary as MtpSource's law places them.
 Then end to end, `--tokens` greedy tokens: gammatune with `--draft mtp` against gammatune's plain decoding,
 each output compared with the target's own `generate`. Random weights: the head's acceptance here is what
 random weights give, printed beside it; the step costs do not depend on it.
@@ -51,6 +54,7 @@ def main() -> None:  # noqa: C901 - one linear script
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--mtp-vocab", default="32768", help="reduced draft vocabularies to time, comma-separated (0: none)")
     args = ap.parse_args()
     import torch
     import transformers
@@ -58,7 +62,7 @@ def main() -> None:  # noqa: C901 - one linear script
     from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
     from gammatune_tui.engine.common.devices import resolve_device
     from gammatune_tui.engine.common.sampling import Served
-    from gammatune_tui.engine.drafting.mtp import head_of
+    from gammatune_tui.engine.drafting.mtp import frequent_ids, head_of, load_head
     from gammatune_tui.engine.loading.models import ModelPair
     from gammatune_tui.engine.plain import plain_decode
     from gammatune_tui.engine.runners import build_runner, choose_kind
@@ -141,6 +145,24 @@ def main() -> None:  # noqa: C901 - one linear script
 
         parts = {"target step": target_step, f"verify ({w} tokens)": verify, "head layer": layer,
                  "head projection + softmax": projection, "drafting step": draft_step}
+        for nv in [int(x) for x in args.mtp_vocab.split(",") if int(x) > 0 and int(x) < vocab]:
+            small = load_head(target)   # a head of its own, restricted once (the shared one keeps the whole vocabulary)
+            small.restrict(frequent_ids(vocab, nv, target))
+            small.reset()
+            small.extend(torch.randn(n, shape["hidden_size"], generator=g).to(device, dtype), ids[0, 1:n + 1].tolist())
+            kept = small.vocab_ids.to(device)
+
+            def reduced_law(row, small=small, kept=kept):
+                q = torch.softmax(small.logits(row), dim=-1)
+                return torch.zeros(vocab, device=q.device, dtype=q.dtype).index_copy_(0, kept, q)
+
+            def reduced_step(small=small, law=reduced_law):
+                x = int(law(row).argmax())
+                small.extend(row.unsqueeze(0), [x])
+                small.keep(n)
+
+            parts[f"head projection + softmax, {nv:,} tokens"] = lambda law=reduced_law: law(row)
+            parts[f"drafting step, {nv:,} tokens"] = reduced_step
         for fn in parts.values():
             for _ in range(3):
                 fn()

@@ -18,6 +18,7 @@ import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
+from pathlib import Path
 
 import typer
 
@@ -136,6 +137,21 @@ def check_threads(threads: int | None) -> None:
                                f"{'s' * (cores != 1)}: give 1 to {cores}")
 
 
+def draft_source(draft: Any) -> str | None:
+    """The head a `--draft` value names instead of a draft model: `mtp` (the target's own), `eagle3:PATH` or an
+    EAGLE-3 head's folder; None for a draft model, a self-draft or nothing. Its flags (`--mtp-vocab`) then apply."""
+    from ..engine.common.names import head_source
+    from ..engine.drafting.draft_sources import folder_config
+    from ..engine.loading.pair_refs import HEAD
+
+    if not isinstance(draft, str):
+        return None
+    if draft.strip().lower() == HEAD and not Path(draft).is_dir():
+        return HEAD
+    head = head_source(draft, folder_config(draft))
+    return head[0] if head is not None else None
+
+
 @dataclass(frozen=True)
 class CommonOptions:
     """Everything the shared options say, validated into engine objects on demand."""
@@ -160,7 +176,7 @@ class CommonOptions:
         if "drafter" in v and (v["drafter"] not in (None, MODEL_DRAFTER)
                                or any(v.get(k) is not None for k in SOURCE_PARAMS)):   # --drafter, its parameters
             d = self.drafter_settings()
-            if not d.loads_draft and self.values.get("draft"):
+            if not d.loads_draft and self.values.get("draft") and draft_source(self.values["draft"]) != d.name:
                 raise InvalidParameter(f"--draft names a draft model, but --drafter {d.name} drafts without one: "
                                        "leave --draft out")
 
@@ -177,8 +193,10 @@ class CommonOptions:
         v = self.values
         if name is None:
             name = v.get("drafter")
-            if name is None:   # the default: a preset without a draft model (smollm2) drafts by its own drafter
-                name = preset_drafter(v.get("pair"), v.get("draft")) or MODEL_DRAFTER
+            if name is None:   # `--draft mtp` / `--draft eagle3:PATH` drafts by that source (its flags apply), and
+                # a preset without a draft model (smollm2) by its own drafter
+                name = (draft_source(v.get("draft")) or preset_drafter(v.get("pair"), v.get("draft"))
+                        or MODEL_DRAFTER)
         return DrafterSettings.of(name, **{k: v.get(k) for k in SOURCE_PARAMS})
 
     @property

@@ -64,3 +64,39 @@ def test_models_families_says_which_families_carry_heads(capsys):
     assert {"qwen3_5", "mellum", "deepseek_v3", "glm4_moe"} <= set(heads) and "llama" not in heads
     code, out, err = invoke(["models", "--families"], capsys)
     assert code == 0 and "MTP heads (--draft mtp, docs/heads.md)" in out and "qwen3_5" in out
+
+
+def test_the_heads_own_flags_apply_after_draft_mtp_and_a_reduced_vocabulary_is_named(capsys, head_dir):
+    """`--draft mtp --mtp-vocab 64` used to be refused ("--mtp-vocab belongs to the mtp drafter, and this run drafts
+    with model"): `--draft mtp` names the drafter, so its flags apply. The header names the reduced vocabulary, no
+    drafted token lies outside it, and the tokens are still the target's."""
+    args = ["--target", str(head_dir), "--device", "cpu", "--threads", "1", "-n", "12", "--json", "--raw"]
+    code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", "--mtp-vocab", "64", "-m", "specdecode",
+                             "--gamma", "3"], capsys)
+    assert code == 0, err
+    events = [event_from_json(json.loads(line)) for line in out.splitlines()]
+    assert events[0].drafter == "mtp" and events[0].drafter_params["mtp_vocab"] == 64
+    drafted = [t.id for e in events if e.type == "step" for t in e.drafted]
+    assert drafted and max(drafted) < 64
+    code, out2, err = invoke(["run", "Hello", *args, "--draft", "mtp", "-m", "specdecode", "--gamma", "3"], capsys)
+    assert [t.id for e in events if e.type == "step" for t in e.emitted] == [
+        t.id for e in map(lambda s: event_from_json(json.loads(s)), out2.splitlines()) if e.type == "step"
+        for t in e.emitted]
+    from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
+    from gammatune_tui.engine.loading.models import load_pair
+    from gammatune_tui.session.turns import pair_title
+
+    pair = load_pair(str(head_dir), "mtp", device="cpu", threads=1, warmup=False,
+                     drafter=DrafterSettings("mtp", mtp_vocab=64))
+    assert "mtp, 1 layer, chained, draft vocabulary 64" in pair_title(pair)   # the chat's subtitle
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--draft", "mtp", "--mtp-vocab", "-3"], "--mtp-vocab must be a whole number >= 0, got -3"),
+    (["--draft", "prompt-lookup"], "--draft prompt-lookup: prompt-lookup drafts without a draft model: use --drafter"),
+])
+def test_bad_head_flags_are_one_line(capsys, head_dir, argv, words):
+    from clihelpers import assert_one_line
+
+    code, out, err = invoke(["run", "Hello", "--target", str(head_dir), "--device", "cpu", "-n", "4", *argv], capsys)
+    assert_one_line(code, err, words)

@@ -69,7 +69,10 @@ SOURCES: tuple[SourceSpec, ...] = (
     SourceSpec("mtp", False,
                "the multi-token-prediction head shipped in the target's own checkpoint, chained (docs/heads.md)",
                (ParamSpec("mtp_pre_norm", bool, False, "MTP pre-norm",
-                          "feed the head the target's last hidden state before the final norm (default: after)"),),
+                          "feed the head the target's last hidden state before the final norm (default: after)"),
+                ParamSpec("mtp_vocab", int, 0, "MTP vocabulary",
+                          "draft over the N most frequent tokens only (FR-Spec; 0: the whole vocabulary), still "
+                          "lossless", lo=0)),
                has_traces=True, short="mtp",
                serve_as=(("vllm", "mtp"), ("sglang", "NEXTN"), ("llama.cpp", "draft-mtp"), ("transformers", "use_mtp"))),
     SourceSpec("eagle3", False,

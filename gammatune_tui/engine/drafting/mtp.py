@@ -68,9 +68,22 @@ def head_of(target: Any) -> MtpHead:
     return head
 
 
-def describe(head: MtpHead) -> str:
-    """'mtp, 1 layer, chained': the subtitle's words for the head."""
-    return f"mtp, {head.layers} layer{'s' if head.layers != 1 else ''}, chained"
+def frequent_ids(width: int, n: int, target: Any) -> torch.Tensor:
+    """The `n` target ids a reduced draft vocabulary keeps (`--mtp-vocab N`): the first n ids, with the target's
+    EOS ids added. Byte-level BPE vocabularies (Qwen, Llama 3, GPT-2) number their tokens in merge order and
+    SentencePiece ones by score, so a low id is a frequent one; FR-Spec itself ranks by counts over a corpus
+    (SlimPajama), which gammatune has not got. Drafting stays lossless whichever ids are kept: the verify
+    corrects to the target's law (a token outside them is never drafted, and the residual covers it)."""
+    eos = target.generation_config.eos_token_id if getattr(target, "generation_config", None) is not None else None
+    extra = [int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos]) if e is not None and 0 <= int(e) < width]
+    return torch.unique(torch.cat([torch.arange(n), torch.tensor(extra, dtype=torch.long)]))
+
+
+def describe(head: MtpHead, vocab: int = 0) -> str:
+    """'mtp, 1 layer, chained' (', draft vocabulary 32,768' when reduced): the subtitle's words for the head."""
+    width = int(head.model.shared_head.weight.shape[0])
+    reduced = f", draft vocabulary {vocab:,}" if 0 < vocab < width else ""
+    return f"mtp, {head.layers} layer{'s' if head.layers != 1 else ''}, chained{reduced}"
 
 
 class MtpSource(DraftSource):
@@ -78,10 +91,12 @@ class MtpSource(DraftSource):
 
     runner = None
 
-    def __init__(self, target: Any, head: MtpHead, pre_norm: bool = False):
+    def __init__(self, target: Any, head: MtpHead, pre_norm: bool = False, vocab: int = 0):
         self.target = target
         self.head = head
         self.pre_norm = pre_norm
+        self.width = int(head.model.shared_head.weight.shape[0])   # the target's vocabulary, as its LM head has it
+        head.restrict(frequent_ids(self.width, vocab, target) if 0 < vocab < self.width else None)
         self.reads = TargetReads(last=True) if pre_norm else TargetReads(normed=True)
         self.waiting: list[torch.Tensor] = []   # target rows of positions head.length … not run by the head yet
         self.last_out: torch.Tensor | None = None   # the head's output at its last committed row
@@ -92,7 +107,12 @@ class MtpSource(DraftSource):
         prev = made.previous
         head = prev.head if isinstance(prev, MtpSource) and prev.target is target else head_of(target)
         head.reset()   # a one-token prompt hands no prefill rows: no earlier session's cache may remain
-        return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")))
+        return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")), int(params.get("mtp_vocab", 0)))
+
+    @classmethod
+    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+        """The target's head, read now (a checkpoint without one is one line before anything runs), and its name."""
+        return describe(head_of(target), int(params.get("mtp_vocab", 0)))
 
     def observe(self, rows: TargetRows) -> None:
         """Keep the target's rows; forget the head's rows at or past rows.start (a rejected window's).
@@ -129,9 +149,16 @@ class MtpSource(DraftSource):
             return out
         kept = self.head.length
 
+        ids_kept = self.head.vocab_ids
+
         def law(row: torch.Tensor) -> torch.Tensor:
             logits = self.head.logits(row)
-            return torch.softmax(logits, dim=-1) if served.greedy else served.probs(logits.unsqueeze(0))[0]
+            q = torch.softmax(logits, dim=-1) if served.greedy else served.probs(logits.unsqueeze(0))[0]
+            if ids_kept is None:
+                return q
+            # a reduced vocabulary: q over its ids, 0 elsewhere (the same law as the served one over the whole
+            # vocabulary with every other id at −∞: temperature, top-k and top-p never reach a −∞ logit)
+            return torch.zeros(self.width, device=q.device, dtype=q.dtype).index_copy_(0, ids_kept.to(q.device), q)
 
         try:   # chained: each next row is the head's own output, one position on
             return chain_draft(h, window, law, lambda row, x: self.head.extend(row.unsqueeze(0), [x])[-1],

@@ -218,10 +218,6 @@ def load_pair(
         name_target = target
     name_draft = drafter_settings.name if lookup else (own.name if own is not None else
                                                        "demo/draft" if is_demo else str(draft))
-    if drafter_settings.name == "mtp":   # the target's own head: read now (none: one line), named as it drafts
-        from ..drafting.mtp import describe, head_of
-
-        name_draft = describe(head_of(target_model))
     name_draft = prepare_source(drafter_settings, target_model) or name_draft   # a head read now, named
     made = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,

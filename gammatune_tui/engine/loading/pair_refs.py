@@ -20,7 +20,7 @@ from ...errors import InvalidParameter
 from ..context import window_of
 from ..drafting.draft_sources import MODEL, DrafterSettings, check_source_files, head_drafter
 from .model_files import ModelRef, locate_pair, read_config
-from ..common.names import MODEL_FREE, is_self_draft
+from ..common.names import BY_SOURCE, MODEL_FREE, is_self_draft
 
 HEAD = "mtp"   # `--draft mtp`: not a draft model's files but the target's own MTP head (drafting/mtp.py)
 from .presets import DEMO, PRESETS, pair_names, preset_target
@@ -129,6 +129,9 @@ def settle_pair(target: str | None, draft: str | None, pair: str | None, demo: b
         if asked not in (MODEL, HEAD):   # the default drafter (the model) gives way to the head
             raise InvalidParameter(f"--draft mtp drafts with the target's own MTP head: leave --drafter {asked} out")
         draft, drafter = None, drafter if asked == HEAD else HEAD
+    named = BY_SOURCE.get(draft.strip().lower()) if isinstance(draft, str) and not Path(draft).is_dir() else None
+    if named is not None and not named.loads_draft and not named.head_param:   # `--draft prompt-lookup`
+        raise InvalidParameter(f"--draft {draft}: {named.name} drafts without a draft model: use --drafter {named.name}")
     settings = DrafterSettings.of(drafter)
     draft, settings = head_drafter(draft, settings, drafter is not None and not (
         isinstance(drafter, DrafterSettings) and drafter.name == MODEL and not drafter.params()))
