@@ -1,0 +1,166 @@
+"""gammatune's `--draft mtp` against transformers' `generate(use_mtp=True)`, side by side in one run (issue 41's
+goal: identical tokens and drafts, and gammatune at least 1.2× tokens/s at the same γ).
+
+For each family whose head transformers runs (Mellum, DeepSeek-V3), a checkpoint of a small shape with random
+weights and a one-layer head is written as a real safetensors folder (tests/tiny_mtp.py) and loaded once. With
+`--train` (default on) the head is first fitted for a few seconds on the target's own greedy text
+(tests/tiny_mtp.py `train_head`), so that acceptance is high, as with a released head; transformers is handed
+the same fitted head (its loader, `MtpModel.from_pretrained(target)`, returns it). Then, alternating,
+`--repeats` times each:
+- transformers: `target.generate(x, do_sample=False, use_mtp=True)` — γ fixed to the head's layer count (1);
+- gammatune: `SpeculativeDecoder(pair, specdecode γ0 = 1, drafter="mtp")` — the same γ, the same head;
+- gammatune's own policy (gammatune+, γ0 3), which chains the head past its depth, for reference.
+Each output is compared with plain `generate`, and every draft of the two γ = 1 runs with the head's own token at
+that position (its trace over the same text).
+
+    python benchmarks/mtp_vs_hf.py [--tokens 96] [--repeats 5] [--hidden 256] [--layers 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--families", default="mellum,deepseek_v3")
+    ap.add_argument("--tokens", type=int, default=96)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--no-train", action="store_true")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    import torch
+    import transformers
+    from transformers.generation import candidate_generator as cg
+    from transformers.modeling_layers import MtpModel
+
+    from gammatune_tui.bench.sim.head_trace import record_head_trace
+    from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
+    from gammatune_tui.engine.common.pair import ModelPair
+    from gammatune_tui.engine.drafting import mtp as mtp_module
+    from tiny_models import make_byte_tokenizer
+    from tiny_mtp import train_head, write_mtp_checkpoint
+
+    transformers.utils.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    print(f"# gammatune --draft mtp vs transformers generate(use_mtp=True), CPU {os.cpu_count()} cores, "
+          f"{torch.get_num_threads()} threads, torch {torch.__version__}, transformers {transformers.__version__}, "
+          f"hidden {args.hidden}, {args.layers} layers, {args.tokens} tokens, {args.repeats} alternating repeats; "
+          f"load average {os.getloadavg()[0]:.2f}\n")
+    prompt = [0] + list(b"def fibonacci(n):\n    ")
+    res: dict = {"tokens": args.tokens, "repeats": args.repeats, "families": {}}
+    print("| family | transformers use_mtp tok/s | gammatune γ 1 tok/s | × | gammatune+ γ0 3 tok/s | acceptance (γ 1) "
+          "| tokens = generate | drafts equal |\n|---|---:|---:|---:|---:|---:|---|---|")
+    for family in args.families.split(","):
+        folder = Path(tempfile.mkdtemp(prefix=f"mtp-vs-hf-{family}-"))
+        target = write_mtp_checkpoint(family, folder, seed=3, layers=args.layers, hidden=args.hidden, init=0.3)
+        target.generation_config.eos_token_id = None
+        for p in target.parameters():
+            p.requires_grad_(False)
+        n = target.config.num_hidden_layers
+        # transformers finds a DeepSeek head by the real depth (`model.layers.61`); this one is at depth n
+        target._keys_to_ignore_on_load_unexpected = [rf"model\.layers\.{n}.*"] if family == "deepseek_v3" else [r"^mtp\."]
+        head = mtp_module.load_head(target)
+        agree = None
+        if not args.no_train:
+            # fitted on the benchmark's own prompt (and three prefixes of it), past the tokens decoded: a tiny head
+            # memorises rather than generalises, so this is the acceptance of a head that knows this text
+            agree = train_head(target, head, [prompt] + [prompt[:8 + 4 * i] for i in range(3)],
+                               new_tokens=args.tokens + 4, steps=60)
+            for p in head.model.parameters():
+                p.requires_grad_(False)
+        mtp_module._HEADS[target] = head
+        pair = ModelPair(target=target, draft=None, tokenizer=make_byte_tokenizer(), device=torch.device("cpu"),
+                         dtype=torch.float32, eos_ids=frozenset({-1}), name_target=family, name_draft="mtp")
+        x = torch.tensor([prompt])
+        with torch.inference_mode():
+            ref = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False,
+                                  max_new_tokens=args.tokens)[0, len(prompt):].tolist()
+        theirs: dict[int, int] = {}
+        real = cg.MTPCandidateGenerator.get_candidates
+
+        def spy(self, input_ids, *a, **k):
+            got, logits = real(self, input_ids, *a, **k)
+            if logits is not None:
+                theirs[input_ids.shape[1]] = int(got[0, input_ids.shape[1]])
+            return got, logits
+
+        def hf_run() -> list[int]:
+            # transformers' MTP path builds its head with MtpModel.from_pretrained(target) from the checkpoint:
+            # handed the same (fitted) MtpModel instead, so both decoders draft with one head
+            loader = MtpModel.__dict__["from_pretrained"]
+            MtpModel.from_pretrained = classmethod(lambda cls, main, **kw: head.model)   # type: ignore[method-assign]
+            try:
+                with torch.inference_mode():
+                    return target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, use_mtp=True,
+                                           max_new_tokens=args.tokens)[0, len(prompt):].tolist()
+            finally:
+                MtpModel.from_pretrained = loader
+
+        def ours(method: str, g0: int) -> tuple[list[int], float, dict[int, int]]:
+            dec = SpeculativeDecoder(pair, PolicySettings.build(method, g0), SamplingConfig(), drafter="mtp")
+            evs = list(dec.generate(prompt, max_new_tokens=args.tokens))
+            drafts, pos = {}, len(prompt)
+            for e in evs:
+                if isinstance(e, StepEvent):
+                    drafts.update({pos + i: t.id for i, t in enumerate(e.drafted)})
+                    pos += len(e.emitted)
+            return [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted], \
+                evs[-1].accepted / max(1, evs[-1].drafted), drafts
+
+        times: dict[str, list[float]] = {"hf": [], "g1": [], "gplus": []}
+        outs: dict[str, list[int]] = {}
+        acc = 0.0
+        mine: dict[int, int] = {}
+        for r in range(args.repeats + 1):   # the first round warms up
+            cg.MTPCandidateGenerator.get_candidates = spy
+            try:
+                t = time.perf_counter()
+                outs["hf"] = hf_run()
+                dt = time.perf_counter() - t
+            finally:
+                cg.MTPCandidateGenerator.get_candidates = real
+            if r:
+                times["hf"].append(dt)
+            t = time.perf_counter()
+            outs["g1"], acc, mine = ours("specdecode", 1)
+            if r:
+                times["g1"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            outs["gplus"], _, _ = ours("gammatune+", 3)
+            if r:
+                times["gplus"].append(time.perf_counter() - t)
+        tps = {k: args.tokens / statistics.median(v) for k, v in times.items()}
+        same = all(o == ref for o in outs.values())
+        # the two decoders draft at different positions (transformers' first step drafts nothing, so at full
+        # acceptance the phases differ by one): each draft is held to the head's own first token at that position,
+        # from the head's trace over the same text (bench/sim/head_trace.py)
+        trace = record_head_trace(pair, "mtp", {}, "p", prompt, args.tokens, 1, pair.eos_ids, tokens=ref)
+        first = {len(prompt) + i: c[0] for i, c in enumerate(trace.proposals) if c}
+        both = sorted((set(mine) | set(theirs)) & set(first))
+        drafts_equal = bool(both) and all(d.get(p, first[p]) == first[p] for d in (mine, theirs) for p in both)
+        res["families"][family] = {"tokens_per_s": tps, "ratio": tps["g1"] / tps["hf"], "acceptance": acc,
+                                   "head_training_agreement": agree, "identical": same,
+                                   "drafts_equal": drafts_equal, "positions_compared": len(both)}
+        print(f"| {family} | {tps['hf']:.1f} | {tps['g1']:.1f} | {tps['g1'] / tps['hf']:.2f} | {tps['gplus']:.1f} | "
+              f"{acc:.2f} | {'yes' if same else 'NO'} | {'yes' if drafts_equal else 'NO'} ({len(both)} positions) |",
+              flush=True)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2))
+
+
+if __name__ == "__main__":
+    main()
