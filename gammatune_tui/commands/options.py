@@ -160,9 +160,14 @@ class CommonOptions:
         if "drafter" in v and (v["drafter"] not in (None, MODEL_DRAFTER)
                                or any(v.get(k) is not None for k in SOURCE_PARAMS)):   # --drafter, its parameters
             d = self.drafter_settings()
-            if not d.loads_draft and self.values.get("draft"):
+            if not d.loads_draft and self.values.get("draft") and not self.drafts_with_head:
                 raise InvalidParameter(f"--draft names a draft model, but --drafter {d.name} drafts without one: "
                                        "leave --draft out")
+
+    @property
+    def drafts_with_head(self) -> bool:
+        """`--draft mtp` (and no folder named mtp): the target's own MTP head drafts, not a draft model."""
+        return self.values.get("draft") == "mtp" and not os.path.isdir("mtp")
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -179,6 +184,8 @@ class CommonOptions:
             name = v.get("drafter")
             if name is None:   # the default: a preset without a draft model (smollm2) drafts by its own drafter
                 name = preset_drafter(v.get("pair"), v.get("draft")) or MODEL_DRAFTER
+                if self.drafts_with_head:   # `--draft mtp` drafts with the target's head (loading/pair_refs.py),
+                    name = "mtp"              # so --mtp-vocab and --mtp-pre-norm apply to it
         return DrafterSettings.of(name, **{k: v.get(k) for k in SOURCE_PARAMS})
 
     @property

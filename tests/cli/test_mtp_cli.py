@@ -64,3 +64,32 @@ def test_models_families_says_which_families_carry_heads(capsys):
     assert {"qwen3_5", "mellum", "deepseek_v3", "glm4_moe"} <= set(heads) and "llama" not in heads
     code, out, err = invoke(["models", "--families"], capsys)
     assert code == 0 and "MTP heads (--draft mtp, docs/heads.md)" in out and "qwen3_5" in out
+
+
+def test_mtp_vocab_drafts_over_the_reduced_vocabulary_and_a_bad_value_is_one_line(capsys, head_dir):
+    """`--draft mtp --mtp-vocab 40`: the header records it, the head drafts only ids of S (the byte tokenizer's
+    special tokens and the lowest ids), the tokens are the plain run's; a bad N is one line and exit 2."""
+    from gammatune_tui.engine.drafting.frspec import ranked_subset, special_ids
+    from transformers import AutoTokenizer
+
+    args = ["--target", str(head_dir), "--device", "cpu", "--threads", "1", "-n", "12", "--json", "--raw"]
+    code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", "--mtp-vocab", "40"], capsys)
+    assert code == 0, err
+    events = [event_from_json(json.loads(line)) for line in out.splitlines()]
+    assert events[0].drafter == "mtp" and events[0].drafter_params["mtp_vocab"] == 40
+    tok = AutoTokenizer.from_pretrained(head_dir)
+    allowed = set(ranked_subset(40, 260, special_ids(tok, [tok.eos_token_id])).tolist())
+    drafted = [t.id for e in events if e.type == "step" for t in e.drafted]
+    assert drafted and set(drafted) <= allowed
+    mine = [t.id for e in events if e.type == "step" for t in e.emitted]
+    code, out, err = invoke(["run", "Hello", *args, "--drafter", "prompt-lookup"], capsys)
+    assert code == 0, err
+    assert mine == [t.id for e in map(lambda s: event_from_json(json.loads(s)), out.splitlines())
+                    if e.type == "step" for t in e.emitted]
+    for bad, says in (("-3", "--mtp-vocab must be a whole number >= 0, got -3"),
+                      ("999999", "--mtp-vocab 999999: the target's vocabulary has only 260 tokens"),
+                      ("many", "--mtp-vocab")):
+        code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", "--mtp-vocab", bad], capsys)
+        assert code == 2 and err.count("\n") == 1 and says in err, (bad, err)
+    code, out, err = invoke(["run", "Hello", *args, "--drafter", "prompt-lookup", "--mtp-vocab", "40"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--mtp-vocab belongs to the mtp drafter" in err

@@ -63,7 +63,10 @@ SOURCES: tuple[SourceSpec, ...] = (
     SourceSpec("mtp", False,
                "the multi-token-prediction head shipped in the target's own checkpoint, chained (docs/heads.md)",
                (ParamSpec("mtp_pre_norm", bool, False, "MTP pre-norm",
-                          "feed the head the target's last hidden state before the final norm (default: after)"),),
+                          "feed the head the target's last hidden state before the final norm (default: after)"),
+                ParamSpec("mtp_vocab", int, 0, "MTP draft vocabulary",
+                          "draft over the N most frequent tokens only (FR-Spec; ranked by token id, the tokenizer's "
+                          "special tokens first; still exact); 0: the whole vocabulary", lo=0)),
                short="mtp"),
     SourceSpec("eagle3", False,
                "an EAGLE-3 head from its own folder (SafeAILab's or speculators' format): one layer over three "

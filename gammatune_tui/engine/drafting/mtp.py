@@ -15,7 +15,10 @@ sampled law the verify corrects to the target's).
 
 The proposal law q is the head's softmax (served through the session's
 temperature, top-k, top-p): the accept test is the draft model's, and the
-policy reads the head's own top-1 and chosen probabilities.
+policy reads the head's own top-1 and chosen probabilities. `--mtp-vocab N`
+takes that softmax over N tokens only (FR-Spec, frspec.py): the head's
+projection, most of a drafting step at a 248k vocabulary, shrinks to N
+rows, and the verify still corrects q to the target's law.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 import torch
 
 from . import Draft, DraftSource, SourceContext, chain_draft
+from .frspec import DraftVocab, check_size, special_ids, vocab_width
 from .mtp_head import MtpHead
 from .mtp_layouts import DEFAULT_FEED, read_head
 from ..policies.policy_base import Policy
@@ -78,10 +82,11 @@ class MtpSource(DraftSource):
 
     runner = None
 
-    def __init__(self, target: Any, head: MtpHead, pre_norm: bool = False):
+    def __init__(self, target: Any, head: MtpHead, pre_norm: bool = False, vocab: DraftVocab | None = None):
         self.target = target
         self.head = head
         self.pre_norm = pre_norm
+        self.vocab = vocab   # the reduced draft vocabulary (--mtp-vocab N); None: the whole one
         self.reads = TargetReads(last=True) if pre_norm else TargetReads(normed=True)
         self.waiting: list[torch.Tensor] = []   # target rows of positions head.length … not run by the head yet
         self.last_out: torch.Tensor | None = None   # the head's output at its last committed row
@@ -92,7 +97,27 @@ class MtpSource(DraftSource):
         prev = made.previous
         head = prev.head if isinstance(prev, MtpSource) and prev.target is target else head_of(target)
         head.reset()   # a one-token prompt hands no prefill rows: no earlier session's cache may remain
-        return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")))
+        n = int(params.get("mtp_vocab", 0))
+        vocab = head.draft_vocab(n, special_ids(made.pair.tokenizer, made.pair.eos_ids)) if n else None
+        return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")), vocab)
+
+    @classmethod
+    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+        """At load: the head read (none: one line), a draft vocabulary wider than the target's refused in one
+        line, and the head named with its vocabulary when reduced."""
+        head = head_of(target)
+        n = int(params.get("mtp_vocab", 0))
+        if not n:
+            return ""
+        check_size(n, vocab_width(head.model))
+        return f"{describe(head)}, draft vocabulary {n:,}"
+
+    def law(self, row: torch.Tensor, served: Served) -> torch.Tensor:
+        """q over the target's vocabulary from one head output row: the whole softmax, or FR-Spec's over S."""
+        if self.vocab is not None:
+            return self.vocab.law(row, served)
+        logits = self.head.logits(row)
+        return torch.softmax(logits, dim=-1) if served.greedy else served.probs(logits.unsqueeze(0))[0]
 
     def observe(self, rows: TargetRows) -> None:
         """Keep the target's rows; forget the head's rows at or past rows.start (a rejected window's).
@@ -128,13 +153,8 @@ class MtpSource(DraftSource):
         if h is None:   # a one-token prompt: no row to draft from yet
             return out
         kept = self.head.length
-
-        def law(row: torch.Tensor) -> torch.Tensor:
-            logits = self.head.logits(row)
-            return torch.softmax(logits, dim=-1) if served.greedy else served.probs(logits.unsqueeze(0))[0]
-
         try:   # chained: each next row is the head's own output, one position on
-            return chain_draft(h, window, law, lambda row, x: self.head.extend(row.unsqueeze(0), [x])[-1],
+            return chain_draft(h, window, lambda row: self.law(row, served), lambda row, x: self.head.extend(row.unsqueeze(0), [x])[-1],
                                served=served, gen=gen, policy=policy, eos=eos)
         finally:
             self.head.keep(kept)   # the chained rows are speculative: the target's rows replace them

@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from ...errors import ModelLoadError
+from .frspec import DraftVocab, check_size, ranked_subset, vocab_width
 from .mtp_layouts import HeadTensors, text_config_of
 
 
@@ -102,7 +103,18 @@ class MtpHead:
         self.layout = head.layout
         self._cache_type = MtpCache
         self.cache: Any = None
+        self._vocabs: dict[tuple[int, ...], DraftVocab] = {}
         self.reset()
+
+    def draft_vocab(self, n: int, first: tuple[int, ...] = ()) -> DraftVocab:
+        """The reduced draft vocabulary of `n` tokens (frspec.py), its rows sliced once per subset and kept
+        with the head (every session of the loaded target reuses them)."""
+        width = vocab_width(self.model)
+        check_size(n, width)
+        key = (n, *first)
+        if key not in self._vocabs:
+            self._vocabs[key] = DraftVocab(self.model, ranked_subset(n, width, first))
+        return self._vocabs[key]
 
     def reset(self) -> None:
         self.cache = self._cache_type(config=self.model.config)
