@@ -86,10 +86,11 @@ def test_mtp_vocab_drafts_over_the_reduced_vocabulary_and_a_bad_value_is_one_lin
     assert code == 0, err
     assert mine == [t.id for e in map(lambda s: event_from_json(json.loads(s)), out.splitlines())
                     if e.type == "step" for t in e.emitted]
-    for bad, says in (("-3", "--mtp-vocab must be a whole number >= 0, got -3"),
-                      ("999999", "--mtp-vocab 999999: the target's vocabulary has only 260 tokens"),
-                      ("many", "--mtp-vocab")):
-        code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", "--mtp-vocab", bad], capsys)
+    for bad, says in ((["--mtp-vocab", "-3"], "--mtp-vocab must be a whole number >= 0, got -3"),
+                      (["--mtp-vocab", "999999"], "--mtp-vocab 999999: the target's vocabulary has only 260 tokens"),
+                      (["--mtp-vocab", "many"], "--mtp-vocab"),
+                      (["--mtp-vocab-file", "/nonexistent.pt"], "--mtp-vocab-file /nonexistent.pt: no such file")):
+        code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", *bad], capsys)
         assert code == 2 and err.count("\n") == 1 and says in err, (bad, err)
     code, out, err = invoke(["run", "Hello", *args, "--drafter", "prompt-lookup", "--mtp-vocab", "40"], capsys)
     assert code == 2 and err.count("\n") == 1 and "--mtp-vocab belongs to the mtp drafter" in err

@@ -89,3 +89,36 @@ def test_the_reduced_law_is_the_served_law_over_s_and_zero_elsewhere(tmp_path):
         assert float(got[outside].abs().sum()) == 0.0
     with pytest.raises(InvalidParameter, match=r"^--mtp-vocab 261: the target's vocabulary has only 260 tokens"):
         head.draft_vocab(261)
+
+
+@needs_heads
+def test_a_ranking_file_chooses_the_draft_vocabulary_and_a_bad_one_is_one_line(tmp_path):
+    """`--mtp-vocab-file`: a .pt tensor or .json list of ids (FR-Spec's and SGLang's token maps), or text counted
+    with the tokenizer; S is the special tokens and the file's ids (its first N with --mtp-vocab N), the output
+    still `generate`'s. Ids past the vocabulary, a non-list, a missing file: one line each."""
+    import json
+
+    from gammatune_tui.engine.drafting.frspec import read_ranking
+
+    target = write_mtp_checkpoint("qwen3_5_text", tmp_path / "q", seed=3)
+    tok = make_byte_tokenizer()
+    pair = _pair(target, tok)
+    special = set(special_ids(tok, pair.eos_ids))
+    torch.save(torch.arange(100, 140), tmp_path / "map.pt")
+    (tmp_path / "map.json").write_text(json.dumps(list(range(200, 150, -1))))
+    (tmp_path / "domain.txt").write_text("zzz zzz zzz yy x", encoding="utf-8")
+    assert read_ranking(str(tmp_path / "domain.txt"), tok, 260)[:3] == tuple(tok.encode("z y", add_special_tokens=False))
+    for file, n, allowed in (("map.pt", 0, set(range(100, 140))), ("map.json", 10, set(range(200, 190, -1))),
+                             ("domain.txt", 0, set(tok.encode("zyx ", add_special_tokens=False)))):
+        settings = DrafterSettings("mtp", mtp_vocab=n, mtp_vocab_file=str(tmp_path / file))
+        dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 3), drafter=settings)
+        evs = list(dec.generate(PROMPT, max_new_tokens=16))
+        drafted = {t.id for e in evs if isinstance(e, StepEvent) for t in e.drafted}
+        assert emitted(evs) == greedy_ref(pair, PROMPT, 16)
+        assert drafted and drafted <= allowed | special, (file, drafted)
+    (tmp_path / "far.json").write_text("[5, 300]")
+    (tmp_path / "obj.json").write_text('{"5": 1}')
+    for file, says in (("far.json", "token id 300 is outside the target's vocabulary of 260"),
+                       ("obj.json", "not a list of token ids"), ("none.pt", "no such file")):
+        with pytest.raises(InvalidParameter, match=f"^--mtp-vocab-file .*{file}: {says}"):
+            read_ranking(str(tmp_path / file), tok, 260)

@@ -66,7 +66,10 @@ SOURCES: tuple[SourceSpec, ...] = (
                           "feed the head the target's last hidden state before the final norm (default: after)"),
                 ParamSpec("mtp_vocab", int, 0, "MTP draft vocabulary",
                           "draft over the N most frequent tokens only (FR-Spec; ranked by token id, the tokenizer's "
-                          "special tokens first; still exact); 0: the whole vocabulary", lo=0)),
+                          "special tokens first; still exact); 0: the whole vocabulary", lo=0),
+                ParamSpec("mtp_vocab_file", str, "", "MTP vocabulary ranking",
+                          "rank --mtp-vocab's tokens by this file instead of by id: token ids most frequent first "
+                          "(.pt as FR-Spec's and SGLang's --speculative-token-map, or .json), or text to count")),
                short="mtp"),
     SourceSpec("eagle3", False,
                "an EAGLE-3 head from its own folder (SafeAILab's or speculators' format): one layer over three "

@@ -16,13 +16,16 @@ the argmax over S; the verify picks the target's argmax whatever was drafted.
 
 Which N tokens. Real FR-Spec counts token frequencies over a large corpus
 (SlimPajama-627B) with the model's tokenizer and ships the top-N ids; SGLang
-reads such a list as `--speculative-token-map`. gammatune has no corpus to
-count, so it ranks by token id: a byte-level BPE tokenizer (Qwen's, Llama's,
+reads such a list as `--speculative-token-map`. gammatune ships no corpus, so
+by default it ranks by token id: a byte-level BPE tokenizer (Qwen's, Llama's,
 GPT-2's) numbers its tokens in merge order, and a merge is learnt in the
 order of its pair's frequency in the tokenizer's own training text, so low
-ids are the frequent ones. The tokenizer's added and special tokens (EOS,
-the chat template's markers), which sit at the end of the id range, are put
-first: an answer's end must stay draftable. docs/heads.md says how to choose N.
+ids are the frequent ones. `--mtp-vocab-file` gives the ranking instead:
+such a list of ids (most frequent first; `.pt` as FR-Spec's and SGLang's,
+or `.json`), or text of the user's own domain, tokenized and counted. The
+tokenizer's added and special tokens (EOS, the chat template's markers),
+which sit at the end of the id range, always come first: an answer's end
+must stay draftable. docs/heads.md says how to choose N.
 """
 
 from __future__ import annotations
@@ -61,6 +64,63 @@ def special_ids(tokenizer: Any, eos: Iterable[int]) -> tuple[int, ...]:
         if found:
             keep.update(int(i) for i in found if isinstance(i, int) and i >= 0)
     return tuple(sorted(keep))
+
+
+def read_ranking(path: str, tokenizer: Any, width: int) -> tuple[int, ...]:
+    """Token ids, most frequent first, from `--mtp-vocab-file`: a `.pt` tensor or list of ids, a `.json` list of
+    ids, or any other file as UTF-8 text, tokenized and counted (ties by id); one line for anything else."""
+    import json
+    from collections import Counter
+    from pathlib import Path
+
+    where = f"--mtp-vocab-file {path}"
+    check_file(path)
+    file = Path(path).expanduser()
+    suffix = file.suffix.lower()
+    try:
+        if suffix in (".pt", ".pth"):
+            found: Any = torch.load(file, map_location="cpu", weights_only=True)
+            found = found.tolist() if isinstance(found, torch.Tensor) else found
+        elif suffix == ".json":
+            found = json.loads(file.read_text(encoding="utf-8"))
+        else:
+            text = file.read_text(encoding="utf-8")
+            counts = Counter(int(i) for i in tokenizer.encode(text, add_special_tokens=False))
+            found = sorted(counts, key=lambda i: (-counts[i], i))
+    except (OSError, ValueError, RuntimeError, UnicodeDecodeError, EOFError) as exc:
+        raise InvalidParameter(f"{where}: cannot read it ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+    if not isinstance(found, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in found):
+        raise InvalidParameter(f"{where}: not a list of token ids (a .pt tensor or a .json list, most frequent first)")
+    if not found:
+        raise InvalidParameter(f"{where}: holds no tokens")
+    bad = next((i for i in found if not 0 <= i < width), None)
+    if bad is not None:
+        raise InvalidParameter(f"{where}: token id {bad} is outside the target's vocabulary of {width:,} "
+                               "(a list for another tokenizer?)")
+    return tuple(dict.fromkeys(found))
+
+
+_RANKINGS: dict[tuple[Any, ...], tuple[int, ...]] = {}
+
+
+def ranking_of(path: str, tokenizer: Any, width: int) -> tuple[int, ...]:
+    """`read_ranking`, read once per file (as it is now on disk) and tokenizer: every session reuses it."""
+    from pathlib import Path
+
+    st = Path(path).expanduser().stat() if Path(path).expanduser().is_file() else None
+    key = (str(path), st and st.st_mtime_ns, st and st.st_size, id(tokenizer), width)
+    if key not in _RANKINGS:
+        _RANKINGS[key] = read_ranking(path, tokenizer, width)
+    return _RANKINGS[key]
+
+
+def check_file(path: str) -> None:
+    """At load, before the first session: a `--mtp-vocab-file` that is not there is one line."""
+    from pathlib import Path
+
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise InvalidParameter(f"--mtp-vocab-file {path}: " + ("no such file" if not file.exists() else "not a file"))
 
 
 def ranked_subset(n: int, width: int, first: Iterable[int] = ()) -> torch.Tensor:
@@ -108,4 +168,4 @@ class DraftVocab:
         return full.index_copy_(0, self.ids.to(probs.device), probs)
 
 
-__all__ = ["DraftVocab", "check_size", "ranked_subset", "special_ids", "vocab_width"]
+__all__ = ["DraftVocab", "check_file", "check_size", "ranking_of", "ranked_subset", "read_ranking", "special_ids", "vocab_width"]

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from . import Draft, DraftSource, SourceContext, chain_draft
-from .frspec import DraftVocab, check_size, special_ids, vocab_width
+from .frspec import DraftVocab, check_file, check_size, ranking_of, special_ids, vocab_width
 from .mtp_head import MtpHead
 from .mtp_layouts import DEFAULT_FEED, read_head
 from ..policies.policy_base import Policy
@@ -77,6 +77,18 @@ def describe(head: MtpHead) -> str:
     return f"mtp, {head.layers} layer{'s' if head.layers != 1 else ''}, chained"
 
 
+def draft_vocab_of(params: dict[str, Any], head: MtpHead, tokenizer: Any, eos: Any) -> tuple[int, tuple[int, ...]]:
+    """(N, the ids ranked first) of a session's draft vocabulary: the special tokens, then `--mtp-vocab-file`'s
+    ranking; N 0 with a file is all the ids it ranks, N 0 without one the whole vocabulary (no reduction)."""
+    n, path = int(params.get("mtp_vocab", 0)), str(params.get("mtp_vocab_file") or "")
+    first = special_ids(tokenizer, eos)
+    if path:
+        width = vocab_width(head.model)
+        first = tuple(dict.fromkeys(first + ranking_of(path, tokenizer, width)))
+        n = n or min(len([i for i in first if i < width]), width)
+    return n, first
+
+
 class MtpSource(DraftSource):
     """One session's MTP drafting over the target's rows (see the module docstring)."""
 
@@ -97,8 +109,8 @@ class MtpSource(DraftSource):
         prev = made.previous
         head = prev.head if isinstance(prev, MtpSource) and prev.target is target else head_of(target)
         head.reset()   # a one-token prompt hands no prefill rows: no earlier session's cache may remain
-        n = int(params.get("mtp_vocab", 0))
-        vocab = head.draft_vocab(n, special_ids(made.pair.tokenizer, made.pair.eos_ids)) if n else None
+        n, first = draft_vocab_of(params, head, made.pair.tokenizer, made.pair.eos_ids)
+        vocab = head.draft_vocab(n, first) if n else None
         return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")), vocab)
 
     @classmethod
@@ -106,11 +118,14 @@ class MtpSource(DraftSource):
         """At load: the head read (none: one line), a draft vocabulary wider than the target's refused in one
         line, and the head named with its vocabulary when reduced."""
         head = head_of(target)
-        n = int(params.get("mtp_vocab", 0))
-        if not n:
+        n, path = int(params.get("mtp_vocab", 0)), str(params.get("mtp_vocab_file") or "")
+        width = vocab_width(head.model)
+        check_size(n, width)
+        if path:
+            check_file(path)
+        if not (n or path):
             return ""
-        check_size(n, vocab_width(head.model))
-        return f"{describe(head)}, draft vocabulary {n:,}"
+        return f"{describe(head)}, draft vocabulary {f'{n:,}' if n else 'from ' + path}"
 
     def law(self, row: torch.Tensor, served: Served) -> torch.Tensor:
         """q over the target's vocabulary from one head output row: the whole softmax, or FR-Spec's over S."""
