@@ -110,7 +110,7 @@ class MtpSource(DraftSource):
         head = prev.head if isinstance(prev, MtpSource) and prev.target is target else head_of(target)
         head.reset()   # a one-token prompt hands no prefill rows: no earlier session's cache may remain
         n, first = draft_vocab_of(params, head, made.pair.tokenizer, made.pair.eos_ids)
-        vocab = head.draft_vocab(n, first) if n else None
+        vocab = head.draft_vocab(n, first) if 0 < n < vocab_width(head.model) else None   # N = V: the same law
         return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")), vocab)
 
     @classmethod
