@@ -11,10 +11,9 @@ Timed after a warm-up, alternating, medians of `--repeats` (each timing ends in 
 - verify: a window of `--window` tokens, rewound after each (what a γ = window − 1 verify costs);
 - head layer: one chained row through the head's decoder layer (MtpHead.extend);
 - head projection: the head's norm and logits over the whole vocabulary, then the softmax (MtpHead.logits);
-- a drafting step: both, as MtpSource.draft does per token;
-- with `--mtp-vocab N` (default 32768; 0: none), the projection and the drafting step again over a reduced draft
-  vocabulary of N tokens (FR-Spec, `--mtp-vocab`): logits over N rows, the softmax over them, placed into the
-  whole vocabulary as MtpSource's law places them.
+- a drafting step: both, as MtpSource.draft does per token (its law, the argmax, the token's statistics);
+- with `--vocabs N,…` (default 32768,8192; FR-Spec, `--mtp-vocab N`): the projection over the N-token draft
+  vocabulary and a drafting step with it, in the same alternation.
 Then end to end, `--tokens` greedy tokens: gammatune with `--draft mtp` against gammatune's plain decoding,
 each output compared with the target's own `generate`. Random weights: the head's acceptance here is what
 random weights give, printed beside it; the step costs do not depend on it.
@@ -25,8 +24,10 @@ random weights give, printed beside it; the step costs do not depend on it.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -53,8 +54,8 @@ def main() -> None:  # noqa: C901 - one linear script
     ap.add_argument("--window", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--tokens", type=int, default=64)
+    ap.add_argument("--vocabs", default="32768,8192", help="reduced draft vocabularies to time (0 or '': none)")
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--mtp-vocab", default="32768", help="reduced draft vocabularies to time, comma-separated (0: none)")
     args = ap.parse_args()
     import torch
     import transformers
@@ -62,7 +63,9 @@ def main() -> None:  # noqa: C901 - one linear script
     from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
     from gammatune_tui.engine.common.devices import resolve_device
     from gammatune_tui.engine.common.sampling import Served
-    from gammatune_tui.engine.drafting.mtp import frequent_ids, head_of, load_head
+    from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
+    from gammatune_tui.engine.drafting.frspec import special_ids
+    from gammatune_tui.engine.drafting.mtp import MtpSource, head_of
     from gammatune_tui.engine.loading.models import ModelPair
     from gammatune_tui.engine.plain import plain_decode
     from gammatune_tui.engine.runners import build_runner, choose_kind
@@ -85,6 +88,7 @@ def main() -> None:  # noqa: C901 - one linear script
 
     t0 = time.perf_counter()
     folder = Path(tempfile.mkdtemp(prefix="mtp-step-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)   # 1.5 GB (bf16) to 3 GB (fp32) at the real shape
     torch.set_default_dtype(dtype)
     try:
         target = write_mtp_checkpoint("qwen3_5_text", folder, seed=0, layers=layers, hidden=shape["hidden_size"],
@@ -102,6 +106,7 @@ def main() -> None:  # noqa: C901 - one linear script
 
     g = torch.Generator().manual_seed(0)
     n, w = args.context, args.window
+    vocabs = [int(v) for v in args.vocabs.split(",") if v.strip() and int(v) > 0]
     ids = torch.randint(0, vocab, (1, n + w + 1), generator=g).to(device)
     served = Served(SamplingConfig(temperature=0.0))
     res: dict = {"device": name, "dtype": args.dtype, "small": args.small, "context": n, "window": w,
@@ -134,35 +139,25 @@ def main() -> None:  # noqa: C901 - one linear script
             head.extend(row.unsqueeze(0), [5])
             head.keep(n)
 
-        def projection():
-            torch.softmax(head.logits(row), dim=-1)
+        def drafting(source):
+            def projection():
+                source.law(row, served)
 
-        def draft_step():
-            probs = torch.softmax(head.logits(row), dim=-1)
-            x = int(probs.argmax())
-            head.extend(row.unsqueeze(0), [x])
-            head.keep(n)
+            def draft_step():   # what chain_draft does per token, then the head's layer on the drafted token
+                probs = source.law(row, served)
+                x = int(probs.argmax())
+                float(probs.max()), float(probs[x]), float(torch.special.entr(probs).sum())
+                head.extend(row.unsqueeze(0), [x])
+                head.keep(n)
+            return projection, draft_step
 
+        full_proj, full_step = drafting(MtpSource(target, head))
         parts = {"target step": target_step, f"verify ({w} tokens)": verify, "head layer": layer,
-                 "head projection + softmax": projection, "drafting step": draft_step}
-        for nv in [int(x) for x in args.mtp_vocab.split(",") if int(x) > 0 and int(x) < vocab]:
-            small = load_head(target)   # a head of its own, restricted once (the shared one keeps the whole vocabulary)
-            small.restrict(frequent_ids(vocab, nv, target))
-            small.reset()
-            small.extend(torch.randn(n, shape["hidden_size"], generator=g).to(device, dtype), ids[0, 1:n + 1].tolist())
-            kept = small.vocab_ids.to(device)
-
-            def reduced_law(row, small=small, kept=kept):
-                q = torch.softmax(small.logits(row), dim=-1)
-                return torch.zeros(vocab, device=q.device, dtype=q.dtype).index_copy_(0, kept, q)
-
-            def reduced_step(small=small, law=reduced_law):
-                x = int(law(row).argmax())
-                small.extend(row.unsqueeze(0), [x])
-                small.keep(n)
-
-            parts[f"head projection + softmax, {nv:,} tokens"] = lambda law=reduced_law: law(row)
-            parts[f"drafting step, {nv:,} tokens"] = reduced_step
+                 "head projection + softmax": full_proj, "drafting step": full_step}
+        for nv in vocabs:
+            proj, step = drafting(MtpSource(target, head, vocab=head.draft_vocab(nv, special_ids(pair.tokenizer, ()))))
+            parts[f"projection + softmax, vocabulary {nv:,}"] = proj
+            parts[f"drafting step, vocabulary {nv:,}"] = step
         for fn in parts.values():
             for _ in range(3):
                 fn()
@@ -182,6 +177,8 @@ def main() -> None:  # noqa: C901 - one linear script
     print(f"\nthe projection over {vocab:,} tokens is {share:.0%} of a drafting step; "
           f"c({w}) = verify / target step = {med[f'verify ({w} tokens)'] / ts:.2f}\n", flush=True)
     res["projection_share"] = share
+    res["load_after"] = os.getloadavg()[0]
+    print(f"load average after the timings {res['load_after']:.2f}\n", flush=True)
     dump(args, res)
 
     prompt = torch.randint(0, vocab, (48,), generator=g).tolist()
@@ -191,7 +188,8 @@ def main() -> None:  # noqa: C901 - one linear script
                               pad_token_id=0)[0, len(prompt):].tolist()
     res["end_to_end"] = {}
     print(f"| {args.tokens} greedy tokens | tokens/s | acceptance | = target.generate |\n|---|---:|---:|---|")
-    for label in ("plain", "mtp, γ0 = 1", "mtp, gammatune γ0 = 3"):
+    labels = ["plain", "mtp, γ0 = 1", "mtp, gammatune γ0 = 3", *(f"mtp, γ0 = 1, vocabulary {nv:,}" for nv in vocabs)]
+    for label in labels:
         for attempt in range(2):   # the first run warms up; the second is timed
             sync()
             t = time.perf_counter()
@@ -199,7 +197,9 @@ def main() -> None:  # noqa: C901 - one linear script
                 out, acc = plain_decode(pair, prompt, args.tokens).token_ids, None
             else:
                 method, g0 = ("specdecode", 1) if "γ0 = 1" in label else ("gammatune", 3)
-                dec = SpeculativeDecoder(pair, PolicySettings.build(method, g0), SamplingConfig(), drafter="mtp")
+                nv = int(label.rsplit(" ", 1)[1].replace(",", "")) if "vocabulary" in label else 0
+                dec = SpeculativeDecoder(pair, PolicySettings.build(method, g0), SamplingConfig(),
+                                         drafter=DrafterSettings("mtp", mtp_vocab=nv) if nv else "mtp")
                 evs = list(dec.generate(prompt, max_new_tokens=args.tokens))
                 out = [tk.id for e in evs if isinstance(e, StepEvent) for tk in e.emitted]
                 acc = evs[-1].accepted / max(1, evs[-1].drafted)

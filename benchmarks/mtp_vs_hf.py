@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -72,7 +73,10 @@ def main() -> None:
         n = target.config.num_hidden_layers
         # transformers finds a DeepSeek head by the real depth (`model.layers.61`); this one is at depth n
         target._keys_to_ignore_on_load_unexpected = [rf"model\.layers\.{n}.*"] if family == "deepseek_v3" else [r"^mtp\."]
-        head = mtp_module.load_head(target)
+        try:   # the head is read from the folder, once; then the folder goes (MoE checkpoints are large)
+            head = mtp_module.load_head(target)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         agree = None
         if not args.no_train:
             # fitted on the benchmark's own prompt (and three prefixes of it), past the tokens decoded: a tiny head

@@ -49,6 +49,7 @@ def test_compare_races_the_head_against_prompt_lookup(capsys, head_dir):
 def test_a_folder_without_a_head_or_another_drafter_beside_it_is_one_line(capsys, tmp_path, head_dir):
     bare = tmp_path / "bare"
     write_mtp_checkpoint("mellum", bare, with_head=False)
+    capsys.readouterr()   # the fixture's own progress bars are not the command's output
     code, out, err = invoke(["run", "Hello", "--target", str(bare), "--draft", "mtp", "-n", "4"], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "carries no MTP head (no mtp.* tensors); --draft mtp needs one" in err
@@ -66,22 +67,7 @@ def test_models_families_says_which_families_carry_heads(capsys):
     assert code == 0 and "MTP heads (--draft mtp, docs/heads.md)" in out and "qwen3_5" in out
 
 
-def test_the_heads_own_flags_apply_after_draft_mtp_and_a_reduced_vocabulary_is_named(capsys, head_dir):
-    """`--draft mtp --mtp-vocab 64` used to be refused ("--mtp-vocab belongs to the mtp drafter, and this run drafts
-    with model"): `--draft mtp` names the drafter, so its flags apply. The header names the reduced vocabulary, no
-    drafted token lies outside it, and the tokens are still the target's."""
-    args = ["--target", str(head_dir), "--device", "cpu", "--threads", "1", "-n", "12", "--json", "--raw"]
-    code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", "--mtp-vocab", "64", "-m", "specdecode",
-                             "--gamma", "3"], capsys)
-    assert code == 0, err
-    events = [event_from_json(json.loads(line)) for line in out.splitlines()]
-    assert events[0].drafter == "mtp" and events[0].drafter_params["mtp_vocab"] == 64
-    drafted = [t.id for e in events if e.type == "step" for t in e.drafted]
-    assert drafted and max(drafted) < 64
-    code, out2, err = invoke(["run", "Hello", *args, "--draft", "mtp", "-m", "specdecode", "--gamma", "3"], capsys)
-    assert [t.id for e in events if e.type == "step" for t in e.emitted] == [
-        t.id for e in map(lambda s: event_from_json(json.loads(s)), out2.splitlines()) if e.type == "step"
-        for t in e.emitted]
+def test_the_subtitle_names_a_reduced_vocabulary_and_draft_prompt_lookup_says_what_to_type(capsys, head_dir):
     from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
     from gammatune_tui.engine.loading.models import load_pair
     from gammatune_tui.session.turns import pair_title
@@ -89,14 +75,36 @@ def test_the_heads_own_flags_apply_after_draft_mtp_and_a_reduced_vocabulary_is_n
     pair = load_pair(str(head_dir), "mtp", device="cpu", threads=1, warmup=False,
                      drafter=DrafterSettings("mtp", mtp_vocab=64))
     assert "mtp, 1 layer, chained, draft vocabulary 64" in pair_title(pair)   # the chat's subtitle
+    code, out, err = invoke(["run", "Hello", "--target", str(head_dir), "--draft", "prompt-lookup", "-n", "4"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "--draft prompt-lookup: prompt-lookup drafts without a draft model: use --drafter" in err
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--draft", "mtp", "--mtp-vocab", "-3"], "--mtp-vocab must be a whole number >= 0, got -3"),
-    (["--draft", "prompt-lookup"], "--draft prompt-lookup: prompt-lookup drafts without a draft model: use --drafter"),
-])
-def test_bad_head_flags_are_one_line(capsys, head_dir, argv, words):
-    from clihelpers import assert_one_line
+def test_mtp_vocab_drafts_over_the_reduced_vocabulary_and_a_bad_value_is_one_line(capsys, head_dir):
+    """`--draft mtp --mtp-vocab 40`: the header records it, the head drafts only ids of S (the byte tokenizer's
+    special tokens and the lowest ids), the tokens are the plain run's; a bad N is one line and exit 2."""
+    from gammatune_tui.engine.drafting.frspec import ranked_subset, special_ids
+    from transformers import AutoTokenizer
 
-    code, out, err = invoke(["run", "Hello", "--target", str(head_dir), "--device", "cpu", "-n", "4", *argv], capsys)
-    assert_one_line(code, err, words)
+    args = ["--target", str(head_dir), "--device", "cpu", "--threads", "1", "-n", "12", "--json", "--raw"]
+    code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", "--mtp-vocab", "40"], capsys)
+    assert code == 0, err
+    events = [event_from_json(json.loads(line)) for line in out.splitlines()]
+    assert events[0].drafter == "mtp" and events[0].drafter_params["mtp_vocab"] == 40
+    tok = AutoTokenizer.from_pretrained(head_dir)
+    allowed = set(ranked_subset(40, 260, special_ids(tok, [tok.eos_token_id])).tolist())
+    drafted = [t.id for e in events if e.type == "step" for t in e.drafted]
+    assert drafted and set(drafted) <= allowed
+    mine = [t.id for e in events if e.type == "step" for t in e.emitted]
+    code, out, err = invoke(["run", "Hello", *args, "--drafter", "prompt-lookup"], capsys)
+    assert code == 0, err
+    assert mine == [t.id for e in map(lambda s: event_from_json(json.loads(s)), out.splitlines())
+                    if e.type == "step" for t in e.emitted]
+    for bad, says in ((["--mtp-vocab", "-3"], "--mtp-vocab must be a whole number >= 0, got -3"),
+                      (["--mtp-vocab", "999999"], "--mtp-vocab 999999: the target's vocabulary has only 260 tokens"),
+                      (["--mtp-vocab", "many"], "--mtp-vocab"),
+                      (["--mtp-vocab-file", "/nonexistent.pt"], "--mtp-vocab-file /nonexistent.pt: no such file")):
+        code, out, err = invoke(["run", "Hello", *args, "--draft", "mtp", *bad], capsys)
+        assert code == 2 and err.count("\n") == 1 and says in err, (bad, err)
+    code, out, err = invoke(["run", "Hello", *args, "--drafter", "prompt-lookup", "--mtp-vocab", "40"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--mtp-vocab belongs to the mtp drafter" in err

@@ -70,9 +70,12 @@ SOURCES: tuple[SourceSpec, ...] = (
                "the multi-token-prediction head shipped in the target's own checkpoint, chained (docs/heads.md)",
                (ParamSpec("mtp_pre_norm", bool, False, "MTP pre-norm",
                           "feed the head the target's last hidden state before the final norm (default: after)"),
-                ParamSpec("mtp_vocab", int, 0, "MTP vocabulary",
-                          "draft over the N most frequent tokens only (FR-Spec; 0: the whole vocabulary), still "
-                          "lossless", lo=0)),
+                ParamSpec("mtp_vocab", int, 0, "MTP draft vocabulary",
+                          "draft over the N most frequent tokens only (FR-Spec; ranked by token id, the tokenizer's "
+                          "special tokens first; still exact); 0: the whole vocabulary", lo=0),
+                ParamSpec("mtp_vocab_file", str, "", "MTP vocabulary ranking",
+                          "rank --mtp-vocab's tokens by this file instead of by id: token ids most frequent first "
+                          "(.pt as FR-Spec's and SGLang's --speculative-token-map, or .json), or text to count")),
                has_traces=True, short="mtp",
                serve_as=(("vllm", "mtp"), ("sglang", "NEXTN"), ("llama.cpp", "draft-mtp"), ("transformers", "use_mtp"))),
     SourceSpec("eagle3", False,

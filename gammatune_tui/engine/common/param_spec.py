@@ -68,8 +68,8 @@ class ParamSpec:
         """'in (0, 1]', 'a whole number >= 0', '> 0': the words of the error, `--help` and the tooltip."""
         if self.kind is bool:
             return "on or off"
-        if self.kind is str:
-            return "a folder"
+        if self.kind is str:   # a head's folder, or a file (`--mtp-vocab-file`)
+            return "a file" if self.name.endswith("_file") else "a folder"
         ge, gt = ("≥", ">") if unicode else (">=", ">")
         if self.lo is not None and self.hi is not None:
             text = f"in {'(' if self.lo_open else '['}{_num(self.lo)}, {_num(self.hi)}{')' if self.hi_open else ']'}"

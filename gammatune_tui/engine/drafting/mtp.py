@@ -15,7 +15,10 @@ sampled law the verify corrects to the target's).
 
 The proposal law q is the head's softmax (served through the session's
 temperature, top-k, top-p): the accept test is the draft model's, and the
-policy reads the head's own top-1 and chosen probabilities.
+policy reads the head's own top-1 and chosen probabilities. `--mtp-vocab N`
+takes that softmax over N tokens only (FR-Spec, frspec.py): the head's
+projection, most of a drafting step at a 248k vocabulary, shrinks to N
+rows, and the verify still corrects q to the target's law.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 import torch
 
 from . import Draft, DraftSource, SourceContext, chain_draft
+from .frspec import DraftVocab, check_file, check_size, ranking_of, special_ids, vocab_width
 from .mtp_head import MtpHead
 from .mtp_layouts import DEFAULT_FEED, read_head
 from ..policies.policy_base import Policy
@@ -68,22 +72,21 @@ def head_of(target: Any) -> MtpHead:
     return head
 
 
-def frequent_ids(width: int, n: int, target: Any) -> torch.Tensor:
-    """The `n` target ids a reduced draft vocabulary keeps (`--mtp-vocab N`): the first n ids, with the target's
-    EOS ids added. Byte-level BPE vocabularies (Qwen, Llama 3, GPT-2) number their tokens in merge order and
-    SentencePiece ones by score, so a low id is a frequent one; FR-Spec itself ranks by counts over a corpus
-    (SlimPajama), which gammatune has not got. Drafting stays lossless whichever ids are kept: the verify
-    corrects to the target's law (a token outside them is never drafted, and the residual covers it)."""
-    eos = target.generation_config.eos_token_id if getattr(target, "generation_config", None) is not None else None
-    extra = [int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos]) if e is not None and 0 <= int(e) < width]
-    return torch.unique(torch.cat([torch.arange(n), torch.tensor(extra, dtype=torch.long)]))
+def describe(head: MtpHead) -> str:
+    """'mtp, 1 layer, chained': the subtitle's words for the head."""
+    return f"mtp, {head.layers} layer{'s' if head.layers != 1 else ''}, chained"
 
 
-def describe(head: MtpHead, vocab: int = 0) -> str:
-    """'mtp, 1 layer, chained' (', draft vocabulary 32,768' when reduced): the subtitle's words for the head."""
-    width = int(head.model.shared_head.weight.shape[0])
-    reduced = f", draft vocabulary {vocab:,}" if 0 < vocab < width else ""
-    return f"mtp, {head.layers} layer{'s' if head.layers != 1 else ''}, chained{reduced}"
+def draft_vocab_of(params: dict[str, Any], head: MtpHead, tokenizer: Any, eos: Any) -> tuple[int, tuple[int, ...]]:
+    """(N, the ids ranked first) of a session's draft vocabulary: the special tokens, then `--mtp-vocab-file`'s
+    ranking; N 0 with a file is all the ids it ranks, N 0 without one the whole vocabulary (no reduction)."""
+    n, path = int(params.get("mtp_vocab", 0)), str(params.get("mtp_vocab_file") or "")
+    first = special_ids(tokenizer, eos)
+    if path:
+        width = vocab_width(head.model)
+        first = tuple(dict.fromkeys(first + ranking_of(path, tokenizer, width)))
+        n = n or min(len([i for i in first if i < width]), width)
+    return n, first
 
 
 class MtpSource(DraftSource):
@@ -91,12 +94,11 @@ class MtpSource(DraftSource):
 
     runner = None
 
-    def __init__(self, target: Any, head: MtpHead, pre_norm: bool = False, vocab: int = 0):
+    def __init__(self, target: Any, head: MtpHead, pre_norm: bool = False, vocab: DraftVocab | None = None):
         self.target = target
         self.head = head
         self.pre_norm = pre_norm
-        self.width = int(head.model.shared_head.weight.shape[0])   # the target's vocabulary, as its LM head has it
-        head.restrict(frequent_ids(self.width, vocab, target) if 0 < vocab < self.width else None)
+        self.vocab = vocab   # the reduced draft vocabulary (--mtp-vocab N); None: the whole one
         self.reads = TargetReads(last=True) if pre_norm else TargetReads(normed=True)
         self.waiting: list[torch.Tensor] = []   # target rows of positions head.length … not run by the head yet
         self.last_out: torch.Tensor | None = None   # the head's output at its last committed row
@@ -107,12 +109,30 @@ class MtpSource(DraftSource):
         prev = made.previous
         head = prev.head if isinstance(prev, MtpSource) and prev.target is target else head_of(target)
         head.reset()   # a one-token prompt hands no prefill rows: no earlier session's cache may remain
-        return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")), int(params.get("mtp_vocab", 0)))
+        n, first = draft_vocab_of(params, head, made.pair.tokenizer, made.pair.eos_ids)
+        vocab = head.draft_vocab(n, first) if 0 < n < vocab_width(head.model) else None   # N = V: the same law
+        return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")), vocab)
 
     @classmethod
     def prepare(cls, params: dict[str, Any], target: Any) -> str:
-        """The target's head, read now (a checkpoint without one is one line before anything runs), and its name."""
-        return describe(head_of(target), int(params.get("mtp_vocab", 0)))
+        """At load: the head read (none: one line), a draft vocabulary wider than the target's refused in one
+        line, and the head named with its vocabulary when reduced."""
+        head = head_of(target)
+        n, path = int(params.get("mtp_vocab", 0)), str(params.get("mtp_vocab_file") or "")
+        width = vocab_width(head.model)
+        check_size(n, width)
+        if path:
+            check_file(path)
+        if not (n or path):
+            return describe(head)
+        return f"{describe(head)}, draft vocabulary {f'{n:,}' if n else 'from ' + path}"
+
+    def law(self, row: torch.Tensor, served: Served) -> torch.Tensor:
+        """q over the target's vocabulary from one head output row: the whole softmax, or FR-Spec's over S."""
+        if self.vocab is not None:
+            return self.vocab.law(row, served)
+        logits = self.head.logits(row)
+        return torch.softmax(logits, dim=-1) if served.greedy else served.probs(logits.unsqueeze(0))[0]
 
     def observe(self, rows: TargetRows) -> None:
         """Keep the target's rows; forget the head's rows at or past rows.start (a rejected window's).
@@ -148,20 +168,8 @@ class MtpSource(DraftSource):
         if h is None:   # a one-token prompt: no row to draft from yet
             return out
         kept = self.head.length
-
-        ids_kept = self.head.vocab_ids
-
-        def law(row: torch.Tensor) -> torch.Tensor:
-            logits = self.head.logits(row)
-            q = torch.softmax(logits, dim=-1) if served.greedy else served.probs(logits.unsqueeze(0))[0]
-            if ids_kept is None:
-                return q
-            # a reduced vocabulary: q over its ids, 0 elsewhere (the same law as the served one over the whole
-            # vocabulary with every other id at −∞: temperature, top-k and top-p never reach a −∞ logit)
-            return torch.zeros(self.width, device=q.device, dtype=q.dtype).index_copy_(0, ids_kept.to(q.device), q)
-
         try:   # chained: each next row is the head's own output, one position on
-            return chain_draft(h, window, law, lambda row, x: self.head.extend(row.unsqueeze(0), [x])[-1],
+            return chain_draft(h, window, lambda row: self.law(row, served), lambda row, x: self.head.extend(row.unsqueeze(0), [x])[-1],
                                served=served, gen=gen, policy=policy, eos=eos)
         finally:
             self.head.keep(kept)   # the chained rows are speculative: the target's rows replace them

@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from ...errors import ModelLoadError
+from .frspec import DraftVocab, check_size, ranked_subset, vocab_width
 from .mtp_layouts import HeadTensors, text_config_of
 
 
@@ -102,7 +103,18 @@ class MtpHead:
         self.layout = head.layout
         self._cache_type = MtpCache
         self.cache: Any = None
+        self._vocabs: dict[tuple[int, ...], DraftVocab] = {}
         self.reset()
+
+    def draft_vocab(self, n: int, first: tuple[int, ...] = ()) -> DraftVocab:
+        """The reduced draft vocabulary of `n` tokens (frspec.py), its rows sliced once per subset and kept
+        with the head (every session of the loaded target reuses them)."""
+        width = vocab_width(self.model)
+        check_size(n, width)
+        key = (n, *first)
+        if key not in self._vocabs:
+            self._vocabs[key] = DraftVocab(self.model, ranked_subset(n, width, first))
+        return self._vocabs[key]
 
     def reset(self) -> None:
         self.cache = self._cache_type(config=self.model.config)
@@ -131,27 +143,7 @@ class MtpHead:
         h = hidden.to(device=dev, dtype=next(self.model.parameters()).dtype).unsqueeze(0)
         return self.model.forward_layer(0, h, pos, self.cache, input_ids=ids)[0]
 
-    def restrict(self, ids: torch.Tensor | None) -> None:
-        """Draft over the target ids `ids` only (a reduced draft vocabulary, FR-Spec): the LM head's rows for them
-        are sliced once here, so each `logits` projects onto len(ids) rows, not the whole vocabulary; None: the
-        whole vocabulary again. The head is shared by a target's sessions: each sets its own (kept if equal)."""
-        if ids is None or self.vocab_ids is None or not torch.equal(ids, self.vocab_ids):
-            head = self.model.shared_head
-            self.vocab_ids = ids
-            self._rows = None if ids is None else head.weight.detach()[ids.to(head.weight.device)].contiguous()
-            bias = getattr(head, "bias", None)
-            self._bias = None if ids is None or bias is None else bias.detach()[ids.to(bias.device)]
-
-    vocab_ids: torch.Tensor | None = None   # the reduced vocabulary's target ids (None: the whole vocabulary)
-    _rows: torch.Tensor | None = None
-    _bias: torch.Tensor | None = None
-
     @torch.inference_mode()
     def logits(self, out: torch.Tensor) -> torch.Tensor:
-        """The head's logits from one output row (H,): over the target's vocabulary (V,), or over `vocab_ids`
-        (len(vocab_ids),) when restricted; in float32."""
-        if self._rows is None:
-            return self.model._project_to_logits(out.view(1, 1, -1))[0, 0].float()
-        multiplier = getattr(self.model.config, "logits_mup_width_multiplier", None)   # as _project_to_logits
-        h = out / multiplier if multiplier is not None else out
-        return torch.nn.functional.linear(h.to(self._rows.dtype), self._rows, self._bias).float()
+        """The head's logits (V,) over the target's vocabulary from one output row (H,)."""
+        return self.model._project_to_logits(out.view(1, 1, -1))[0, 0].float()
