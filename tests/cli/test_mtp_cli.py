@@ -108,3 +108,13 @@ def test_mtp_vocab_drafts_over_the_reduced_vocabulary_and_a_bad_value_is_one_lin
         assert code == 2 and err.count("\n") == 1 and says in err, (bad, err)
     code, out, err = invoke(["run", "Hello", *args, "--drafter", "prompt-lookup", "--mtp-vocab", "40"], capsys)
     assert code == 2 and err.count("\n") == 1 and "--mtp-vocab belongs to the mtp drafter" in err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--drafter", "mtp", "-t", "0.7"], "mtp's proposals depend on where each window starts and on its own draws"),
+    (["--drafter", "prompt-lookup", "--for", "vllm"], "--for plays a draft model's or a head's traces"),
+])
+def test_what_bench_simulate_cannot_replay_is_one_line(capsys, head_dir, argv, words):
+    code, out, err = invoke(["bench", "--simulate", "--target", str(head_dir), "--device", "cpu", "--limit", "1",
+                             "-n", "8", *argv], capsys)
+    assert code == 2 and err.count("\n") == 1 and words in err, err
