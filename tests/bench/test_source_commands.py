@@ -79,3 +79,15 @@ def test_llama_cpps_rule_plays_a_heads_chains():
     assert plain.accepted < plain.drafted   # without p-min the wrong third token is drafted and rejected
     with pytest.raises(Exception, match="needs a chain of 4"):
         llamacpp.play(trace, 4, 0, 0.0, None, cost)
+
+
+def test_a_block_drafter_runs_its_whole_block_in_sglang_and_is_md_in_llama_cpp(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "muse_glimmer_assistant", "block_size": 16}))
+    d = f"dflash:{tmp_path}"
+    assert _vllm_config(source_command("vllm", "/t", d, _setting("vllm", 7))) == {
+        "method": "dflash", "model": str(tmp_path), "num_speculative_tokens": 7}
+    sg = source_command("sglang", "/t", d, _setting("sglang", 3))
+    assert "--speculative-algorithm DFLASH" in sg and "--speculative-num-draft-tokens 16" in sg
+    assert "--speculative-num-steps" not in sg
+    ll = source_command("llama.cpp", "/t", d, _setting("llama.cpp", 4))
+    assert f"-md {tmp_path.name}.gguf --spec-type draft-dflash --spec-draft-n-max 4" in ll

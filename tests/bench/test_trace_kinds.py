@@ -39,11 +39,12 @@ def test_each_row_is_a_trace_kind_with_the_protocols_methods(source):
 
 def test_every_draft_source_has_its_kind_and_each_kind_a_source():
     """Every row is traced (a row without has_traces would be refused in one line by `bench --simulate`); the
-    heads (MTP, EAGLE-3), which read the target and chain on their own output, share the head kind."""
+    heads (MTP, EAGLE-3, DFlash), which read the target and chain on their own output, share the head kind."""
     from gammatune_tui.bench.sim.head_trace import HeadKind
 
     assert set(KINDS) == {s.name for s in SOURCES} and all(s.has_traces for s in SOURCES)
-    assert {n for n, k in KINDS.items() if isinstance(k, HeadKind)} == {"mtp", "eagle3"}
+    heads = {s.name for s in SOURCES if not s.loads_draft and not s.point_mass}   # mtp, eagle3, dflash
+    assert {n for n, k in KINDS.items() if isinstance(k, HeadKind)} == heads and len(heads) >= 3
     assert trace_kind("self:int4") is KINDS[SOURCES[0].name]   # a self-draft drafts as the model
     with pytest.raises(InvalidParameter, match="no traces for drafter 'nowhere'"):
         trace_kind("nowhere")

@@ -205,6 +205,12 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
         ("engine/drafting/eagle3.py", "engine/drafting/eagle3_head.py", "engine/common/names.py",
          "engine/drafting/registry.py"),
     ),
+    # issue 45: a block drafter in 3 files (its own, its row, its registry line)
+    "the DFlash drafter": (
+        {"DFlashSource", "check_drafter", "drafter_of"},
+        {"dflash", "dflash_head", "muse_glimmer_assistant", "DFLASH", "draft-dflash"},
+        ("engine/drafting/dflash.py", "engine/common/names.py", "engine/drafting/registry.py"),
+    ),
 }
 
 

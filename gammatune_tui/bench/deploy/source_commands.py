@@ -16,9 +16,12 @@ ranked is the setting printed. The shapes, from the engines' docs and sources
   Mellum) takes any K.
 * SGLang: `--speculative-algorithm A` with EAGLE's knobs (topk 1,
   num-draft-tokens = steps + 1), and `--speculative-draft-model-path HEAD`
-  for a head in its own folder.
+  for a head in its own folder; a block drafter (DFlash: its config has a
+  `block_size`) drafts its whole block, `--speculative-num-draft-tokens`
+  set to that size, as SGLang's DFLASH takes it.
 * llama.cpp: `--spec-type T` with the n-max / n-min / p-min knobs; the head
-  inside the GGUF needs no -md.
+  inside the GGUF needs no -md, a head in its own folder is `-md` (its
+  GGUF, by the folder's name).
 * transformers: the `generate` argument (for its MTP path, γ is fixed to
   the head's layer count).
 """
@@ -64,6 +67,13 @@ def head_layers(target: str) -> int:
     return next((int(cfg[k]) for k in LAYER_KEYS if isinstance(cfg.get(k), int) and cfg[k] > 0), 1)
 
 
+def _block_size(folder: str) -> int:
+    """A block drafter's block size from its folder's config.json (0: not a block drafter, or not readable)."""
+    cfg = folder_config(folder) if folder else None
+    value = cfg.get("block_size") if cfg else None
+    return int(value) if isinstance(value, int) and value > 1 else 0
+
+
 def _k(s: Setting) -> int:
     k = s.knobs
     return int(k.get("num_speculative_tokens") or k.get("speculative_num_steps") or k.get("n_max")
@@ -92,11 +102,16 @@ def source_command(engine: str, target: str, draft: str, s: Setting) -> str | No
                        if k > n and k % n else "")
     if engine == "sglang":
         head = f" --speculative-draft-model-path {shlex.quote(folder)}" if folder else ""
+        block = _block_size(folder)
+        if block:   # a block drafter: SGLang drafts its whole block (--speculative-num-draft-tokens = block size)
+            return (f"python -m sglang.launch_server --model-path {t} --speculative-algorithm {name}{head} "
+                    f"--speculative-num-draft-tokens {block}   # the drafter's block; K={k} is gammatune's")
         return (f"python -m sglang.launch_server --model-path {t} --speculative-algorithm {name}{head} "
                 f"--speculative-num-steps {k} --speculative-eagle-topk 1 --speculative-num-draft-tokens {k + 1}")
     if engine == "llama.cpp":
         gguf, knobs = shlex.quote(Path(target.rstrip("/")).name + ".gguf"), s.knobs
-        return (f"llama-server -m {gguf} --spec-type {name} --spec-draft-n-max {knobs.get('n_max', k)} "
+        md = f" -md {shlex.quote(Path(folder.rstrip('/')).name + '.gguf')}" if folder else ""
+        return (f"llama-server -m {gguf}{md} --spec-type {name} --spec-draft-n-max {knobs.get('n_max', k)} "
                 f"--spec-draft-n-min {knobs.get('n_min', 0)} --spec-draft-p-min {knobs.get('p_min', 0.0):g}")
     if own_head:
         return (f"model.generate(**inputs, {name}=True)   # transformers drafts {head_layers(target)} token(s) per "

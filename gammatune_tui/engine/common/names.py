@@ -84,6 +84,13 @@ SOURCES: tuple[SourceSpec, ...] = (
                (ParamSpec("eagle3_head", str, "", "EAGLE-3 head", "the EAGLE-3 head's folder"),),
                has_traces=True, short="eagle3", head_param="eagle3_head", head_config=(("architectures", "LlamaForCausalLMEagle3"), ("speculators_model_type", "eagle3")),
                serve_as=(("vllm", "eagle3"), ("sglang", "EAGLE3"))),
+    SourceSpec("dflash", False,
+               "a DFlash block drafter from its own folder (transformers' muse_glimmer_assistant): the target's "
+               "layers as context, a whole block per forward (--draft dflash:PATH; docs/heads-eagle-dflash.md)",
+               (ParamSpec("dflash_head", str, "", "DFlash drafter", "the DFlash drafter's folder"),),
+               has_traces=True, short="dflash", head_param="dflash_head",
+               head_config=(("model_type", "muse_glimmer_assistant"),),
+               serve_as=(("vllm", "dflash"), ("sglang", "DFLASH"), ("llama.cpp", "draft-dflash"))),
 )
 BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
 assert len(BY_SOURCE) == len(SOURCES), "every draft source has a name of its own"

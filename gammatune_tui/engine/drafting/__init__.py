@@ -30,7 +30,7 @@ until read, so the one read per step stays one read.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import torch
 
@@ -160,12 +160,16 @@ class DraftSource:
 
 
 
-def chain_draft(h: torch.Tensor, window: int, law: Any, advance: Any, *, served: Served, gen: torch.Generator,
-                policy: Policy, eos: frozenset[int]) -> Draft:
+State = TypeVar("State")
+
+
+def chain_draft(h: State, window: int, law: Callable[[State], torch.Tensor], advance: Callable[[State, int], State], *,
+                served: Served, gen: torch.Generator, policy: Policy, eos: frozenset[int]) -> Draft:
     """A head's window, chained on its own output: from the target's last row `h`, a token from `law(h)` (the
     served q), then `h = advance(h, x)`, until the window or the policy ends it. Greedy drafts the argmax;
     sampled drafts draw from q and keep its rows for the exact accept test. What the MTP and EAGLE-3 heads
-    share; each keeps its own law, chain and cache."""
+    share; each keeps its own law, chain and cache. `h` is whatever state the chain advances (a row; DFlash's place
+    in its block)."""
     out = Draft()
     seen: list[TokenStats] = []
     while True:

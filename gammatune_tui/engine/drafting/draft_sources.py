@@ -153,7 +153,7 @@ class DrafterSettings:
 
 def parse_drafters(text: str) -> list[str]:
     """'model,self:int4,prompt-lookup,eagle3:./head' → the names; known names (self-drafts canonical, a head
-    with its folder), no duplicates."""
+    with its folder, a head's folder named alone as NAME:folder), no duplicates."""
     names = [p.strip() for p in str(text).split(",") if p.strip()]
     known = ", ".join(DRAFTERS + SELF_DRAFTS)
     if not names:
@@ -164,7 +164,10 @@ def parse_drafters(text: str) -> list[str]:
 
             names[i] = parse_self_draft(n).name
         elif n not in DRAFTERS and head_source(n) is None:
-            raise InvalidParameter(f"unknown drafter {n!r} in --drafters; expected {known}")
+            found = head_source(n, folder_config(n))   # a head's folder, recognised by its config
+            if found is None:
+                raise InvalidParameter(f"unknown drafter {n!r} in --drafters; expected {known}")
+            names[i] = f"{found[0]}:{n}"
     if len(set(names)) != len(names):
         raise InvalidParameter(f"--drafters names a drafter twice: {text!r}")
     return names

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import DraftSource
 from ..common.names import SOURCES
+from .dflash import DFlashSource
 from .eagle3 import Eagle3Source
 from .model_source import ModelDraftSource
 from .mtp import MtpSource
@@ -24,6 +25,7 @@ CLASSES: dict[str, type[DraftSource]] = {
     "ngram-pool": NgramPoolSource,
     "mtp": MtpSource,
     "eagle3": Eagle3Source,
+    "dflash": DFlashSource,
 }
 assert set(CLASSES) == {s.name for s in SOURCES}, "every row has its class, and every class its row"
 
