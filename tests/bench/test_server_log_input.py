@@ -11,7 +11,7 @@ import pytest
 from gammatune_tui.bench.deploy.server_log import ServerLog, ServerLogError, WindowPrediction, predictions, read
 from gammatune_tui.bench.deploy.server_view import ServerView, render
 from gammatune_tui.bench.sim.cost_model import CostModel
-from gammatune_tui.cli import main
+from server_log_cases import assert_refused
 
 FLAT = CostModel(draft_token_s=1.0, verify_s={1: 10.0})
 
@@ -63,15 +63,7 @@ BAD = {
 @pytest.mark.parametrize("name", list(BAD))
 def test_an_impossible_or_damaged_log_is_one_line_naming_the_field_and_exit_2(tmp_path, capsys, name):
     content, needle = BAD[name]
-    f = tmp_path / "server.log"
-    f.write_text(content)
-    with pytest.raises(ServerLogError, match=None) as caught:
-        read(f)
-    assert needle in str(caught.value), str(caught.value)
-    with pytest.raises(SystemExit) as exc:
-        main(["doctor", "--server-log", str(f)])
-    err = capsys.readouterr().err
-    assert exc.value.code == 2 and needle in " ".join(err.split()) and len(err.strip().splitlines()) == 1, err
+    assert_refused(tmp_path / "server.log", content, needle, capsys)
 
 
 def test_a_huge_num_spec_tokens_is_priced_only_as_far_as_the_log_informs(tmp_path):

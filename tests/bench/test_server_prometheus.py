@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gammatune_tui.bench.deploy.server_log import ServerLogError, predictions, read
+from gammatune_tui.bench.deploy.server_log import predictions, read
 from gammatune_tui.bench.sim.cost_model import CostModel
 from gammatune_tui.cli import main
+from server_log_cases import assert_refused
 
 SCRAPE = (Path(__file__).parent / "fixtures" / "vllm-metrics.prom").read_text()
 FLAT = CostModel(draft_token_s=1.0, verify_s={1: 10.0})
@@ -81,12 +82,4 @@ BAD = {
 @pytest.mark.parametrize("name", list(BAD))
 def test_a_damaged_scrape_is_one_line_naming_what_and_exit_2(tmp_path, capsys, name):
     content, needle = BAD[name]
-    f = tmp_path / "metrics.txt"
-    f.write_text(content)
-    with pytest.raises(ServerLogError) as caught:
-        read(f)
-    assert needle in str(caught.value), str(caught.value)
-    with pytest.raises(SystemExit) as done:
-        main(["doctor", "--server-log", str(f)])
-    err = capsys.readouterr().err
-    assert done.value.code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert_refused(tmp_path / "metrics.txt", content, needle, capsys)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gammatune_tui.bench.deploy.server_log import ServerLogError, read
+from gammatune_tui.bench.deploy.server_log import read
 from gammatune_tui.cli import main
+from server_log_cases import assert_refused
 
 LINES = (Path(__file__).parent / "fixtures" / "sglang-responses.jsonl").read_text().splitlines()
 
@@ -70,12 +71,4 @@ BAD = {
 @pytest.mark.parametrize("name", list(BAD))
 def test_a_damaged_response_is_one_line_naming_the_field_and_exit_2(tmp_path, capsys, name):
     content, needle = BAD[name]
-    f = tmp_path / "sglang.json"
-    f.write_text(content)
-    with pytest.raises(ServerLogError) as caught:
-        read(f)
-    assert needle in str(caught.value), str(caught.value)
-    with pytest.raises(SystemExit) as done:
-        main(["doctor", "--server-log", str(f)])
-    err = capsys.readouterr().err
-    assert done.value.code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert_refused(tmp_path / "sglang.json", content, needle, capsys)
