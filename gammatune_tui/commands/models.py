@@ -98,7 +98,7 @@ def _print_families(json_out: bool) -> None:
     reasons: list[str] = []
     for r in rows:
         paths = list(r["not_exact"])
-        where = "every path" if len(paths) == len(fam.PATHS) else ", ".join(paths)
+        where = "every path" if len(paths) == len(fam.applicable(r["family"])) else ", ".join(paths)
         table.add_row(r["family"], r["kind"], Text(r["verdict"], style=styles[r["verdict"]]), where)
         for why in dict.fromkeys(r["not_exact"].values()):   # each reason once, in path order
             reasons.append(f"{r['family']}: {why}")
@@ -106,7 +106,8 @@ def _print_families(json_out: bool) -> None:
     for line in reasons:
         console.print(Text(printable(line), style="dim"), soft_wrap=not console.is_terminal)
     console.print(Text("exact: token for token the family's own generate, with a draft model, self:int8, self:int4, "
-                       "prompt lookup and gammatune_tui.hf.generate (a tiny model of each family, checked by "
+                       "prompt lookup, its MTP head where it ships one, and gammatune_tui.hf.generate (a tiny model "
+                       "of each family, checked by "
                        "`python tests/families/family_matrix.py`). A family not listed is untested.", style="dim"),
                   soft_wrap=not console.is_terminal)
     console.print(Text(f"MTP heads (--draft mtp, docs/heads.md), read from the checkpoints of: "

@@ -18,11 +18,14 @@ def test_families_lists_every_checked_family_with_its_verdict(capsys):
     recorded = fam.support()["families"]
     for name, r in rows.items():
         cells = recorded[name]
-        assert r["not_exact"] == {p: cells[p] for p in fam.PATHS if cells[p] != "exact"}
+        assert r["not_exact"] == {p: cells[p] for p in fam.PATHS if cells[p] != "exact" and not cells[p].startswith("n/a")}
         assert r["verdict"] == ("exact" if not r["not_exact"] else r["verdict"])
     assert rows["llama"]["verdict"] == rows["mixtral"]["verdict"] == "exact"
     refused = [r for r in rows.values() if r["verdict"] == "refused"]
     assert refused and all(len(set(r["not_exact"].values())) == 1 for r in refused)   # one line, every path
+    heads = {n for n, c in recorded.items() if c.get("mtp") == "exact"}
+    assert {"qwen3_5_text", "deepseek_v3", "qwen3_next"} <= heads   # the mtp column: heads decode exactly
+    assert recorded["llama"]["mtp"].startswith("n/a") and rows["llama"]["verdict"] == "exact"
 
 
 def test_the_table_names_each_family_and_why_a_path_is_not_exact(capsys):
@@ -32,7 +35,7 @@ def test_the_table_names_each_family_and_why_a_path_is_not_exact(capsys):
         assert f.name in out
     for name, cells in fam.support()["families"].items():
         for path in fam.PATHS:
-            if cells[path] != "exact":
+            if cells[path] != "exact" and not cells[path].startswith("n/a"):   # n/a: a head the family does not ship
                 assert f"{name}: {cells[path].split(':')[0]}" in out
     code, out, err = invoke(["models"], capsys)
     assert code == 0 and "model families:" in out and "exact" in out and "--families" in out

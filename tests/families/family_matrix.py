@@ -46,7 +46,7 @@ PROMPTS = ("def add(a, b):\n    return a + b\n\ndef add(a, b):\n    return",
 it at token 3 of the second, issue 40); the first repeats itself, so prompt lookup finds something to copy."""
 N_TOKENS = 8
 PATH_TITLES = {"draft": "draft model", "self:int8": "self:int8", "self:int4": "self:int4",
-               "prompt-lookup": "prompt lookup", "hf.generate": "hf.generate"}
+               "prompt-lookup": "prompt lookup", "mtp": "mtp head", "hf.generate": "hf.generate"}
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -82,6 +82,54 @@ def _same_family_draft(target: Any, seed: int) -> Any:
         w = out.weight
         w.add_(torch.randn(w.shape, generator=g) * 0.3 * w.std())
     return draft
+
+
+NO_HEAD = "n/a: ships no MTP head"
+
+
+def _with_head(name: str, seed: int, folder: Path, **overrides: Any) -> Any:
+    """The family's tiny target with a one-layer MTP head, written as a real checkpoint in the family's own layout
+    (engine/common/mtp_families.py; as tests/tiny_mtp.py writes its three fixtures) and loaded back, as
+    `--draft mtp` reads a released one: a target one layer deeper is saved, and that layer moves under the head's
+    names beside its norms and projection."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    from transformers import AutoModelForCausalLM
+
+    from gammatune_tui.engine.common.mtp_families import FAMILY_LAYOUT
+
+    base = fam.tiny_config(name, **overrides)
+    text = base.get_text_config()
+    layout = FAMILY_LAYOUT[text.model_type]
+    n = int(text.num_hidden_layers)
+    deeper: dict[str, Any] = {"num_hidden_layers": n + 1}
+    for key, extra in (("layer_types", "full_attention"), ("mlp_layer_types", "sparse")):
+        if getattr(text, key, None):
+            deeper[key] = list(getattr(text, key))[:n] + [extra]
+    torch.manual_seed(seed)
+    AutoModelForCausalLM.from_config(fam.tiny_config(name, **{**overrides, **deeper})).save_pretrained(folder)
+    state = load_file(str(folder / "model.safetensors"))
+    block = next(k for k in state if f"layers.{n}." in k).split(f"layers.{n}.")[0] + f"layers.{n}."
+    names = {"mtp": ("mtp.layers.0.", "mtp.pre_fc_norm_embedding.", "mtp.pre_fc_norm_hidden.", "mtp.norm.", "mtp.fc."),
+             "layers": (block, block + "enorm.", block + "hnorm.", block + "shared_head.norm.", block + "eh_proj."),
+             "mimo": ("model.mtp_layers.0.", "model.mtp_layers.0.token_layernorm.",
+                      "model.mtp_layers.0.hidden_layernorm.", "model.mtp_layers.0.final_layernorm.",
+                      "model.mtp_layers.0.input_proj.")}[layout]
+    out = {(names[0] + k[len(block):] if k.startswith(block) else k): t for k, t in state.items()}
+    norm = state[block + "input_layernorm.weight"]
+    hidden = int(norm.shape[0])
+    for prefix in names[1:4]:
+        out[prefix + "weight"] = norm.clone()
+    out[names[4] + "weight"] = torch.randn(hidden, 2 * hidden, generator=torch.Generator().manual_seed(seed)) * 0.1
+    save_file(out, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    cfg = json.loads((folder / "config.json").read_text())
+    inner = cfg.get("text_config", cfg)
+    inner.update({k: (v[:n] if isinstance(v, list) else n) for k, v in deeper.items()})
+    (folder / "config.json").write_text(json.dumps(cfg, indent=1))
+    model = AutoModelForCausalLM.from_pretrained(str(folder)).eval()
+    gen = model.generation_config
+    gen.bos_token_id, gen.eos_token_id, gen.pad_token_id = base.bos_token_id, base.eos_token_id, base.pad_token_id
+    return model
 
 
 def run_family(name: str, tokenizer: Any, **overrides: Any) -> dict[str, Any]:
@@ -137,11 +185,39 @@ def run_family(name: str, tokenizer: Any, **overrides: Any) -> dict[str, Any]:
             found.append((got[0, len(ids):].tolist(), want[0, len(ids):].tolist()))
         return found
 
+    def head() -> list[tuple[list[int], list[int]]]:
+        import tempfile
+
+        from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
+
+        with tempfile.TemporaryDirectory(prefix="matrix-mtp-") as folder:
+            model = _with_head(name, 1, Path(folder), **overrides)
+            own = ModelPair(target=model, draft=None, tokenizer=tokenizer, device=torch.device("cpu"),
+                            dtype=torch.float32, name_target=name, name_draft="mtp")
+            found = []
+            for ids in prompts:
+                dec = SpeculativeDecoder(own, PolicySettings.build("specdecode", 3), SamplingConfig(),
+                                         drafter=DrafterSettings("mtp"))
+                got = [t.id for e in dec.generate(ids, max_new_tokens=N_TOKENS) if isinstance(e, StepEvent)
+                       for t in e.emitted]
+                x = torch.tensor([ids])
+                want = model.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=N_TOKENS,
+                                      eos_token_id=list(own.eos_ids))[0, len(ids):].tolist()
+                found.append((got, want))
+            return found
+
     runs = {**{s.matrix_column: engine(None if s.loads_draft else s.name) for s in SOURCES if s.matrix_column},
-            **{d: engine(d) for d in fam.MATRIX_SELF_DRAFTS}, "hf.generate": hf}
+            **{d: engine(d) for d in fam.MATRIX_SELF_DRAFTS}, "hf.generate": hf, "mtp": head}
     for path in fam.PATHS:
-        out[path] = _cell(runs[path])
+        out[path] = NO_HEAD if path == "mtp" and not carries_head(target) else _cell(runs[path])
     return out
+
+
+def carries_head(model: Any) -> bool:
+    """Whether the family ships an MTP head gammatune reads (engine/common/mtp_families.py)."""
+    from gammatune_tui.engine.common.mtp_families import FAMILY_LAYOUT
+
+    return model.config.get_text_config().model_type in FAMILY_LAYOUT
 
 
 def demo_tokenizer() -> Any:
@@ -193,6 +269,8 @@ def render_table(support: dict) -> str:
             v = cells[p]
             if v == "exact":
                 row.append("exact")
+            elif v.startswith("n/a"):
+                row.append("—")
             else:
                 word, _, why = v.partition(": ")
                 if why not in notes:

@@ -76,7 +76,7 @@ SOURCES: tuple[SourceSpec, ...] = (
                 ParamSpec("mtp_vocab_file", str, "", "MTP vocabulary ranking",
                           "rank --mtp-vocab's tokens by this file instead of by id: token ids most frequent first "
                           "(.pt as FR-Spec's and SGLang's --speculative-token-map, or .json), or text to count")),
-               has_traces=True, short="mtp",
+               has_traces=True, short="mtp", matrix_column="mtp",
                serve_as=(("vllm", "mtp"), ("sglang", "NEXTN"), ("llama.cpp", "draft-mtp"), ("transformers", "use_mtp"))),
     SourceSpec("eagle3", False,
                "an EAGLE-3 head from its own folder (SafeAILab's or speculators' format): one layer over three "

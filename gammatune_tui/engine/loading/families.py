@@ -31,8 +31,8 @@ _COLUMNS = tuple(s.matrix_column for s in SOURCES if s.matrix_column)
 PATHS: tuple[str, ...] = (_COLUMNS[0], *MATRIX_SELF_DRAFTS, *_COLUMNS[1:], "hf.generate")
 """The ways a family is decoded, derived from the draft sources' rows (engine/common/names.py `matrix_column`):
 a same-family draft model (the default source's column), the target's own int8 and int4 copies, every other
-source that has a column of its own (prompt lookup), and transformers' `generate` with gammatune behind it
-(`gammatune_tui.hf.generate`)."""
+source that has a column of its own (prompt lookup; the MTP head, "n/a" for a family that ships none), and
+transformers' `generate` with gammatune behind it (`gammatune_tui.hf.generate`)."""
 
 SUPPORT_FILE = Path(__file__).with_name("family_support.json")
 _DROP = object()   # a key the family's config must not be given (Falcon's head_dim is derived, not settable)
@@ -169,7 +169,7 @@ def verdict(name: str) -> str:
     cells = support()["families"].get(name)
     if not cells or "skipped" in cells:
         return "untested"
-    values = [cells.get(p, "") for p in PATHS]
+    values = [cells.get(p, "") for p in PATHS if not cells.get(p, "").startswith("n/a")]   # a family without heads
     if all(v == "exact" for v in values):
         return "exact"
     if all(v.startswith("refused") for v in values):
@@ -177,11 +177,17 @@ def verdict(name: str) -> str:
     return "partly exact" if "exact" in values else "fails"
 
 
+def applicable(name: str) -> list[str]:
+    """The paths that apply to a family: every one but a head it does not ship ("n/a" cells)."""
+    cells = support()["families"].get(name) or {}
+    return [p for p in PATHS if not str(cells.get(p, "")).startswith("n/a")]
+
+
 def not_exact(name: str) -> dict[str, str]:
     """{path: cell} for the paths on which the family is not exact (the reason, in one line)."""
     cells = support()["families"].get(name) or {}
-    return {p: cells[p] for p in PATHS if p in cells and cells[p] != "exact"}
+    return {p: cells[p] for p in PATHS if p in cells and cells[p] != "exact" and not cells[p].startswith("n/a")}
 
 
 __all__ = ["Family", "FAMILIES", "BY_NAME", "PATHS", "ATTENTION", "MOE", "HYBRID", "STATE_SPACE",
-           "installed", "tiny_config", "tiny_model", "support", "verdict", "not_exact"]
+           "installed", "tiny_config", "tiny_model", "support", "verdict", "applicable", "not_exact"]
