@@ -33,12 +33,12 @@ from ...engine.drafting.draft_sources import DrafterSettings, make_source
 from ...engine.events import SessionHeader, StepEvent
 from ...engine.policies import Policy, PolicyParams
 from ...engine.policies.policy_base import TokenStats
-from ...engine.policies.step_rule import cut_window, plan_window, window_end
+from ...engine.policies.step_rule import cut_window, window_end
 from ..results import RunRecord
 from .cost_model import CostModel
 from .model_trace import TraceTooShallow
-from .session_play import SessionPlay, SimStep
-from .trace_record import FRAGILE_GAP, target_run
+from .session_play import SimStep, play_windows
+from .trace_record import forced_checks, target_run
 
 
 @dataclass
@@ -108,18 +108,8 @@ def play_head(trace: HeadTrace, policy: Policy, max_new_tokens: int | None = Non
               timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
     """One session of `policy` over a head's trace, with the decoder's rules; timed by `cost`. Each chained
     token is one call of the head (the decoder's count); a position with no row yet is a plain step."""
-    play = SessionPlay(trace, policy, max_new_tokens, cost, steps_out, timings)
-    while True:
-        n = play.n
-        gamma = policy.gamma
-        window = plan_window(gamma, play.max_new - n)
-        d = a = 0
-        early = False
-        stats: list[TokenStats] = []
-        if window > 0:
-            d, a, early, stats = window_outcome(trace, n, window, policy)
-        if play.settle(gamma, window, d, a, stats, early, draft_calls=d):
-            return play.record()
+    return play_windows(trace, policy, lambda n, w, p: window_outcome(trace, n, w, p), max_new_tokens, cost,
+                        steps_out, timings, counts_calls=True)
 
 
 def window_options(trace: HeadTrace, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
@@ -176,12 +166,10 @@ def record_head_trace(pair: ModelPair, name: str, params: dict[str, Any], prompt
     with torch.no_grad():
         with tapper.pass_of(P + L):   # one teacher-forced pass: every row the live passes hand over
             tl = target(input_ids=torch.tensor([ids + toks], device=device),
-                        use_cache=False).logits[0, P - 1:P - 1 + L, :vocab].float()
+                        use_cache=False).logits[0, P - 1:P - 1 + L, :vocab]
         rows = tapper.rows
         assert rows is not None
-        flips = [i for i, t in enumerate(tl.argmax(-1).tolist()) if t != toks[i]]
-        top2 = torch.topk(tl, 2, dim=-1).values
-        fragile = int(((top2[:, 0] - top2[:, 1]) < FRAGILE_GAP).sum())
+        flips, fragile = forced_checks(tl, toks)
         if P > 1:
             source.observe(TargetRows(0, rows[:P - 1]))
         for n in range(L):

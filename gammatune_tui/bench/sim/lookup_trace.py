@@ -24,12 +24,12 @@ from ...engine.events import SessionHeader, StepEvent
 from ...engine.policies import Policy
 from ...engine.policies.policy_base import TokenStats
 from ...engine.drafting.prompt_lookup import PromptLookupSource, point_mass_stats
-from ...engine.policies.step_rule import cut_window, plan_window, window_end
+from ...engine.policies.step_rule import cut_window, window_end
 from .cost_model import CostModel
 from ..results import RunRecord
-from .session_play import SessionPlay, SimStep
+from .session_play import SimStep, play_windows
 from .model_trace import TraceTooShallow
-from .trace_record import FRAGILE_GAP, target_run
+from .trace_record import forced_checks, target_run
 
 KIND = "prompt-lookup"
 
@@ -119,18 +119,8 @@ def play_lookup(trace: LookupTrace, policy: Policy, max_new_tokens: int | None =
     step whose source found nothing to propose is a plain target step and
     leaves the policy (and its cost observations) alone.
     """
-    play = SessionPlay(trace, policy, max_new_tokens, cost, steps_out, timings)
-    while True:
-        n = play.n
-        gamma = policy.gamma
-        window = plan_window(gamma, play.max_new - n)
-        d = a = 0
-        early = False
-        stats: list[TokenStats] = []
-        if window > 0:
-            d, a, early, stats = window_outcome(trace, n, window, policy)
-        if play.settle(gamma, window, d, a, stats, early, draft_calls=0):
-            return play.record()
+    return play_windows(trace, policy, lambda n, w, p: window_outcome(trace, n, w, p), max_new_tokens, cost,
+                        steps_out, timings, counts_calls=False)
 
 
 def record_lookup_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int], max_new_tokens: int, depth: int,
@@ -148,10 +138,8 @@ def record_lookup_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int], 
     with torch.no_grad():
         # a teacher-forced pass: where one pass over the text disagrees with cached decoding (float near-ties)
         n = len(toks)
-        tl = target(input_ids=torch.tensor([ids + toks], device=device), use_cache=False).logits[0, P - 1:P - 1 + n, :vocab].float()
-        flips = [i for i, t in enumerate(tl.argmax(-1).tolist()) if t != toks[i]]
-        top2 = torch.topk(tl, 2, dim=-1).values
-        fragile = int(((top2[:, 0] - top2[:, 1]) < FRAGILE_GAP).sum())
+        tl = target(input_ids=torch.tensor([ids + toks], device=device), use_cache=False).logits[0, P - 1:P - 1 + n, :vocab]
+        flips, fragile = forced_checks(tl, toks)
     bare = LookupTrace(prompt_id=prompt_id, prompt_ids=list(prompt_ids), tokens=toks, proposals=[], tops=[],
                        chosen=[], depth=depth, sources=[], ngram_min=ngram_min, ngram_max=ngram_max, eos_ids=sorted(eos),
                        max_new_tokens=max_new_tokens, session_s=header_s + t_prefill, plain_s=plain_s,

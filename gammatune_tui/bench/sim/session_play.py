@@ -1,4 +1,5 @@
-"""One played session's bookkeeping, shared by both players (model traces in simulate.py, lookup traces in lookup_trace.py).
+"""One played session's bookkeeping, shared by every player (model traces in simulate.py, lookup traces in
+lookup_trace.py, a head's chains in head_trace.py; the last two through `play_windows`).
 
 A player's own work is the window: how many tokens a policy would have
 drafted and the target accepted at this position of its trace. Everything
@@ -11,11 +12,11 @@ their windows to one `SessionPlay`, so that part is written once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ...engine.policies import Policy
 from ...engine.policies.policy_base import TokenStats
-from ...engine.policies.step_rule import Costs, settle_step
+from ...engine.policies.step_rule import Costs, plan_window, settle_step
 from .cost_model import CostModel
 from ..results import RunRecord
 
@@ -120,5 +121,26 @@ class SessionPlay:
         return self.tally
 
 
-__all__ = ["SessionPlay", "SimStep", "book_step", "plans_by_cost", "price_session", "session_budget", "step_costs",
+Outcome = Callable[[int, int, Policy], tuple[int, int, bool, list[TokenStats]]]
+
+
+def play_windows(trace: Any, policy: Policy, outcome: Outcome, max_new_tokens: int | None, cost: CostModel | None,
+                 steps_out: list[SimStep] | None, timings: Sequence[tuple[float, float]] | None,
+                 counts_calls: bool) -> RunRecord:
+    """One session of `policy` over a trace whose source proposes a whole window from each position (prompt
+    lookup, a head's chain): `outcome(n, window, policy)` is (drafted, accepted, early stop, statistics) of the
+    step from position n. As the decoder (engine/policies/step_rule.py): window = min(γ, remaining − 1); a step
+    whose source proposed nothing is a plain target step. `counts_calls`: each drafted token is one call of the
+    source (a head's forward), else none (a lookup)."""
+    play = SessionPlay(trace, policy, max_new_tokens, cost, steps_out, timings)
+    while True:
+        n = play.n
+        gamma = policy.gamma
+        window = plan_window(gamma, play.max_new - n)
+        d, a, early, stats = outcome(n, window, policy) if window > 0 else (0, 0, False, [])
+        if play.settle(gamma, window, d, a, stats, early, draft_calls=d if counts_calls else 0):
+            return play.record()
+
+
+__all__ = ["SessionPlay", "SimStep", "play_windows", "book_step", "plans_by_cost", "price_session", "session_budget", "step_costs",
            "trace_left"]

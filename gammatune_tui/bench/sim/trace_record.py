@@ -34,6 +34,13 @@ def _margin_small(logits: Any) -> Any:
     return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
 
 
+def forced_checks(logits: Any, toks: Sequence[int]) -> tuple[list[int], int]:
+    """(positions where one teacher-forced target pass over the text disagrees with cached decoding, near-tie
+    positions) from that pass's logits at the continuation's positions: where a live run may diverge from a trace."""
+    flips = [i for i, t in enumerate(logits.float().argmax(-1).tolist()) if t != toks[i]]
+    return flips, int(_margin_small(logits).sum())
+
+
 def target_run(pair: ModelPair, prompt_ids: list[int], max_new_tokens: int, eos_ids: Iterable[int],
                token_s: list[float] | None = None, vocab: int | None = None) -> tuple[list[int], float, float]:
     """Target-only greedy decoding on the paper's path (`plain_decode` over transformers' cache):
