@@ -43,7 +43,7 @@ def doctor(
     pair: Optional[str] = typer.Option(None, "--pair", metavar="NAME", help="A preset pair (see `gammatune models`) instead of --target: its target, and its draft model when it has one, beside the target's self-drafts."),
     drafts: List[str] = typer.Option([], "--draft", metavar="MODEL", help="A candidate draft (repeatable); each must share the target's tokenizer, or be a self-draft (self:int4, self:int8, self:bf16)."),
     self_drafts: str = typer.Option(DEFAULT_SELF, "--self-drafts", metavar="LIST", help="Quantized copies of the target examined beside the drafts given ('none': only those)."),
-    drafters: Optional[str] = typer.Option(None, "--drafters", metavar="LIST", help=f"The candidates as `compare --drafters` names them ({', '.join(DRAFTERS)}, a self-draft, or a head as NAME:PATH; model: the --draft models, kept in any case); instead of --self-drafts. A source without a draft model is a refused row naming the live race to run."),
+    drafters: Optional[str] = typer.Option(None, "--drafters", metavar="LIST", help=f"The candidates as `compare --drafters` names them ({', '.join(DRAFTERS)}, a self-draft, or a head as NAME:PATH; model: the --draft models, kept in any case); instead of --self-drafts. A head or prompt lookup is measured from its own traces (greedy; sampled, a refused row naming the live race)."),
     prompts: Optional[str] = typer.Option(None, "--prompts", metavar="SET", help="Prompt set: code, specbench, or a .jsonl file (default: code for the demo pair, else specbench)."),
     limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="Use the first N prompts of the set."),
     max_new_tokens: int = typer.Option(96, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
@@ -64,6 +64,7 @@ def doctor(
     costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="Price the --for and --server-log predictions with your server's costs, DRAFT_MS,VERIFY_MS: ms per drafted token, ms per target forward (batch 1), instead of this machine's."),
     batch: Optional[str] = typer.Option(None, "--batch", metavar="LIST", help="Price the draft it would ship at these server batch sizes (e.g. 1,4,16,64), timed here: the best K at each (0 included), where speculation stops paying, vLLM's num_speculative_tokens_per_batch_size and SGLang's adaptive tiers."),
     batch_costs: Optional[Path] = typer.Option(None, "--batch-costs", metavar="FILE", help="With --batch (or alone): your server's own ms per batch size instead of this machine's, as JSON {\"B\": {\"step_ms\": …, \"draft_ms\": …, \"verify_ms\": {\"K+1\": …}}} (docs/deploy.md).", parser=input_file),
+    check_command: Optional[str] = typer.Option(None, "--check-command", metavar="CMD", help="Check a pasted llama-server, `vllm serve` or SGLang launch command for the known speculative-decoding pitfalls (renamed flags, p-min at 0, MTP chained past its depth, MoE verify costs, …), one line each with its source; no model loads (docs/pitfalls.md)."),
     server_log: Optional[Path] = typer.Option(None, "--server-log", metavar="FILE", help="A vLLM per-request spec-decode metrics JSON, a scrape of vLLM's Prometheus /metrics (two scrapes in one file: the window between them), SGLang responses (meta_info.spec_*), or a llama.cpp log with its speculative statistics line: its acceptance beside gammatune's for this pair, and the best window K' <= the server's K.", parser=input_file),
 ) -> None:
     """Examine candidate drafts for a target: acceptance, costs here, every policy's best γ0, a verdict and a command.
@@ -72,6 +73,9 @@ def doctor(
     draft, three short timing passes of the decoder, then every method, the oracle
     and the reference rows played exactly over the traces, each with its spread.
     """
+    if check_command is not None:   # a pasted command alone: no model loads
+        _print_pitfalls(check_command)
+        return
     target, preset_draft = _preset(pair, target)
     if preset_draft and preset_draft not in drafts:
         drafts = [preset_draft, *drafts]
@@ -130,6 +134,20 @@ def doctor(
                           batch_costs=given_batch)
     if code:
         raise typer.Exit(code)
+
+
+def _print_pitfalls(command: str) -> None:
+    """`--check-command`: each pitfall the command walks into, one line each (the command is user text: Text)."""
+    from ..bench.doctor.pitfalls import check
+
+    parsed, found = check(command)
+    console = make_console()
+    console.print(Text(f"{parsed.engine} command" + (f" serving {parsed.model}" if parsed.model else "") + ": "
+                       + (f"{len(found)} known pitfall{'s' * (len(found) != 1)}" if found else
+                          "no known pitfall (the best K and the acceptance need a measurement: doctor --for, "
+                          "--server-log)"), style="bold"), soft_wrap=True)
+    for name, line in found:
+        console.print(Text.assemble(("pitfall: ", "yellow"), (name, "bold"), " — ", line), soft_wrap=True)
 
 
 def _deploy_options(engines: Optional[str], costs: Optional[str], server_log: Optional[Path]) -> tuple[list, Any, Any]:
