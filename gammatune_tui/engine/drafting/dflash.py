@@ -29,6 +29,7 @@ seen the first block yet), and so on.
 
 from __future__ import annotations
 
+import inspect
 import json
 import weakref
 from pathlib import Path
@@ -148,6 +149,8 @@ class DFlashSource(DraftSource):
         self.block, self.mask = int(cfg.block_size), int(cfg.mask_token_id)
         self.cache = DFlashCache(config=cfg)
         self.cache.activate_past_recording()   # sliding-window layers can still be cropped
+        # the drafter's cache argument: `cache` since transformers 5.23 (`past_key_values` before, still accepted)
+        self.cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
         self.done = 0                           # context positions the cache holds
         self.waiting: list[torch.Tensor] = []   # context rows of positions done … not fed yet
 
@@ -208,7 +211,7 @@ class DFlashSource(DraftSource):
         pos = torch.arange(anchor_pos - n, anchor_pos + self.block, device=dev).unsqueeze(0)
         self.cache.set_previous_accepted_tokens(n)
         out = self.model(noise_embeds=self._embed(ids).to(self.model.dtype), context_hidden_states=ctx,
-                         position_ids=pos, cache=self.cache).last_hidden_state
+                         position_ids=pos, **{self.cache_kw: self.cache}).last_hidden_state
         self.cache.crop(-self.block)   # the block's entries: speculative; the context stays
         self.done += n
         self.waiting = []
