@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import Counter
 
 import pytest
 import torch
@@ -22,7 +21,8 @@ from gammatune_tui.engine.common.sampling import Served
 from gammatune_tui.engine.drafting.dflash import check_drafter
 from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
 from gammatune_tui.errors import InvalidParameter
-from test_sampling import N_SAMPLES, PROMPT_IDS, chi2_test, joint_law
+from head_law import two_token_counts
+from test_sampling import N_SAMPLES, chi2_test, joint_law
 from tiny_dflash import write_dflash
 from tiny_models import make_byte_tokenizer, make_llama
 
@@ -104,18 +104,7 @@ def test_sampled_output_follows_the_targets_law(tmp_path):
     pair = dataclasses.replace(_pair(target), eos_ids=frozenset({-1}))
     cfg = SamplingConfig(temperature=1.0)
     p_law = joint_law(target, Served(cfg), 8)
-    counts: Counter = Counter()
-    accepted = rejected = 0
-    for seed in range(N_SAMPLES):
-        dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 2), dataclasses.replace(cfg, seed=seed),
-                                 drafter=DrafterSettings("dflash", dflash_head=str(root)))
-        out: list[int] = []
-        for ev in dec.generate(PROMPT_IDS, max_new_tokens=3):
-            if isinstance(ev, StepEvent):
-                out.extend(t.id for t in ev.emitted)
-                accepted += ev.accepted
-                rejected += ev.accepted < len(ev.drafted)
-        counts[out[0] * 8 + out[1]] += 1
+    counts, accepted, rejected = two_token_counts(pair, DrafterSettings("dflash", dflash_head=str(root)), cfg, 8)
     assert accepted > 0 and rejected > 0   # both the accept and the residual paths ran
     assert chi2_test(counts, p_law, N_SAMPLES) > 1e-3
 

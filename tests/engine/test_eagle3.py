@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 
 import pytest
 import torch
@@ -24,7 +23,8 @@ from gammatune_tui.engine.drafting import eagle3 as eagle3_module
 from gammatune_tui.engine.drafting.draft_sources import DrafterSettings, head_drafter
 from gammatune_tui.engine.drafting.eagle3_head import HeadCache, check_head
 from gammatune_tui.errors import InvalidParameter
-from test_sampling import N_SAMPLES, PROMPT_IDS, chi2_test, joint_law
+from head_law import two_token_counts
+from test_sampling import N_SAMPLES, chi2_test, joint_law
 from tiny_eagle3 import head_tensors, trained_head, write_head
 from tiny_models import emitted, greedy_ref, make_family, make_llama, make_word_tokenizer
 
@@ -92,18 +92,7 @@ def test_sampled_output_with_a_reduced_vocabulary_head_follows_the_targets_law(t
     pair = dataclasses.replace(_pair(target, 8), eos_ids=frozenset({-1}))
     cfg = SamplingConfig(temperature=1.0)
     p_law = joint_law(target, Served(cfg), 8)
-    counts: Counter = Counter()
-    accepted = rejected = 0
-    for seed in range(N_SAMPLES):
-        dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 2), dataclasses.replace(cfg, seed=seed),
-                                 drafter=_eagle(root))
-        out: list[int] = []
-        for ev in dec.generate(PROMPT_IDS, max_new_tokens=3):
-            if isinstance(ev, StepEvent):
-                out.extend(t.id for t in ev.emitted)
-                accepted += ev.accepted
-                rejected += ev.accepted < len(ev.drafted)
-        counts[out[0] * 8 + out[1]] += 1
+    counts, accepted, rejected = two_token_counts(pair, _eagle(root), cfg, 8)
     assert accepted > 0 and rejected > 0   # both the accept and the residual paths ran
     assert {1, 4, 7} & {k // 8 for k in counts}   # ids outside the head's vocabulary still come out
     assert chi2_test(counts, p_law, N_SAMPLES) > 1e-3
