@@ -34,6 +34,7 @@ from ..sim.cost_model import CostModel
 from .server_counts import NothingToGoOn, ServerLog, ServerLogError
 from .server_prometheus import is_scrape, read_scrape
 from .server_sglang import read_sglang, sglang_meta
+from .server_trtllm import read_trtllm, trtllm_block
 
 
 # --- reading -------------------------------------------------------------------------------------------------
@@ -77,11 +78,21 @@ def read(path: Path) -> ServerLog:
         except (KeyError, TypeError, ValueError) as exc:
             raise ServerLogError(f"--server-log {path}: SGLang spec-decode meta_info with a bad field ({exc})") \
                 from None
+    trt = [b for b in (trtllm_block(obj) for obj in objects) if b is not None]
+    if not stats and trt:
+        try:
+            return read_trtllm(trt)
+        except NothingToGoOn as exc:
+            raise ServerLogError(f"--server-log {path}: {exc}") from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ServerLogError(f"--server-log {path}: TensorRT-LLM speculative_decoding with a bad field ({exc})") \
+                from None
     if not stats:
         raise ServerLogError(f"--server-log {path}: none of the formats read (vLLM per-request spec-decode "
                              "metrics, JSON with metrics.speculative_decoding; vLLM's Prometheus /metrics with "
                              "vllm:spec_decode_* counters; SGLang responses with meta_info.spec_verify_ct; "
-                             "llama.cpp speculative statistics lines)")
+                             "TensorRT-LLM responses with choices[].speculative_decoding; AIPerf's "
+                             "SpecDecodeAcceptanceRecord; llama.cpp speculative statistics lines)")
     try:
         return _vllm(stats)
     except NothingToGoOn as exc:
@@ -224,7 +235,10 @@ def _vllm(stats: Sequence[dict]) -> ServerLog:
     longest = max(max(hist), max((d for _, d in per_step), default=0) if per_step else 0, 1)
     run = min(k, longest)   # positions past the longest run seen are all 0: not listed, the table stays short
     survival = [sum(n for j, n in hist.items() if j > i) / total for i in range(run)]
-    return ServerLog("vLLM", k, steps, drafted, accepted, survival, len(stats), per_step or None, notes)
+    # AIPerf's SpecDecodeAcceptanceRecord uses vLLM's names, and says which server it came from
+    servers = sorted({str(s["engine"]) for s in stats if isinstance(s.get("engine"), str)})
+    engine = f"AIPerf record ({', '.join(servers)})" if servers else "vLLM"
+    return ServerLog(engine, k, steps, drafted, accepted, survival, len(stats), per_step or None, notes)
 
 
 def _llama(m: re.Match, path: Path) -> ServerLog:
