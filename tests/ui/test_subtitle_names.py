@@ -67,6 +67,10 @@ def test_at_80_columns_the_sizes_give_way_before_the_names():
     gguf = ("SmolLM2-135M-Instruct (Q4_1 GGUF) + self:int4 (float32, 538 MB + int4 g32, +84 MB) · static runner · "
             "loaded in 67.8 s: imports 0.9 · conversion 58.6 s")
     assert fit_subtitle(gguf, 120) == "SmolLM2-135M-Instruct (Q4_1 GGUF) + self:int4 · static runner · loaded in 67.8 s"
+    # a head's words are not a path: "layers 0/2" once came out as the head "2"
+    head = ("/tmp/lt3 + dflash, block 4, layers 0/2 (float32, 141 kB + …) · eager runner · loaded in 2.1 s: "
+            "imports 0.3 · weights 0.8 s")
+    assert fit_subtitle(head, 80).endswith("+ dflash, block 4, layers 0/2 · loaded in 2.1 s")   # the head stays whole
 
 
 def test_the_palettes_drafter_entries_say_the_self_draft_note_only_for_self_drafts():

@@ -45,8 +45,9 @@ def _without_sizes(models: str) -> str:
 
 
 def _short_names(models: str) -> str:
-    """'HuggingFaceTB/SmolLM2-135M-Instruct + self:int4' → 'SmolLM2-135M-Instruct + self:int4' (no folders)."""
-    return " + ".join(part.rsplit("/", 1)[-1] if "/" in part and ":" not in part else part
+    """'HuggingFaceTB/SmolLM2-135M-Instruct + self:int4' → 'SmolLM2-135M-Instruct + self:int4' (no folders). A
+    head's words are not a path ('dflash, block 16, layers 1/7/13' kept whole: its last "/" is no folder)."""
+    return " + ".join(part.rsplit("/", 1)[-1] if "/" in part and ":" not in part and " " not in part else part
                       for part in models.split(" + "))
 
 
