@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ...errors import GammatuneError
 
@@ -43,3 +44,23 @@ class ServerLog:
     @property
     def mean_drafted(self) -> float:
         return self.drafted / self.steps if self.steps else 0.0
+
+
+def count(value: Any, name: str) -> int:
+    """A count a server wrote (a whole number ≥ 0), or ValueError naming the field."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a count, got {value!r}")
+    return value
+
+
+def add_histogram(total: list[int], h: list[int]) -> None:
+    """Sum one request's dense histogram (H[n]: steps that accepted n drafts) into `total`, in place."""
+    total += [0] * (len(h) - len(total))
+    for j, c in enumerate(h):
+        total[j] += c
+
+
+def survival_of(hist: list[int], steps: int) -> list[float]:
+    """P(accepted ≥ i + 1) per position, from a dense histogram, up to the longest run it holds."""
+    longest = max((j for j, c in enumerate(hist) if c), default=0)
+    return [sum(hist[i + 1:]) / steps for i in range(max(1, longest))]

@@ -70,23 +70,16 @@ def read(path: Path) -> ServerLog:
     objects = _json_objects(text)
     stats = [s for s in (_vllm_stats(obj) for obj in objects) if s is not None]
     metas = [m for m in (sglang_meta(obj) for obj in objects) if m is not None]
-    if not stats and metas:
-        try:
-            return read_sglang(metas)
-        except NothingToGoOn as exc:
-            raise ServerLogError(f"--server-log {path}: {exc}") from None
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ServerLogError(f"--server-log {path}: SGLang spec-decode meta_info with a bad field ({exc})") \
-                from None
     trt = [b for b in (trtllm_block(obj) for obj in objects) if b is not None]
-    if not stats and trt:
-        try:
-            return read_trtllm(trt)
-        except NothingToGoOn as exc:
-            raise ServerLogError(f"--server-log {path}: {exc}") from None
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ServerLogError(f"--server-log {path}: TensorRT-LLM speculative_decoding with a bad field ({exc})") \
-                from None
+    for reader, blocks, what in ((read_sglang, metas, "SGLang spec-decode meta_info"),
+                                 (read_trtllm, trt, "TensorRT-LLM speculative_decoding")):
+        if not stats and blocks:
+            try:
+                return reader(blocks)
+            except NothingToGoOn as exc:
+                raise ServerLogError(f"--server-log {path}: {exc}") from None
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ServerLogError(f"--server-log {path}: {what} with a bad field ({exc})") from None
     if not stats:
         raise ServerLogError(f"--server-log {path}: none of the formats read (vLLM per-request spec-decode "
                              "metrics, JSON with metrics.speculative_decoding; vLLM's Prometheus /metrics with "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from .server_counts import NothingToGoOn, ServerLog
+from .server_counts import NothingToGoOn, ServerLog, add_histogram, count, survival_of
 
 ALIASES = {   # the name SGLang writes now, then the older or alias names of the same count
     "accepted": ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num"),
@@ -46,27 +46,21 @@ def _field(meta: dict, what: str) -> Any:
     raise ValueError(f"{ALIASES[what][0]} is missing (nor {' or '.join(ALIASES[what][1:])})")
 
 
-def _count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must be a count, got {value!r}")
-    return value
-
-
 def read_sglang(metas: Sequence[dict]) -> ServerLog:
     """Sum the responses' counts into one ServerLog; ValueError naming the field that is wrong."""
     steps = drafted = accepted = 0
     hist: list[int] = []
     for meta in metas:
-        n = _count(meta["spec_verify_ct"], "spec_verify_ct")
-        a = _count(_field(meta, "accepted"), ALIASES["accepted"][0])
-        d = _count(_field(meta, "proposed"), ALIASES["proposed"][0])
+        n = count(meta["spec_verify_ct"], "spec_verify_ct")
+        a = count(_field(meta, "accepted"), ALIASES["accepted"][0])
+        d = count(_field(meta, "proposed"), ALIASES["proposed"][0])
         if n == 0:
             continue   # a request that never speculated (too short, or finished in its prefill)
         h = _field(meta, "histogram")
         if not isinstance(h, list) or not h:
             raise ValueError(f"{ALIASES['histogram'][0]} must be a list of step counts, got {h!r}")
         for j, c in enumerate(h):
-            _count(c, f"{ALIASES['histogram'][0]}[{j}]")
+            count(c, f"{ALIASES['histogram'][0]}[{j}]")
         if a > d:
             raise ValueError(f"{ALIASES['accepted'][0]} {a} is more than {ALIASES['proposed'][0]} {d}")
         if sum(h) != n:
@@ -74,17 +68,14 @@ def read_sglang(metas: Sequence[dict]) -> ServerLog:
         if sum(j * c for j, c in enumerate(h)) != a:
             raise ValueError(f"the histogram accepts {sum(j * c for j, c in enumerate(h))} drafts, "
                              f"{ALIASES['accepted'][0]} says {a}")
-        hist += [0] * (len(h) - len(hist))
-        for j, c in enumerate(h):
-            hist[j] += c
+        add_histogram(hist, h)
         steps, drafted, accepted = steps + n, drafted + d, accepted + a
     if steps == 0:
         raise NothingToGoOn("spec_verify_ct is 0 in every response: no speculative step, nothing to go on")
     k = max(len(hist) - 1, math.ceil(drafted / steps), 1)
     if drafted > steps * k:
         raise ValueError(f"{ALIASES['proposed'][0]} {drafted} is more than {steps} steps × K {k}")
-    longest = max((j for j, c in enumerate(hist) if c), default=0)
-    survival = [sum(hist[i + 1:]) / steps for i in range(max(1, longest))]
+    survival = survival_of(hist, steps)
     notes = [f"SGLang reports no window: K = {k} is taken from the histogram's slots and the drafts proposed "
              "per step", "SGLang's histogram gives per-position shares but no per-step arrays: each K′ < K is "
              "predicted in expectation"]

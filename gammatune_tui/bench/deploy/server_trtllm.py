@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .server_counts import NothingToGoOn, ServerLog
+from .server_counts import NothingToGoOn, ServerLog, add_histogram, count, survival_of
 
 KEYS = ("num_spec_steps", "total_draft_tokens", "total_accepted_draft_tokens", "acceptance_histogram")
 
@@ -45,12 +45,6 @@ def trtllm_block(obj: Any) -> dict | None:
     return None
 
 
-def _count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must be a count, got {value!r}")
-    return value
-
-
 def read_trtllm(blocks: Sequence[dict]) -> ServerLog:
     """Sum the responses' counts into one ServerLog; ValueError naming the field that is wrong or missing."""
     steps = drafted = accepted = 0
@@ -60,17 +54,17 @@ def read_trtllm(blocks: Sequence[dict]) -> ServerLog:
         missing = [k for k in KEYS if k not in block]
         if missing:
             raise ValueError(f"{missing[0]} is missing")
-        n = _count(block["num_spec_steps"], "num_spec_steps")
-        d = _count(block["total_draft_tokens"], "total_draft_tokens")
-        a = _count(block["total_accepted_draft_tokens"], "total_accepted_draft_tokens")
+        n = count(block["num_spec_steps"], "num_spec_steps")
+        d = count(block["total_draft_tokens"], "total_draft_tokens")
+        a = count(block["total_accepted_draft_tokens"], "total_accepted_draft_tokens")
         h = block["acceptance_histogram"]
         if not isinstance(h, list) or not h:
             raise ValueError(f"acceptance_histogram must be a list of step counts, got {h!r}")
         for j, c in enumerate(h):
-            _count(c, f"acceptance_histogram[{j}]")
+            count(c, f"acceptance_histogram[{j}]")
         k = block.get("num_spec_tokens")
         if k is not None:
-            _count(k, "num_spec_tokens")
+            count(k, "num_spec_tokens")
             if len(h) > k + 1:
                 raise ValueError(f"acceptance_histogram has {len(h)} entries; num_spec_tokens {k} allows {k + 1}")
         if a > d:
@@ -83,16 +77,13 @@ def read_trtllm(blocks: Sequence[dict]) -> ServerLog:
         if n == 0:
             continue   # a request that never speculated
         windows.add(k)
-        hist += [0] * (len(h) - len(hist))
-        for j, c in enumerate(h):
-            hist[j] += c
+        add_histogram(hist, h)
         steps, drafted, accepted = steps + n, drafted + d, accepted + a
     if steps == 0:
         raise NothingToGoOn("num_spec_steps is 0 in every response: no speculative step, nothing to go on")
     given = [w for w in windows if w is not None]
     k = max(given) if given and None not in windows else max(len(hist) - 1, 1)
-    longest = max((j for j, c in enumerate(hist) if c), default=0)
-    survival = [sum(hist[i + 1:]) / steps for i in range(max(1, longest))]
+    survival = survival_of(hist, steps)
     notes = ["TensorRT-LLM sends no mean acceptance length (derived: 1 + accepted / steps) and no per-step arrays: "
              "each K′ < K is predicted in expectation"]
     if None in windows:
