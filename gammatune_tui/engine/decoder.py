@@ -32,7 +32,7 @@ from .kv_cache import prefill, rewind
 from .logits_processing import check_processors, session_processors, wrap_runner
 from .mailbox import SettingsMailbox
 from .policies import Policy, PolicySettings
-from .runners import Runner, RunnerSet, TargetRows, runner_pool
+from .runners import Runner, RunnerSet, TargetReads, TargetRows, runner_pool
 from .common.sampling import SamplingConfig, Served, make_generator
 from .common.vocab import shared_vocab
 from .step_clock import StepClock
@@ -43,11 +43,12 @@ from .events.text_pieces import SingleTokenText, TextPieces, answer_text
 from .verification import verify_window
 
 
-def _kept_rows(runner: Runner, start: int, n: int) -> TargetRows:
-    """The first n rows of the runner's last pass, which began at position `start` (runners/hidden.py)."""
+def _kept_rows(runner: Runner, start: int, n: int, reads: TargetReads) -> TargetRows:
+    """The first n rows of the runner's last pass, which began at position `start`, and the keys and values of the
+    layers `reads.kv` names as the runner's cache holds them after the rewind (runners/hidden.py)."""
     rows = runner.hidden
     assert rows is not None, "a runner asked to read_target keeps the rows of every pass"
-    return TargetRows(start, rows[:n])
+    return TargetRows(start, rows[:n], tuple(runner.kv(layer) for layer in reads.kv))
 
 
 def _settings_of(policy: Policy) -> PolicySettings:
@@ -259,7 +260,7 @@ class SpeculativeDecoder:
         # its rows come with that pass, and until then the source drafts nothing
         prompt_rows_due = reads is not None and len(ids) > 1 and runners.target.hidden is None
         if reads is not None and len(ids) > 1 and not prompt_rows_due:
-            source.observe(_kept_rows(runners.target, 0, len(ids) - 1))
+            source.observe(_kept_rows(runners.target, 0, len(ids) - 1, reads))
         source.start(ids)
 
         while True:
@@ -299,11 +300,11 @@ class SpeculativeDecoder:
 
             # ---- 4. rewind both caches to the accepted prefix -----------------
             rewind(trun, drun, len(ids) - 1)
-            if prompt_rows_due:   # this pass ran the prompt too: rows from position 0
-                source.observe(_kept_rows(runners.target, 0, len(ids) - 1))
+            if reads is not None:   # the rows of the positions the verify ran and the sequence kept
+                # (from position 0 when this pass ran the prompt too)
+                first = 0 if prompt_rows_due else len(ids) - 1 - len(new)
+                source.observe(_kept_rows(runners.target, first, len(ids) - 1 - first, reads))
                 prompt_rows_due = False
-            elif reads is not None:   # the rows of the positions the verify ran and the sequence kept
-                source.observe(_kept_rows(runners.target, len(ids) - 1 - len(new), len(new)))
 
             # ---- 5. report ----------------------------------------------------
             tally.add_step(d, a, drafted.calls, draft_s, verify_s)

@@ -211,6 +211,12 @@ NAMED: dict[str, tuple[set[str], set[str], tuple[str, ...]]] = {
         {"dflash", "dflash_head", "muse_glimmer_assistant", "DFLASH", "draft-dflash"},
         ("engine/drafting/dflash.py", "engine/common/names.py", "engine/drafting/registry.py"),
     ),
+    # issue 45: a head over the target's keys and values in 3 files (its own, its row, its registry line)
+    "the Gemma 4 assistant": (
+        {"Gemma4AssistantSource", "assistant_of", "check_assistant", "store_layers"},
+        {"gemma4-assistant", "assistant_head", "gemma4_assistant", "gemma4_unified_assistant", "FROZEN_KV_MTP"},
+        ("engine/drafting/gemma4_assistant.py", "engine/common/names.py", "engine/drafting/registry.py"),
+    ),
 }
 
 

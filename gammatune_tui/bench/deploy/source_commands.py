@@ -116,6 +116,9 @@ def source_command(engine: str, target: str, draft: str, s: Setting) -> str | No
     if own_head:
         return (f"model.generate(**inputs, {name}=True)   # transformers drafts {head_layers(target)} token(s) per "
                 f"step, its head's layer count; K={k} is gammatune's own")
+    if folder:   # a head in its own folder: `generate` takes it as a model and drafts its own fixed count
+        return (f"model.generate(**inputs, {name}=AutoModelForCausalLM.from_pretrained({folder!r}))   # transformers "
+                f"drafts the head's generation_config num_assistant_tokens per step; K={k} is gammatune's own")
     return f"model.generate(**inputs, {name}={k})"
 
 

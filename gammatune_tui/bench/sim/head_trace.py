@@ -144,6 +144,9 @@ def record_head_trace(pair: ModelPair, name: str, params: dict[str, Any], prompt
 
     from ...engine.common.sampling import Served
     from ...engine.common.sampling_config import SamplingConfig
+    from transformers import DynamicCache
+
+    from ...engine.runners.hf_compat import cache_kw
     from ...engine.runners.hidden import Tapper, TargetRows
 
     target = pair.target
@@ -157,24 +160,32 @@ def record_head_trace(pair: ModelPair, name: str, params: dict[str, Any], prompt
     else:
         toks, t_prefill, plain_s = list(tokens), 0.0, 0.0
     source = make_source(DrafterSettings(name, **params), SourceContext(pair, None, None, None))
-    assert source.reads is not None, f"{name} reads the target"
-    tapper = Tapper(target, source.reads)
+    reads = source.reads
+    assert reads is not None, f"{name} reads the target"
+    tapper = Tapper(target, reads)
     L = len(toks)
     # the recording's chain is cut only by its window (and drafts past an EOS): replays cut it by each policy
     served, gen, never = Served(SamplingConfig()), torch.Generator(device=device), Policy(1, PolicyParams())
     proposals, tops, chosen, entropy = [], [], [], []
+    # a source that reads keys and values (the Gemma 4 assistant) gets the pass's cache, cut to each position
+    cache = DynamicCache() if reads.kv else None
     with torch.no_grad():
         with tapper.pass_of(P + L):   # one teacher-forced pass: every row the live passes hand over
-            tl = target(input_ids=torch.tensor([ids + toks], device=device),
-                        use_cache=False).logits[0, P - 1:P - 1 + L, :vocab]
+            tl = target(input_ids=torch.tensor([ids + toks], device=device), use_cache=cache is not None,
+                        **cache_kw(target, cache)).logits[0, P - 1:P - 1 + L, :vocab]
         rows = tapper.rows
         assert rows is not None
         flips, fragile = forced_checks(tl, toks)
+
+        def kv(end: int) -> tuple[tuple[Any, Any], ...]:
+            layers: Any = cache.layers if cache is not None else []
+            return tuple((layers[i].keys[:, :, :end], layers[i].values[:, :, :end]) for i in reads.kv)
+
         if P > 1:
-            source.observe(TargetRows(0, rows[:P - 1]))
+            source.observe(TargetRows(0, rows[:P - 1], kv(P - 1)))
         for n in range(L):
             if n:
-                source.observe(TargetRows(P + n - 2, rows[P + n - 2:P + n - 1]))
+                source.observe(TargetRows(P + n - 2, rows[P + n - 2:P + n - 1], kv(P + n - 1)))
             d = source.draft(ids + toks[:n], depth, policy=never, served=served, gen=gen, eos=frozenset(),
                              device=device)
             proposals.append(d.ids)

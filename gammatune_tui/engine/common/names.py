@@ -91,6 +91,15 @@ SOURCES: tuple[SourceSpec, ...] = (
                has_traces=True, short="dflash", head_param="dflash_head",
                head_config=(("model_type", "muse_glimmer_assistant"),),
                serve_as=(("vllm", "dflash"), ("sglang", "DFLASH"), ("llama.cpp", "draft-dflash"))),
+    SourceSpec("gemma4-assistant", False,
+               "a Gemma 4 assistant from its own folder (gemma4_assistant): four layers over the target's last keys "
+               "and values, one token per forward at the bonus position (--draft gemma4-assistant:PATH; "
+               "docs/heads-eagle-dflash.md)",
+               (ParamSpec("assistant_head", str, "", "Gemma 4 assistant", "the Gemma 4 assistant's folder"),),
+               has_traces=True, short="assistant", head_param="assistant_head",
+               head_config=(("model_type", "gemma4_assistant"), ("model_type", "gemma4_unified_assistant")),
+               # vLLM ≥ 0.21 (PR #41745): method mtp with the assistant as the model; SGLang PR #24436
+               serve_as=(("vllm", "mtp"), ("sglang", "FROZEN_KV_MTP"), ("transformers", "assistant_model"))),
 )
 BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
 assert len(BY_SOURCE) == len(SOURCES), "every draft source has a name of its own"

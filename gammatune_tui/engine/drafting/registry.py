@@ -14,6 +14,7 @@ from . import DraftSource
 from ..common.names import SOURCES
 from .dflash import DFlashSource
 from .eagle3 import Eagle3Source
+from .gemma4_assistant import Gemma4AssistantSource
 from .model_source import ModelDraftSource
 from .mtp import MtpSource
 from .ngram_pool import NgramPoolSource
@@ -26,6 +27,7 @@ CLASSES: dict[str, type[DraftSource]] = {
     "mtp": MtpSource,
     "eagle3": Eagle3Source,
     "dflash": DFlashSource,
+    "gemma4-assistant": Gemma4AssistantSource,
 }
 assert set(CLASSES) == {s.name for s in SOURCES}, "every row has its class, and every class its row"
 

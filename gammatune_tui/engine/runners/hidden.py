@@ -17,6 +17,13 @@ the norm) and the layer index vLLM's EAGLE-3 `aux_hidden_state_layers` tap
 (the input of that layer). `normed` adds the last layer's output after the
 final norm, the row the LM head reads.
 
+A source may also read the attention keys and values of layers it names
+(`kv`): the Gemma 4 assistant cross-attends to the target's last full and
+last sliding layer instead of keeping a cache of its own. Those are not
+taken by hooks: the target's cache holds them, and after each step's rewind
+it holds exactly the accepted positions, so the decoder hands the source the
+runner's own `kv(layer)` views with the rows (no copy).
+
 The rows are taken by forward hooks on the model's own modules (the decoder
 layers, the embeddings), so every runner that runs those modules — the eager
 runner's direct pass and the model's own forward, the hybrid runner's passes
@@ -51,6 +58,7 @@ class TargetReads:
     layers: tuple[int, ...] = ()   # depths 0 … N, in the order the rows come back
     last: bool = False              # depth N (the last layer's output, before the final norm), after `layers`
     normed: bool = False            # the last layer's output after the final norm, after everything else
+    kv: tuple[int, ...] = ()        # layers whose attention keys and values (as their attention reads them) come too
 
     @property
     def count(self) -> int:
@@ -71,6 +79,9 @@ class TargetRows:
 
     start: int
     hidden: torch.Tensor
+    # (keys, values) of each layer `TargetReads.kv` names, ((1, kv_heads, end, head_dim) each): every position
+    # the target's cache holds after the step (0 … end − 1), not only these rows'; read them before the next step
+    kv: tuple[tuple[torch.Tensor, torch.Tensor], ...] = ()
 
     @property
     def end(self) -> int:
