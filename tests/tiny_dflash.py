@@ -27,3 +27,27 @@ def write_dflash(folder, target, *, layer_ids=(0, 1), block_size: int = 4, mask_
     root = Path(folder)
     model.save_pretrained(root)
     return root
+
+
+def as_zlab(folder, out, *, version: int = 1, **dflash) -> Path:
+    """The DFlash drafter in `folder` (transformers' format) rewritten in z-lab's own (z-lab/dflash, dflash/model.py):
+    a Qwen3 config with architectures ["DFlashDraftModel"] (["DFlash2DraftModel"] for `version` 2), the drafter's
+    fields under dflash_config (`dflash`: more of them, e.g. output_multiplier), and its context projection's
+    tensors as `fc` and `hidden_norm`."""
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    src, root = Path(folder), Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    cfg = json.loads((src / "config.json").read_text())
+    inner = {k: cfg.pop(k) for k in ("target_layer_ids", "mask_token_id")}
+    cfg.update(model_type="qwen3", architectures=["DFlash2DraftModel" if version == 2 else "DFlashDraftModel"],
+               auto_map={"AutoModel": "dflash.DFlashDraftModel"}, is_causal=False,
+               num_target_layers=max(inner["target_layer_ids"]) + 1, dflash_config={**inner, **dflash})
+    (root / "config.json").write_text(json.dumps(cfg))
+    names = {"encoder.fc.": "fc.", "encoder.output_norm_enc.": "hidden_norm."}
+    state = {next((new + k[len(old):] for old, new in names.items() if k.startswith(old)), k): v
+             for k, v in load_file(str(src / "model.safetensors")).items()}
+    save_file(state, str(root / "model.safetensors"))
+    return root

@@ -31,24 +31,27 @@ def make_gemma4(seed: int = 2, *, shared: int = 1, init: float = 1.0, vocab: int
 
 
 def write_assistant(folder, target, *, seed: int = 0, centroids: int = 0, init: float = 0.5, gamma: int = 3,
-                    **extra) -> Path:
-    """An assistant for `target` in `folder`: two layers (sliding, full) 32 wide reading the target's store
-    layers; `centroids` > 0 for the ordered-embeddings head (E2B's); `extra` fields of the assistant's config
-    (e.g. backbone_hidden_size for one that does not fit); `gamma`: transformers' fixed num_assistant_tokens."""
+                    hidden: int = 32, layers: int = 2, top_k: int = 0, **extra) -> Path:
+    """An assistant for `target` in `folder`: `layers` layers (sliding, then one full) `hidden` wide reading the
+    target's store layers; `centroids` > 0 for the ordered-embeddings head (E2B's; `top_k` of them active,
+    default a quarter); `extra` fields of the assistant's config (e.g. backbone_hidden_size for one that does
+    not fit); `gamma`: transformers' fixed num_assistant_tokens."""
     import torch
     from transformers import AutoConfig, Gemma4AssistantConfig, Gemma4AssistantForCausalLM
 
     t = target.config
+    sliding = t.per_layer_config[t.layer_types.index("sliding_attention")]   # head sizes may differ per layer
     text = AutoConfig.for_model(
         "gemma4_text", vocab_size=t.vocab_size, vocab_size_per_layer_input=0, hidden_size_per_layer_input=0,
-        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=t.num_key_value_heads, head_dim=t.head_dim, global_head_dim=HEAD,
-        layer_types=["sliding_attention", "full_attention"], sliding_window=t.sliding_window,
-        num_kv_shared_layers=2, per_layer_config={}, initializer_range=init, pad_token_id=0, bos_token_id=0,
+        hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers, num_attention_heads=4,
+        num_key_value_heads=sliding.num_key_value_heads, head_dim=sliding.head_dim,
+        global_head_dim=t.per_layer_config[t.layer_types.index("full_attention")].head_dim,
+        layer_types=["sliding_attention"] * (layers - 1) + ["full_attention"], sliding_window=t.sliding_window,
+        num_kv_shared_layers=layers, initializer_range=init, pad_token_id=0, bos_token_id=0,
         eos_token_id=1)
     cfg = Gemma4AssistantConfig(text_config=text, **{
         "backbone_hidden_size": t.hidden_size, "use_ordered_embeddings": centroids > 0,
-        "num_centroids": max(centroids, 1), "centroid_intermediate_top_k": max(centroids // 4, 1), **extra})
+        "num_centroids": max(centroids, 1), "centroid_intermediate_top_k": top_k or max(centroids // 4, 1), **extra})
     torch.manual_seed(seed)
     model = Gemma4AssistantForCausalLM(cfg).eval()
     if centroids:   # a token order: each centroid owns VOCAB / centroids of the ids, shuffled

@@ -23,7 +23,7 @@ from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
 from gammatune_tui.errors import InvalidParameter
 from head_law import two_token_counts
 from test_sampling import N_SAMPLES, chi2_test, joint_law
-from tiny_dflash import write_dflash
+from tiny_dflash import as_zlab, write_dflash
 from tiny_models import make_byte_tokenizer, make_llama
 
 PROMPT = [0, 72, 101, 108, 108, 111, 44, 32, 72, 101]
@@ -123,3 +123,20 @@ def test_a_drafter_for_another_target_is_one_line(tmp_path, tiny):
     (deep / "model.safetensors").unlink()
     with pytest.raises(InvalidParameter, match="no model.safetensors there"):
         check_drafter(str(deep), target.config)
+
+
+def test_z_labs_own_format_drafts_what_transformers_format_does(tiny, tmp_path):
+    """z-lab's drafters (architectures DFlashDraftModel, fields under dflash_config, `fc` / `hidden_norm`) are read
+    into transformers' port: the same drafts, step for step; its logit multiplier and softcap apply; DFlash2 (another
+    network) is one line. (Checked once against z-lab's own dflash/model.py, with and without the multiplier and
+    softcap: logits equal to the last bit on full-attention layers; see docs/heads-eagle-dflash.md on windows.)"""
+    target, root = tiny
+    pair = _pair(target)
+    zlab = as_zlab(root, tmp_path / "zlab")
+    steps = {name: _steps(pair, folder, 3) for name, folder in (("hf", root), ("zlab", zlab))}
+    assert [[t.id for t in e.drafted] for e in steps["hf"]] == [[t.id for t in e.drafted] for e in steps["zlab"]]
+    capped = _steps(pair, as_zlab(root, tmp_path / "capped", output_multiplier=0.01, final_logit_softcapping=0.5), 3)
+    assert [t.id for e in capped for t in e.emitted] == [t.id for e in steps["hf"] for t in e.emitted]
+    assert max(t.top_prob for e in capped for t in e.drafted) < max(t.top_prob for e in steps["hf"] for t in e.drafted)
+    with pytest.raises(InvalidParameter, match="z-lab's DFlash2 .* is not read yet"):
+        check_drafter(str(as_zlab(root, tmp_path / "v2", version=2)), target.config)

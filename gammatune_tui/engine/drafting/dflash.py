@@ -44,6 +44,11 @@ from ..runners.hidden import TargetReads, TargetRows
 from ...errors import InvalidParameter, ModelLoadError
 
 MODEL_TYPE = "muse_glimmer_assistant"   # transformers' DFlash drafter (models/muse_glimmer_assistant)
+# z-lab's own format (z-lab/dflash, dflash/model.py; its hub drafters load with trust_remote_code): a Qwen3 config
+# with architectures ["DFlashDraftModel"] and the drafter's fields under "dflash_config"; the same network as
+# transformers' port, whose context projection holds z-lab's `fc` and `hidden_norm`
+ZLAB, ZLAB2 = "DFlashDraftModel", "DFlash2DraftModel"
+ZLAB_KEYS = {"fc.": "encoder.fc.", "hidden_norm.": "encoder.output_norm_enc."}
 
 
 def _folder(params: dict[str, Any]) -> str:
@@ -66,11 +71,42 @@ def read_config(folder: str) -> dict[str, Any]:
         raise _fail(root, "no config.json there (give the folder a DFlash drafter was downloaded to)") from None
     except (OSError, ValueError) as e:
         raise _fail(root, f"config.json is unreadable ({e})") from None
+    archs = cfg.get("architectures") if isinstance(cfg, dict) else None
+    if isinstance(archs, list) and ZLAB2 in archs:
+        raise _fail(root, "z-lab's DFlash2 (a convolution and a candidate selector over the block) is not read "
+                          "yet; its DFlash drafters and transformers' format are")
+    if isinstance(archs, list) and ZLAB in archs and isinstance(cfg.get("dflash_config"), dict):
+        # z-lab's format: its fields over the Qwen3 config's, in transformers' names
+        cfg = {**{k: v for k, v in cfg.items() if k not in ("dflash_config", "auto_map", "architectures")},
+               **cfg["dflash_config"], "model_type": MODEL_TYPE, "zlab": True}
     if not isinstance(cfg, dict) or cfg.get("model_type") != MODEL_TYPE:
-        raise _fail(root, f"config.json is not a DFlash drafter's (model_type {MODEL_TYPE!r})")
+        raise _fail(root, f"config.json is not a DFlash drafter's (model_type {MODEL_TYPE!r}, or z-lab's {ZLAB})")
     if not (root / "model.safetensors").is_file():
         raise _fail(root, "no model.safetensors there (gammatune reads safetensors only)")
     return cfg
+
+
+def _zlab_model(root: Path, cfg: dict[str, Any]) -> Any:
+    """A z-lab drafter as transformers' model: its config's fields that transformers' config has, and its tensors
+    under transformers' names (strict: a missing or extra tensor is the caller's one-line refusal)."""
+    from safetensors.torch import load_file
+    from transformers import MuseGlimmerAssistantConfig, MuseGlimmerAssistantModel
+
+    known = set(inspect.signature(MuseGlimmerAssistantConfig).parameters) | set(
+        getattr(MuseGlimmerAssistantConfig, "__dataclass_fields__", {}))
+    fields = {k: v for k, v in cfg.items() if k in known and k != "model_type" and v is not None}
+    try:
+        config = MuseGlimmerAssistantConfig(**fields)
+    except Exception as e:   # huggingface_hub's strict validation raises its own error classes
+        raise ValueError(f"its config does not fit transformers' DFlash drafter ({str(e).splitlines()[0]})") from None
+    model = MuseGlimmerAssistantModel(config)
+    state = {next((new + k[len(old):] for old, new in ZLAB_KEYS.items() if k.startswith(old)), k): v
+             for k, v in load_file(str(root / "model.safetensors")).items()}
+    model.load_state_dict(state, strict=True)
+    # z-lab's `compute_logits` scales the head's logits and may softcap them; its noise embeddings take a scale
+    model.zlab_scales = (float(cfg.get("output_multiplier") or 1.0), float(cfg.get("final_logit_softcapping") or 0),
+                         float(cfg.get("input_embedding_scale") or 1.0))
+    return model
 
 
 def check_drafter(folder: str, target_cfg: Any) -> dict[str, Any]:
@@ -107,11 +143,13 @@ def drafter_of(target: Any, folder: str) -> Any:
     if folder not in found:
         from transformers import AutoModel
 
-        check_drafter(folder, target.config)
         param = next(target.parameters())
+        cfg = check_drafter(folder, target.config)
+        root = Path(folder).expanduser()
         try:
-            model = AutoModel.from_pretrained(str(Path(folder).expanduser()), dtype=param.dtype, use_safetensors=True)
-        except (OSError, ValueError, RuntimeError) as e:
+            model = (_zlab_model(root, cfg).to(param.dtype) if cfg.get("zlab") else
+                     AutoModel.from_pretrained(str(root), dtype=param.dtype, use_safetensors=True))
+        except (OSError, ValueError, RuntimeError, TypeError) as e:
             raise ModelLoadError(f"DFlash drafter {folder}: cannot load it ({str(e).splitlines()[0]})") from None
         found[folder] = model.to(param.device).eval()
     return found[folder]
@@ -147,6 +185,7 @@ class DFlashSource(DraftSource):
         else:
             self.reads = TargetReads(layers=tuple(i + 1 for i in ids))
         self.block, self.mask = int(cfg.block_size), int(cfg.mask_token_id)
+        self.scales = getattr(model, "zlab_scales", (1.0, 0.0, 1.0))   # (logit multiplier, softcap, embedding scale)
         self.cache = DFlashCache(config=cfg)
         self.cache.activate_past_recording()   # sliding-window layers can still be cropped
         # the drafter's cache argument: `cache` since transformers 5.23 (`past_key_values` before, still accepted)
@@ -193,10 +232,10 @@ class DFlashSource(DraftSource):
         emb = self.target.get_input_embeddings()
         norm = getattr(emb, "embed_norm", None)
         if norm is None:
-            return emb(ids)
+            return emb(ids) * self.scales[2]
         emb.embed_norm = torch.nn.Identity()
         try:
-            return emb(ids)
+            return emb(ids) * self.scales[2]
         finally:
             emb.embed_norm = norm
 
@@ -216,7 +255,9 @@ class DFlashSource(DraftSource):
         self.done += n
         self.waiting = []
         head = self.target.get_output_embeddings()
-        return head(out[0, 1:].to(head.weight.dtype)).float()
+        logits = head(out[0, 1:].to(head.weight.dtype)).float() * self.scales[0]
+        cap = self.scales[1]
+        return torch.tanh(logits / cap) * cap if cap > 0 else logits
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:
