@@ -104,8 +104,9 @@ def _zlab_model(root: Path, cfg: dict[str, Any]) -> Any:
              for k, v in load_file(str(root / "model.safetensors")).items()}
     model.load_state_dict(state, strict=True)
     # z-lab's `compute_logits` scales the head's logits and may softcap them; its noise embeddings take a scale
-    model.zlab_scales = (float(cfg.get("output_multiplier") or 1.0), float(cfg.get("final_logit_softcapping") or 0),
-                         float(cfg.get("input_embedding_scale") or 1.0))
+    setattr(model, "zlab_scales", (float(cfg.get("output_multiplier") or 1.0),   # a plain attribute, not a tensor
+                                   float(cfg.get("final_logit_softcapping") or 0),
+                                   float(cfg.get("input_embedding_scale") or 1.0)))
     return model
 
 
