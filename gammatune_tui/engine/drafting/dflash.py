@@ -33,7 +33,7 @@ import inspect
 import json
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -42,6 +42,10 @@ from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
 from ...errors import InvalidParameter, ModelLoadError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+    from . import TargetConfig
 
 MODEL_TYPE = "muse_glimmer_assistant"   # transformers' DFlash drafter (models/muse_glimmer_assistant)
 
@@ -73,7 +77,7 @@ def read_config(folder: str) -> dict[str, Any]:
     return cfg
 
 
-def check_drafter(folder: str, target_cfg: Any) -> dict[str, Any]:
+def check_drafter(folder: str, target_cfg: TargetConfig) -> dict[str, Any]:
     """The drafter's config against the target's (a dict or a PretrainedConfig), reading no weights."""
     cfg = read_config(folder)
     root = Path(folder).expanduser()
@@ -97,10 +101,10 @@ def check_drafter(folder: str, target_cfg: Any) -> dict[str, Any]:
     return cfg
 
 
-_DRAFTERS: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+_DRAFTERS: "weakref.WeakKeyDictionary[PreTrainedModel, dict[str, PreTrainedModel]]" = weakref.WeakKeyDictionary()
 
 
-def drafter_of(target: Any, folder: str) -> Any:
+def drafter_of(target: PreTrainedModel, folder: str) -> PreTrainedModel:
     """The drafter in `folder`, on the target's device and dtype, read once per loaded target (load_pair reads it,
     so a bad file is refused before anything runs; every session reuses it)."""
     found = _DRAFTERS.setdefault(target, {})
@@ -117,7 +121,7 @@ def drafter_of(target: Any, folder: str) -> Any:
     return found[folder]
 
 
-def describe(model: Any) -> str:
+def describe(model: PreTrainedModel) -> str:
     """'dflash, block 16, layers 1/13/25': the subtitle's words for the drafter."""
     cfg = model.config
     return f"dflash, block {cfg.block_size}, layers {'/'.join(str(i) for i in cfg.target_layer_ids)}"
@@ -135,7 +139,7 @@ class DFlashSource(DraftSource):
 
     runner = None
 
-    def __init__(self, target: Any, model: Any):
+    def __init__(self, target: PreTrainedModel, model: Any):   # the drafter: its encoder.fc is no declared attribute
         from transformers.cache_utils import DFlashCache
 
         cfg = model.config
@@ -159,11 +163,11 @@ class DFlashSource(DraftSource):
         return cls(made.pair.target, drafter_of(made.pair.target, _folder(params)))
 
     @classmethod
-    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+    def prepare(cls, params: dict[str, Any], target: PreTrainedModel) -> str:
         return describe(drafter_of(target, _folder(params)))
 
     @classmethod
-    def check_files(cls, params: dict[str, Any], target_config: Any) -> None:
+    def check_files(cls, params: dict[str, Any], target_config: TargetConfig | None) -> None:
         """The drafter's config against the target's: one line before weights load."""
         path = _folder(params)
         if target_config is None:
