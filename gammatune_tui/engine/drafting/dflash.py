@@ -45,6 +45,7 @@ from ...errors import InvalidParameter, ModelLoadError
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
+    from transformers.models.muse_glimmer_assistant import MuseGlimmerAssistantModel   # what AutoModel builds
     from . import TargetConfig
 
 MODEL_TYPE = "muse_glimmer_assistant"   # transformers' DFlash drafter (models/muse_glimmer_assistant)
@@ -101,10 +102,11 @@ def check_drafter(folder: str, target_cfg: TargetConfig) -> dict[str, Any]:
     return cfg
 
 
-_DRAFTERS: "weakref.WeakKeyDictionary[PreTrainedModel, dict[str, PreTrainedModel]]" = weakref.WeakKeyDictionary()
+_DRAFTERS: "weakref.WeakKeyDictionary[PreTrainedModel, dict[str, MuseGlimmerAssistantModel]]" = \
+    weakref.WeakKeyDictionary()
 
 
-def drafter_of(target: PreTrainedModel, folder: str) -> PreTrainedModel:
+def drafter_of(target: PreTrainedModel, folder: str) -> MuseGlimmerAssistantModel:
     """The drafter in `folder`, on the target's device and dtype, read once per loaded target (load_pair reads it,
     so a bad file is refused before anything runs; every session reuses it)."""
     found = _DRAFTERS.setdefault(target, {})
@@ -139,11 +141,12 @@ class DFlashSource(DraftSource):
 
     runner = None
 
-    def __init__(self, target: PreTrainedModel, model: Any):   # the drafter: its encoder.fc is no declared attribute
+    def __init__(self, target: PreTrainedModel, model: MuseGlimmerAssistantModel):
         from transformers.cache_utils import DFlashCache
 
         cfg = model.config
         self.target, self.model = target, model
+        assert cfg.target_layer_ids is not None   # check_drafter refuses a drafter that names no target layers
         ids = [int(i) for i in cfg.target_layer_ids]
         last = int(target.config.get_text_config().num_hidden_layers) - 1
         if ids[-1] == last:   # transformers' hidden_states[N] (what DFlash reads for the last layer) is after the norm
