@@ -19,7 +19,6 @@ than the model really holds).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .common.pair import ModelPair
 from ..errors import ContextTooLong
@@ -66,7 +65,7 @@ def check_budget(window: ContextWindow, max_new_tokens: int, flag: str = "--max-
                              prompt_tokens=0, max_new_tokens=int(max_new_tokens), limit=window.tokens)
 
 
-def config_limit(config: Any) -> tuple[int, str] | None:
+def config_limit(config: object) -> tuple[int, str] | None:
     """(positions, the config key that says so) for one model's config, or None when it does not say."""
     for key in _CONFIG_KEYS:
         v = getattr(config, key, None)
@@ -75,15 +74,18 @@ def config_limit(config: Any) -> tuple[int, str] | None:
     return None
 
 
-def tokenizer_limit(tokenizer: Any) -> int | None:
+def tokenizer_limit(tokenizer: object) -> int | None:
     v = getattr(tokenizer, "model_max_length", None)
     if isinstance(v, int) and not isinstance(v, bool) and 0 < v < _TOKENIZER_SENTINEL:
         return v
     return None
 
 
-def window_of(target_config: Any, draft_config: Any = None, tokenizer: Any = None) -> ContextWindow | None:
-    """The pair's context from its configs (the smaller one binds), else the tokenizer's limit, else None."""
+def window_of(target_config: object, draft_config: object = None, tokenizer: object = None) -> ContextWindow | None:
+    """The pair's context from its configs (the smaller one binds), else the tokenizer's limit, else None.
+
+    A config is a model's `PretrainedConfig` or its config.json read as attributes (loading/model_files.py
+    `read_config`), None when unknown; only its attributes are read, as they are of the tokenizer."""
     found = []
     for role, cfg in (("target", target_config), ("draft", draft_config)):
         if cfg is None:

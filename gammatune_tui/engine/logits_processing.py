@@ -24,11 +24,15 @@ by name (`check_processors`).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
 
 from ..errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from .common.sampling import SamplingConfig
+    from .runners.base import Runner
 
 # transformers' processors that are not functions of (input_ids, scores): each call moves hidden state on
 STATEFUL = frozenset({
@@ -59,7 +63,7 @@ def repetition_processors(penalty: float) -> list:
     return [RepetitionPenaltyLogitsProcessor(penalty=float(penalty))]
 
 
-def session_processors(sampling: Any, extra: Iterable[Any] | None) -> list:
+def session_processors(sampling: SamplingConfig, extra: Iterable[Any] | None) -> list:
     """Everything a session applies before serving: the user's processors, then the repetition penalty.
 
     The order is transformers': a `repetition_penalty` in a GenerationConfig is
@@ -81,7 +85,7 @@ class ProcessedRunner:
     Everything else is the wrapped runner's (runners/base.py's contract).
     """
 
-    def __init__(self, runner: Any, processors: _Chain, raw_rows: dict | None = None):
+    def __init__(self, runner: Runner, processors: _Chain, raw_rows: dict | None = None):
         self.runner = runner
         self.processors = processors
         self.raw_rows = raw_rows
@@ -145,8 +149,11 @@ class _Chain:
         return scores
 
 
-def wrap_runner(runner: Any, processors: list, raw_rows: dict | None = None) -> Any:
-    """`runner` itself when there is nothing to apply or record (the default path), else a ProcessedRunner."""
+def wrap_runner(runner: Runner | None, processors: list, raw_rows: dict | None = None) -> Any:
+    """`runner` itself when there is nothing to apply or record (the default path), else a ProcessedRunner.
+
+    Typed Any on the way out: a ProcessedRunner stands in for a Runner (it forwards what it does not
+    override), which the type of the slot it goes into (`SourceContext.runner`) cannot say."""
     if runner is None or (not processors and raw_rows is None):
         return runner
     return ProcessedRunner(runner, _Chain(processors), raw_rows)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import torch
 
@@ -35,6 +35,9 @@ from .runners.base import Runner
 from .runners.hf_compat import cache_kw
 from .runners.recurrent import session_cache
 from .common.sampling import SamplingConfig, Served, make_generator, sample
+
+if TYPE_CHECKING:
+    from transformers import DynamicCache, PreTrainedModel
 
 
 @dataclass
@@ -63,10 +66,10 @@ class TransformersCacheRunner(Runner):
 
     kind = "transformers"
 
-    def __init__(self, model: Any, device: Any):
+    def __init__(self, model: PreTrainedModel, device: torch.device):
         super().__init__(model)
         self.device = device
-        self.cache: Any = None
+        self.cache: DynamicCache | None = None
 
     @property
     def length(self) -> int:
@@ -84,7 +87,7 @@ class TransformersCacheRunner(Runner):
                               logits_to_keep=keep).logits[0, -keep:]
 
 
-def prefilled(model: Any, ids: list[int], device: Any) -> Any:
+def prefilled(model: PreTrainedModel, ids: list[int], device: torch.device) -> DynamicCache | None:
     """A fresh transformers cache holding `ids` but the last token (the one the next pass feeds), as the
     paper's baseline starts; the caller's clock, if any, includes the prefill."""
     runner = TransformersCacheRunner(model, device)

@@ -80,6 +80,7 @@ def session_seconds(pair: ModelPair, ids: list[int]) -> float:
 
     from ...engine.plain import prefilled
 
+    assert pair.draft is not None, "a shipped trace is of a pair with a draft model"
     device = torch.device(pair.device)
     t0 = time.perf_counter()
     prompt_pieces(pair.tokenizer, ids)

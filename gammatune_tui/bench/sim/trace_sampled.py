@@ -91,6 +91,7 @@ def record_sampled_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int],
     if sampling.greedy:
         raise ValueError("a sampled trace needs a temperature > 0; greedy traces come from trace_record")
     target, draft = pair.target, pair.draft
+    assert draft is not None, "a sampled trace runs the pair's draft model"
     device = torch.device(pair.device)
     vocab = shared_vocab(target, draft)
     eos = set(int(i) for i in eos_ids)

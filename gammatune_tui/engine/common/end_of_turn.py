@@ -10,7 +10,10 @@ text (text_pieces.py hides them; the ids stay in the events).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 # End-of-turn / end-of-text tokens of common chat formats; an id is used only where the tokenizer
 # knows the string as one of its special tokens (never an ordinary piece of text that looks alike).
@@ -18,7 +21,7 @@ END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<
                       "<|eom_id|>")
 
 
-def _ints(value: Any) -> set[int]:
+def _ints(value: object) -> set[int]:
     if isinstance(value, bool):
         return set()
     if isinstance(value, int):
@@ -28,7 +31,7 @@ def _ints(value: Any) -> set[int]:
     return set()
 
 
-def special_token_ids(tokenizer: Any) -> dict[str, int]:
+def special_token_ids(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
     """The tokenizer's special tokens as {string: id} (added tokens marked special, and the named ones)."""
     out: dict[str, int] = {}
     decoder = getattr(tokenizer, "added_tokens_decoder", None)
@@ -44,7 +47,7 @@ def special_token_ids(tokenizer: Any) -> dict[str, int]:
     return out
 
 
-def collect_eos_ids(tokenizer: Any, model: Any) -> frozenset[int]:
+def collect_eos_ids(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel) -> frozenset[int]:
     """Every id that ends a generation: the tokenizer's EOS, the generation config's (one or a list), the
     model config's, and the chat formats' end-of-turn tokens the tokenizer has as special tokens."""
     found: set[int] = set()

@@ -10,7 +10,6 @@ attended that should not be, a position off by one — is orders larger.
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 
@@ -23,7 +22,7 @@ def logits_tolerance(dtype: torch.dtype) -> float:
     return FP32_TOL if dtype == torch.float32 else HALF_TOL
 
 
-def compute_dtype(model: Any) -> torch.dtype:
+def compute_dtype(model: torch.nn.Module) -> torch.dtype:
     """The precision a model computes its logits in: bfloat16 for a weight-only quantized copy (its layers
     say so, `computes_in`: engine/drafting/quantized.py, every matmul's inputs and outputs are bfloat16,
     though its logits are handed back as float32), else its parameters' dtype."""

@@ -10,15 +10,18 @@ ask (common/), so none of them imports another for it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # annotations only: common/ imports no torch at import (the pair type names these)
+    import torch
 
 
-def quanto_quantized(model: Any) -> bool:
+def quanto_quantized(model: torch.nn.Module) -> bool:
     """Whether optimum-quanto replaced any of the model's modules (`--quantize int8|int4`)."""
     return any(type(m).__module__.startswith("optimum.quanto") for m in model.modules())
 
 
-def model_precision(model: Any, quantize: str | None = None) -> str:
+def model_precision(model: torch.nn.Module, quantize: str | None = None) -> str:
     """A model's precision in words: `float32`, `bfloat16`, `int8 (quanto)`… (a self-draft's is on its pair:
     `ModelPair.self_draft.precision`, `int4 g32`)."""
     if quantize:
@@ -29,7 +32,7 @@ def model_precision(model: Any, quantize: str | None = None) -> str:
         return "?"
 
 
-def weight_bytes(model: Any) -> int:
+def weight_bytes(model: torch.nn.Module) -> int:
     """Bytes of a model's parameters and buffers (each tensor once), packed weights at their packed size."""
     seen: set[int] = set()
     total = 0
@@ -41,7 +44,7 @@ def weight_bytes(model: Any) -> int:
     return total
 
 
-def extra_bytes(model: Any, base: Any) -> int:
+def extra_bytes(model: torch.nn.Module, base: torch.nn.Module) -> int:
     """Bytes of `model`'s tensors that it does not share with `base` (what a self-draft adds)."""
     shared = {t.data_ptr() for t in list(base.parameters()) + list(base.buffers())}
     seen: set[int] = set()
@@ -55,7 +58,7 @@ def extra_bytes(model: Any, base: Any) -> int:
     return total
 
 
-def model_bytes(model: Any, base: Any = None) -> int:
+def model_bytes(model: torch.nn.Module, base: torch.nn.Module | None = None) -> int:
     """A model's weight bytes; given `base` (a self-draft's target), only what it adds to the target's."""
     if base is not None:
         return extra_bytes(model, base)

@@ -69,7 +69,7 @@ class ModelPair:
     self_draft: SelfDraft | None = None  # the draft model is this self-draft of the target (None: it is not)
     # built on first use by the rooms that own them, then kept: the runners (runners/choice.py), the
     # self-draft siblings by name (loading/siblings.py); a `dataclasses.replace` copy starts without them
-    runner_pool: Any = field(default=None, init=False, repr=False, compare=False)
+    runner_pool: object = field(default=None, init=False, repr=False, compare=False)   # a runners.RunnerPool
     siblings: dict[str, "ModelPair"] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

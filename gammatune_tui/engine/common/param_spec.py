@@ -12,9 +12,14 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from typing import Any
+from typing import Any, Union
 
 from ...errors import InvalidParameter
+
+Number = Union[int, float, Fraction]
+"""A bound or a number a user typed: a whole number, a float, or the exact rational kept for it."""
+ParamValue = Union[int, float, Fraction, bool, str]
+"""A parameter's value: as typed (a default, a user's), as `check` keeps it (Fraction, int, bool, str), or as JSON."""
 
 
 @dataclass(frozen=True)
@@ -33,11 +38,11 @@ class ParamSpec:
 
     name: str
     kind: type
-    default: Any
+    default: ParamValue
     label: str
     help: str
-    lo: Any = None
-    hi: Any = None
+    lo: Number | None = None
+    hi: Number | None = None
     lo_open: bool = False
     hi_open: bool = False
     step: float = 1
@@ -59,7 +64,7 @@ class ParamSpec:
         return self.column or self.label
 
     @cached_property
-    def stored_default(self) -> Any:
+    def stored_default(self) -> ParamValue:
         """The default as `PolicyParams` holds it (an exact rational for a float); built once, as
         `PolicyParams.to_json` compares every parameter with it at each step's `describe()`."""
         return Fraction(str(self.default)) if self.kind is float else self.default
@@ -81,7 +86,7 @@ class ParamSpec:
             return "a whole number" if self.lo is None else f"a whole number {text}"
         return text
 
-    def check(self, value: Any) -> Any:
+    def check(self, value: object) -> ParamValue:
         """The value as `PolicyParams` holds it, or InvalidParameter naming the parameter and its range."""
         if self.kind is bool:
             return bool(value)
@@ -94,17 +99,17 @@ class ParamSpec:
             raise InvalidParameter(f"{self.name} must be {self.range_text()}, got {value}")
         return v
 
-    def to_json(self, value: Any) -> Any:
+    def to_json(self, value: ParamValue) -> Any:   # JSON: the callers compare and record it as JSON
         """The value as a JSON number (a rational becomes a float)."""
         return float(value) if self.kind is float else value
 
 
-def _num(x: Any) -> str:
+def _num(x: ParamValue) -> str:
     f = Fraction(x)
     return str(f.numerator) if f.denominator == 1 else f"{float(f):g}"
 
 
-def _exact(value: Any, name: str) -> Fraction:
+def _exact(value: object, name: str) -> Fraction:
     """The exact rational the user meant: 0.1 is 1/10, not the nearest double."""
     if isinstance(value, bool):
         raise InvalidParameter(f"{name} must be a number, got {value!r}")
@@ -124,7 +129,7 @@ def _exact(value: Any, name: str) -> Fraction:
     raise InvalidParameter(f"{name} must be a number, got {value!r}")
 
 
-def _integer(value: Any, name: str) -> int:
+def _integer(value: object, name: str) -> int:
     frac = _exact(value, name)
     if frac.denominator != 1:
         raise InvalidParameter(f"{name} must be a whole number, got {value!r}")

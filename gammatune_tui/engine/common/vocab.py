@@ -10,10 +10,13 @@ vocabulary is the whole of it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
-def shared_vocab(target: Any, draft: Any | None) -> int:
+def shared_vocab(target: PreTrainedModel, draft: PreTrainedModel | None) -> int:
     """How many ids, from 0, both `target` and `draft` (None: no draft model) have rows for."""
     if draft is None:
         return int(target.config.vocab_size)

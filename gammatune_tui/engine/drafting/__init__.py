@@ -30,7 +30,7 @@ until read, so the one read per step stays one read.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, Union
 
 import torch
 
@@ -41,6 +41,15 @@ from ..runners import Runner
 from ..runners.hidden import TargetReads, TargetRows
 from ..common.sampling import Served, sample
 from ..common.staging import to_device
+
+if TYPE_CHECKING:
+    from types import SimpleNamespace
+
+    from transformers import PretrainedConfig, PreTrainedModel
+
+TargetConfig = Union["PretrainedConfig", "SimpleNamespace", dict[str, Any]]
+"""A target's config as a head's checks read it: the loaded model's, its config.json read as attributes before
+the weights load (loading/model_files.py `read_config`), or a dict."""
 
 
 @dataclass
@@ -137,12 +146,12 @@ class DraftSource:
         return cls(**params)
 
     @classmethod
-    def check_files(cls, params: dict[str, Any], target_config: Any) -> None:
+    def check_files(cls, params: dict[str, Any], target_config: TargetConfig | None) -> None:
         """Refuse, in one line and before any weights load, files of the source's own (a head's folder) that do
         not fit the target (its config.json's fields; None when it has none to read yet); nothing to check for a source without files of its own."""
 
     @classmethod
-    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+    def prepare(cls, params: dict[str, Any], target: PreTrainedModel) -> str:
         """At load, once the target's weights are in: read what the source keeps across sessions (a head's weights:
         a bad tensor is one line then, before anything runs) and return the words that name it in the pair's
         title ("" for the source's own name)."""

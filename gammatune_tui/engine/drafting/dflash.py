@@ -33,7 +33,7 @@ import inspect
 import json
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -42,6 +42,11 @@ from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
 from ...errors import InvalidParameter, ModelLoadError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+    from transformers.models.muse_glimmer_assistant import MuseGlimmerAssistantModel   # what AutoModel builds
+    from . import TargetConfig
 
 MODEL_TYPE = "muse_glimmer_assistant"   # transformers' DFlash drafter (models/muse_glimmer_assistant)
 # z-lab's own format (z-lab/dflash, dflash/model.py; its hub drafters load with trust_remote_code): a Qwen3 config
@@ -86,9 +91,10 @@ def read_config(folder: str) -> dict[str, Any]:
     return cfg
 
 
-def _zlab_model(root: Path, cfg: dict[str, Any]) -> Any:
-    """A z-lab drafter as transformers' model: its config's fields that transformers' config has, and its tensors
-    under transformers' names (strict: a missing or extra tensor is the caller's one-line refusal)."""
+def _zlab_model(root: Path, cfg: dict[str, Any], like: torch.Tensor) -> "MuseGlimmerAssistantModel":
+    """A z-lab drafter as transformers' model, on `like`'s device and dtype: its config's fields that transformers'
+    config has, and its tensors under transformers' names (strict: a missing or extra tensor is the caller's
+    one-line refusal)."""
     from safetensors.torch import load_file
     from transformers import MuseGlimmerAssistantConfig, MuseGlimmerAssistantModel
 
@@ -99,7 +105,8 @@ def _zlab_model(root: Path, cfg: dict[str, Any]) -> Any:
         config = MuseGlimmerAssistantConfig(**fields)
     except Exception as e:   # huggingface_hub's strict validation raises its own error classes
         raise ValueError(f"its config does not fit transformers' DFlash drafter ({str(e).splitlines()[0]})") from None
-    model = MuseGlimmerAssistantModel(config)
+    model: Any = MuseGlimmerAssistantModel(config)   # Any: transformers' wrapped `.to` does not type-check
+    model.to(like.device, like.dtype)
     state = {next((new + k[len(old):] for old, new in ZLAB_KEYS.items() if k.startswith(old)), k): v
              for k, v in load_file(str(root / "model.safetensors")).items()}
     model.load_state_dict(state, strict=True)
@@ -110,7 +117,7 @@ def _zlab_model(root: Path, cfg: dict[str, Any]) -> Any:
     return model
 
 
-def check_drafter(folder: str, target_cfg: Any) -> dict[str, Any]:
+def check_drafter(folder: str, target_cfg: TargetConfig) -> dict[str, Any]:
     """The drafter's config against the target's (a dict or a PretrainedConfig), reading no weights."""
     cfg = read_config(folder)
     root = Path(folder).expanduser()
@@ -134,10 +141,11 @@ def check_drafter(folder: str, target_cfg: Any) -> dict[str, Any]:
     return cfg
 
 
-_DRAFTERS: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+_DRAFTERS: "weakref.WeakKeyDictionary[PreTrainedModel, dict[str, MuseGlimmerAssistantModel]]" = \
+    weakref.WeakKeyDictionary()
 
 
-def drafter_of(target: Any, folder: str) -> Any:
+def drafter_of(target: PreTrainedModel, folder: str) -> MuseGlimmerAssistantModel:
     """The drafter in `folder`, on the target's device and dtype, read once per loaded target (load_pair reads it,
     so a bad file is refused before anything runs; every session reuses it)."""
     found = _DRAFTERS.setdefault(target, {})
@@ -148,15 +156,17 @@ def drafter_of(target: Any, folder: str) -> Any:
         cfg = check_drafter(folder, target.config)
         root = Path(folder).expanduser()
         try:
-            model = (_zlab_model(root, cfg).to(param.dtype) if cfg.get("zlab") else
-                     AutoModel.from_pretrained(str(root), dtype=param.dtype, use_safetensors=True))
+            if cfg.get("zlab"):
+                model = _zlab_model(root, cfg, param)
+            else:
+                model = AutoModel.from_pretrained(str(root), dtype=param.dtype, use_safetensors=True).to(param.device)
         except (OSError, ValueError, RuntimeError, TypeError) as e:
             raise ModelLoadError(f"DFlash drafter {folder}: cannot load it ({str(e).splitlines()[0]})") from None
-        found[folder] = model.to(param.device).eval()
+        found[folder] = model.eval()
     return found[folder]
 
 
-def describe(model: Any) -> str:
+def describe(model: PreTrainedModel) -> str:
     """'dflash, block 16, layers 1/13/25': the subtitle's words for the drafter."""
     cfg = model.config
     return f"dflash, block {cfg.block_size}, layers {'/'.join(str(i) for i in cfg.target_layer_ids)}"
@@ -174,11 +184,12 @@ class DFlashSource(DraftSource):
 
     runner = None
 
-    def __init__(self, target: Any, model: Any):
+    def __init__(self, target: PreTrainedModel, model: MuseGlimmerAssistantModel):
         from transformers.cache_utils import DFlashCache
 
         cfg = model.config
         self.target, self.model = target, model
+        assert cfg.target_layer_ids is not None   # check_drafter refuses a drafter that names no target layers
         ids = [int(i) for i in cfg.target_layer_ids]
         last = int(target.config.get_text_config().num_hidden_layers) - 1
         if ids[-1] == last:   # transformers' hidden_states[N] (what DFlash reads for the last layer) is after the norm
@@ -199,11 +210,11 @@ class DFlashSource(DraftSource):
         return cls(made.pair.target, drafter_of(made.pair.target, _folder(params)))
 
     @classmethod
-    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+    def prepare(cls, params: dict[str, Any], target: PreTrainedModel) -> str:
         return describe(drafter_of(target, _folder(params)))
 
     @classmethod
-    def check_files(cls, params: dict[str, Any], target_config: Any) -> None:
+    def check_files(cls, params: dict[str, Any], target_config: TargetConfig | None) -> None:
         """The drafter's config against the target's: one line before weights load."""
         path = _folder(params)
         if target_config is None:

@@ -23,7 +23,7 @@ the target's law whatever the head proposes (exact at every temperature).
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -34,6 +34,10 @@ from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
 from ...errors import InvalidParameter
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+    from . import TargetConfig
+
 
 def describe(spec: HeadSpec, depths: tuple[int, ...]) -> str:
     """'eagle3, layers 2/4/5, 32k draft vocabulary': the subtitle's words for the head."""
@@ -42,7 +46,7 @@ def describe(spec: HeadSpec, depths: tuple[int, ...]) -> str:
     return f"eagle3, layers {'/'.join(str(d) for d in depths)}, {vocab} draft vocabulary"
 
 
-_HEADS: "weakref.WeakKeyDictionary[Any, dict[str, tuple[Eagle3Head, HeadSpec]]]" = weakref.WeakKeyDictionary()
+_HEADS: "weakref.WeakKeyDictionary[PreTrainedModel, dict[str, tuple[Eagle3Head, HeadSpec]]]" = weakref.WeakKeyDictionary()
 
 
 def _folder(params: dict[str, Any]) -> str:
@@ -52,7 +56,7 @@ def _folder(params: dict[str, Any]) -> str:
     return path
 
 
-def head_of(target: Any, folder: str) -> tuple[Eagle3Head, HeadSpec]:
+def head_of(target: PreTrainedModel, folder: str) -> tuple[Eagle3Head, HeadSpec]:
     """The head in `folder` built over `target`, read once per loaded target (load_pair reads it, so a bad
     tensor is refused before anything runs; every session, compare's runs included, reuses it)."""
     heads = _HEADS.setdefault(target, {})
@@ -67,7 +71,7 @@ class Eagle3Source(DraftSource):
 
     runner = None
 
-    def __init__(self, target: Any, head: Eagle3Head, spec: HeadSpec, depths: tuple[int, ...]):
+    def __init__(self, target: PreTrainedModel, head: Eagle3Head, spec: HeadSpec, depths: tuple[int, ...]):
         self.target, self.head, self.spec, self.depths = target, head, spec, depths
         self.reads = TargetReads(layers=depths)
         self.cache = HeadCache()
@@ -86,12 +90,12 @@ class Eagle3Source(DraftSource):
         return cls(target, head, spec, spec.depths(n))
 
     @classmethod
-    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+    def prepare(cls, params: dict[str, Any], target: PreTrainedModel) -> str:
         head, spec = head_of(target, _folder(params))
         return describe(spec, spec.depths(int(target.config.get_text_config().num_hidden_layers)))
 
     @classmethod
-    def check_files(cls, params: dict[str, Any], target_config: Any) -> None:
+    def check_files(cls, params: dict[str, Any], target_config: TargetConfig | None) -> None:
         """The head's config and tensor header against the target's config: one line before weights load."""
         path = _folder(params)
         if target_config is None:

@@ -34,12 +34,16 @@ import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 from torch import nn
 
 from ...errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig, PreTrainedModel
+    from . import TargetConfig
 
 SAFEAILAB_ARCH = "LlamaForCausalLMEagle3"
 SPECULATORS_TYPE = "eagle3"
@@ -117,7 +121,7 @@ def read_spec(folder: str | Path) -> HeadSpec:
     return spec
 
 
-def check_head(folder: str | Path, target_cfg: Any) -> HeadSpec:
+def check_head(folder: str | Path, target_cfg: TargetConfig) -> HeadSpec:
     """The head's spec checked against the target's config (a dict or a PretrainedConfig), reading no weights."""
     spec = read_spec(folder)
     get = target_cfg.get if isinstance(target_cfg, dict) else (lambda k, d=None: getattr(target_cfg, k, d))
@@ -156,7 +160,14 @@ def check_head(folder: str | Path, target_cfg: Any) -> HeadSpec:
     return spec
 
 
-def _family(kind: str, tcfg: Any, decoder: Any) -> tuple[type, type, Any]:
+class _DecoderStack(Protocol):
+    """What `_family` reads of the target's decoder stack (`get_decoder()`: a Llama-like base model)."""
+
+    layers: torch.nn.ModuleList
+    rotary_emb: torch.nn.Module
+
+
+def _family(kind: str, tcfg: PretrainedConfig, decoder: _DecoderStack) -> tuple[type, type, PretrainedConfig]:
     """(decoder-layer class, rotary class, a config to build them from) of the head's own family: the target's
     own classes when the head names the target's family (or none), else that family's in transformers (every
     released EAGLE-3 head is a Llama layer, whatever its target: vLLM and SGLang build them so too)."""
@@ -206,7 +217,7 @@ class Eagle3Head(nn.Module):
     """The head's modules: fc, the layer (the target family's class), final norm, lm_head over the draft
     vocabulary, embeddings (its own or the target's) and d2t as target ids."""
 
-    def __init__(self, target: Any, spec: HeadSpec):
+    def __init__(self, target: PreTrainedModel, spec: HeadSpec):
         super().__init__()
         tcfg = target.config.get_text_config() if hasattr(target.config, "get_text_config") else target.config
         decoder = target.get_decoder()
@@ -240,7 +251,7 @@ class Eagle3Head(nn.Module):
         self.register_buffer("to_target", torch.zeros(spec.draft_vocab, dtype=torch.long), persistent=False)
         self._load(spec, target)
 
-    def _load(self, spec: HeadSpec, target: Any) -> None:
+    def _load(self, spec: HeadSpec, target: PreTrainedModel) -> None:
         from safetensors.torch import load_file
 
         state = load_file(str(spec.folder / _FILE))
@@ -278,7 +289,7 @@ class Eagle3Head(nn.Module):
             raise _fail(spec.folder, f"a tensor's shape does not fit ({str(e).splitlines()[-1].strip()})") from None
         self.to(device=target.device, dtype=target.dtype).eval()
 
-    def step(self, feature: torch.Tensor, tokens: torch.Tensor, cache: Any, start: int) -> torch.Tensor:
+    def step(self, feature: torch.Tensor, tokens: torch.Tensor, cache: HeadCache, start: int) -> torch.Tensor:
         """The layer over k positions start … start+k−1: `feature` (k, 3 × target hidden) fused by fc, or
         (k, hidden) a chained output; `tokens` (k,) the token after each. Returns the outputs (k, hidden)."""
         if feature.shape[-1] != self.norm.weight.shape[0]:

@@ -30,15 +30,19 @@ must stay draftable. docs/heads.md says how to choose N.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
 
 from ..common.sampling import Served
 from ...errors import InvalidParameter
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+    from transformers.modeling_layers import MtpModel
 
-def vocab_width(model: Any) -> int:
+
+def vocab_width(model: MtpModel) -> int:
     """The width of a head's logits over the target's vocabulary (the unembedding's rows, or transformers'
     `unpadded_vocab_size` where the checkpoint pads them)."""
     rows = int(model.shared_head.weight.shape[0])
@@ -53,7 +57,7 @@ def check_size(n: int, width: int) -> None:
                                "(give at most that, or 0 for the whole vocabulary)")
 
 
-def special_ids(tokenizer: Any, eos: Iterable[int]) -> tuple[int, ...]:
+def special_ids(tokenizer: PreTrainedTokenizerBase, eos: Iterable[int]) -> tuple[int, ...]:
     """The ids S always holds: the EOS ids and the tokenizer's added and special tokens, in id order."""
     keep = {int(i) for i in eos if int(i) >= 0}
     for name in ("all_special_ids", "added_tokens_decoder"):
@@ -66,7 +70,7 @@ def special_ids(tokenizer: Any, eos: Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted(keep))
 
 
-def read_ranking(path: str, tokenizer: Any, width: int) -> tuple[int, ...]:
+def read_ranking(path: str, tokenizer: PreTrainedTokenizerBase, width: int) -> tuple[int, ...]:
     """Token ids, most frequent first, from `--mtp-vocab-file`: a `.pt` tensor or list of ids, a `.json` list of
     ids, or any other file as UTF-8 text, tokenized and counted (ties by id); one line for anything else."""
     import json
@@ -79,7 +83,7 @@ def read_ranking(path: str, tokenizer: Any, width: int) -> tuple[int, ...]:
     suffix = file.suffix.lower()
     try:
         if suffix in (".pt", ".pth"):
-            found: Any = torch.load(file, map_location="cpu", weights_only=True)
+            found: object = torch.load(file, map_location="cpu", weights_only=True)
             found = found.tolist() if isinstance(found, torch.Tensor) else found
         elif suffix == ".json":
             found = json.loads(file.read_text(encoding="utf-8"))
@@ -103,7 +107,7 @@ def read_ranking(path: str, tokenizer: Any, width: int) -> tuple[int, ...]:
 _RANKINGS: dict[tuple[Any, ...], tuple[int, ...]] = {}
 
 
-def ranking_of(path: str, tokenizer: Any, width: int) -> tuple[int, ...]:
+def ranking_of(path: str, tokenizer: PreTrainedTokenizerBase, width: int) -> tuple[int, ...]:
     """`read_ranking`, read once per file (as it is now on disk) and tokenizer: every session reuses it."""
     from pathlib import Path
 
@@ -139,7 +143,7 @@ def ranked_subset(n: int, width: int, first: Iterable[int] = ()) -> torch.Tensor
 class DraftVocab:
     """S and the unembedding's rows of S, sliced once; `law` is q over the target's vocabulary."""
 
-    def __init__(self, model: Any, ids: torch.Tensor):
+    def __init__(self, model: MtpModel, ids: torch.Tensor):
         head = model.shared_head
         dev = head.weight.device
         self.width = vocab_width(model)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
 
@@ -38,8 +38,12 @@ from ..runners.hidden import TargetReads, TargetRows
 from ..common.sampling import Served
 from ...errors import ModelLoadError
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from . import TargetConfig
 
-def target_folder(target: Any) -> str:
+
+def target_folder(target: PreTrainedModel) -> str:
     """The folder the target was loaded from (where its head's tensors are), or one line."""
     path = str(getattr(target.config, "_name_or_path", "") or getattr(target.config, "name_or_path", ""))
     if not path:
@@ -55,15 +59,15 @@ def target_folder(target: Any) -> str:
     return path
 
 
-def load_head(target: Any) -> MtpHead:
+def load_head(target: PreTrainedModel) -> MtpHead:
     """The MTP head of a loaded target, from the safetensors it was loaded from."""
     return MtpHead(target, read_head(target_folder(target), target.config))
 
 
-_HEADS: "weakref.WeakKeyDictionary[Any, MtpHead]" = weakref.WeakKeyDictionary()
+_HEADS: "weakref.WeakKeyDictionary[PreTrainedModel, MtpHead]" = weakref.WeakKeyDictionary()
 
 
-def head_of(target: Any) -> MtpHead:
+def head_of(target: PreTrainedModel) -> MtpHead:
     """The target's head, read once per loaded target (load_pair reads it, so a checkpoint without one is
     refused before anything runs; every session of that target reuses it)."""
     head = _HEADS.get(target)
@@ -77,7 +81,8 @@ def describe(head: MtpHead) -> str:
     return f"mtp, {head.layers} layer{'s' if head.layers != 1 else ''}, chained"
 
 
-def draft_vocab_of(params: dict[str, Any], head: MtpHead, tokenizer: Any, eos: Any) -> tuple[int, tuple[int, ...]]:
+def draft_vocab_of(params: dict[str, Any], head: MtpHead, tokenizer: PreTrainedTokenizerBase,
+                   eos: Iterable[int]) -> tuple[int, tuple[int, ...]]:
     """(N, the ids ranked first) of a session's draft vocabulary: the special tokens, then `--mtp-vocab-file`'s
     ranking; N 0 with a file is all the ids it ranks, N 0 without one the whole vocabulary (no reduction)."""
     n, path = int(params.get("mtp_vocab", 0)), str(params.get("mtp_vocab_file") or "")
@@ -94,7 +99,7 @@ class MtpSource(DraftSource):
 
     runner = None
 
-    def __init__(self, target: Any, head: MtpHead, pre_norm: bool = False, vocab: DraftVocab | None = None):
+    def __init__(self, target: PreTrainedModel, head: MtpHead, pre_norm: bool = False, vocab: DraftVocab | None = None):
         self.target = target
         self.head = head
         self.pre_norm = pre_norm
@@ -114,7 +119,7 @@ class MtpSource(DraftSource):
         return cls(target, head, bool(params.get("mtp_pre_norm", DEFAULT_FEED == "pre")), vocab)
 
     @classmethod
-    def prepare(cls, params: dict[str, Any], target: Any) -> str:
+    def prepare(cls, params: dict[str, Any], target: PreTrainedModel) -> str:
         """At load: the head read (none: one line), a draft vocabulary wider than the target's refused in one
         line, and the head named with its vocabulary when reduced."""
         head = head_of(target)

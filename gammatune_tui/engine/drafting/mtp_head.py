@@ -28,7 +28,7 @@ more than one).
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -36,11 +36,15 @@ from ...errors import ModelLoadError
 from .frspec import DraftVocab, check_size, ranked_subset, vocab_width
 from .mtp_layouts import HeadTensors, text_config_of
 
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig, PreTrainedModel
+    from transformers.modeling_layers import MtpModel
+
 
 class _Main:
     """What `MtpModel` reads of its main model, with the MTP fields a config without them needs."""
 
-    def __init__(self, target: Any, config: Any):
+    def __init__(self, target: PreTrainedModel, config: PretrainedConfig):
         self.config = config
         self._target = target
         self.lm_head = target.lm_head
@@ -53,7 +57,7 @@ class _Main:
         return self._target.get_input_embeddings()
 
 
-def _mtp_config(target: Any, layers: int) -> Any:
+def _mtp_config(target: PreTrainedModel, layers: int) -> PretrainedConfig:
     """A copy of the target's text config that `MtpModel` can build `layers` head layers from."""
     cfg = copy.deepcopy(text_config_of(target.config))
     if getattr(cfg, "num_mtp_layers", None) in (None, 0):
@@ -70,7 +74,7 @@ class MtpHead:
     """One session's MTP head over a loaded target: `keep` the rows the target kept, `extend` new rows,
     `logits` of the last one; `length` rows cached (see the module docstring)."""
 
-    def __init__(self, target: Any, head: HeadTensors):
+    def __init__(self, target: PreTrainedModel, head: HeadTensors):
         from transformers.cache_utils import MtpCache
         from transformers.modeling_layers import MtpModel
 
@@ -82,7 +86,8 @@ class MtpHead:
         main = _Main(target, _mtp_config(target, head.layers))
         param = next(target.parameters())
         try:
-            model: Any = MtpModel(main, head.layers)  # type: ignore[arg-type]  # it reads only what _Main has
+            # Any: it reads only what _Main has; and transformers' wrapped `.to` below has no type mypy can call
+            model: Any = MtpModel(main, head.layers)  # type: ignore[arg-type]
         except (ValueError, AttributeError, TypeError) as exc:
             raise ModelLoadError(f"cannot build this family's MTP head ({str(exc).splitlines()[0]})") from None
         own = {k for k in model.state_dict() if k.startswith("layers.")}
@@ -98,11 +103,11 @@ class MtpHead:
                 raise ModelLoadError(f"{head.folder}: MTP tensor {name} has shape {tuple(tensor.shape)}, "
                                      f"the target's head needs {tuple(want)}")
         model.load_state_dict(head.tensors, strict=False)   # the embeddings and LM head are the target's own
-        self.model: Any = model.to(device=param.device, dtype=param.dtype).eval()
+        self.model: MtpModel = model.to(device=param.device, dtype=param.dtype).eval()
         self.layers = head.layers
         self.layout = head.layout
         self._cache_type = MtpCache
-        self.cache: Any = None
+        self.cache: MtpCache   # made by reset(), below, and at every session's start
         self._vocabs: dict[tuple[int, ...], DraftVocab] = {}
         self.reset()
 

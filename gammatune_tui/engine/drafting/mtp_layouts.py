@@ -31,10 +31,13 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ModelLoadError
 from ..common.mtp_families import FAMILY_LAYOUT, INDEXED_ATTENTION, head_families
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 # Which of the target's hidden states feeds each family's head. Every family above was trained on the
 # last layer's output *after* the final norm: it is what transformers' MTPCandidateGenerator hands the
@@ -92,11 +95,11 @@ def _head_key(key: str, layout: str, n_hidden: int) -> bool:
     return bool(re.match(r"^(?:model\.)?mtp\.", key))
 
 
-def text_config_of(config: Any) -> Any:
+def text_config_of(config: PretrainedConfig) -> PretrainedConfig:
     return config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
 
 
-def layout_of(config: Any) -> str:
+def layout_of(config: PretrainedConfig) -> str:
     """The layout of a family's heads, or one line: a family with indexed attention, or with no heads."""
     kind = str(getattr(text_config_of(config), "model_type", "") or getattr(config, "model_type", ""))
     if kind in INDEXED_ATTENTION or getattr(config, "model_type", "") in INDEXED_ATTENTION:
@@ -121,7 +124,7 @@ def _weight_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.safetensors"))
 
 
-def read_head(folder: str | Path, config: Any) -> HeadTensors:
+def read_head(folder: str | Path, config: PretrainedConfig) -> HeadTensors:
     """The MTP tensors of the checkpoint in `folder`, renamed for `MtpModel`; one line if it has none."""
     from safetensors import safe_open
 

@@ -28,7 +28,7 @@ import copy
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import torch
 from torch import nn
@@ -38,6 +38,9 @@ from ..common.names import MODEL_FREE, SELF_FORMATS, SELF_PREFIX, is_self_draft
 from ..common.model_weights import quanto_quantized
 from ..common.pair import SelfDraft
 from .quantized import DEFAULT_GROUP, INT4_GROUPS, WeightOnlyLinear
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def parse_self_draft(text: str) -> SelfDraftSpec:
     return SelfDraftSpec(kind, group)
 
 
-def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> tuple[Any, SelfDraft]:
+def build_self_draft(target: PreTrainedModel, spec: SelfDraftSpec | str) -> tuple[PreTrainedModel, SelfDraft]:
     """A weight-only quantized copy of `target` sharing its other tensors, and the record a pair keeps of it
     (its name, its precision in words, its build time: common/pair.py `SelfDraft`).
 
@@ -123,7 +126,7 @@ def build_self_draft(target: Any, spec: SelfDraftSpec | str) -> tuple[Any, SelfD
     return draft, SelfDraft(spec.name, spec.precision + _kept_note(target, kept, dtype), time.perf_counter() - t0)
 
 
-def _restore_layers_read_directly(draft: Any, swapped: list) -> set[str]:
+def _restore_layers_read_directly(draft: PreTrainedModel, swapped: list) -> set[str]:
     """Put back the float Linears whose weight a forward pass reads rather than calls; their names.
 
     A family may read a layer's `.weight` itself: Mamba multiplies by
@@ -132,7 +135,7 @@ def _restore_layers_read_directly(draft: Any, swapped: list) -> set[str]:
     whole matrix each time, so those layers stay at the target's precision.
     One forward of a few tokens finds them, whatever the family.
     """
-    vocab = draft.get_input_embeddings().num_embeddings
+    vocab = cast("torch.nn.Embedding", draft.get_input_embeddings()).num_embeddings   # a causal LM's token table
     device = next(draft.parameters()).device
     with torch.no_grad():
         draft(input_ids=(torch.arange(2, 10, device=device) % vocab)[None])
@@ -144,7 +147,7 @@ def _restore_layers_read_directly(draft: Any, swapped: list) -> set[str]:
     return kept
 
 
-def _kept_note(target: Any, kept: set[str], dtype: torch.dtype) -> str:
+def _kept_note(target: PreTrainedModel, kept: set[str], dtype: torch.dtype) -> str:
     """What stays at the target's precision, for the header: fused experts (3-D weights no Linear holds), and
     Linears the model reads directly (", experts+dt_proj kept float32"); "" when everything was quantized."""
     what = []

@@ -241,7 +241,7 @@ def _header(d: dict) -> SessionHeader:
     )
 
 
-def _token_fields(t: Any, what: str) -> dict:
+def _token_fields(t: object, what: str) -> dict:
     if not isinstance(t, dict):
         raise EventFormatError(f"each {what} entry must be an object")
     return t
@@ -310,7 +310,7 @@ def _summary(d: dict) -> SessionSummary:
 _READERS: dict[str, Callable[[dict], Event]] = {"header": _header, "step": _step, "summary": _summary}
 
 
-def event_from_json(d: Any, schema: int = SCHEMA_VERSION) -> Event:
+def event_from_json(d: object, schema: int = SCHEMA_VERSION) -> Event:
     """Build an event from its JSON object; raises EventFormatError naming what is wrong.
 
     A header names its own schema; a step or summary is read in the schema of the header before it (`schema`).
@@ -321,7 +321,7 @@ def event_from_json(d: Any, schema: int = SCHEMA_VERSION) -> Event:
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
         raise EventFormatError(f"unknown event type {kind!r}")
-    version: Any = schema   # a header's own, as written: checked before it is believed
+    version: object = schema   # a header's own, as written: checked before it is believed
     if kind == "header":
         version = d.get("schema")
         if version not in READABLE_SCHEMAS or isinstance(version, bool):

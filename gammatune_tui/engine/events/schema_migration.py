@@ -49,7 +49,7 @@ def upgrade_v1(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _copy(v: Any) -> Any:
+def _copy(v: object) -> object:
     return dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v
 
 

@@ -8,7 +8,7 @@ rewind, while every field of the event contract (events/__init__.py) is filled h
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence, cast
+from typing import Any, Protocol, Sequence, cast
 
 import torch
 
@@ -17,6 +17,15 @@ from . import DraftedToken, EmittedToken, SessionHeader, TargetKind, TargetToken
 from ..policies.policy_base import Policy, TokenStats
 from ..common.sampling import SamplingConfig
 from .text_pieces import SingleTokenText, TextPieces, prompt_pieces
+
+
+class DraftSource(Protocol):
+    """What a header records of the draft source (drafting/ `DrafterSettings`; events/ sits below drafting/)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def params(self) -> dict[str, Any]: ...
 
 _VERSIONS: dict[str, str] | None = None
 
@@ -35,7 +44,7 @@ def versions() -> dict[str, str]:
 def session_header(
     pair: ModelPair, policy: Policy, sampling: SamplingConfig, device: torch.device, max_new: int,
     prompt_ids: Sequence[int], *, label: str, turn: int, user_text: str | None, engine: str = "",
-    runner: str = "", warmup_s: float = 0.0, drafter: Any = None,
+    runner: str = "", warmup_s: float = 0.0, drafter: DraftSource | None = None,
 ) -> SessionHeader:
     """Everything a replay needs to show (and a reader to trust) about how the session was run.
 

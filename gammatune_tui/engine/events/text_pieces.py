@@ -13,12 +13,22 @@ the chat template. Their ids stay in the events.
 
 from __future__ import annotations
 
-from typing import Any, Collection, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Sequence, cast
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
-def answer_text(tokenizer: Any, ids: Sequence[int], hidden: Collection[int] = ()) -> str:
+def _decoder(tokenizer: PreTrainedTokenizerBase) -> Callable[[list[int]], str]:
+    """The tokenizer's `decode` as these helpers call it: one list of ids gives one string (transformers types
+    it for a batch of lists too)."""
+    return cast("Callable[[list[int]], str]", tokenizer.decode)
+
+
+def answer_text(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int], hidden: Collection[int] = ()) -> str:
     """The decoded answer without the ids in `hidden` (the turn's end): what the user reads."""
-    return tokenizer.decode([i for i in ids if i not in hidden]) if hidden else tokenizer.decode(list(ids))
+    decode = _decoder(tokenizer)
+    return decode([i for i in ids if i not in hidden]) if hidden else decode(list(ids))
 
 
 class TextPieces:
@@ -29,8 +39,8 @@ class TextPieces:
     back and handed out with the token that completes the character.
     """
 
-    def __init__(self, tokenizer: Any, hidden: Collection[int] = ()):
-        self._decode = tokenizer.decode
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, hidden: Collection[int] = ()):
+        self._decode = _decoder(tokenizer)
         self.hidden = frozenset(hidden)
         self.ids: list[int] = []
         self.text = ""
@@ -59,8 +69,8 @@ class TextPieces:
 class SingleTokenText:
     """One token's own text (for the drafted list), decoded once per id: drafts repeat a lot."""
 
-    def __init__(self, tokenizer: Any, hidden: Collection[int] = ()):
-        self._decode = tokenizer.decode
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, hidden: Collection[int] = ()):
+        self._decode = _decoder(tokenizer)
         self._cache: dict[int, str] = {i: "" for i in hidden}
 
     def __call__(self, token_id: int) -> str:
@@ -70,14 +80,14 @@ class SingleTokenText:
         return text
 
 
-def prompt_pieces(tokenizer: Any, ids: Sequence[int]) -> list[str]:
+def prompt_pieces(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int]) -> list[str]:
     """Display pieces of the prompt tokens; a small decode window keeps long prompts cheap."""
     out: list[str] = []
     window = 8
     for k in range(len(ids)):
         s = max(0, k - window)
-        before = tokenizer.decode(list(ids[s:k])) if k > s else ""
-        out.append(tokenizer.decode(list(ids[s:k + 1]))[len(before):])
+        before = cast(str, tokenizer.decode(list(ids[s:k]))) if k > s else ""
+        out.append(cast(str, tokenizer.decode(list(ids[s:k + 1])))[len(before):])
     return out
 
 

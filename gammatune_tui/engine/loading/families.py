@@ -21,9 +21,12 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..common.names import SOURCES
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig, PreTrainedModel
 
 ATTENTION, MOE, HYBRID, STATE_SPACE = "attention", "mixture of experts", "hybrid", "state space"
 MATRIX_SELF_DRAFTS = ("self:int8", "self:int4")
@@ -129,7 +132,7 @@ def installed(name: str) -> bool:
     return name in CONFIG_MAPPING
 
 
-def tiny_config(name: str, vocab_size: int = 4096, **overrides: Any) -> Any:
+def tiny_config(name: str, vocab_size: int = 4096, **overrides: Any) -> PretrainedConfig:
     """The family's own config class, cut to the tiny sizes above (and `overrides`)."""
     from transformers import AutoConfig
 
@@ -137,7 +140,7 @@ def tiny_config(name: str, vocab_size: int = 4096, **overrides: Any) -> Any:
     return AutoConfig.for_model(name, **{k: v for k, v in kw.items() if v is not _DROP})
 
 
-def tiny_model(name: str, seed: int = 0, vocab_size: int = 4096, **overrides: Any) -> Any:
+def tiny_model(name: str, seed: int = 0, vocab_size: int = 4096, **overrides: Any) -> PreTrainedModel:
     """A random-weight causal LM of the family (float32, eval mode), seeded, built in memory."""
     import torch
     from transformers import AutoModelForCausalLM

@@ -30,11 +30,14 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...errors import ModelLoadError
 from ...resources import cache_root
 from .damaged_weights import first_damaged
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 SUFFIX = ".gguf"
 FORMAT = 1  # bump when the converted directory's layout changes: old ones are converted again
@@ -125,7 +128,7 @@ def _one_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def _clear_gguf_marking(model: Any) -> None:
+def _clear_gguf_marking(model: PreTrainedModel) -> None:
     """transformers' 'quantized with gguf' marking: the weights are dequantised already, so saving is safe."""
     for attr, value in (("hf_quantizer", None), ("is_quantized", False), ("quantization_method", None)):
         if hasattr(model, attr):

@@ -237,7 +237,7 @@ def with_gguf_converted(ref: ModelRef, what: str, progress: Callable[[str], None
     return replace(ref, path=str(convert(Path(ref.gguf), what, progress)))
 
 
-def read_config(ref: ModelRef) -> Any:
+def read_config(ref: ModelRef) -> SimpleNamespace | None:
     """A model's config.json as attributes (no transformers, no weights); None when there is none to read.
 
     A GGUF file's config is known once it has been converted (its cache directory)."""

@@ -16,7 +16,7 @@ not after a minute of retries against a network that may not be there.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -34,6 +34,9 @@ from .presets import PRESETS, Preset
 from ..runners import check_engine, check_engine_device, runner_pool
 from .warmup import warm_up
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
 ProgressFn = Callable[[str, float], None]
 
 
@@ -46,7 +49,7 @@ def _load_tokenizer(ref: ModelRef, what: str, trust_remote_code: bool, download:
                            trust_remote_code=trust_remote_code)
 
 
-def check_tokenizers(target_tok: Any, draft_tok: Any) -> None:
+def check_tokenizers(target_tok: PreTrainedTokenizerBase, draft_tok: PreTrainedTokenizerBase) -> None:
     """Same vocabulary size and the same id for every token string, else TokenizerMismatch."""
     tv = target_tok.get_vocab()
     dv = draft_tok.get_vocab()
@@ -64,11 +67,11 @@ def check_tokenizers(target_tok: Any, draft_tok: Any) -> None:
     raise TokenizerMismatch(f"draft and target tokenizers differ (vocabulary {len(tv)} vs {len(dv)})")
 
 
-def _param_count(model: Any) -> int:
+def _param_count(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def _quantize(model: Any, quantize: str) -> None:
+def _quantize(model: PreTrainedModel, quantize: str) -> None:
     try:
         from optimum.quanto import freeze, qint4, qint8
         from optimum.quanto import quantize as quanto_quantize

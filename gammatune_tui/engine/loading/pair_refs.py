@@ -17,7 +17,7 @@ from typing import Any
 
 from ... import resources
 from ...errors import InvalidParameter
-from ..context import window_of
+from ..context import ContextWindow, window_of
 from ..drafting.draft_sources import MODEL, DrafterSettings, check_source_files, head_drafter
 from .model_files import ModelRef, locate_pair, read_config
 from ..common.names import BY_SOURCE, MODEL_FREE, is_self_draft
@@ -32,7 +32,7 @@ class PairRefs:
 
     target: ModelRef
     draft: ModelRef | None   # None: a model-free drafter (prompt lookup) drafts, no draft model
-    window: Any = None   # engine.context.ContextWindow | None (None when a config is still to be downloaded)
+    window: ContextWindow | None = None   # None when a config is still to be downloaded
 
 
 def check_pair(target: str | None = None, draft: str | None = None, *, pair: str | None = None, demo: bool = False,

@@ -14,13 +14,19 @@ pair already loaded.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Iterable
 
 from ..common.pair import ModelPair
 from ..decoder import SpeculativeDecoder as _StepDecoder
 from ..drafting.draft_sources import MODEL, DrafterSettings, pair_drafter
 from ..drafting.self_draft import build_self_draft, parse_self_draft
 from .warmup import warm_up
+
+if TYPE_CHECKING:
+    from transformers import LogitsProcessor
+
+    from ..common.sampling import SamplingConfig
+    from ..policies import Policy, PolicySettings
 
 
 def with_draft(pair: ModelPair, draft: str) -> ModelPair:
@@ -61,8 +67,10 @@ class SpeculativeDecoder(_StepDecoder):
     that drafts with `drafter` — a self-draft name is resolved into the pair's sibling first (`with_draft`),
     so `SpeculativeDecoder(pair, drafter="self:int4")` works on any loaded pair."""
 
-    def __init__(self, pair: ModelPair, policy: Any = None, sampling: Any = None, label: str = "",
-                 drafter: DrafterSettings | str | None = None, *, logits_processor: Any = None):
+    def __init__(self, pair: ModelPair, policy: PolicySettings | Policy | None = None,
+                 sampling: SamplingConfig | None = None, label: str = "",
+                 drafter: DrafterSettings | str | None = None, *,
+                 logits_processor: Iterable[LogitsProcessor] | None = None):
         pair, settings = decoding_pair(pair, drafter)
         super().__init__(pair, policy, sampling, label, settings, logits_processor=logits_processor)
 

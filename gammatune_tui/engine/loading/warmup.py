@@ -19,7 +19,7 @@ one). Its parts are timed into the pool's `timings` (`compile_s`,
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Callable
 
 import torch
 
@@ -39,7 +39,8 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def warm_up(pair: ModelPair, gamma_max: int = DEFAULT_GAMMA_MAX, progress: Any = None) -> float:
+def warm_up(pair: ModelPair, gamma_max: int = DEFAULT_GAMMA_MAX,
+            progress: Callable[[str, float], None] | None = None) -> float:
     """Warm the pair's runners and decoder; returns the seconds it took (also stored as `pair.warmup_s`).
 
     `progress(stage, fraction)`, if given, hears "compile" or "capture" (graphs runners only), then

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ...errors import TraceWithoutEntropy
 from .policy_base import Policy, TokenStats, check_update as _check_update, clip as _clip
+
+if TYPE_CHECKING:
+    from .policy_params import PolicyParams
 
 # --- the sources' constants (docs/spec.md §2.6; docs/policies.md "The peers") -------------------------
 EDL_SCALE = 0.2  # AdaEDL's entropy scale s (the paper's γ): bound = 1 − √(s·H)
@@ -80,7 +83,7 @@ class AdaEDL(Policy):
     may_stop_early = True
     uses = ("edl_lambda", "edl_target")
 
-    def __init__(self, gamma0: int, params: Any):
+    def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
         self._lambda0 = Fraction(params.edl_lambda)
         self.lam = self._lambda0
@@ -144,7 +147,7 @@ class EmaTiers(Policy):
     name = "ema-tiers"
     uses = ("gamma_min", "gamma_max")
 
-    def __init__(self, gamma0: int, params: Any):
+    def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
         self.candidates = tier_candidates(self.gamma0, params.gamma_min, params.gamma_max)
         self.ema = Fraction(self.gamma - 1)
@@ -186,7 +189,7 @@ class UCB(Policy):
     name = "ucb"
     uses = ("gamma_min", "gamma_max")
 
-    def __init__(self, gamma0: int, params: Any):
+    def __init__(self, gamma0: int, params: PolicyParams):
         super().__init__(gamma0, params)
         self.plays: dict[int, int] = {}
         self.means: dict[int, float] = {}

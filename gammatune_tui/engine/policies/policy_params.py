@@ -11,16 +11,17 @@ the other fractions are kept as exact rationals of what the user typed.
 from __future__ import annotations
 
 from dataclasses import field, make_dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ...errors import InvalidParameter
 from .param_specs import (  # noqa: F401  (re-exported: the parameters' public names)
     BY_NAME, PAPER_DEFAULTS, PARAM_NAMES, PARAM_SPECS, check_gamma0 as _check_gamma0,
 )
 
-DEFAULT_GAMMA0: int = BY_NAME["gamma0"].default
-DEFAULT_ETA: float = BY_NAME["eta"].default
-DEFAULT_GAMMA_MAX: int = BY_NAME["gamma_max"].default
+# the rows' kinds: γ0 and γ max are whole numbers, η a float
+DEFAULT_GAMMA0 = cast(int, BY_NAME["gamma0"].default)
+DEFAULT_ETA = cast(float, BY_NAME["eta"].default)
+DEFAULT_GAMMA_MAX = cast(int, BY_NAME["gamma_max"].default)
 
 
 class _Params:

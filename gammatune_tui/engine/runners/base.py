@@ -28,12 +28,15 @@ Contract, for every runner:
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
 import torch
 
 from ..common.model_weights import quanto_quantized
 from .hidden import Tapper, TargetReads
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 class Runner:
@@ -42,7 +45,7 @@ class Runner:
     kind: str = "?"
     tapper: Tapper | None = None   # set by read_target: the rows a draft source reads
 
-    def __init__(self, model: Any):
+    def __init__(self, model: PreTrainedModel):
         self.model = model
         self.device = next(model.parameters()).device
 
@@ -90,7 +93,21 @@ GradMode = Callable[[], AbstractContextManager[Any]]
 """torch.no_grad or torch.inference_mode: called, the context a forward runs in."""
 
 
-def grad_mode(model: Any) -> GradMode:
+class AttentionLayer(Protocol):
+    """A filled attention layer of a transformers cache: what `kv` reads (a cache's layers are typed as any
+    kind, linear-attention ones without keys too)."""
+
+    keys: torch.Tensor
+    values: torch.Tensor
+
+
+def layer_kv(layer: object) -> tuple[torch.Tensor, torch.Tensor]:
+    """(keys, values) of a cache layer that `kv` asks for: an attention layer, filled."""
+    lay = cast(AttentionLayer, layer)
+    return lay.keys, lay.values
+
+
+def grad_mode(model: torch.nn.Module) -> GradMode:
     """inference_mode where it is safe, else no_grad (optimum-quanto's int4 kernels fail under inference_mode)."""
     return torch.no_grad if quanto_quantized(model) else torch.inference_mode
 

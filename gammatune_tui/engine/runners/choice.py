@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import torch
 from transformers import DynamicCache
@@ -44,6 +44,11 @@ from ..common.logits_check import compute_dtype, logits_close
 from ..common.model_weights import quanto_quantized
 from ..common.names import ENGINES  # declared without torch, for the command line
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
+    from .graphs import GraphPool
+
 # GRAPH_BODY ("graph-body"): the graphs runner's step run without capture, on any device;
 # what the tests use to check that step on a CPU. Accepted by the Python API, not by the CLI.
 
@@ -52,7 +57,7 @@ from ..common.names import ENGINES  # declared without torch, for the command li
 AUTO_WITHOUT_GRAPHS = {"cpu": "static", "cuda": "static"}
 
 
-def check_engine(engine: Any, *, internal: bool = True) -> str:
+def check_engine(engine: object, *, internal: bool = True) -> str:
     allowed = ENGINES + ((GRAPH_BODY,) if internal else ())
     if engine not in allowed:
         raise InvalidParameter(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
@@ -70,11 +75,11 @@ def check_engine_device(engine: str, device: torch.device) -> None:
 STATIC_ROPE = ("default", "linear", "llama3", "yarn")
 
 
-def rope_type(model: Any) -> str:
+def rope_type(model: PreTrainedModel) -> str:
     return str(getattr(getattr(getattr(model, "model", None), "rotary_emb", None), "rope_type", "default"))
 
 
-def static_unsupported(model: Any) -> str | None:
+def static_unsupported(model: PreTrainedModel) -> str | None:
     """Why the static runners cannot run this model, or None."""
     if not _direct_eligible(model):
         arch = type(model).__name__
@@ -87,7 +92,7 @@ def static_unsupported(model: Any) -> str | None:
     return None
 
 
-def graphs_unsupported(model: Any, device: torch.device) -> str | None:
+def graphs_unsupported(model: PreTrainedModel, device: torch.device) -> str | None:
     if device.type != "cuda":
         return f"CUDA graphs need a CUDA device; this pair is on {device.type}"  # as check_engine_device says
     if quanto_quantized(model):
@@ -95,7 +100,7 @@ def graphs_unsupported(model: Any, device: torch.device) -> str | None:
     return None
 
 
-def choose_kind(engine: str, model: Any, device: torch.device) -> str:
+def choose_kind(engine: str, model: PreTrainedModel, device: torch.device) -> str:
     """The runner kind for one model (before its self-check)."""
     if has_recurrent_state(model):
         # recurrent and convolution states cannot be cropped: only the hybrid runner rewinds them (recurrent.py);
@@ -123,8 +128,9 @@ def choose_kind(engine: str, model: Any, device: torch.device) -> str:
     return AUTO_WITHOUT_GRAPHS.get(device.type, "eager")
 
 
-def build_runner(kind: str, model: Any, graph_pool: Any = None, *, role: str = "target", strict: bool = False,
-                 on_fallback: Any = None, per_token: bool = False) -> Runner:
+def build_runner(kind: str, model: PreTrainedModel, graph_pool: GraphPool | None = None, *, role: str = "target",
+                 strict: bool = False, on_fallback: Callable[[str], None] | None = None,
+                 per_token: bool = False) -> Runner:
     if kind == "hybrid":
         return HybridRunner(model, per_token=per_token)
     if kind == "eager":
@@ -138,7 +144,7 @@ def build_runner(kind: str, model: Any, graph_pool: Any = None, *, role: str = "
     raise ValueError(f"unknown runner kind {kind!r}")
 
 
-def self_check(kind: str, model: Any) -> bool:
+def self_check(kind: str, model: PreTrainedModel) -> bool:
     """The runner's step (uncaptured) gives the model's own logits.
 
     Kept cheap (it runs at every load): one forward of the model over 7 random
@@ -166,7 +172,7 @@ def self_check(kind: str, model: Any) -> bool:
     return all(logits_close(w, g, compute_dtype(model)) for w, g in zip(want, got))
 
 
-def eager_refusal(model: Any) -> str | None:
+def eager_refusal(model: PreTrainedModel) -> str | None:
     """Why the eager runner cannot run and rewind this model (a prompt, a window, a rewind, a token), or None.
 
     A family whose forward wants a cache class of its own fails here at load,
@@ -216,14 +222,15 @@ class RunnerPool:
     runner became static under `auto` (None when none did).
     """
 
-    def __init__(self, target: Any, draft: Any, engine: str = "auto", *, self_draft: str | None = None):
+    def __init__(self, target: PreTrainedModel, draft: PreTrainedModel | None, engine: str = "auto", *,
+                 self_draft: str | None = None):
         self.target, self.draft = target, draft
         self.self_draft = self_draft   # the draft is this self-draft of the target: its refusals say so
         self.engine = check_engine(engine)
         self._kinds: tuple[str, str] | None = None
         self._free: list[RunnerSet] = []
         self._lock = threading.Lock()
-        self._graph_pool: Any = None
+        self._graph_pool: GraphPool | None = None
         self.timings: dict[str, float] = {}
         self.fallback_note: str | None = None
         self._probes: dict[int, Probe] = {}   # hybrid models: how their windows run (hybrid_probe.probe)
@@ -279,7 +286,7 @@ class RunnerPool:
             self._graph_pool = torch.cuda.graph_pool_handle()  # one pool for every graph of this pair
         strict = self.engine == "graphs"
 
-        def build(kind: str, model: Any, role: str) -> Runner:
+        def build(kind: str, model: PreTrainedModel, role: str) -> Runner:
             found = self._probes.get(id(model), Probe())
             return build_runner(kind, model, self._graph_pool, role=role, strict=strict,
                                 on_fallback=lambda note: self._fell_back(role, note), per_token=found.per_token)
@@ -298,10 +305,12 @@ _POOL_LOCK = threading.Lock()
 def runner_pool(pair: ModelPair) -> RunnerPool:
     """The pair's pool: made on first use (the pair type sits below the runners), then kept on the pair."""
     with _POOL_LOCK:   # two sessions starting at once (compare's contestants) share one pool
-        if pair.runner_pool is None:
-            pair.runner_pool = RunnerPool(pair.target, pair.draft, pair.engine,
-                                          self_draft=pair.self_draft.name if pair.self_draft is not None else None)
-        return pair.runner_pool
+        pool = pair.runner_pool
+        if pool is None:
+            pool = pair.runner_pool = RunnerPool(pair.target, pair.draft, pair.engine,
+                                                 self_draft=pair.self_draft.name if pair.self_draft is not None else None)
+        assert isinstance(pool, RunnerPool)   # the field holds only the pool made here (common/ cannot name it)
+        return pool
 
 
 __all__ = [

@@ -7,19 +7,22 @@ the fallback whenever the static runners do not apply.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 from transformers import DynamicCache
 
 from .fast_forward import make_forward
-from .base import Runner
+from .base import Runner, layer_kv
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 class EagerRunner(Runner):
     kind = "eager"
 
-    def __init__(self, model: Any):
+    def __init__(self, model: PreTrainedModel):
         super().__init__(model)
         self._fwd = make_forward(model)
         self.cache = DynamicCache()
@@ -44,9 +47,7 @@ class EagerRunner(Runner):
             self.cache.crop(-drop)
 
     def kv(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        # transformers types a layer as any kind, linear-attention ones (no keys) too: this asks an attention layer
-        lay: Any = self.cache.layers[layer]
-        return lay.keys, lay.values
+        return layer_kv(self.cache.layers[layer])
 
 
 __all__ = ["EagerRunner"]

@@ -12,7 +12,7 @@ the standard path.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 from transformers import DynamicCache
@@ -21,18 +21,21 @@ from .prefix_pass import Stack, prefix_pass
 from ..common.logits_check import compute_dtype, logits_close
 from .base import Forward, GradMode, grad_mode
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 _FAST_ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM")
-_FORWARDS: "weakref.WeakKeyDictionary[Any, Forward]" = weakref.WeakKeyDictionary()
+_FORWARDS: "weakref.WeakKeyDictionary[PreTrainedModel, Forward]" = weakref.WeakKeyDictionary()
 
 
-def _standard_forward(model: Any) -> Forward:
+def _standard_forward(model: PreTrainedModel) -> Forward:
     def fwd(ids: torch.Tensor, cache: DynamicCache, keep: int) -> torch.Tensor:
         return model(input_ids=ids, **cache_kw(model, cache), use_cache=True, logits_to_keep=keep).logits[0]
 
     return fwd
 
 
-def _direct_forward(model: Any) -> Forward:
+def _direct_forward(model: PreTrainedModel) -> Forward:
     """The stack run module by module over the eager runner's DynamicCache (runners/prefix_pass.py)."""
     stack = Stack.of(model)
     device = next(model.parameters()).device
@@ -44,7 +47,7 @@ def _direct_forward(model: Any) -> Forward:
     return fwd
 
 
-def _direct_eligible(model: Any) -> bool:
+def _direct_eligible(model: PreTrainedModel) -> bool:
     cfg = getattr(model, "config", None)
     inner = getattr(model, "model", None)
     if cfg is None or inner is None or type(model).__name__ not in _FAST_ARCHS:
@@ -58,7 +61,7 @@ def _direct_eligible(model: Any) -> bool:
     return all(hasattr(inner, a) for a in ("embed_tokens", "layers", "norm", "rotary_emb")) and hasattr(model, "lm_head")
 
 
-def make_forward(model: Any) -> Forward:
+def make_forward(model: PreTrainedModel) -> Forward:
     """fwd(ids (1, n), cache, keep) -> logits (keep, vocab): the direct path when it checks out."""
     cached = _FORWARDS.get(model)
     if cached is not None:

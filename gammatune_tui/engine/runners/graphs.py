@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, cast
 
 import torch
 
@@ -42,12 +42,19 @@ from .static import StaticRunner
 GRAPH_BODY = "graph-body"  # the runner's kind when it runs its step uncaptured
 log = logging.getLogger("gammatune.engine")
 
+if TYPE_CHECKING:
+    from torch.cuda import _POOL_HANDLE as GraphPool   # what torch.cuda.graph_pool_handle() returns
+    from transformers import PreTrainedModel
+
+    from .hidden import TargetReads
+
 
 class GraphRunner(StaticRunner):
     kind = "graphs"
 
-    def __init__(self, model: Any, *, capture: bool, pool: Any = None, role: str = "target", strict: bool = False,
-                 on_fallback: Callable[[str], None] | None = None, compile: bool | None = None):
+    def __init__(self, model: PreTrainedModel, *, capture: bool, pool: GraphPool | None = None, role: str = "target",
+                 strict: bool = False, on_fallback: Callable[[str], None] | None = None,
+                 compile: bool | None = None):
         super().__init__(model)
         if capture and self.device.type != "cuda":
             raise ValueError("CUDA graphs need a CUDA device")
@@ -60,7 +67,7 @@ class GraphRunner(StaticRunner):
         # the policy's bound on γ, as each session's `start` (and the warm-up's) passes it: the runner knows no
         # policy; until told, it plans the windows of plain decoding and of a draft (1 and 2 tokens)
         self.gamma_max = 0
-        self.graphs: dict[tuple[int, int], Any] = {}  # (window, span) -> graph
+        self.graphs: dict[tuple[int, int], torch.cuda.CUDAGraph] = {}  # (window, span) -> graph
         self.missed: set[int] = set()  # windows that ran uncaptured since the last start
         self.uncaptured_steps = 0  # steps that found no graph (tests; the inspector)
         self.captures = 0
@@ -74,7 +81,8 @@ class GraphRunner(StaticRunner):
         if compile_wanted(self.device, capture) if compile is None else compile:
             self._fixed = FixedStep(self)
             self._fixed.enable_compile()
-        vocab = int(getattr(self.head, "out_features", 0) or self.head.weight.shape[0])  # packed weights: not shape[0]
+        # packed weights: not shape[0]; a head without out_features is a Linear-like module with a weight
+        vocab = int(getattr(self.head, "out_features", 0) or cast(torch.Tensor, self.head.weight).shape[0])
         with torch.inference_mode(False), torch.no_grad():
             self._ids = torch.zeros((1, MAX_Q), dtype=torch.long, device=self.device)
             self._pos = torch.zeros((MAX_Q,), dtype=torch.long, device=self.device)
@@ -83,7 +91,7 @@ class GraphRunner(StaticRunner):
     def _on_allocate(self) -> None:
         self.graphs.clear()  # they point at the old buffers
 
-    def read_target(self, reads: Any) -> None:
+    def read_target(self, reads: TargetReads | None) -> None:
         """A source that reads the target's hidden rows: its sessions run the static runner's prefix pass (the
         rows are taken by hooks on the model's layers, which the captured step does not call); asked for
         graphs by name, that is one line."""
@@ -207,7 +215,7 @@ class GraphRunner(StaticRunner):
         return out_buf[q - keep:].clone()
 
     def _capture(self, q: int, span: int, ids_buf: torch.Tensor, pos_buf: torch.Tensor,
-                 out_buf: torch.Tensor) -> Any:
+                 out_buf: torch.Tensor) -> torch.cuda.CUDAGraph:
         """Record the step for windows of q tokens over `span` keys (CUDA only).
 
         The warm-up runs on a side stream, as torch's docs ask (lazy kernel and

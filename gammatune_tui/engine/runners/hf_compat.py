@@ -11,12 +11,17 @@ class, so both work and neither warns. `output_cache` reads it back.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import Cache
+    from transformers.utils import ModelOutput
 
 _NAMES: dict[type, str] = {}
 
 
-def _name_for(callee: Any) -> str:
+def _name_for(callee: torch.nn.Module) -> str:
     cls = type(callee)
     name = _NAMES.get(cls)
     if name is None:
@@ -31,12 +36,12 @@ def _name_for(callee: Any) -> str:
     return name
 
 
-def cache_kw(callee: Any, cache: Any) -> dict[str, Any]:
+def cache_kw(callee: torch.nn.Module, cache: object) -> dict[str, object]:
     """`{"cache": cache}` or `{"past_key_values": cache}`, whichever `callee.forward` takes."""
     return {_name_for(callee): cache}
 
 
-def output_cache(out: Any) -> Any:
+def output_cache(out: ModelOutput) -> Cache | None:
     """The cache a model output carries, under either field name."""
     cache = getattr(out, "cache", None)
     return cache if cache is not None else getattr(out, "past_key_values", None)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -45,6 +45,9 @@ from ...errors import DraftUnusable, InvalidParameter
 from ..common.logits_check import FP32_TOL, compute_dtype, logits_close, logits_tolerance
 from .base import grad_mode
 from .recurrent import HybridRunner, error_line, family
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 PROMPTS = ((0, 4), (1, 7), (2, 12))
 """(seed, length) of each probe prompt of random ids: each is followed by a window of four."""
@@ -59,7 +62,7 @@ class Probe:
     broken: bool = False         # the model fails a plain forward too: its config, not its state, is at fault
 
 
-def _runs(model: Any, per_token: bool, ids: torch.Tensor, p: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+def _runs(model: PreTrainedModel, per_token: bool, ids: torch.Tensor, p: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """(generate's rows, the runner's rows) after a prompt of `p` tokens and a window of four over it.
 
     The runner's passes are the decoder's: a prefill of p - 1 tokens, a window
@@ -92,7 +95,7 @@ ROUNDING_BOUND = 0.1   # half precision: at most this share of the logits' scale
 TWIN_LAYERS = 4
 
 
-def _twin_agrees(model: Any) -> bool:
+def _twin_agrees(model: PreTrainedModel) -> bool:
     """Whether the family's window is its one-token path in float32, on a small random twin of `model`'s config
     (see the module docstring); False where no twin can be built or run (the model stays per token)."""
     import copy
@@ -121,10 +124,10 @@ def _twin_agrees(model: Any) -> bool:
         return False
 
 
-_PROBES: "weakref.WeakKeyDictionary[Any, Probe]" = weakref.WeakKeyDictionary()
+_PROBES: "weakref.WeakKeyDictionary[PreTrainedModel, Probe]" = weakref.WeakKeyDictionary()
 
 
-def probe(model: Any) -> Probe:
+def probe(model: PreTrainedModel) -> Probe:
     """Find how this model's windows run exactly (one pass, or generate's passes), or refuse it in one line.
     Once per model."""
     found = _PROBES.get(model)
@@ -137,7 +140,7 @@ def probe(model: Any) -> Probe:
     return found
 
 
-def _probe(model: Any) -> Probe:
+def _probe(model: PreTrainedModel) -> Probe:
     vocab = int(model.config.vocab_size)
     device = next(model.parameters()).device
     dtype = compute_dtype(model)
@@ -160,7 +163,7 @@ def _probe(model: Any) -> Probe:
     return Probe(refused=why)
 
 
-def _runs_plainly(model: Any, ids: torch.Tensor) -> bool:
+def _runs_plainly(model: PreTrainedModel, ids: torch.Tensor) -> bool:
     """Whether one forward without a cache runs at all (a config the family cannot build a working model from
     fails here: zamba2 with 2 Mamba heads of 64 over a 192-wide layer)."""
     try:
@@ -171,7 +174,7 @@ def _runs_plainly(model: Any, ids: torch.Tensor) -> bool:
     return True
 
 
-def refuse(model: Any, probe_result: Probe, self_draft: str | None = None) -> None:
+def refuse(model: PreTrainedModel, probe_result: Probe, self_draft: str | None = None) -> None:
     """One line for a model the probe refused: its family, or for a self-draft (`self_draft`, its name) the
     quantized copy, which is what failed (the family itself may run)."""
     why = probe_result.refused
@@ -187,7 +190,7 @@ def refuse(model: Any, probe_result: Probe, self_draft: str | None = None) -> No
                            f"model's recurrent state, so it cannot decode speculatively with it: {why}")
 
 
-def state_runner(model: Any) -> HybridRunner:
+def state_runner(model: PreTrainedModel) -> HybridRunner:
     """A hybrid runner for code that drives one model by hand (trace recording); refused in one line as at load."""
     found = probe(model)
     refuse(model, found)

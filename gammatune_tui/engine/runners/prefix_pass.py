@@ -19,27 +19,37 @@ this pass than with the model's own forward.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 
 from .hf_compat import cache_kw
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
+
+class LayerCache(Protocol):
+    """What a decoder layer calls on the cache it is handed: transformers' DynamicCache, or static.py's StaticKV."""
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor,
+               layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]: ...
 
 
 @dataclass(frozen=True)
 class Stack:
     """The modules of one Llama/Qwen2 causal LM that a pass runs, read once."""
 
-    embed: Any
-    rotary: Any
-    layers: tuple[Any, ...]
-    norm: Any
-    head: Any
+    embed: torch.nn.Embedding
+    rotary: torch.nn.Module
+    layers: tuple[torch.nn.Module, ...]
+    norm: torch.nn.Module
+    head: torch.nn.Module   # an nn.Linear, or a quantized self-draft's packed linear (drafting/quantized.py)
     eager_attention: bool  # the eager attention wants an additive float mask; sdpa takes a boolean one
     dtype: torch.dtype
 
     @classmethod
-    def of(cls, model: Any) -> "Stack":
+    def of(cls, model: PreTrainedModel) -> "Stack":
         inner = model.model
         return cls(embed=inner.embed_tokens, rotary=inner.rotary_emb,
                    layers=tuple(inner.layers[: model.config.num_hidden_layers]), norm=inner.norm,
@@ -54,7 +64,7 @@ class Stack:
         return zeros.masked_fill(~visible, torch.finfo(self.dtype).min)
 
 
-def prefix_pass(stack: Stack, ids: torch.Tensor, cache: Any, start: int, keep: int,
+def prefix_pass(stack: Stack, ids: torch.Tensor, cache: LayerCache, start: int, keep: int,
                 positions: torch.Tensor) -> torch.Tensor:
     """Logits (keep, vocab) of ids (1, q) at positions start…start+q−1, attending over the cached prefix.
 

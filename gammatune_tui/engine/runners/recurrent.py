@@ -47,30 +47,33 @@ import inspect
 import threading
 import weakref
 from collections import deque
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import torch
 
-from .base import Runner, grad_mode
+from .base import Runner, grad_mode, layer_kv
 from .hf_compat import cache_kw
 from .snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from transformers import Cache, DynamicCache, PreTrainedModel
 
 MAX_PENDING = 8  # kept tokens left for the next forward's pass at most; more are fed at the rollback
 SNAPSHOTS = 24  # snapshots kept: a draft's whole window with room to spare; an older rewind re-feeds from empty
 
 
-def own_cache(model: Any) -> Any:
+def own_cache(model: PreTrainedModel) -> DynamicCache:
     """The cache the model builds for itself in `forward` and `generate`: a DynamicCache laid out by its config."""
     from transformers import DynamicCache
 
     return DynamicCache(config=model.config)
 
 
-def _stateful(layer: Any) -> bool:
+def _stateful(layer: object) -> bool:
     return isinstance(getattr(layer, "conv_states", None), dict) or isinstance(getattr(layer, "recurrent_states", None), dict)
 
 
-def has_recurrent_state(model: Any) -> bool:
+def has_recurrent_state(model: PreTrainedModel) -> bool:
     """Whether the model's cache has layers with recurrent or convolution states (which cannot be cropped)."""
     cfg = getattr(model, "config", None)
     if cfg is None:
@@ -89,11 +92,11 @@ def error_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def family(model: Any) -> str:
+def family(model: PreTrainedModel) -> str:
     return str(getattr(getattr(model, "config", None), "model_type", None) or type(model).__name__)
 
 
-def module_states(model: Any) -> list[tuple[Any, str]]:
+def module_states(model: PreTrainedModel) -> list[tuple[torch.nn.Module, str]]:
     """(module, attribute) of every state a module keeps on itself: a plain tensor attribute (or None until the
     first pass) named for a state, neither parameter nor buffer."""
     found = []
@@ -106,11 +109,11 @@ def module_states(model: Any) -> list[tuple[Any, str]]:
     return found
 
 
-_LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
+_LOCKS: "weakref.WeakKeyDictionary[PreTrainedModel, threading.Lock]" = weakref.WeakKeyDictionary()
 _LOCKS_GUARD = threading.Lock()
 
 
-def _module_lock(model: Any) -> threading.Lock:
+def _module_lock(model: PreTrainedModel) -> threading.Lock:
     with _LOCKS_GUARD:
         lock = _LOCKS.get(model)
         if lock is None:
@@ -118,7 +121,7 @@ def _module_lock(model: Any) -> threading.Lock:
         return lock
 
 
-def _model_forward(model: Any) -> Callable[[torch.Tensor, Any, int, int], torch.Tensor]:
+def _model_forward(model: PreTrainedModel) -> Callable[[torch.Tensor, Cache, int, int], torch.Tensor]:
     """fwd(ids, cache, keep, start) -> the last `keep` rows of logits, through the model's own forward.
 
     The positions go in as `generate` gives them (`start` …): left to itself,
@@ -132,7 +135,7 @@ def _model_forward(model: Any) -> Callable[[torch.Tensor, Any, int, int], torch.
     trims = "logits_to_keep" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
     positions = "position_ids" in params
 
-    def fwd(ids: torch.Tensor, cache: Any, keep: int, start: int) -> torch.Tensor:
+    def fwd(ids: torch.Tensor, cache: Cache, keep: int, start: int) -> torch.Tensor:
         extra: dict[str, Any] = {"logits_to_keep": keep} if trims else {}
         if positions:
             extra["position_ids"] = torch.arange(start, start + int(ids.shape[1]), device=ids.device)[None]
@@ -147,7 +150,7 @@ class HybridRunner(Runner):
 
     kind = "hybrid"
 
-    def __init__(self, model: Any, per_token: bool = False):
+    def __init__(self, model: PreTrainedModel, per_token: bool = False):
         super().__init__(model)
         self.per_token = per_token
         self.mode = grad_mode(model)
@@ -155,7 +158,7 @@ class HybridRunner(Runner):
         self.cache = own_cache(model)
         self._slots = module_states(model)
         self._blank = {i: getattr(m, n) for i, (m, n) in enumerate(self._slots)}   # what the modules held at first
-        self._mods: dict[int, Any] = dict(self._blank)   # this runner's module states
+        self._mods: dict[int, torch.Tensor | None] = dict(self._blank)   # this runner's module states
         self._length = 0
         self._hist = torch.zeros((1, 0), dtype=torch.long, device=self.device)
         self._snaps: deque[Snapshot] = deque(maxlen=SNAPSHOTS)
@@ -260,11 +263,10 @@ class HybridRunner(Runner):
 
     def kv(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         self.flush()
-        lay = self.cache.layers[layer]
-        return lay.keys, lay.values
+        return layer_kv(self.cache.layers[layer])
 
 
-def session_cache(model: Any) -> Any:
+def session_cache(model: PreTrainedModel) -> DynamicCache:
     """A fresh cache for a model driven by hand one token at a time: its own for a hybrid, else a DynamicCache
     (a multi-token pass is sound over it only from empty: a prefill)."""
     from transformers import DynamicCache

@@ -9,9 +9,16 @@ already a copy of the cropped cache. States a family keeps on its modules
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import Cache
+
+
+ModuleStates = dict[int, torch.Tensor | None]
+"""A hybrid runner's states kept on modules (recurrent_gemma's), by slot: a tensor, or None before the first pass."""
 
 
 class Snapshot:
@@ -19,13 +26,13 @@ class Snapshot:
 
     __slots__ = ("length", "layers", "modules")
 
-    def __init__(self, cache: Any, length: int, modules: dict | None = None):
+    def __init__(self, cache: Cache, length: int, modules: ModuleStates | None = None):
         self.length = length
         self.layers = [self._take(layer) for layer in cache.layers]
         self.modules = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in (modules or {}).items()}
 
     @staticmethod
-    def _take(layer: Any) -> dict[str, Any]:
+    def _take(layer: object) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in vars(layer).items():
             if isinstance(value, dict):   # conv/recurrent states (written in place) and their flags
@@ -34,7 +41,7 @@ class Snapshot:
                 out[key] = value
         return out
 
-    def restore(self, cache: Any, modules: dict | None = None) -> None:
+    def restore(self, cache: Cache, modules: ModuleStates | None = None) -> None:
         if modules is not None:
             for k, v in self.modules.items():
                 modules[k] = v.clone() if isinstance(v, torch.Tensor) else v

@@ -29,7 +29,7 @@ Buffers start as zeros so a masked position never holds NaN.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -37,6 +37,9 @@ from torch import nn
 from .base import Runner, grad_mode
 from .fixed_step import FixedStep
 from .prefix_pass import Stack, prefix_pass
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 GRANULE = 256  # capacities are rounded up to this many tokens (fewer re-allocations and re-captures)
 DEFAULT_CAPACITY = 1024  # what warm-up allocates: most sessions fit without growing
@@ -102,7 +105,7 @@ class StaticRunner(Runner):
 
     kind = "static"
 
-    def __init__(self, model: Any):
+    def __init__(self, model: PreTrainedModel):
         super().__init__(model)
         cfg = model.config
         self.stack = Stack.of(model)
