@@ -58,7 +58,8 @@ def _token(trace: Trace | LookupTrace | HeadTrace, n: int, k: int, miss: int) ->
     return off[j], tops[miss][j]
 
 
-def play(trace: Trace | LookupTrace | HeadTrace, n_max: int, n_min: int, p_min: float, max_new_tokens: int | None = None,
+def play(trace: Trace | LookupTrace | HeadTrace, n_max: int, n_min: int, p_min: float,
+         max_new_tokens: int | None = None,
          cost: CostModel | None = None) -> RunRecord:
     """One session under llama.cpp's rule; priced by `cost`, every draft forward counted (kept or not)."""
     policy = PolicySettings.build("specdecode", n_max).make()   # a fixed window that learns nothing
@@ -99,7 +100,8 @@ def play(trace: Trace | LookupTrace | HeadTrace, n_max: int, n_min: int, p_min: 
     return rec
 
 
-def run(traces: Sequence[Trace | LookupTrace | HeadTrace], n_max: int, n_min: int, p_min: float, max_new: int, cost: CostModel) -> list[RunRecord]:
+def run(traces: Sequence[Trace | LookupTrace | HeadTrace], n_max: int, n_min: int, p_min: float, max_new: int,
+        cost: CostModel) -> list[RunRecord]:
     return [play(t, n_max, n_min, p_min, max_new, cost) for t in traces]
 
 

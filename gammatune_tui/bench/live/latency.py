@@ -225,7 +225,8 @@ def copy_bandwidth(device: str, mib: int = 512, repeats: int = 10) -> float:
     return 2 * n / t / 1e9
 
 
-def _timers(model: PreTrainedModel, runner: str, ids: torch.Tensor, context: int, config: PretrainedConfig) -> Callable[[int], Callable[[], None]]:
+def _timers(model: PreTrainedModel, runner: str, ids: torch.Tensor, context: int,
+            config: PretrainedConfig) -> Callable[[int], Callable[[], None]]:
     """run(k) -> a call that forwards k tokens after `context` and rewinds them."""
     from transformers import DynamicCache
 

@@ -160,7 +160,8 @@ def _played(console: Console, err: Console, pair: ModelPair, pid: list, cfg: pro
     return rows
 
 
-def _deploy(console: Console, pair: ModelPair, traces: list, found: TraceSet, cfg: protocol.SweepConfig, opts: SimulateOptions) -> dict:
+def _deploy(console: Console, pair: ModelPair, traces: list, found: TraceSet, cfg: protocol.SweepConfig,
+            opts: SimulateOptions) -> dict:
     """--for: the traces played under each engine's own rules, priced like the sweep (or by --costs)."""
     from ..deploy.advise import advise_traces
     from ..deploy.rank import given_prices, sim_prices
@@ -185,7 +186,8 @@ def _law(cfg: protocol.SweepConfig) -> str:
                      + ([f"top-p {s.top_p:g}"] if s.top_p < 1 else []))
 
 
-def _check_live(console: Console, err: Console, pair: ModelPair, pid: list, traces: list, cfg: protocol.SweepConfig, cost: CostModel) -> dict:
+def _check_live(console: Console, err: Console, pair: ModelPair, pid: list, traces: list, cfg: protocol.SweepConfig,
+                cost: CostModel) -> dict:
     """Every method at a few γ0, live vs simulated, step by step (γ, drafted, accepted, emitted)."""
     gs = sorted({cfg.gammas[0], cfg.gammas[len(cfg.gammas) // 2], cfg.gammas[-1]})
     checks = []

@@ -207,7 +207,8 @@ def record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_wi
 
 
 def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_window: int,
-            sampling: SamplingConfig | None, drafter: DrafterSettings, sampled: bool, done: dict, partial: PartialTraces, t_start: float) -> TraceSet:
+            sampling: SamplingConfig | None, drafter: DrafterSettings, sampled: bool, done: dict,
+            partial: PartialTraces, t_start: float) -> TraceSet:
     with progress_bar(err) as prog:
         task = prog.add_task("recording traces", total=len(pid) + 2, completed=len(done))
         protocol.warm_up(pair, pid[0], protocol.SweepConfig(methods=["specdecode"], gammas=[4], max_new_tokens=16,
