@@ -66,8 +66,7 @@ def _median(fn: Callable[[], float]) -> float:
 
 
 def time_batches(target: PreTrainedModel, draft: PreTrainedModel | None, prompt_ids: Sequence[int], context: int,
-                 batches: Sequence[int],
-                 windows: Sequence[int], device: torch.device | str = "cpu",
+                 batches: Sequence[int], windows: Sequence[int], device: torch.device | str = "cpu",
                  progress: Callable[[str], None] = lambda _: None) -> BatchCosts:
     """Every batch size's target step, verifies of each window k (tokens per sequence), and draft step.
 

@@ -2,12 +2,13 @@
 
 The kinds' trace classes (model_trace.py `Trace`, lookup_trace.py
 `LookupTrace`, head_trace.py `HeadTrace`) stand above the modules that play,
-price and budget a session (session_play.py, cost_model.py), and the modules
-that dispatch through a trace's kind (simulate.py, oracle.py) are imported by
-the kinds' own module (trace_kinds.py). A union of the three would make those
-imports a circle, so this protocol, which imports nothing of the simulator,
-names what they all read. mypy checks each kind's trace against it where
-its player hands it to `SessionPlay` or `play_windows` (session_play.py).
+price and budget a session (session_play.py, cost_model.py: each kind's
+player imports them), so those modules cannot name the classes without an
+import circle (tests/test_architecture.py counts every import, TYPE_CHECKING
+ones too). This protocol imports nothing of the simulator and names what they
+all read; the modules that dispatch through a trace's kind (simulate.py,
+oracle.py, replays.py, reference.py) take it too. mypy checks each kind's
+trace against it where its player hands it to `SessionPlay` or `play_windows`.
 """
 
 from __future__ import annotations
