@@ -13,7 +13,7 @@ session's own steps (the chat's hindsight, hindsight.py).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ...engine.common.pair import ModelPair
 from ...engine.common.vocab import shared_vocab

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ...engine.common.pair import ModelPair
 from ...engine.runners.hf_compat import cache_kw
