@@ -36,7 +36,7 @@ class BatchCosts:
                 "draft_ms": {str(b): [round(s * 1e3, 4) for s in v] for b, v in self.draft_s.items()}}
 
 
-def read_costs(data: Any, where: str) -> BatchCosts:
+def read_costs(data: object, where: str) -> BatchCosts:
     """A server's own prices per batch size (`--batch-costs FILE`): {"B": {"step_ms": x, "draft_ms": y,
     "verify_ms": {"k": z, …}}, …}; anything else is one line naming what is wrong."""
     def bad(why: str) -> InvalidParameter:
@@ -47,7 +47,7 @@ def read_costs(data: Any, where: str) -> BatchCosts:
                   '"verify_ms": {"5": 24}}}')
     out = BatchCosts(context=0, given=True)
 
-    def ms(v: Any, name: str) -> float:
+    def ms(v: object, name: str) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < 1e7) or v != v:
             raise bad(f"{name} must be a number of milliseconds, got {v!r}")
         return float(v) / 1e3

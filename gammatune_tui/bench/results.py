@@ -12,9 +12,12 @@ tokens, as a user waiting on the whole set would see it.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..engine.events.tally import SessionTally, speculative_decoding
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 # Baselines measured beside the five policies. They are not γ policies, so they
 # live outside METHODS; the HF ones are swept over γ0 like the policies.
@@ -76,11 +79,11 @@ class Cell(SessionTally):
         return d
 
 
-def _copy(v: Any) -> Any:
+def _copy(v: object) -> object:
     return [_copy(x) if type(x) is list else x for x in v] if type(v) is list else v
 
 
-def _fields(obj: Any) -> dict[str, Any]:
+def _fields(obj: DataclassInstance) -> dict[str, Any]:
     """`dataclasses.asdict` for a record of numbers, strings and lists of them: the same dict, without its
     deep copy of every number (a --simulate writes some 4,000 records; asdict was most of their JSON's time)."""
     return {f.name: _copy(getattr(obj, f.name)) for f in fields(obj)}

@@ -21,7 +21,7 @@ from ..engine.policies import LIVE_DEFAULT_METHODS, METHODS, TUNABLE_METHODS, Po
 from ..errors import InvalidParameter
 from ..render.table_fit import FittingConsole
 from .input_checks import check_methods_text, check_repeats
-from .options import common_options, flag_names
+from .options import CommonOptions, common_options, flag_names
 from .output_paths import (StdoutUntilClosed, check_json_and_csv, check_output, check_outputs,
                            output_file, prompt_set_path)
 from .prompt_input import prompt_file_option
@@ -71,7 +71,7 @@ def bench(
     costs: Optional[str] = typer.Option(None, "--costs", metavar="MS,MS", help="With --for: price it with your server's costs: DRAFT_MS,VERIFY_MS (ms per drafted token, ms per target forward, batch 1).", rich_help_panel=BENCH),
     verify_ks: str = typer.Option("1,2,4,8,16", "--verify-k", metavar="LIST", help="--latency: verify window sizes to time.", rich_help_panel=BENCH),
     *,
-    opts: Any,
+    opts: CommonOptions,
 ) -> None:
     check_methods_text(methods)
     check_repeats(repeats)
@@ -164,7 +164,7 @@ def bench(
               out=out, simulate=sim)
 
 
-def _policy_params(opts: Any) -> dict[str, Any]:
+def _policy_params(opts: CommonOptions) -> dict[str, Any]:
     """The policy parameters given on the command line (validated now, not after the models load)."""
     given = {k: x for k, x in opts.policy_params(gamma0=None).items() if x is not None}
     with flag_names():

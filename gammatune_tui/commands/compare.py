@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -28,6 +28,10 @@ from .output_paths import check_outputs, output_file, same_file
 from .options import CommonOptions, check_models, common_options, given_on_command_line, prompt_or_demo
 from .prompt_input import given_prompt, prompt_file_option, system_option
 from .terminal import prints_instead_of_tui
+
+if TYPE_CHECKING:   # the job loads torch: it is imported where the race starts
+    from ..session.compare import CompareSummary
+    from ..session.compare_job import CompareJob
 
 
 @common_options(hidden=("method",))
@@ -126,7 +130,7 @@ def _check_output_files(record: Optional[Path], json_out: Optional[Path], prompt
         check_outputs(outputs, [("--prompt-file", prompt_file)], lambda text: print(text, file=sys.stderr))
 
 
-def _save_json(path: Path, job: Any, summary: Any) -> None:
+def _save_json(path: Path, job: CompareJob, summary: CompareSummary | None) -> None:
     if summary is None:
         print(f"note: nothing was measured, so {path} was not written", file=sys.stderr)
         return
@@ -152,7 +156,7 @@ def _check_draft_model_exists(opts: CommonOptions, drafters: Optional[str]) -> N
                                f"(--drafters self:int4,{MODEL_FREE[0]})")
 
 
-def _measure_and_print(job: Any, record: Optional[Path], json_out: Optional[Path] = None) -> None:
+def _measure_and_print(job: CompareJob, record: Optional[Path], json_out: Optional[Path] = None) -> None:
     """Progress on stderr (on a terminal), the transcripts and the ranked summary on stdout."""
     from ..render.printer import make_console, print_runs
 

@@ -15,10 +15,15 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:   # what the race measured (the session's types; loaded with the job)
+    from ..session.compare import CompareSummary, MethodRun, SummaryRow
+    from ..session.compare_job import CompareJob
+    from ..session.lossless import Lossless
 
 
-def _num(v: Any) -> Any:
+def _num(v: object) -> object:
     return v if not isinstance(v, float) or math.isfinite(v) else None
 
 
@@ -29,7 +34,7 @@ def _round_ratios(speeds: Sequence[float], plain: Sequence[float]) -> list[float
     return [s / p for s, p in zip(speeds, plain) if p > 0]
 
 
-def contestant_json(run: Any, row: Any, plain: Sequence[float]) -> dict[str, Any]:
+def contestant_json(run: MethodRun, row: SummaryRow, plain: Sequence[float]) -> dict[str, Any]:
     """One contestant: its settings, speed (median, slowest, fastest run), speed-up over target-only, acceptance."""
     h = run.header
     ratios = _round_ratios(run.speeds, plain)
@@ -47,7 +52,7 @@ def contestant_json(run: Any, row: Any, plain: Sequence[float]) -> dict[str, Any
     }
 
 
-def lossless_json(v: Any) -> dict[str, Any]:
+def lossless_json(v: Lossless) -> dict[str, Any]:
     """The greedy check; a difference carries where, at which precision, and whether a near-tie explains it."""
     out: dict[str, Any] = {"checked": v.checked, "identical": v.identical, "message": v.message}
     if v.checked and not v.identical:
@@ -56,7 +61,7 @@ def lossless_json(v: Any) -> dict[str, Any]:
     return out
 
 
-def compare_json(job: Any, summary: Any) -> dict[str, Any]:
+def compare_json(job: CompareJob, summary: CompareSummary) -> dict[str, Any]:
     """The whole race: the prompt and settings shared by all, each contestant, and target-only when it ran."""
     plain = list(job.reference.speeds) if job.reference is not None else []
     rows = {r.label: r for r in summary.rows}
@@ -72,7 +77,7 @@ def compare_json(job: Any, summary: Any) -> dict[str, Any]:
     }
 
 
-def write_compare_json(path: Path, job: Any, summary: Any) -> None:
+def write_compare_json(path: Path, job: CompareJob, summary: CompareSummary) -> None:
     Path(path).write_text(json.dumps(compare_json(job, summary), indent=1, allow_nan=False, default=_num) + "\n",
                           encoding="utf-8")
 

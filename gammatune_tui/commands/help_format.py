@@ -13,16 +13,20 @@ Parsing is untouched.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # typer loads with the CLI; its classes are patched in install()
+    from typer import _click   # the click typer vendors, which its own signatures name
+    from typer.core import TyperArgument, TyperOption
 
 _INSTALLED = False
 
 
-def _bound(v: Any) -> str:
+def _bound(v: float | int) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def range_label(type_name: str, lo: Any, hi: Any) -> str:
+def range_label(type_name: str, lo: float | int | None, hi: float | int | None) -> str:
     """`<int ≥1>`, `<float ≤2>`, `<int 1–8>`: a number's type and range in one short label."""
     if lo is not None and hi is not None:
         return f"<{type_name} {_bound(lo)}–{_bound(hi)}>"
@@ -64,7 +68,7 @@ def install() -> None:
     if original is None or not hasattr(TyperOption, "_get_number_range_help_str"):  # pragma: no cover
         return
 
-    def display_type_rich(self: Any, ctx: Any) -> str | None:
+    def display_type_rich(self: TyperOption, ctx: _click.Context) -> str | None:
         if getattr(self, "is_flag", False):
             return None   # a flag takes no value
         if self.metavar:   # one style for every placeholder: <file>, <model>, <list>, like <int> and <str>
@@ -74,10 +78,10 @@ def install() -> None:
             return range_label(getattr(desc, "ranged_type_name", "number"), self.min, self.max)
         return original(self, ctx)
 
-    def no_range_column(self: Any) -> None:
+    def no_range_column(self: TyperOption) -> None:
         return None   # the range is in the type label
 
-    def argument_type_rich(self: Any, ctx: Any) -> str | None:
+    def argument_type_rich(self: TyperArgument, ctx: _click.Context) -> str | None:
         if self.metavar:   # FILE... → <file>...; PROMPT → <prompt>
             name = self.metavar.strip("[]<>")
             dots = "..." if name.endswith("...") else ""

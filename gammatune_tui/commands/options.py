@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
 from pathlib import Path
 
 import typer
@@ -33,12 +33,15 @@ from .input_checks import check_engine_environment
 from ..prompts import seeded_demo_prompt
 from ..render.safe_text import printable
 
+if TYPE_CHECKING:
+    from typer.models import OptionInfo
+
 MODEL = "Model"
 POLICY = "Policy"
 SAMPLING = "Sampling"
 
 
-def _opt(default: Any, *names: str, help: str, panel: str, **kw: Any) -> Any:
+def _opt(default: object, *names: str, help: str, panel: str, **kw: Any) -> Any:
     return typer.Option(default, *names, help=help, rich_help_panel=panel, **kw)
 
 
@@ -137,7 +140,7 @@ def check_threads(threads: int | None) -> None:
                                f"{'s' * (cores != 1)}: give 1 to {cores}")
 
 
-def draft_source(draft: Any) -> str | None:
+def draft_source(draft: object) -> str | None:
     """The head a `--draft` value names instead of a draft model: `mtp` (the target's own), `eagle3:PATH` or an
     EAGLE-3 head's folder; None for a draft model, a self-draft or nothing. Its flags (`--mtp-vocab`) then apply."""
     from ..engine.common.names import head_source
@@ -302,7 +305,7 @@ class CommonOptions:
         return kw
 
 
-def _hide(option: Any) -> Any:
+def _hide(option: OptionInfo) -> OptionInfo:
     hidden = copy.copy(option)
     hidden.hidden = True
     return hidden
@@ -339,7 +342,7 @@ def common_options(*, model: bool = True, policy: bool = True, sampling: bool = 
     return decorate
 
 
-def given_on_command_line(ctx: Any, name: str) -> bool:
+def given_on_command_line(ctx: typer.Context | None, name: str) -> bool:
     """Whether an option was typed on the command line (not just left at its default)."""
     if ctx is None:
         return False

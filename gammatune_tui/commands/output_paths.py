@@ -18,7 +18,7 @@ import errno
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import typer
 
@@ -135,7 +135,7 @@ def check_output_dir(path: Path, flag: str) -> None:
 
 
 def check_outputs(outputs: Iterable[tuple[str, Path]], inputs: Iterable[tuple[str, Optional[Path]]] = (),
-                  note: Any = None) -> None:
+                  note: Callable[[str], None] | None = None) -> None:
     """`check_output` for each (flag, path); `note(text)` is told of each existing file that will be replaced."""
     ins = list(inputs)
     for flag, path in outputs:

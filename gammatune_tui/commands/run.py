@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import typer
 
@@ -25,6 +25,10 @@ from ..errors import Interrupted, InvalidParameter
 from .options import CommonOptions, check_models, common_options, prompt_or_demo
 from .output_paths import check_outputs, output_file
 from .prompt_input import given_prompt, prompt_file_option, system_option
+
+if TYPE_CHECKING:   # the events and their writer load with the session
+    from ..engine.events import Event
+    from ..session.recording import RecordingWriter
 
 
 @common_options()
@@ -100,7 +104,7 @@ def run(
             writer.close()
 
 
-def _print_json(events: Iterable[Any], writer: Any) -> None:
+def _print_json(events: Iterable[Event], writer: RecordingWriter | None) -> None:
     """Each event as its recording line; the summary line also carries the session in vLLM's terms.
 
     `speculative_decoding` (mean acceptance length, acceptance rate and
@@ -154,7 +158,8 @@ class _Count:
                 "(no summary line; `gammatune replay` plays it)")
 
 
-def _print_session(events: Iterable[Any], writer: Any, echo: bool, hindsight: Callable[[list[Any]], Any]) -> None:
+def _print_session(events: Iterable[Event], writer: RecordingWriter | None, echo: bool,
+                   hindsight: Callable[[list[Event]], Any]) -> None:
     """A terminal gets everything on stdout; a pipe gets the text on stdout and the rest on stderr.
 
     `echo`: the pipe gets the prompt before the text too, so that a file

@@ -17,7 +17,7 @@ import argparse
 import json
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 import torch
@@ -26,11 +26,14 @@ from . import PAIR_DIR
 from ..engine.common.pair import ModelPair
 from ..engine.plain import PlainRun, plain_decode
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 REGIMES = (("0", 0, 0), ("1-3", 1, 3), ("4-7", 4, 7), ("8+", 8, 10**9))
 
 
 @torch.no_grad()
-def draft_matches(draft: Any, prompt_ids: list[int], path: list[int]) -> list[bool]:
+def draft_matches(draft: PreTrainedModel, prompt_ids: list[int], path: list[int]) -> list[bool]:
     """For each token of the target's path: would the draft's greedy choice, given the true prefix, be it?"""
     dev = next(draft.parameters()).device
     ids = torch.tensor([prompt_ids + path[:-1]], device=dev)
@@ -102,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pair = load(args.pair_dir, args.threads)
     target, draft, tok = pair.target, pair.draft, pair.tokenizer
+    assert draft is not None, "the demo pair has a draft model"
     torch.set_num_threads(args.threads)
     prompts = load_prompt_set(args.prompts)
     encode = lambda s: pair.encode_prompt(s, raw=True)  # noqa: E731

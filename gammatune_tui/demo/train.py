@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +28,9 @@ from . import PAIR_DIR
 from .configs import llama_config
 from .corpus import Corpus, load_corpus
 from .tokenizer import DEFAULT_VOCAB, byte_lengths, train_bpe
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
 
 @dataclass
@@ -79,7 +82,7 @@ def ensure_tokenizer(out: Path, corpus: Corpus, vocab_size: int) -> Any:
     return tok
 
 
-def encode_docs(tok: Any, docs: list[str]) -> torch.Tensor:
+def encode_docs(tok: PreTrainedTokenizerFast, docs: list[str]) -> torch.Tensor:
     """One token stream: <bos> doc <eos> <bos> doc <eos> ..."""
     ids: list[int] = []
     for enc in tok.backend_tokenizer.encode_batch(docs, add_special_tokens=False):
@@ -97,7 +100,7 @@ def lr_at(step: int, s: TrainSettings) -> float:
 
 
 @torch.no_grad()
-def evaluate(model: Any, val: torch.Tensor, nbytes: torch.Tensor, s: TrainSettings, device: Any) -> tuple[float, float]:
+def evaluate(model: PreTrainedModel, val: torch.Tensor, nbytes: torch.Tensor, s: TrainSettings, device: torch.device) -> tuple[float, float]:
     """(mean loss in nats/token, bits per UTF-8 byte) over fixed non-overlapping validation windows."""
     model.eval()
     w = s.seq_len + 1
@@ -119,20 +122,24 @@ def evaluate(model: Any, val: torch.Tensor, nbytes: torch.Tensor, s: TrainSettin
     return loss, total_nats / math.log(2) / max(1, total_bytes)
 
 
-def train_model(name: str, tok: Any, train_ids: torch.Tensor, val_ids: torch.Tensor, s: TrainSettings,
-                device: Any) -> tuple[Any, dict[str, Any]]:
+def train_model(name: str, tok: PreTrainedTokenizerFast, train_ids: torch.Tensor, val_ids: torch.Tensor,
+                s: TrainSettings, device: torch.device) -> tuple[PreTrainedModel, dict[str, Any]]:
     from transformers import LlamaForCausalLM
 
     seed_everything(s.seed)
     config = llama_config(s.shape, len(tok), tok.bos_token_id, tok.eos_token_id, max_positions=1024)
     if s.init_from:
         # a second stage: continue from saved weights with a fresh schedule (and optimizer)
-        model = LlamaForCausalLM.from_pretrained(s.init_from, dtype=torch.float32).to(device)
+        model = LlamaForCausalLM.from_pretrained(s.init_from, dtype=torch.float32)
+        # `to` moves the model in place; transformers types its override of `to` without binding self, so the
+        # call is typed as torch's Module.to (the model's own override still runs)
+        cast(torch.nn.Module, model).to(device)
         if model.config.hidden_size != config.hidden_size or model.config.num_hidden_layers != config.num_hidden_layers:
             raise SystemExit(f"--init-from {s.init_from}: not a {s.shape!r} model")
         log(f"{name}: continuing from {s.init_from}")
     else:
-        model = LlamaForCausalLM(config).to(device)
+        model = LlamaForCausalLM(config)
+        cast(torch.nn.Module, model).to(device)   # in place (see above)
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     log(f"{name}: shape {s.shape}, {n_params:,} params, {s.steps} steps × {s.batch_size}×{s.seq_len} tokens, device {device}")
@@ -190,12 +197,12 @@ def train_model(name: str, tok: Any, train_ids: torch.Tensor, val_ids: torch.Ten
     return model, stats
 
 
-def save_model(model: Any, tok: Any, out_dir: Path, recipe: dict) -> None:
+def save_model(model: PreTrainedModel, tok: PreTrainedTokenizerFast, out_dir: Path, recipe: dict) -> None:
     """fp16 safetensors + config + generation config (bos/eos) + tokenizer + recipe.json."""
     from transformers import GenerationConfig
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    model = model.to("cpu", dtype=torch.float16)
+    cast(torch.nn.Module, model).to("cpu", dtype=torch.float16)   # in place (typed as in train_model)
     model.generation_config = GenerationConfig(
         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id,
     )

@@ -21,16 +21,23 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 import torch
 
 from ..errors import InvalidParameter
 from ..engine.common.pair import ModelPair
 from ..engine.decoder import SpeculativeDecoder
-from ..engine.events import StepEvent
+from ..engine.events import Event, StepEvent
+from ..engine.policies import PolicySettings
 from .pairs import model_tokenizer, pair_for
-from .settings import POLICY_KWARGS, plan, policy_settings, refuse_unsupported
+from .settings import POLICY_KWARGS, Plan, plan, policy_settings, refuse_unsupported
+
+if TYPE_CHECKING:   # what `generate` hands over; transformers loads with the user's models
+    from transformers import (GenerationConfig, GenerationMixin, LogitsProcessorList, PreTrainedModel,
+                              PreTrainedTokenizerBase, StoppingCriteriaList)
+    from transformers.generation.streamers import BaseStreamer
+    from transformers.generation.utils import GenerateDecoderOnlyOutput
 
 
 def _frame_streamer() -> Any:
@@ -41,7 +48,7 @@ def _frame_streamer() -> Any:
     return None
 
 
-def check_arguments(input_ids: Any = None, *, seed: Any = None, on_event: Any = None, streamer: Any = None,
+def check_arguments(input_ids: object = None, *, seed: object = None, on_event: object = None, streamer: object = None,
                     streamer_name: str = "streamer") -> None:
     """Arguments of the wrong type, named before any work (they used to fail deep inside the decoder)."""
     from ..engine.common.sampling_config import SEED_MAX
@@ -71,12 +78,16 @@ def _seed(seed: int | None) -> int:
     return int(torch.randint(0, 2 ** 62, (1,)).item())
 
 
-def gammatune_generate(model: Any, input_ids: torch.Tensor, logits_processor: Any = None, stopping_criteria: Any = None,
-                       generation_config: Any = None, *, draft_model: Any = None, gamma_method: str = "gammatune+",
-                       on_event: Callable[[Any], None] | None = None, token_streamer: Any = None,
-                       text_tokenizer: Any = None, stop_strings: Any = None, seed: int | None = None,
+def gammatune_generate(model: PreTrainedModel, input_ids: torch.Tensor,
+                       logits_processor: LogitsProcessorList | None = None,
+                       stopping_criteria: StoppingCriteriaList | None = None,
+                       generation_config: GenerationConfig | None = None, *,
+                       draft_model: PreTrainedModel | str | None = None, gamma_method: str = "gammatune+",
+                       on_event: Callable[[Event], None] | None = None, token_streamer: BaseStreamer | None = None,
+                       text_tokenizer: PreTrainedTokenizerBase | None = None,
+                       stop_strings: str | Sequence[str] | None = None, seed: int | None = None,
                        engine: str = "auto", ngram_min: int | None = None, ngram_max: int | None = None,
-                       **kwargs: Any) -> Any:
+                       **kwargs: Any) -> torch.Tensor | GenerateDecoderOnlyOutput:
     """Decode one sequence with gammatune's speculative decoding; returns what `generate` returns.
 
     Called by `model.generate(..., custom_generate=gammatune_generate)`.
@@ -122,8 +133,8 @@ def gammatune_generate(model: Any, input_ids: torch.Tensor, logits_processor: An
     return _output(sequences, prompt, tokens, rows, p, want_scores, want_logits)
 
 
-def _decode(pair: ModelPair, settings: Any, p: Any, prompt: list[int], streamer: Any,
-            on_event: Callable[[Any], None] | None, rows: dict | None, ngram: tuple) -> list[int]:
+def _decode(pair: ModelPair, settings: PolicySettings, p: Plan, prompt: list[int], streamer: BaseStreamer | None,
+            on_event: Callable[[Event], None] | None, rows: dict | None, ngram: tuple) -> list[int]:
     """Run the engine; the generated ids (cut at the first stop), streamed step by step."""
     if p.max_new < 1:
         return []
@@ -160,8 +171,8 @@ def _stop(criteria: list, seq: list[int]) -> bool:
     return any(bool(torch.as_tensor(c(ids, None)).reshape(-1)[0]) for c in criteria)
 
 
-def _output(sequences: torch.Tensor, prompt: list[int], tokens: list[int], rows: dict | None, p: Any,
-            want_scores: bool, want_logits: bool) -> Any:
+def _output(sequences: torch.Tensor, prompt: list[int], tokens: list[int], rows: dict | None, p: Plan,
+            want_scores: bool, want_logits: bool) -> GenerateDecoderOnlyOutput:
     """A GenerateDecoderOnlyOutput, with each generated token's logits and processed scores where asked."""
     from transformers.generation.utils import GenerateDecoderOnlyOutput
 
@@ -172,10 +183,13 @@ def _output(sequences: torch.Tensor, prompt: list[int], tokens: list[int], rows:
         if want_logits:
             logits = tuple(raw)
         if want_scores:
+            assert p.all_processors is not None, "generate hands its processors to a custom_generate callable"
             ids = sequences.cpu()
-            scores = tuple(p.all_processors(ids[:, : len(prompt) + i].to(r.device), r.clone())
+            scores = tuple(p.all_processors(cast(torch.LongTensor, ids[:, : len(prompt) + i].to(r.device)), r.clone())
                            for i, r in enumerate(raw))
-    return GenerateDecoderOnlyOutput(sequences=cast(torch.LongTensor, sequences), scores=scores, logits=logits)
+    # transformers annotates `scores` as a 1-tuple; it holds one tensor per generated token, as its own generate's
+    return GenerateDecoderOnlyOutput(sequences=cast(torch.LongTensor, sequences),
+                                     scores=cast("tuple[torch.FloatTensor] | None", scores), logits=logits)
 
 
 def _with_policy_kwargs(fn: Callable) -> Callable:
@@ -192,7 +206,8 @@ def _with_policy_kwargs(fn: Callable) -> Callable:
 gammatune_generate = _with_policy_kwargs(gammatune_generate)
 
 
-def generate(model: Any, input_ids: torch.Tensor, *, streamer: Any = None, tokenizer: Any = None, **kwargs: Any) -> Any:
+def generate(model: PreTrainedModel, input_ids: torch.Tensor, *, streamer: BaseStreamer | None = None,
+             tokenizer: PreTrainedTokenizerBase | None = None, **kwargs: Any) -> Any:
     """`model.generate(input_ids, custom_generate=gammatune_generate, **kwargs)` with `streamer=` and `tokenizer=` kept.
 
     The same keyword arguments as `generate` plus gammatune's (draft_model,
@@ -204,7 +219,8 @@ def generate(model: Any, input_ids: torch.Tensor, *, streamer: Any = None, token
         kwargs["token_streamer"] = streamer
     if tokenizer is not None:
         kwargs["text_tokenizer"] = tokenizer
-    return model.generate(input_ids, custom_generate=gammatune_generate, **kwargs)
+    # a causal LM: a PreTrainedModel that generates
+    return cast("GenerationMixin", model).generate(input_ids, custom_generate=gammatune_generate, **kwargs)
 
 
 __all__ = ["check_arguments", "gammatune_generate", "generate"]

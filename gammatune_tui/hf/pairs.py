@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -27,6 +27,9 @@ from ..errors import InvalidParameter, ModelLoadError
 from ..engine.drafting.draft_sources import DrafterSettings, check_source_files, folder_config, prepare_source
 from ..engine.common.pair import ModelPair, SelfDraft
 from ..engine.common.names import BY_SOURCE, MODEL_FREE, head_source
+
+if TYPE_CHECKING:   # the user's models and tokenizer come in loaded; transformers is not imported here for them
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 # the draft_model names that load no draft model (a head read from its own folder: NAME:PATH)
 _FREE = ", ".join(repr(n + (":PATH" if BY_SOURCE[n].head_param else "")) for n in MODEL_FREE)
@@ -51,11 +54,11 @@ class _PairCache(dict):
     def __reduce__(self) -> tuple:
         return (_PairCache, ())
 
-_TOKENIZERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_TOKENIZERS: "weakref.WeakKeyDictionary[PreTrainedModel, PreTrainedTokenizerBase]" = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
-def model_tokenizer(model: Any, given: Any = None) -> Any:
+def model_tokenizer(model: PreTrainedModel, given: PreTrainedTokenizerBase | None = None) -> PreTrainedTokenizerBase:
     """The tokenizer the events' text and stop strings use: the one given, else the model's own folder's."""
     if given is not None:
         return given
@@ -76,7 +79,7 @@ def model_tokenizer(model: Any, given: Any = None) -> Any:
     return tok
 
 
-def self_draft(target: Any, spec: str) -> tuple[Any, SelfDraft]:
+def self_draft(target: PreTrainedModel, spec: str) -> tuple[PreTrainedModel, SelfDraft]:
     """The target's own weights at lower precision as a draft model, and the pair's record of it (the engine's builder)."""
     from ..engine.drafting.self_draft import build_self_draft
 
@@ -99,7 +102,7 @@ def _source(name: str) -> DrafterSettings:
                            "'self:bf16'")
 
 
-def _check_draft(target: Any, draft: Any) -> None:
+def _check_draft(target: PreTrainedModel, draft: object) -> None:
     if not isinstance(draft, torch.nn.Module) or not hasattr(draft, "config"):
         raise InvalidParameter(f"draft_model must be a causal LM, {_FREE} or 'self:int4'/'self:int8'/"
                                f"'self:bf16', got {type(draft).__name__}")
@@ -114,7 +117,8 @@ def _check_draft(target: Any, draft: Any) -> None:
                                "the target's tokenizer")
 
 
-def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto") -> ModelPair:
+def pair_for(target: PreTrainedModel, draft_model: PreTrainedModel | str | None,
+             tokenizer: PreTrainedTokenizerBase | None, engine: str = "auto") -> ModelPair:
     """The cached pair for `target` and `draft_model` (a model, "prompt-lookup" or "self:…")."""
     if draft_model is None:
         raise InvalidParameter(f"gammatune needs a draft: pass draft_model=<a model>, {_FREE} or a "
@@ -122,7 +126,7 @@ def pair_for(target: Any, draft_model: Any, tokenizer: Any, engine: str = "auto"
     settings = DrafterSettings()
     if isinstance(draft_model, str):
         settings = _source(draft_model)
-        key: Any = (draft_model, engine)
+        key: tuple[str | int, str] = (draft_model, engine)
     else:
         _check_draft(target, draft_model)
         key = (id(draft_model), engine)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -30,6 +30,9 @@ from ..errors import InvalidParameter
 from ..engine.policies import PolicySettings
 from ..engine.policies.policy_params import PolicyParams
 from ..engine.common.sampling_config import SamplingConfig
+
+if TYPE_CHECKING:   # what `generate` hands over; transformers loads with the user's models
+    from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
 # the policy's keyword arguments: γ0 and every field of PolicyParams (a method added later brings its own)
 POLICY_KWARGS = ("gamma0",) + tuple(f.name for f in dataclasses.fields(PolicyParams))
@@ -56,7 +59,8 @@ class Plan:
     stops: list                 # stopping criteria checked after every emitted token
     eos: frozenset[int]
     max_new: int
-    all_processors: Any = None  # the list as generate built it: the scores `output_scores` reports
+    # the list as generate built it: the scores `output_scores` reports
+    all_processors: LogitsProcessorList | None = None
 
 
 def _split_warpers(processors: list) -> tuple[list, dict[str, Any]]:
@@ -85,7 +89,7 @@ def _split_warpers(processors: list) -> tuple[list, dict[str, Any]]:
     return list(processors[:cut]), fields
 
 
-def _eos_ids(config: Any) -> frozenset[int]:
+def _eos_ids(config: GenerationConfig) -> frozenset[int]:
     eos = getattr(config, "eos_token_id", None)
     if eos is None:
         return frozenset()
@@ -94,7 +98,7 @@ def _eos_ids(config: Any) -> frozenset[int]:
     return frozenset(int(e) for e in ([eos] if isinstance(eos, int) else eos))
 
 
-def refuse_unsupported(config: Any, input_ids: torch.Tensor, model_kwargs: dict[str, Any]) -> None:
+def refuse_unsupported(config: GenerationConfig, input_ids: torch.Tensor, model_kwargs: dict[str, Any]) -> None:
     """One line for each setting the engine cannot honour (the first found)."""
     if int(getattr(config, "num_beams", 1) or 1) > 1:
         raise InvalidParameter(f"num_beams={config.num_beams}: gammatune decodes one sequence (no beam search)")
@@ -125,7 +129,7 @@ def refuse_unsupported(config: Any, input_ids: torch.Tensor, model_kwargs: dict[
                                "(it decodes text from input_ids alone)")
 
 
-def _held(cache: Any) -> str | None:
+def _held(cache: object) -> str | None:
     """What a cache passed to `generate` already holds ("12 cached tokens", "a recurrent state"), or None if empty.
 
     A cache of recurrent layers only (Mamba's, which `generate` builds itself)
@@ -142,7 +146,8 @@ def _held(cache: Any) -> str | None:
     return f"{n} cached tokens" if n > 0 else None
 
 
-def plan(config: Any, input_ids: torch.Tensor, processors: Any, criteria: Any, seed: int | None) -> Plan:
+def plan(config: GenerationConfig, input_ids: torch.Tensor, processors: LogitsProcessorList | None,
+         criteria: StoppingCriteriaList | None, seed: int | None) -> Plan:
     """The engine's settings for one call (after `refuse_unsupported`)."""
     from transformers.generation.stopping_criteria import EosTokenCriteria, MaxLengthCriteria
 

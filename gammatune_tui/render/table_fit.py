@@ -27,10 +27,10 @@ from typing import Any, Sequence
 
 from rich import box
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.measure import Measurement
 from rich.table import Column, Table
-from rich.text import Text
+from rich.text import Text, TextType
 
 KEYS_ATTR = "_fit_keys"
 _HUGE = 100_000
@@ -47,7 +47,7 @@ def natural_width(console: Console, table: Table) -> int:
     return Measurement.get(console, console.options.update_width(_HUGE), table).maximum
 
 
-def _title(title: Any, part: int, parts: int) -> Any:
+def _title(title: TextType | None, part: int, parts: int) -> TextType | None:
     if title is None or parts == 1:
         return title
     suffix = f" ({part}/{parts})"
@@ -58,7 +58,7 @@ def _title(title: Any, part: int, parts: int) -> Any:
     return f"{title}{suffix}"
 
 
-def _cell_width(console: Console, cell: Any) -> int:
+def _cell_width(console: Console, cell: RenderableType) -> int:
     options = console.options.update_width(_HUGE)
     return Measurement.get(console, options, cell).maximum if not isinstance(cell, str) else \
         Measurement.get(console, options, Text(cell)).maximum
@@ -79,8 +79,8 @@ def _wrapped_headers(console: Console, table: Table, columns: Sequence[Column]) 
     return out
 
 
-def _rebuild(table: Table, columns: Sequence[Column], *, plain: bool, title: Any, caption: Any,
-             fold: bool = False) -> Table:
+def _rebuild(table: Table, columns: Sequence[Column], *, plain: bool, title: TextType | None,
+             caption: TextType | None, fold: bool = False) -> Table:
     t = Table(
         title=title, caption=caption, box=box.SIMPLE_HEAD if plain and table.box is not None else table.box,
         show_header=table.show_header, show_footer=table.show_footer,

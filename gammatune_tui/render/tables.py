@@ -28,7 +28,7 @@ def shown_params(params: dict[str, Any], method: str | None = None) -> Iterator[
             yield k, v
 
 
-def as_flag(name: str, value: Any) -> str:
+def as_flag(name: str, value: object) -> str:
     """A header's parameter as the flag that sets it: `top_p`, 0.9 → `--top-p 0.9`; a true switch alone."""
     flag = "--" + name.replace("_", "-")
     return flag if value is True else f"{flag} {value}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from ..engine.common.names import MODEL, is_self_draft
 from ..engine.common.pair import ModelPair
@@ -43,7 +43,17 @@ MeasureProgress = Callable[[int, int, str, int], None]
 PlainFn = Callable[[SamplingConfig, int], Any]
 """(sampling, max_new_tokens) → a target-only run with `.tokens`, `.token_ids`, `.tokens_per_s`, `.stop_reason`."""
 
-DecoderFactory = Callable[..., Any]
+
+class RaceDecoder(Protocol):
+    """What a contestant runs on: the engine's `SpeculativeDecoder`, or a stand-in without models (tests, notebooks)."""
+
+    def generate(self, prompt: str | Sequence[int] | Sequence[dict], max_new_tokens: int = ..., *,
+                 user_text: str | None = ...) -> Iterator[Event]: ...
+
+    def stop(self) -> None: ...
+
+
+DecoderFactory = Callable[..., RaceDecoder]
 """(settings, sampling, label) → a decoder: `generate(prompt, max_new_tokens, ...)` yielding events, and `stop()`.
 A job given `drafters` also passes `drafter=` (a DrafterSettings)."""
 
@@ -51,7 +61,7 @@ A job given `drafters` also passes `drafter=` (a DrafterSettings)."""
 def engine_factory(pair: ModelPair) -> DecoderFactory:
     """The real decoder on an already-loaded pair (loaded once for all methods)."""
     def make(settings: PolicySettings, sampling: SamplingConfig, label: str,
-             drafter: DrafterSettings | None = None) -> Any:
+             drafter: DrafterSettings | None = None) -> SpeculativeDecoder:
         on, d = decoding_pair(pair, drafter)   # a self-draft contestant: the sibling pair that holds it
         return SpeculativeDecoder(on, settings, sampling, label=label, drafter=d)
 
@@ -138,7 +148,7 @@ class CompareJob:
         self._plain_runs: list[Any] = []
         self._reported: set[str] = set()
         self._stopped = False
-        self._current: Any = None
+        self._current: RaceDecoder | None = None
 
     @property
     def decoder_prompt(self) -> Any:
@@ -269,7 +279,7 @@ class CompareJob:
         if cur is not None:
             cur.stop()
 
-    def _decoder(self, method: str, label: str) -> Any:
+    def _decoder(self, method: str, label: str) -> RaceDecoder:
         if self.factory is None:
             raise GammatuneError("the models are not loaded yet")
         drafter = self._contestant(method)[2]

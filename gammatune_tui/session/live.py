@@ -24,7 +24,7 @@ No Textual here: the UI runs `events()` in a worker thread.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..engine.common.pair import ModelPair
 from ..engine.events import Event, SessionSummary, StepEvent
@@ -39,6 +39,9 @@ from .system_prompt import RAW, system_unreadable, with_system
 from .plain_speed import PlainSpeed
 from .turns import (Messages, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn,
                     switch_drafter)
+
+if TYPE_CHECKING:
+    from ..engine.decoder import SpeculativeDecoder
 
 
 class LiveSource:
@@ -176,7 +179,7 @@ class _InThread:
                  hindsight: HindsightHook | None = None) -> None:
         self.load_kwargs = load_kwargs
         self.pair = pair
-        self.decoder: Any = None
+        self.decoder: SpeculativeDecoder | None = None
         self.pacer = StepPacer(pace)
         self.hook = hindsight
         self.hindsight: Hindsight | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
 from ..engine.events import Event
 from ..engine.policies import PolicySettings
@@ -27,6 +27,10 @@ from .system_prompt import system_unreadable
 from .turns import (Messages, drain, load_decoder, pair_title, plain_after_turn, plain_at_load, run_turn,
                     switch_drafter)
 
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
 
 class DecoderProcess:
     """The parent's end: start the child, stream a turn's events, pass requests and stop."""
@@ -38,9 +42,9 @@ class DecoderProcess:
         self.hindsight: Hindsight | None = None
         self.plain: PlainSpeed | None = None   # plain target decoding, timed in the child
         self.system_note = ""                  # why the pair reads no system prompt ('' = it does)
-        self._proc: Any = None
-        self._cmd: Any = None      # parent's end of the command pipe
-        self._ev: Any = None       # parent's end of the event pipe
+        self._proc: BaseProcess | None = None
+        self._cmd: Connection | None = None    # parent's end of the command pipe
+        self._ev: Connection | None = None     # parent's end of the event pipe (both set at prepare)
         self._send_lock = threading.Lock()
         _ensure_resource_tracker()
 
@@ -130,6 +134,7 @@ class DecoderProcess:
                 pass
 
     def _recv(self) -> tuple:
+        assert self._ev is not None, "the pipes are opened at prepare"
         try:
             return self._ev.recv()
         except (EOFError, OSError):
@@ -137,6 +142,7 @@ class DecoderProcess:
             raise GammatuneError(f"the model process ended unexpectedly (exit code {code})") from None
 
     def _drain_until_done(self, timeout: float = 10.0) -> None:
+        assert self._ev is not None, "the pipes are opened at prepare"
         try:
             while self._ev.poll(timeout):
                 if self._ev.recv()[0] == "done":
@@ -155,7 +161,7 @@ def _ensure_resource_tracker() -> None:
     import sys
     from multiprocessing import resource_tracker
 
-    def usable(stream: Any) -> bool:
+    def usable(stream: TextIO | None) -> bool:
         try:
             return stream is not None and stream.fileno() >= 0
         except Exception:
@@ -172,7 +178,7 @@ def _ensure_resource_tracker() -> None:
         sys.stderr = saved
 
 
-def _serve(cmd: Any, out: Any, load_kwargs: dict[str, Any], settings: PolicySettings,
+def _serve(cmd: Connection, out: Connection, load_kwargs: dict[str, Any], settings: PolicySettings,
            sampling: SamplingConfig, pace: float = 0.0, hook: HindsightHook | None = None) -> None:
     """The child: load the pair, then run turns on request, one event per message."""
     import os

@@ -151,7 +151,7 @@ class SyntheticSource:
         """Nothing to let go of."""
 
     # -- the decoder's part ------------------------------------------------------------
-    def generate(self, prompt: Any = None, max_new_tokens: int | None = None, *, user_text: str | None = None,
+    def generate(self, prompt: str | Sequence[int] | Sequence[dict] | None = None, max_new_tokens: int | None = None, *, user_text: str | None = None,
                  turn: int = 0) -> Iterator[Event]:
         """Header, steps and summary of one session, as `SpeculativeDecoder.generate` yields them."""
         self._stop.clear()
@@ -248,7 +248,7 @@ def _two_way_entropy(c: float) -> float:
     return -sum(p * math.log(p) for p in (c, 1.0 - c) if p > 0)
 
 
-def _prompt_text(prompt: Any, default: str) -> str:
+def _prompt_text(prompt: str | Sequence[int] | Sequence[dict] | None, default: str) -> str:
     """The user's text of a decoder prompt: raw text, or the last user message of a chat."""
     if isinstance(prompt, str):
         return prompt

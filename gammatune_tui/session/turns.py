@@ -34,7 +34,7 @@ Messages = list[dict[str, str]]
 
 
 def load_decoder(load_kwargs: dict[str, Any], settings: PolicySettings, sampling: SamplingConfig,
-                 progress: Progress, pair: ModelPair | None = None) -> tuple[Any, Any]:
+                 progress: Progress, pair: ModelPair | None = None) -> tuple[ModelPair, SpeculativeDecoder]:
     """(pair, decoder): the pair loaded with `load_pair(**load_kwargs)` unless given, and a decoder on it."""
     if pair is None:
         pair = load_pair(**load_kwargs, progress=progress)
@@ -51,7 +51,7 @@ def plain_at_load(pair: ModelPair, sampling: SamplingConfig, progress: Progress)
     return plain
 
 
-def plain_after_turn(pair: ModelPair, decoder: Any, current: PlainSpeed | None, turn: int) -> PlainSpeed | None:
+def plain_after_turn(pair: ModelPair, decoder: SpeculativeDecoder, current: PlainSpeed | None, turn: int) -> PlainSpeed | None:
     """After a turn (the user is reading, nothing runs): timed again if the sampling in force changed."""
     return refresh_plain(pair, decoder.sampling, current, f"after turn {turn + 1}")
 
@@ -96,7 +96,7 @@ def drain(notices: Generator[Notice, None, R], send: Callable[[Notice], object])
             return done.value
 
 
-def run_turn(pair: ModelPair, decoder: Any, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
+def run_turn(pair: ModelPair, decoder: SpeculativeDecoder, messages: Messages, raw: bool, max_new_tokens: int, user_text: str,
              turn: int, pacer: StepPacer | None = None, idle: Idle | None = None,
              note_system: bool = True) -> Iterator[SourceItem]:
     """One turn of the conversation `messages` (ending with the user's), as the decoder's events.

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import math
 import shlex
-from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -81,7 +81,7 @@ def lines(c: Concurrency, target: str, draft: str, engines: set[str]) -> list[Te
     return out
 
 
-def print_concurrency(console: Any, c: Concurrency, target: str, draft: str, engines: set[str]) -> None:
+def print_concurrency(console: Console, c: Concurrency, target: str, draft: str, engines: set[str]) -> None:
     console.print(table(c))
     for line in lines(c, target, draft, engines):
         console.print(line, soft_wrap=True)   # a command stays one line: it pastes as it is

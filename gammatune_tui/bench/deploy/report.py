@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -128,7 +128,7 @@ def render(advice: DeployAdvice) -> RenderableType:
     return Group(*parts)
 
 
-def print_advice(console: Any, advice: DeployAdvice) -> None:
+def print_advice(console: Console, advice: DeployAdvice) -> None:
     console.print(engines_table(advice))
     group = render(advice)
     assert isinstance(group, Group)   # render() returns its parts as one Group

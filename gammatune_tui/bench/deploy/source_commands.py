@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.common.names import BY_SOURCE, SourceSpec, head_source
-from ...engine.drafting.draft_sources import folder_config
+from ...engine.drafting.draft_sources import DrafterSettings, folder_config
 from .engines import BY_NAME, Setting
 
 LAYER_KEYS = ("mtp_num_hidden_layers", "num_nextn_predict_layers", "num_mtp_layers")
 
 
-def named_draft(settings: Any, name_draft: str) -> str:
+def named_draft(settings: DrafterSettings, name_draft: str) -> str:
     """How a pair's draft is named for the commands: the draft model's name, or its source (`eagle3:HEAD`)."""
     if settings.loads_draft:
         return name_draft

@@ -18,6 +18,7 @@ from rich.text import Text
 from ...engine.policies import METHODS
 from ...engine.common.kernel_path import native_bf16_cpu
 from ...engine.common.names import is_self_draft
+from ...engine.common.sampling_config import SamplingConfig
 from ...engine.events.precision_text import human_bytes
 from .examine import DEFAULT_GAMMA0, Candidate, DraftReport, rank
 from .grid import bound_flags
@@ -209,7 +210,7 @@ class Recommendation:
 
 
 def recommend(reports: Sequence[DraftReport], candidates: Sequence[Candidate], extra: Sequence[str] = (),
-              sampling: Any = None) -> Recommendation:
+              sampling: SamplingConfig | None = None) -> Recommendation:
     """The top "worth it" draft and its setting, with the `gammatune chat` line that runs it.
 
     Predictions are for greedy decoding unless `sampling` (a SamplingConfig)
@@ -240,7 +241,7 @@ def recommend(reports: Sequence[DraftReport], candidates: Sequence[Candidate], e
                                "better-matched draft")
 
 
-def sampling_flags(sampling: Any) -> list[str]:
+def sampling_flags(sampling: SamplingConfig | None) -> list[str]:
     """The chat flags that serve tokens as simulated: `--temperature 0`, or the temperature, top-k, top-p, seed."""
     if sampling is None or sampling.greedy:
         return ["--temperature", "0"]

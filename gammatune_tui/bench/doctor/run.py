@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,12 +27,19 @@ from ..live import protocol
 from ..report.files import write_json
 from ..args import DOCTOR_VERIFY_PROMPTS as VERIFY_PROMPTS
 from ..sim import trace_record
-from ..deploy.report import print_advice
+from ..deploy.report import DeployAdvice, print_advice
 from .report import (
     Recommendation, VerifyResult, VerifyRow, _finite, costs_table, methods_table, payload, ranking_table,
     recommend, verdict_lines, verify_table,
 )
 from ..modes.common import progress_bar, quiet_transformers
+
+if TYPE_CHECKING:   # loaded where used (--for, --server-log, --batch), as before
+    from ..batch_prices import BatchCosts
+    from ..deploy.concurrency import Concurrency
+    from ..deploy.engines import Engine
+    from ..deploy.server_log import ServerLog
+    from ..deploy.server_view import ServerView
 
 
 
@@ -42,9 +49,9 @@ class NothingExamined(GammatuneError):
 
 def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates: Sequence[dr.Candidate], *,
                json_path: Path | None = None, verify: bool = False, extra_args: Sequence[str] = (),
-               engines: Sequence[Any] = (), costs: tuple[float, float] | None = None,
-               server_log: tuple[Any, str] | None = None, batches: Sequence[int] = (),
-               batch_costs: Any = None) -> int:
+               engines: Sequence[Engine] = (), costs: tuple[float, float] | None = None,
+               server_log: tuple[ServerLog, str] | None = None, batches: Sequence[int] = (),
+               batch_costs: BatchCosts | None = None) -> int:
     """Examines every candidate, prints the ranking and the advice; returns the exit status.
 
     With `engines` (bench/deploy/engines.py rows) the draft it would ship is also played under each engine's own
@@ -63,9 +70,9 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
     reports: list[dr.DraftReport] = []
     rec: Recommendation | None = None
     checked: VerifyResult | None = None
-    deploy: Any = None
-    server: Any = None
-    conc: Any = None
+    deploy: DeployAdvice | None = None
+    server: ServerView | None = None
+    conc: Concurrency | None = None
 
     def save(complete: bool) -> None:
         if json_path is None:

@@ -17,7 +17,9 @@ from typing import Any, Sequence
 
 from ...engine.common.pair import ModelPair
 from ...engine.policies import PolicySettings
+from ...engine.common.sampling_config import SamplingConfig
 from ..live import protocol
+from ..live.protocol import PromptIds
 from ..sim import trace_record
 from ..sim.cost_model import CALIBRATION_GAMMAS, CostModel, calibrate
 
@@ -26,7 +28,7 @@ TIMING_PASSES = 3   # sweeps over the calibration windows; each is priced on its
 PLAIN_TOKENS = 8    # target-only tokens timed before each session of the timing pass and after the last
 
 
-def timing_pass(pair: ModelPair, prompt: Any, tokens: int, max_window: int, sampling: Any = None
+def timing_pass(pair: ModelPair, prompt: PromptIds, tokens: int, max_window: int, sampling: SamplingConfig | None = None
                 ) -> tuple[CostModel, float, list[tuple[CostModel, float]]]:
     """The pooled cost model and target-only seconds per token, and the same for each of the passes.
 

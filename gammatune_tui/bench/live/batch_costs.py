@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import torch
 
@@ -30,20 +30,23 @@ from ...engine.runners.hf_compat import cache_kw, output_cache
 from ...errors import InvalidParameter
 from ..batch_prices import BatchCosts
 
+if TYPE_CHECKING:   # transformers loads with the pair
+    from transformers import Cache, PreTrainedModel
+
 REPEATS = 3       # timings of one (B, k) in a round; their median is the round's
 ROUNDS = 3        # rounds over every (B, k); their spread is the timing spread
 
 
-def _cache_of(model: Any, ids: torch.Tensor) -> Any:
+def _cache_of(model: PreTrainedModel, ids: torch.Tensor) -> Cache:
     with torch.no_grad():
         cache = output_cache(model(input_ids=ids, use_cache=True))
-    if not callable(getattr(cache, "crop", None)):
+    if cache is None or not callable(getattr(cache, "crop", None)):
         raise InvalidParameter(f"--batch: {type(model).__name__}'s cache cannot be cut back (hybrid state), so its "
                                "batched verify cannot be timed here")
     return cache
 
 
-def _timed(model: Any, cache: Any, context: int, new: torch.Tensor) -> float:
+def _timed(model: PreTrainedModel, cache: Cache, context: int, new: torch.Tensor) -> float:
     """One forward of `new` (B × k) over the cache, then the cache cut back to `context`: its seconds.
 
     With an attention mask over the whole row, as a server's ragged batch carries one (its rows end at different
@@ -62,8 +65,8 @@ def _median(fn: Callable[[], float]) -> float:
     return statistics.median(fn() for _ in range(REPEATS))
 
 
-def time_batches(target: Any, draft: Any | None, prompt_ids: Sequence[int], context: int, batches: Sequence[int],
-                 windows: Sequence[int], device: Any = "cpu",
+def time_batches(target: PreTrainedModel, draft: PreTrainedModel | None, prompt_ids: Sequence[int], context: int,
+                 batches: Sequence[int], windows: Sequence[int], device: torch.device | str = "cpu",
                  progress: Callable[[str], None] = lambda _: None) -> BatchCosts:
     """Every batch size's target step, verifies of each window k (tokens per sequence), and draft step.
 
@@ -75,7 +78,7 @@ def time_batches(target: Any, draft: Any | None, prompt_ids: Sequence[int], cont
     row = (list(prompt_ids) * (context // len(prompt_ids) + 1))[:context]
     out = BatchCosts(context)
     models = [("target", target)] + ([("draft", draft)] if draft is not None else [])
-    caches: dict[tuple[str, int], Any] = {}
+    caches: dict[tuple[str, int], Cache] = {}
     for b in batches:
         ids = torch.tensor([row] * b, device=device)
         for name, model in models:

@@ -21,10 +21,14 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...errors import InvalidParameter
 from ...engine.runners.hf_compat import cache_kw
+
+if TYPE_CHECKING:   # torch and transformers load when a row is measured, not when bench imports this
+    import torch
+    from transformers import PretrainedConfig, PreTrainedModel
 
 _LLAMA = dict(model_type="llama", hidden_act="silu", attention_bias=False, mlp_bias=False)
 _QWEN2 = dict(model_type="qwen2", hidden_act="silu")
@@ -182,7 +186,7 @@ def _median_time(fn: Callable[[], object], repeats: int, sync: Callable[[], None
 RUNNERS = ("transformers", "eager", "static", "graphs")
 
 
-def build_model(shape: dict[str, Any], device: str, dtype: str, seed: int = 0) -> Any:
+def build_model(shape: dict[str, Any], device: str, dtype: str, seed: int = 0) -> PreTrainedModel:
     """A random-weight model of `shape` on `device` (nothing downloaded)."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -197,7 +201,7 @@ def build_model(shape: dict[str, Any], device: str, dtype: str, seed: int = 0) -
     return model.eval()
 
 
-def step_bytes(model: Any, context: int) -> int:
+def step_bytes(model: PreTrainedModel, context: int) -> int:
     """Bytes a decode step reads at least: every weight once, and the K/V of `context` tokens."""
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     cfg = model.config
@@ -221,7 +225,8 @@ def copy_bandwidth(device: str, mib: int = 512, repeats: int = 10) -> float:
     return 2 * n / t / 1e9
 
 
-def _timers(model: Any, runner: str, ids: Any, context: int, config: Any) -> Callable[[int], Callable[[], None]]:
+def _timers(model: PreTrainedModel, runner: str, ids: torch.Tensor, context: int,
+            config: PretrainedConfig) -> Callable[[int], Callable[[], None]]:
     """run(k) -> a call that forwards k tokens after `context` and rewinds them."""
     from transformers import DynamicCache
 

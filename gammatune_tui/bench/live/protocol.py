@@ -32,7 +32,8 @@ from ..results import HF_CONSTANT, HF_HEURISTIC, HF_LOOKUP, PLAIN, RunRecord
 from ...engine.runners import runner_pool
 
 if TYPE_CHECKING:   # annotations only: transformers loads with the models
-    from transformers import GenerationMixin
+    from torch.utils.hooks import RemovableHandle
+    from transformers import GenerationMixin, PreTrainedModel
 
 ALL_BASELINES = (PLAIN, HF_HEURISTIC, HF_CONSTANT)
 LOOKUP_BASELINES = (PLAIN, HF_LOOKUP)  # a prompt-lookup sweep: transformers' prompt lookup is the peer
@@ -160,10 +161,11 @@ def run_policy(pair: ModelPair, settings: PolicySettings, prompt: PromptIds, max
 class _ForwardCount:
     """Counts a model's forward passes during a transformers `generate()`: its steps (one target pass each)."""
 
-    def __init__(self, model: Any):
-        self.model, self.calls, self._hook = model, 0, None
+    def __init__(self, model: PreTrainedModel | None):
+        self.model, self.calls = model, 0
+        self._hook: RemovableHandle | None = None
 
-    def _count(self, *_: Any) -> None:
+    def _count(self, *_: object) -> None:
         self.calls += 1
 
     def __enter__(self) -> "_ForwardCount":
@@ -171,7 +173,7 @@ class _ForwardCount:
             self._hook = self.model.register_forward_hook(self._count)
         return self
 
-    def __exit__(self, *_: Any) -> None:
+    def __exit__(self, *_: object) -> None:
         if self._hook is not None:
             self._hook.remove()
 

@@ -16,7 +16,7 @@ from ..results import RunRecord, aggregate
 from .common import progress_bar
 
 
-def run_live(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any, label: str, payload: dict, out: Path,
+def run_live(console: Console, err: Console, pair: ModelPair, pid: list, cfg: protocol.SweepConfig, label: str, payload: dict, out: Path,
              title: str = "Table 2 (live)") -> list[dict[str, Any]]:
     """The live sweep: progress, the report on `console`, records and cells into `payload`, the CSV rows."""
     stateful = protocol.stateful_model(pair)

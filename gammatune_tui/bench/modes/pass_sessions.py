@@ -20,12 +20,17 @@ pass, or a child that fails: the parent plays them itself, as before.
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ...engine.policies import PolicySettings
 from ..sim.cost_model import CostModel
 from ..sim.replays import Replays
 from ..sim.session_play import plans_by_cost
+from ..sim.sim_trace import SimTrace
+
+if TYPE_CHECKING:   # multiprocessing loads only where a child is started
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 
 def _cores() -> int:
@@ -46,7 +51,7 @@ def _by_cost(methods: Sequence[Any], gammas: Sequence[int], params: dict[str, An
     return out
 
 
-def _child(conn: Any, traces: Sequence[Any], passes: Sequence[CostModel], settings: list[PolicySettings],
+def _child(conn: Connection, traces: Sequence[SimTrace], passes: Sequence[CostModel], settings: list[PolicySettings],
            max_new: int | None) -> None:
     """In the child: every (pass, setting, trace) session, sent back by the traces' and passes' positions."""
     try:
@@ -68,11 +73,11 @@ def _child(conn: Any, traces: Sequence[Any], passes: Sequence[CostModel], settin
 class PassSessions:
     """The timing passes' cost-planning sessions, started in a child now and kept into a `Replays` by `fill`."""
 
-    def __init__(self, traces: Sequence[Any], passes: Sequence[CostModel], methods: Sequence[Any],
+    def __init__(self, traces: Sequence[SimTrace], passes: Sequence[CostModel], methods: Sequence[Any],
                  gammas: Sequence[int], params: dict[str, Any] | None, max_new: int | None):
         self.traces, self.passes = list(traces), list(passes)
-        self.proc: Any = None
-        self.conn: Any = None
+        self.proc: BaseProcess | None = None
+        self.conn: Connection | None = None   # our end of the pipe: set, and cleared, with `proc`
         settings = _by_cost(methods, gammas, dict(params or {}))
         if not self.passes or not settings or _cores() < 2:
             return
@@ -92,6 +97,7 @@ class PassSessions:
         """Keep the child's sessions in `replays` (what it could not play is played there later); how many."""
         if self.proc is None:
             return 0
+        assert self.conn is not None   # set with `proc`
         try:
             got = self.conn.recv()
         except (EOFError, OSError):   # the child died: share_rows plays them
@@ -109,6 +115,7 @@ class PassSessions:
         if self.proc.is_alive():
             self.proc.terminate()
         self.proc.join()
+        assert self.conn is not None   # set with `proc`
         self.conn.close()
         self.proc = self.conn = None
 

@@ -29,13 +29,14 @@ from ..report import files
 from ..report import tables as report
 from ..report.shares import print_shares
 from ..sim import simulate as sim
+from ..sim.cost_model import CostModel
 from ..sim.replays import Replays
 from ..results import aggregate, throughputs
 from ..sim.tune import GRID
 from .common import progress_bar
 from .live import live_cells, run_live
 from .pass_sessions import PassSessions
-from .trace_cache import load_or_record
+from .trace_cache import TraceSet, load_or_record
 from .tune import run_tune
 
 
@@ -53,7 +54,7 @@ class SimulateOptions:
     costs: tuple[float, float] | None = None   # --costs: (draft ms, verify ms) for --for instead of the measured
 
 
-def run_simulate(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any, label: str, payload: dict,
+def run_simulate(console: Console, err: Console, pair: ModelPair, pid: list, cfg: protocol.SweepConfig, label: str, payload: dict,
                  out: Path, opts: SimulateOptions, categories: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The simulated sweep (report on `console`, everything into `payload`), then the checks and tuning asked for.
 
@@ -78,8 +79,8 @@ def run_simulate(console: Console, err: Console, pair: ModelPair, pid: list, cfg
         raise Interrupted(f"{kept}; {out} not written") from None
 
 
-def _after_traces(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any, label: str, payload: dict,
-                  out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: Any
+def _after_traces(console: Console, err: Console, pair: ModelPair, pid: list, cfg: protocol.SweepConfig, label: str, payload: dict,
+                  out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: TraceSet
                   ) -> list[dict[str, Any]]:
     """The simulated sweep, the oracle and shares, then the live check, --validate and --tune, on `found`."""
     traces, cost = found.traces, found.cost
@@ -104,8 +105,8 @@ def _after_traces(console: Console, err: Console, pair: ModelPair, pid: list, cf
         pass_sessions.close()
 
 
-def _played(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any, label: str, payload: dict,
-            out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: Any, t0: float,
+def _played(console: Console, err: Console, pair: ModelPair, pid: list, cfg: protocol.SweepConfig, label: str, payload: dict,
+            out: Path, opts: SimulateOptions, categories: dict[str, str] | None, found: TraceSet, t0: float,
             pass_sessions: PassSessions) -> list[dict[str, Any]]:
     """The sweep, oracle and shares (the passes' cost-planning sessions from `pass_sessions`), then the checks."""
     traces, cost = found.traces, found.cost
@@ -159,7 +160,8 @@ def _played(console: Console, err: Console, pair: ModelPair, pid: list, cfg: Any
     return rows
 
 
-def _deploy(console: Console, pair: ModelPair, traces: list, found: Any, cfg: Any, opts: SimulateOptions) -> dict:
+def _deploy(console: Console, pair: ModelPair, traces: list, found: TraceSet, cfg: protocol.SweepConfig,
+            opts: SimulateOptions) -> dict:
     """--for: the traces played under each engine's own rules, priced like the sweep (or by --costs)."""
     from ..deploy.advise import advise_traces
     from ..deploy.rank import given_prices, sim_prices
@@ -175,7 +177,7 @@ def _deploy(console: Console, pair: ModelPair, traces: list, found: Any, cfg: An
     return advice.to_json()
 
 
-def _law(cfg: Any) -> str:
+def _law(cfg: protocol.SweepConfig) -> str:
     """How the traces were decoded, for titles: "greedy" or "sampled, T = 0.7, top-p 0.9"."""
     s = cfg.sampling
     if s.greedy:
@@ -184,7 +186,8 @@ def _law(cfg: Any) -> str:
                      + ([f"top-p {s.top_p:g}"] if s.top_p < 1 else []))
 
 
-def _check_live(console: Console, err: Console, pair: ModelPair, pid: list, traces: list, cfg: Any, cost: Any) -> dict:
+def _check_live(console: Console, err: Console, pair: ModelPair, pid: list, traces: list, cfg: protocol.SweepConfig,
+                cost: CostModel) -> dict:
     """Every method at a few γ0, live vs simulated, step by step (γ, drafted, accepted, emitted)."""
     gs = sorted({cfg.gammas[0], cfg.gammas[len(cfg.gammas) // 2], cfg.gammas[-1]})
     checks = []
@@ -241,11 +244,11 @@ def live_check_line(exact: int, total: int, ratios: list[float]) -> str:
 LIVE_SEEDS = 4  # sampled live check: live runs per (prompt, method, γ0)
 
 
-def _check_live_sampled(console: Console, err: Console, pair: ModelPair, pid: list, traces: list, cfg: Any,
-                        cost: Any) -> dict:
+def _check_live_sampled(console: Console, err: Console, pair: ModelPair, pid: list, traces: list, cfg: protocol.SweepConfig,
+                        cost: CostModel) -> dict:
     """Sampled traces agree with live runs in law, not token for token: tokens per step, live (several seeds) vs replayed."""
     gs = sorted({cfg.gammas[0], cfg.gammas[len(cfg.gammas) // 2], cfg.gammas[-1]})
-    rows = []
+    rows: list[dict[str, Any]] = []   # a JSON row per (method, γ0)
     with progress_bar(err) as prog:
         task = prog.add_task("live check (sampled)", total=len(pid) * len(cfg.methods) * len(gs) * LIVE_SEEDS)
         for m in cfg.methods:

@@ -28,15 +28,16 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rich.console import Console
 from rich.text import Text
 
 from ...engine.common.pair import ModelPair
-from ...engine.drafting.draft_sources import pair_drafter
+from ...engine.drafting.draft_sources import DrafterSettings, pair_drafter
 from ...engine.plain import plain_decode
 from ...engine.policies import SpecDecode
+from ...engine.policies.policy_base import TokenStats
 from ...engine.policies.policy_params import PolicyParams
 from ...engine.common.sampling import SamplingConfig
 from ...engine.runners import runner_pool
@@ -53,12 +54,15 @@ from .common import progress_bar
 from .shipped_traces import load_shipped
 from .trace_partial import PartialTraces, partial_path
 
+if TYPE_CHECKING:   # transformers loads with the pair, not when bench imports this
+    from transformers import PreTrainedModel
+
 # what a kept trace holds: 2 = the draft's entropy at every position (traces kept before lack it, so their
 # key differs and they are recorded again)
 FORMAT = 2
 
 
-def _weights_fingerprint(model: Any) -> list[list[Any]]:
+def _weights_fingerprint(model: PreTrainedModel | None) -> list[list[Any]]:
     """Name, size and a digest of the first and last MiB of each weight file (empty when unknown).
 
     Content, not modification time: two checkouts of the same weights (a
@@ -202,8 +206,9 @@ def record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_wi
         raise Interrupted(f"{n}, kept in {partial.path} ({rest})") from None
 
 
-def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_window: int, sampling: Any,
-            drafter: Any, sampled: bool, done: dict, partial: PartialTraces, t_start: float) -> TraceSet:
+def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_window: int,
+            sampling: SamplingConfig | None, drafter: DrafterSettings, sampled: bool, done: dict,
+            partial: PartialTraces, t_start: float) -> TraceSet:
     with progress_bar(err) as prog:
         task = prog.add_task("recording traces", total=len(pid) + 2, completed=len(done))
         protocol.warm_up(pair, pid[0], protocol.SweepConfig(methods=["specdecode"], gammas=[4], max_new_tokens=16,
@@ -215,6 +220,7 @@ def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_w
             prompt_pieces(pair.tokenizer, p.ids)
             header_s = time.perf_counter() - t0
             if sampled:
+                assert sampling is not None   # `sampled`: a sampling law was given
                 trace = record_sampled_trace(pair, p.id, p.ids, max_new_tokens, max_window - 1, pair.eos_ids,
                                              sampling, header_s)
             else:
@@ -230,7 +236,7 @@ def _record(err: Console, pair: ModelPair, pid: list, max_new_tokens: int, max_w
     return TraceSet(traces, cost, "recorded", None, time.perf_counter() - t_start, passes)
 
 
-def time_decoder(pair: ModelPair, prompt: Any, max_new_tokens: int, max_window: int, trace_session_s: float,
+def time_decoder(pair: ModelPair, prompt: protocol.PromptIds, max_new_tokens: int, max_window: int, trace_session_s: float,
                  sampling: SamplingConfig | None = None, passes: int = TIMING_PASSES,
                  keep_events: list | None = None) -> tuple[CostModel, list]:
     """The pooled cost model and one per timing pass, each pass timing target-only decoding and every
@@ -281,13 +287,13 @@ class _Cycle(SpecDecode):
         self.at = at
         self.gamma = self.order[at % len(self.order)]
 
-    def update(self, accepted: int, drafted: int, window: Any = ()) -> None:
+    def update(self, accepted: int, drafted: int, window: Sequence[TokenStats] = ()) -> None:
         super().update(accepted, drafted, window)
         self.at += 1
         self.gamma = self.order[self.at % len(self.order)]
 
 
-def cycle_sessions(pair: ModelPair, prompt: Any, max_new_tokens: int, windows: list[int], events: list,
+def cycle_sessions(pair: ModelPair, prompt: protocol.PromptIds, max_new_tokens: int, windows: list[int], events: list,
                    sampling: SamplingConfig | None = None) -> None:
     """Sessions of `_Cycle` over `windows` (events appended to `events`) until each window was planned
     CYCLE_SAMPLES times, or MAX_CYCLE_SESSIONS sessions (an answer that ends early)."""

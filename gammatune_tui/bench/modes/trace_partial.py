@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..sim.sim_trace import SimTrace
 from ..sim.trace_kinds import trace_from_json
 
 
@@ -62,7 +63,7 @@ class PartialTraces:
         self._started = True
         return found
 
-    def add(self, prompt_id: str, trace: Any) -> None:
+    def add(self, prompt_id: str, trace: SimTrace) -> None:
         """Appends one finished trace and flushes it to disk; a file that cannot be written stops the keeping."""
         if self.path is None:
             return

@@ -15,16 +15,18 @@ from ...engine.policies.param_specs import PARAM_SPECS
 from ..sim import reference
 from ..sim import tune as tn
 from ..report.shares import print_shares
+from ..live.protocol import SweepConfig
+from ..sim.cost_model import CostModel
 from .common import progress_bar
 
 HEADERS = {s.name: s.header for s in PARAM_SPECS}
 
 
-def _value(v: Any) -> str:
+def _value(v: object) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, method: str, std_weight: float,
+def run_tune(console: Console, err: Console, traces: list, cost: CostModel, cfg: SweepConfig, method: str, std_weight: float,
              passes: Sequence[Any] = ()) -> dict:
     with progress_bar(err) as prog:
         task = prog.add_task(f"tuning {method}", total=None)
@@ -38,7 +40,7 @@ def run_tune(console: Console, err: Console, traces: list, cost: Any, cfg: Any, 
     for c in ("", *(HEADERS[n] for n in names), "mean", "std", "score"):
         table.add_column(c, justify="left" if c == "" else "right")
 
-    def row(tag: str, s: Any) -> None:
+    def row(tag: str, s: tn.Score) -> None:
         table.add_row(Text(tag), *(Text(_value(s.params[n])) for n in names), Text(f"{s.mean:.3f}"),
                       Text(f"{s.std:.3f}"), Text(f"{s.score:.3f}"))
 
@@ -93,7 +95,7 @@ class Recommendation:
     line: str
 
 
-def recommend(method: str, best: Any, start: Any, held_out: dict[str, Any] | None) -> Recommendation:
+def recommend(method: str, best: tn.Score, start: tn.Score, held_out: dict[str, Any] | None) -> Recommendation:
     """What to use: the tuned settings only when they also win on prompts they were not tuned on."""
     names = tn.tuned_names(method)
 

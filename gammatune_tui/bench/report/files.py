@@ -77,7 +77,7 @@ def write_json(path: Path, payload: dict[str, Any]) -> None:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _json_default(o: Any) -> Any:
+def _json_default(o: object) -> object:
     if hasattr(o, "to_json"):
         return o.to_json()
     if isinstance(o, float) and not math.isfinite(o):

@@ -13,6 +13,8 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable
 
+from .sim_trace import SimTrace
+
 
 @dataclass
 class CostModel:
@@ -79,7 +81,7 @@ class CostModel:
                    float(d.get("draft_step_s", 0.0)))
 
 
-def target_only_s(trace: Any, cost: "CostModel | None") -> float:
+def target_only_s(trace: SimTrace, cost: CostModel | None) -> float:
     """Target-only decoding of a trace's tokens: priced by the cost model's own timing of it when it has one
     (the same pass and load as the methods' prices), else as timed while the trace was recorded."""
     if cost is not None and cost.plain_token_s > 0:

@@ -32,6 +32,7 @@ from ..results import RunRecord
 from .trace_kinds import kind_of
 from .model_trace import Trace
 from .session_play import SimStep
+from .sim_trace import SimTrace
 from .simulate import play_trace
 
 ORACLE = "oracle"
@@ -88,7 +89,7 @@ def _end(trace: Trace, max_new: int) -> int:
     return min(len(trace.tokens), max_new)
 
 
-def step_options(trace: Any, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
+def step_options(trace: SimTrace, n: int, wmax: int) -> list[tuple[int, int, int, int]]:
     """(window, drafted, accepted, emitted) for every window 0 … wmax a trace of any kind can play from n."""
     return kind_of(trace).step_options(trace, n, wmax)
 

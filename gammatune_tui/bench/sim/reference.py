@@ -32,6 +32,7 @@ from .oracle import ORACLE, WindowScript, oracle_run, step_options
 from .ranks import gap_ranks
 from ..results import RunRecord
 from .replays import Replays
+from .sim_trace import SimTrace
 from .simulate import play_trace
 
 BEST_FIXED = "best fixed γ"
@@ -45,7 +46,7 @@ def longest_window(traces: Sequence[Any]) -> int:
     return min((t.off_depth + 1) if hasattr(t, "off_depth") else t.depth for t in traces)
 
 
-def signal_windows(trace: Any, cap: int, max_new: int) -> list[int]:
+def signal_windows(trace: SimTrace, cap: int, max_new: int) -> list[int]:
     """The perfect signal's window per step: the longest all-accepted window (≤ cap) from each position."""
     end = min(len(trace.tokens), max_new)
     n = 0
@@ -61,7 +62,7 @@ def signal_windows(trace: Any, cap: int, max_new: int) -> list[int]:
     return out
 
 
-def signal_record(trace: Any, cost: CostModel | None, max_new: int, cap: int,
+def signal_record(trace: SimTrace, cost: CostModel | None, max_new: int, cap: int,
                   replays: Replays | None = None) -> RunRecord:
     """The perfect signal's session; its script reads no cost, so `replays` plays it once for every cost model."""
     def make() -> WindowScript:

@@ -23,6 +23,7 @@ from ...engine.policies import Policy
 from .cost_model import CostModel
 from ..results import RunRecord
 from .session_play import SimStep, plans_by_cost, price_session, session_budget
+from .sim_trace import SimTrace
 from .simulate import play_trace
 
 
@@ -49,7 +50,7 @@ class Replays:
         self._plans_by_cost: dict[Hashable, bool] = {}
         self.played = 0  # sessions actually played (the rest were priced again)
 
-    def play(self, trace: Any, make: Callable[[], Policy], key: Hashable, max_new_tokens: int | None,
+    def play(self, trace: SimTrace, make: Callable[[], Policy], key: Hashable, max_new_tokens: int | None,
              cost: CostModel | None) -> RunRecord:
         """`play_trace(trace, make(), max_new_tokens, cost)`, played only when no kept session gives it.
 
@@ -75,7 +76,7 @@ class Replays:
             self.played += 1
         return priced(hit[0], hit[1], cost, trace.session_s)
 
-    def keep(self, trace: Any, key: Hashable, max_new_tokens: int | None, cost: CostModel | None,
+    def keep(self, trace: SimTrace, key: Hashable, max_new_tokens: int | None, cost: CostModel | None,
              rec: RunRecord, windows: dict[int, int]) -> None:
         """A session `play` would play for a policy that plans by cost, played elsewhere (another process: the
         same code on the same inputs): `play` then prices it instead of playing it."""

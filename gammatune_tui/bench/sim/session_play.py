@@ -12,13 +12,14 @@ their windows to one `SessionPlay`, so that part is written once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from ...engine.policies import Policy
 from ...engine.policies.policy_base import TokenStats
 from ...engine.policies.step_rule import Costs, plan_window, settle_step
 from .cost_model import CostModel
 from ..results import RunRecord
+from .sim_trace import SimTrace
 
 
 @dataclass
@@ -30,7 +31,7 @@ class SimStep:
     early_stop: bool
 
 
-def session_budget(trace: Any, max_new_tokens: int | None) -> int:
+def session_budget(trace: SimTrace, max_new_tokens: int | None) -> int:
     """The tokens a played session may emit: the trace's own budget unless asked for at most as many
     (more only when the trace ended on EOS, so that a larger budget would end there too)."""
     max_new = trace.max_new_tokens if max_new_tokens is None else max_new_tokens
@@ -83,7 +84,7 @@ def price_session(tally: RunRecord, windows: dict[int, int], cost: CostModel | N
 class SessionPlay:
     """A session being played over one trace: its position, tally and step log, settled step by step."""
 
-    def __init__(self, trace: Any, policy: Policy, max_new_tokens: int | None, cost: CostModel | None,
+    def __init__(self, trace: SimTrace, policy: Policy, max_new_tokens: int | None, cost: CostModel | None,
                  steps_out: list[SimStep] | None, timings: Sequence[tuple[float, float]] | None):
         self.trace, self.policy, self.cost, self.steps_out, self.timings = trace, policy, cost, steps_out, timings
         self.max_new = session_budget(trace, max_new_tokens)
@@ -124,7 +125,7 @@ class SessionPlay:
 Outcome = Callable[[int, int, Policy], tuple[int, int, bool, list[TokenStats]]]
 
 
-def play_windows(trace: Any, policy: Policy, outcome: Outcome, max_new_tokens: int | None, cost: CostModel | None,
+def play_windows(trace: SimTrace, policy: Policy, outcome: Outcome, max_new_tokens: int | None, cost: CostModel | None,
                  steps_out: list[SimStep] | None, timings: Sequence[tuple[float, float]] | None,
                  counts_calls: bool) -> RunRecord:
     """One session of `policy` over a trace whose source proposes a whole window from each position (prompt

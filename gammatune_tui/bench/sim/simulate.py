@@ -27,26 +27,34 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Protocol, Sequence
 
 from ...engine.policies import Policy, PolicySettings
 from ..results import RunRecord
 from .cost_model import CostModel, target_only_s
 from .model_trace import Trace, TraceTooShallow, _aux, play_model_trace  # noqa: F401 (simulate.Trace: the name callers use)
 from .session_play import SimStep
+from .sim_trace import SimTrace
 from .trace_kinds import kind_of
 
 
-def play_trace(trace: Any, policy: Policy, max_new_tokens: int | None = None,
+def play_trace(trace: SimTrace, policy: Policy, max_new_tokens: int | None = None,
                cost: CostModel | None = None, steps_out: list[SimStep] | None = None,
                timings: Sequence[tuple[float, float]] | None = None) -> RunRecord:
     """One session of `policy` over a trace of any kind, played by its kind (trace_kinds.py)."""
     return kind_of(trace).play(trace, policy, max_new_tokens, cost, steps_out, timings)
 
 
+class SessionMemo(Protocol):
+    """What the sweep asks of `replays.Replays` (which imports this module, so it is not named here)."""
+
+    def play(self, trace: SimTrace, make: Callable[[], Policy], key: Hashable, max_new_tokens: int | None,
+             cost: CostModel | None) -> RunRecord: ...
+
+
 def simulate_sweep(traces: Sequence[Trace], methods: Iterable[str], gammas: Iterable[int], cost: CostModel,
                    params: dict[str, Any] | None = None, max_new_tokens: int | None = None,
-                   replays: Any = None) -> list[RunRecord]:
+                   replays: SessionMemo | None = None) -> list[RunRecord]:
     """Every method × γ0 × trace, as RunRecords (kind "sim"); plus a target-only record per trace.
 
     With `replays` (a `replays.Replays`, which imports this module) the sessions are kept there, so that the

@@ -36,6 +36,7 @@ from . import lookup_trace, model_kind, pool_trace
 from .head_trace import HeadKind, HeadTrace
 from .lookup_trace import LookupTrace
 from .model_trace import Trace
+from .sim_trace import SimTrace
 
 T = TypeVar("T")
 
@@ -83,12 +84,12 @@ def trace_kind(source: str) -> TraceKind[Any]:
     return kind
 
 
-def kind_of(trace: Any) -> TraceKind[Any]:
+def kind_of(trace: SimTrace) -> TraceKind[Any]:
     """The kind of a trace in hand (its `kind`: the source's name)."""
     return trace_kind(trace.kind)
 
 
-def trace_from_json(d: dict[str, Any]) -> Any:
+def trace_from_json(d: dict[str, Any]) -> SimTrace:
     """A saved trace of any kind."""
     return trace_kind(d.get("kind", MODEL)).from_json(d)
 

@@ -13,7 +13,7 @@ session's own steps (the chat's hindsight, hindsight.py).
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ...engine.common.pair import ModelPair
 from ...engine.common.vocab import shared_vocab
@@ -24,17 +24,20 @@ from ...engine.runners.hf_compat import cache_kw
 from ...engine.runners.hybrid_probe import state_runner
 from ...engine.runners.recurrent import has_recurrent_state
 
+if TYPE_CHECKING:   # torch loads when a trace is recorded, not when the simulator imports this
+    import torch
+
 FRAGILE_GAP = 1e-4  # logits closer than this can swap order between two float32 evaluation paths
 
 
-def _margin_small(logits: Any) -> Any:
+def _margin_small(logits: torch.Tensor) -> torch.Tensor:
     import torch
 
     top2 = torch.topk(logits.float(), 2, dim=-1).values
     return (top2[..., 0] - top2[..., 1]) < FRAGILE_GAP
 
 
-def forced_checks(logits: Any, toks: Sequence[int]) -> tuple[list[int], int]:
+def forced_checks(logits: torch.Tensor, toks: Sequence[int]) -> tuple[list[int], int]:
     """(positions where one teacher-forced target pass over the text disagrees with cached decoding, near-tie
     positions) from that pass's logits at the continuation's positions: where a live run may diverge from a trace."""
     flips = [i for i, t in enumerate(logits.float().argmax(-1).tolist()) if t != toks[i]]

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ...engine.common.pair import ModelPair
 from ...engine.runners.hf_compat import cache_kw
@@ -46,10 +46,14 @@ from ...engine.plain import prefilled
 from ...engine.runners.hybrid_probe import state_runner
 from ...engine.runners.recurrent import has_recurrent_state
 
+if TYPE_CHECKING:   # torch and transformers load when a trace is recorded, not when the simulator imports this
+    import torch
+    from transformers import Cache, PreTrainedModel
+
 OFF_STREAM = 0x5EED  # added to the seed for the off-path stream
 
 
-def draw(probs: Any, u: float) -> int:
+def draw(probs: torch.Tensor, u: float) -> int:
     """Inverse CDF: the first token whose cumulative probability exceeds u · total (never a zero-mass token)."""
     import torch
 
@@ -58,7 +62,7 @@ def draw(probs: Any, u: float) -> int:
     return min(i, probs.shape[0] - 1)
 
 
-def residual_law(p: Any, q: Any) -> Any:
+def residual_law(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """norm(max(0, p − q)); p itself when p ≤ q everywhere (then a rejection cannot happen)."""
     import torch
 
@@ -67,7 +71,7 @@ def residual_law(p: Any, q: Any) -> Any:
     return r / s if s > 0 else p.double()
 
 
-def coupled_token(p: Any, q: Any, u_draft: float, u_accept: float, u_residual: float) -> tuple[int, int]:
+def coupled_token(p: torch.Tensor, q: torch.Tensor, u_draft: float, u_accept: float, u_residual: float) -> tuple[int, int]:
     """(x, y) at one position: the draft's draw and the token the speculative-sampling rule makes of it.
 
     y follows p whatever q is (the rule is lossless); y == x exactly when x is accepted.
@@ -91,7 +95,7 @@ def record_sampled_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int],
     if sampling.greedy:
         raise ValueError("a sampled trace needs a temperature > 0; greedy traces come from trace_record")
     target, draft = pair.target, pair.draft
-    assert draft is not None, "a sampled trace runs the pair's draft model"
+    assert draft is not None, "a sampled trace is a draft model's (the other sources trace greedy decoding)"
     device = torch.device(pair.device)
     vocab = shared_vocab(target, draft)
     eos = set(int(i) for i in eos_ids)
@@ -104,7 +108,7 @@ def record_sampled_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int],
     ids = list(prompt_ids)
     P = len(ids)
 
-    def law(model: Any, token: int, cache: Any) -> Any:
+    def law(model: PreTrainedModel, token: int, cache: Cache) -> torch.Tensor:
         lg = model(input_ids=torch.tensor([[token]], device=device), **cache_kw(model, cache), use_cache=True,
                    logits_to_keep=1).logits[0, -1, :vocab].float()
         return served.probs(lg.unsqueeze(0))[0].cpu()
@@ -121,6 +125,7 @@ def record_sampled_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int],
     with torch.no_grad():
         t0 = time.perf_counter()
         tcache = prefilled(target, ids, device)
+        assert tcache is not None, "a transformers cache runner starts with a cache"
         plain_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         # a hybrid draft's recurrent state cannot be cropped after its off-path: its runner rewinds it
@@ -131,8 +136,9 @@ def record_sampled_trace(pair: ModelPair, prompt_id: str, prompt_ids: list[int],
             if P > 1:
                 drun.prefill(torch.tensor([ids[:-1]], device=device))
 
-        def dlaw(token: int) -> Any:
+        def dlaw(token: int) -> torch.Tensor:
             if drun is None:
+                assert dcache is not None   # one of the two holds the draft's state
                 return law(draft, token, dcache)
             lg = drun.forward(torch.tensor([[token]], device=device), 1)[0, :vocab].float()
             return served.probs(lg.unsqueeze(0))[0].cpu()

@@ -9,7 +9,7 @@ trace recorded before entropy was kept plays with NaN (unknown) there.
 from __future__ import annotations
 
 from collections import abc
-from typing import Any
+from typing import Mapping, Protocol, Sequence, overload
 
 from ...engine.policies.policy_base import TokenStats
 
@@ -28,7 +28,23 @@ class UnknownRows:
         return Unknown()
 
 
-class TraceWindow(abc.Sequence):
+class DraftRows(Protocol):
+    """What a window's statistics read of a draft model's trace (model_trace.py `Trace`, which imports this)."""
+
+    @property
+    def draft_prob(self) -> list[float]: ...
+
+    @property
+    def draft_top(self) -> list[float] | None: ...
+
+    @property
+    def off_prob(self) -> dict[int, list[float]]: ...
+
+    @property
+    def off_top(self) -> dict[int, list[float]] | None: ...
+
+
+class TraceWindow(abc.Sequence[TokenStats]):
     """The statistics of the d tokens a fast-path step drafted from position n (a of them matched), in order.
 
     Read from the trace only when a policy's update reads them: on the path up
@@ -36,13 +52,20 @@ class TraceWindow(abc.Sequence):
     its own token there.
     """
 
-    def __init__(self, trace: Any, dent: Any, off_ent: Any, n: int, a: int, d: int) -> None:
+    def __init__(self, trace: DraftRows, dent: Sequence[float] | Unknown,
+                 off_ent: Mapping[int, Sequence[float]] | UnknownRows, n: int, a: int, d: int) -> None:
         self.trace, self.dent, self.off_ent, self.n, self.a, self.d = trace, dent, off_ent, n, a, d
 
     def __len__(self) -> int:
         return self.d
 
-    def __getitem__(self, i: Any) -> Any:
+    @overload
+    def __getitem__(self, i: int) -> TokenStats: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[TokenStats]: ...
+
+    def __getitem__(self, i: int | slice) -> TokenStats | list[TokenStats]:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(self.d))]
         if not -self.d <= i < self.d:
