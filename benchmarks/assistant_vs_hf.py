@@ -1,0 +1,119 @@
+"""gammatune's `--draft gemma4-assistant` against transformers' `generate(assistant_model=…)`, side by side in one run
+(issue 45's goal: identical output, and gammatune at least 1.2× tokens/s at the same γ).
+
+A small Gemma 4 text target (random weights, `--hidden` wide, `--layers` layers, the last third reusing the keys
+of the layers before, as E2B's do) and an assistant trained for a few seconds on its greedy text
+(tests/tiny_gemma4.py), so that acceptance is high, as with a released assistant. Then, alternating, `--repeats`
+times each (after one warm-up round):
+- transformers: `target.generate(x, do_sample=False, assistant_model=assistant)`, γ fixed by the assistant's
+  `num_assistant_tokens` (`--gamma`);
+- gammatune: `SpeculativeDecoder(pair, specdecode γ0 = γ, drafter="gemma4-assistant")`, the same γ and assistant;
+- gammatune's own policy (gammatune+, γ0 = γ), for reference.
+Each output is compared with plain `generate`.
+
+    python benchmarks/assistant_vs_hf.py [--tokens 96] [--repeats 5] [--hidden 256] [--layers 6] [--gamma 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tokens", type=int, default=96)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--gamma", type=int, default=3)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    import torch
+    import transformers
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
+    from gammatune_tui.engine.common.pair import ModelPair
+    from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
+    from tiny_gemma4 import VOCAB, train_assistant, write_assistant
+    from tiny_models import make_byte_tokenizer
+
+    transformers.utils.logging.set_verbosity_error()
+    prompt = [0] + list(b"def fibonacci(n):\n    ")
+    kinds = ["full_attention" if (i + 1) % 3 == 0 else "sliding_attention" for i in range(args.layers)]
+    cfg = AutoConfig.for_model(
+        "gemma4_text", vocab_size=VOCAB, vocab_size_per_layer_input=VOCAB, hidden_size_per_layer_input=16,
+        hidden_size=args.hidden, intermediate_size=2 * args.hidden, num_hidden_layers=args.layers,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=args.hidden // 4, global_head_dim=args.hidden // 4,
+        layer_types=kinds, sliding_window=512, num_kv_shared_layers=args.layers // 3, initializer_range=1.0 / 8,
+        pad_token_id=0, bos_token_id=0, eos_token_id=None, tie_word_embeddings=False)
+    torch.manual_seed(2)
+    target = AutoModelForCausalLM.from_config(cfg).eval()
+    target.generation_config.eos_token_id = None
+    folder = Path(tempfile.mkdtemp(prefix="assistant-vs-hf-"))
+    try:
+        write_assistant(folder, target, gamma=args.gamma, hidden=64, layers=2)
+        train_assistant(target, folder, [prompt] + [prompt[:8 + 4 * i] for i in range(3)], new=args.tokens + 4)
+        assistant = AutoModelForCausalLM.from_pretrained(str(folder)).eval()
+        assistant.generation_config.num_assistant_tokens = args.gamma
+        pair = ModelPair(target=target, draft=None, tokenizer=make_byte_tokenizer(), device=torch.device("cpu"),
+                         dtype=torch.float32, eos_ids=frozenset({-1}), name_target="gemma4", name_draft="assistant")
+        drafter = DrafterSettings("gemma4-assistant", assistant_head=str(folder))
+        print(f"# gammatune --draft gemma4-assistant vs transformers generate(assistant_model=…), CPU "
+              f"{os.cpu_count()} cores, {torch.get_num_threads()} threads, torch {torch.__version__}, transformers "
+              f"{transformers.__version__}, target hidden {args.hidden}, {args.layers} layers, γ {args.gamma}, "
+              f"{args.tokens} tokens, {args.repeats} alternating repeats; load average {os.getloadavg()[0]:.2f}\n")
+        x = torch.tensor([prompt])
+        with torch.inference_mode():
+            ref = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False,
+                                  max_new_tokens=args.tokens)[0, len(prompt):].tolist()
+
+        def hf_run() -> list[int]:
+            with torch.inference_mode():
+                return target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, assistant_model=assistant,
+                                       max_new_tokens=args.tokens)[0, len(prompt):].tolist()
+
+        def ours(method: str) -> tuple[list[int], float]:
+            dec = SpeculativeDecoder(pair, PolicySettings.build(method, args.gamma), SamplingConfig(), drafter=drafter)
+            evs = list(dec.generate(prompt, max_new_tokens=args.tokens))
+            return [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted], \
+                evs[-1].accepted / max(1, evs[-1].drafted)
+
+        times: dict[str, list[float]] = {"hf": [], "g": [], "gplus": []}
+        outs: dict[str, list[int]] = {}
+        acc = 0.0
+        for r in range(args.repeats + 1):   # the first round warms up
+            for key, run in (("hf", hf_run), ("g", lambda: ours("specdecode")), ("gplus", lambda: ours("gammatune+"))):
+                t = time.perf_counter()
+                got = run()
+                dt = time.perf_counter() - t
+                outs[key], acc = (got if key == "hf" else got[0]), (acc if key != "g" else got[1])
+                if r:
+                    times[key].append(dt)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    tps = {k: args.tokens / statistics.median(v) for k, v in times.items()}
+    same = all(o == ref for o in outs.values())
+    print("| transformers tok/s | gammatune γ tok/s | × | gammatune+ tok/s | acceptance | tokens = generate |\n"
+          "|---:|---:|---:|---:|---:|---|")
+    print(f"| {tps['hf']:.1f} | {tps['g']:.1f} | {tps['g'] / tps['hf']:.2f} | {tps['gplus']:.1f} | {acc:.2f} | "
+          f"{'yes' if same else 'NO'} |")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps({"tokens_per_s": tps, "ratio": tps["g"] / tps["hf"], "acceptance": acc,
+                                         "identical": same}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
