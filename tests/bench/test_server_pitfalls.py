@@ -105,3 +105,25 @@ def test_the_lines_print_under_the_verdict_of_doctor(capsys):
     assert done.value.code == 0, out
     verdict = out.index("the server's K = 3 is")
     assert out.index("pitfall: episodic zero acceptance — request 2 of 3 accepted nothing for 12 steps") > verdict
+
+
+def test_k_past_the_best_from_a_mean_alone_only_when_its_least_beats_k(tmp_path):
+    """SGLang's /server_info at K = 8, a mean of 1.4 accepted, 5 ms a draft: K′ = 1 beats K however it is spread."""
+    info = json.loads((FIXTURES / "sglang-server-info.json").read_text())
+    info["speculative_num_steps"] = 8
+    info["internal_states"][0]["avg_spec_accept_length"] = 2.4
+    f = tmp_path / "info.json"
+    f.write_text(json.dumps(info))
+    log = read(f)
+    view = ServerView(log, f.name, "d", math.nan, math.nan, [],
+                      predictions(log, CostModel(draft_token_s=0.005, verify_s={1: 0.020})), True)
+    line = dict(data_pitfalls(view)[0])["K past the best"]
+    assert line.startswith("K = 8 is past the best: --speculative-num-steps 1 is predicted at least 0.94× against 0.80×")
+    assert "K past the best" not in dict(_view(FIXTURES / "sglang-server-info.json").pitfalls)   # 2.26× is only a top
+
+
+def test_a_prompt_length_that_is_not_a_count_is_one_line(tmp_path, capsys):
+    from server_log_cases import assert_refused
+
+    bad = (FIXTURES / "vllm-k-past-best.json").read_text().replace('"prompt_tokens": 512', '"prompt_tokens": "many"')
+    assert_refused(tmp_path / "v.json", bad, "usage.prompt_tokens must be a count, got 'many'", capsys)
