@@ -58,6 +58,19 @@ def test_a_floor_that_beats_the_server_says_k_is_not_the_best_and_ranks_average_
     assert "the server's K = 8 is not the best: --speculative-num-steps" in text and "predicted at least" in text
 
 
+def test_k_from_a_state_and_a_tree_said(tmp_path):
+    """Newer releases copy the server's arguments into each state: K is found there; a tree's rate is per its drafts."""
+    info = json.loads(json.dumps(INFO))
+    for name in ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"):
+        del info[name]
+    info["internal_states"][0].update(speculative_num_steps=3, speculative_eagle_topk=4, speculative_num_draft_tokens=8)
+    f = tmp_path / "info.json"
+    f.write_text(json.dumps(info))
+    log = read(f)
+    assert log.k == 3 and log.draft_acceptance_rate == pytest.approx(1.71 / 7)
+    assert any("a tree (speculative_eagle_topk 4) verifies 7 drafts per step" in n for n in log.notes)
+
+
 def test_the_whole_response_reads_through_doctor(capsys):
     with pytest.raises(SystemExit) as done:
         main(["doctor", "--server-log", str(FIXTURE), "--costs", "2,20"])
