@@ -92,6 +92,7 @@ def _mutations(text: str) -> list[str]:
 GOOD = {"trt.jsonl": "\n".join(TRT), "aiperf.jsonl": (FIXTURES / "aiperf-records.jsonl").read_text(),
         "sglang.jsonl": (FIXTURES / "sglang-responses.jsonl").read_text(),
         "metrics.prom": (FIXTURES / "vllm-metrics.prom").read_text(),
+        "sglang-info.json": (FIXTURES / "sglang-server-info.json").read_text(),
         "llama.log": "draft acceptance rate = 0.57037 (  77 accepted /  135 generated)\n"
                      "statistics ngram_simple: #calls(b,g,a) = 1 45 27, #gen drafts = 45, #acc drafts = 27, "
                      "#gen tokens = 135, #acc tokens = 77, dur(b,g,a) = 0.001, 0.026, 0.013 ms\n"}
@@ -108,4 +109,4 @@ def test_about_fifty_malformed_logs_are_each_read_or_refused_in_one_line(tmp_pat
             except ServerLogError as exc:   # refused: one line, naming the file
                 assert "\n" not in str(exc) and str(f) in str(exc), str(exc)
             tried += 1
-    assert tried >= 100, tried   # 109: about 20 per format
+    assert tried >= 100, tried   # 131: about 20 per format

@@ -28,12 +28,13 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..sim.cost_model import CostModel
-from .server_counts import NothingToGoOn, ServerLog, ServerLogError
+from .server_counts import NothingToGoOn, Request, ServerLog, ServerLogError, prompt_tokens
 from .server_prometheus import is_scrape, read_scrape
 from .server_sglang import read_sglang, sglang_meta
+from .server_sglang_info import read_server_info, server_info
 from .server_trtllm import read_trtllm, trtllm_block
 
 
@@ -68,14 +69,18 @@ def read(path: Path) -> ServerLog:
         except ValueError as exc:
             raise ServerLogError(f"--server-log {path}: vLLM Prometheus scrape: {exc}") from None
     objects = _json_objects(text)
-    stats = [s for s in (_vllm_stats(obj) for obj in objects) if s is not None]
+    stats = [(o, s) for o, s in ((o, _vllm_stats(o)) for o in objects) if s is not None]
     metas = [m for m in (sglang_meta(obj) for obj in objects) if m is not None]
-    trt = [b for b in (trtllm_block(obj) for obj in objects) if b is not None]
-    for reader, blocks, what in ((read_sglang, metas, "SGLang spec-decode meta_info"),
-                                 (read_trtllm, trt, "TensorRT-LLM speculative_decoding")):
-        if not stats and blocks:
+    trt = [(o, b) for o, b in ((o, trtllm_block(o)) for o in objects) if b is not None]
+    infos = [i for i in (server_info(obj) for obj in objects) if i is not None]
+    readers: tuple[tuple[Callable[[], ServerLog], bool, str], ...] = (
+        (lambda: read_sglang(metas), bool(metas), "SGLang spec-decode meta_info"),
+        (lambda: read_trtllm(trt), bool(trt), "TensorRT-LLM speculative_decoding"),
+        (lambda: read_server_info(infos), bool(infos), "SGLang /server_info"))
+    for reader, found, what in readers:
+        if not stats and found:
             try:
-                return reader(blocks)
+                return reader()
             except NothingToGoOn as exc:
                 raise ServerLogError(f"--server-log {path}: {exc}") from None
             except (KeyError, TypeError, ValueError) as exc:
@@ -84,8 +89,9 @@ def read(path: Path) -> ServerLog:
         raise ServerLogError(f"--server-log {path}: none of the formats read (vLLM per-request spec-decode "
                              "metrics, JSON with metrics.speculative_decoding; vLLM's Prometheus /metrics with "
                              "vllm:spec_decode_* counters; SGLang responses with meta_info.spec_verify_ct; "
-                             "TensorRT-LLM responses with choices[].speculative_decoding; AIPerf's "
-                             "SpecDecodeAcceptanceRecord; llama.cpp speculative statistics lines)")
+                             "TensorRT-LLM responses with choices[].speculative_decoding; SGLang's /server_info with "
+                             "internal_states; AIPerf's SpecDecodeAcceptanceRecord; llama.cpp speculative statistics "
+                             "lines)")
     try:
         return _vllm(stats)
     except NothingToGoOn as exc:
@@ -189,7 +195,9 @@ def _window(s: dict) -> tuple[int, bool]:
     return len(s["acceptance_histogram"]) - 1, True
 
 
-def _vllm(stats: Sequence[dict]) -> ServerLog:
+def _vllm(pairs: Sequence[tuple[Any, dict]]) -> ServerLog:
+    """The responses (each with its spec-decode block) summed, each request also kept apart with its prompt length."""
+    stats = [s for _, s in pairs]
     windows = [_window(s) for s in stats]
     k = max(kk for kk, _ in windows)
     notes = [f"num_spec_tokens is absent: K = {k} is taken from acceptance_histogram's length ({k + 1} entries)"] \
@@ -199,13 +207,15 @@ def _vllm(stats: Sequence[dict]) -> ServerLog:
     hist: dict[int, int] = {}
     steps = drafted = accepted = 0
     per_step: list[tuple[int, int]] | None = []
-    for s in stats:
+    requests = []
+    for obj, s in pairs:
         for j, n in _histogram(s.get("acceptance_histogram", []), k).items():
             hist[j] = hist.get(j, 0) + n
-        steps += _count(s, "num_spec_steps")
-        drafted += _count(s, "num_draft_tokens")
-        accepted += _count(s, "num_accepted_draft_tokens")
         mine = _per_step(s, k)
+        request = Request(_count(s, "num_spec_steps"), _count(s, "num_draft_tokens"),
+                          _count(s, "num_accepted_draft_tokens"), prompt_tokens(obj), mine)
+        steps, drafted, accepted = steps + request.steps, drafted + request.drafted, accepted + request.accepted
+        requests.append(request)
         per_step = per_step + mine if per_step is not None and mine is not None else None
     if accepted > drafted:
         raise ValueError(f"num_accepted_draft_tokens {accepted} is more than num_draft_tokens {drafted}")
@@ -231,7 +241,7 @@ def _vllm(stats: Sequence[dict]) -> ServerLog:
     # AIPerf's SpecDecodeAcceptanceRecord uses vLLM's names, and says which server it came from
     servers = sorted({str(s["engine"]) for s in stats if isinstance(s.get("engine"), str)})
     engine = f"AIPerf record ({', '.join(servers)})" if servers else "vLLM"
-    return ServerLog(engine, k, steps, drafted, accepted, survival, len(stats), per_step or None, notes)
+    return ServerLog(engine, k, steps, drafted, accepted, survival, len(stats), per_step or None, notes, requests)
 
 
 def _llama(m: re.Match, path: Path) -> ServerLog:
@@ -258,8 +268,9 @@ def _llama(m: re.Match, path: Path) -> ServerLog:
 @dataclass(frozen=True)
 class WindowPrediction:
     k: int
-    tokens_per_step: float       # mean accepted + 1
-    speedup: float               # over the target alone, under the costs
+    tokens_per_step: float       # mean accepted + 1 (with only a mean: the least it can be)
+    speedup: float               # over the target alone, under the costs (with only a mean: the least)
+    high: tuple[float, float] | None = None   # with only a mean (SGLang /server_info): the most each can be
 
 
 SCREEN = 16   # K′ = 1..16 each; past that, every doubling up to the longest run seen (the table stays a screen)
@@ -270,7 +281,7 @@ def windows(log: ServerLog) -> list[int]:
 
     Past the longest run seen a window accepts no more and drafts no less, so a larger K′ cannot do better
     than that run; the server's own K is kept as the last row to compare with."""
-    run = len(log.survival)
+    run = len(log.survival) or log.k   # a mean alone (no shares): every window up to K
     ks = list(range(1, min(run, SCREEN) + 1))
     while ks[-1] * 2 < run:
         ks.append(ks[-1] * 2)
@@ -283,6 +294,9 @@ def predictions(log: ServerLog, cost: CostModel) -> list[WindowPrediction]:
     plain = cost.verify(1)   # the target alone: one forward per token
     out = []
     for kk in windows(log):
+        if log.mean_only is not None:
+            out.append(_from_mean(log, kk, cost, plain))
+            continue
         if log.per_step:
             acc = sum(min(a, kk) for a, _ in log.per_step) / len(log.per_step)
             step_s = sum(min(d, kk) * cost.draft_token_s + cost.verify(min(d, kk) + 1)
@@ -293,6 +307,21 @@ def predictions(log: ServerLog, cost: CostModel) -> list[WindowPrediction]:
             step_s = d * cost.draft_token_s + cost.verify(max(1, round(d)) + 1)
         out.append(WindowPrediction(kk, acc + 1, (acc + 1) * plain / step_s if step_s > 0 else math.nan))
     return out
+
+
+def _from_mean(log: ServerLog, kk: int, cost: CostModel, plain: float) -> WindowPrediction:
+    """K′ from a mean alone: a prefix's shares fall with the position, so the first K′ of K positions hold at least
+    K′/K of the mean accepted, and at most min(K′, the mean); at K′ = K the mean itself."""
+    assert log.mean_only is not None
+    mean, per_step = log.mean_only
+    d = min(per_step, kk)
+    step_s = d * cost.draft_token_s + cost.verify(max(1, round(d)) + 1)
+    low, high = (mean * kk / log.k, min(kk, mean)) if kk < log.k else (mean, mean)
+
+    def speed(acc: float) -> float:
+        return (acc + 1) * plain / step_s if step_s > 0 else math.nan
+
+    return WindowPrediction(kk, low + 1, speed(low), (high + 1, speed(high)) if high > low else None)
 
 
 __all__ = ["LLAMA_LINE", "NothingToGoOn", "ServerLog", "ServerLogError", "WindowPrediction", "predictions", "read",

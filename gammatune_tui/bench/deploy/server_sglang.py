@@ -11,7 +11,8 @@ SGLang writes (python/sglang/srt/managers/tokenizer_manager.py, `_calculate_spec
     spec_accept_length, spec_accept_rate   derived: completion tokens / steps, accepted / proposed
 
 A file may hold one response, a JSON list of them, or one per line; they are
-summed. SGLang reports no window: K is the histogram's last slot (a line under
+summed, and each is also kept apart with its `prompt_tokens` (for the
+long-context pitfall, bench/doctor/pitfalls_data.py). SGLang reports no window: K is the histogram's last slot (a line under
 the verdict says so), or the proposed drafts per step where that is larger.
 Like vLLM's histogram it gives per-position shares but no per-step arrays, so
 each K′ < K is predicted in expectation.
@@ -22,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from .server_counts import NothingToGoOn, ServerLog, add_histogram, count, survival_of
+from .server_counts import NothingToGoOn, Request, ServerLog, add_histogram, count, survival_of
 
 ALIASES = {   # the name SGLang writes now, then the older or alias names of the same count
     "accepted": ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num"),
@@ -50,6 +51,7 @@ def read_sglang(metas: Sequence[dict]) -> ServerLog:
     """Sum the responses' counts into one ServerLog; ValueError naming the field that is wrong."""
     steps = drafted = accepted = 0
     hist: list[int] = []
+    requests = []
     for meta in metas:
         n = count(meta["spec_verify_ct"], "spec_verify_ct")
         a = count(_field(meta, "accepted"), ALIASES["accepted"][0])
@@ -69,6 +71,8 @@ def read_sglang(metas: Sequence[dict]) -> ServerLog:
             raise ValueError(f"the histogram accepts {sum(j * c for j, c in enumerate(h))} drafts, "
                              f"{ALIASES['accepted'][0]} says {a}")
         add_histogram(hist, h)
+        prompt = meta.get("prompt_tokens")
+        requests.append(Request(n, d, a, None if prompt is None else count(prompt, "prompt_tokens")))
         steps, drafted, accepted = steps + n, drafted + d, accepted + a
     if steps == 0:
         raise NothingToGoOn("spec_verify_ct is 0 in every response: no speculative step, nothing to go on")
@@ -79,7 +83,7 @@ def read_sglang(metas: Sequence[dict]) -> ServerLog:
     notes = [f"SGLang reports no window: K = {k} is taken from the histogram's slots and the drafts proposed "
              "per step", "SGLang's histogram gives per-position shares but no per-step arrays: each K′ < K is "
              "predicted in expectation"]
-    return ServerLog("SGLang", k, steps, drafted, accepted, survival, len(metas), None, notes)
+    return ServerLog("SGLang", k, steps, drafted, accepted, survival, len(metas), None, notes, requests)
 
 
 __all__ = ["read_sglang", "sglang_meta"]

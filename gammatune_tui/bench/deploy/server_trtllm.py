@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .server_counts import NothingToGoOn, ServerLog, add_histogram, count, survival_of
+from .server_counts import NothingToGoOn, Request, ServerLog, add_histogram, count, prompt_tokens, survival_of
 
 KEYS = ("num_spec_steps", "total_draft_tokens", "total_accepted_draft_tokens", "acceptance_histogram")
 
@@ -45,12 +45,14 @@ def trtllm_block(obj: Any) -> dict | None:
     return None
 
 
-def read_trtllm(blocks: Sequence[dict]) -> ServerLog:
-    """Sum the responses' counts into one ServerLog; ValueError naming the field that is wrong or missing."""
+def read_trtllm(pairs: Sequence[tuple[Any, dict]]) -> ServerLog:
+    """Sum the responses' counts (each response with its block) into one ServerLog, each request also kept apart
+    with its prompt length; ValueError naming the field that is wrong or missing."""
     steps = drafted = accepted = 0
     hist: list[int] = []
     windows: set[int | None] = set()
-    for block in blocks:
+    requests = []
+    for obj, block in pairs:
         missing = [k for k in KEYS if k not in block]
         if missing:
             raise ValueError(f"{missing[0]} is missing")
@@ -77,6 +79,7 @@ def read_trtllm(blocks: Sequence[dict]) -> ServerLog:
         if n == 0:
             continue   # a request that never speculated
         windows.add(k)
+        requests.append(Request(n, d, a, prompt_tokens(obj)))
         add_histogram(hist, h)
         steps, drafted, accepted = steps + n, drafted + d, accepted + a
     if steps == 0:
@@ -89,7 +92,7 @@ def read_trtllm(blocks: Sequence[dict]) -> ServerLog:
     if None in windows:
         notes.insert(0, f"num_spec_tokens is null (draft_len_schedule: the window varied by batch size): K = {k} "
                         "is taken from the histogram's slots")
-    return ServerLog("TensorRT-LLM", k, steps, drafted, accepted, survival, len(blocks), None, notes)
+    return ServerLog("TensorRT-LLM", k, steps, drafted, accepted, survival, len(pairs), None, notes, requests)
 
 
 __all__ = ["read_trtllm", "trtllm_block"]

@@ -141,6 +141,9 @@ def run_doctor(console: Console, err: Console, cfg: dr.DoctorConfig, candidates:
 
             server = view(server_log[0], server_log[1], shipped[0].path, shipped[1].traces,
                           prices_for(shipped[1], costs), cfg.max_new_tokens)
+            from .pitfalls_data import data_pitfalls
+
+            server.pitfalls, server.unchecked = data_pitfalls(server)
         if shipped is not None and (batches or batch_costs is not None):
             from .batch import concurrency
 
