@@ -44,7 +44,7 @@ from ..widgets.stats_panel import StatsPanel
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
 from ..widgets.transcript_column import TranscriptColumn
-from .base import GammaScreen
+from .base import Child, GammaScreen
 from .chat_export import ChatExport
 from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone, Turns
 from .chat_requests import SourceRequests
@@ -58,11 +58,6 @@ SHORT_BELOW = 34
 """Below this many rows the step inspector shows only its step line until F7 asks for the table."""
 
 __all__ = ["ChatScreen", "SidePanel", "NARROW_BELOW", "SHORT_BELOW"]
-
-
-def _child(selector: str, kind: type) -> property:
-    """A read-only property for the one widget matching `selector` (looked up on each use)."""
-    return property(lambda self: self.query_one(selector, kind), doc=f"The {selector} widget.")
 
 
 class ChatScreen(GammaScreen):
@@ -124,13 +119,13 @@ class ChatScreen(GammaScreen):
         self.load_note = ""              # the load's stages, where the subtitle has no room: under the welcome
 
     # -- the widgets, and the log they show ------------------------------------------------
-    columns = _child("#main", ChatLayout)
-    column = _child("#left", TranscriptColumn)
-    transcript = _child("#transcript", TokenStream)
-    chart = _child("#chart", AcceptanceChart)
-    stats_panel = _child("#stats", StatsPanel)
-    inspector = _child("#inspector", StepInspector)
-    controls = _child("#controls", ControlsPanel)
+    columns = Child("#main", ChatLayout)
+    column = Child("#left", TranscriptColumn)
+    transcript = Child("#transcript", TokenStream)
+    chart = Child("#chart", AcceptanceChart)
+    stats_panel = Child("#stats", StatsPanel)
+    inspector = Child("#inspector", StepInspector)
+    controls = Child("#controls", ControlsPanel)
 
     @property
     def session_log(self) -> SessionLog:
@@ -388,9 +383,10 @@ class ChatScreen(GammaScreen):
                             self.action_toggle_history)
         yield SystemCommand("Toggle step inspector", "Show or hide the step inspector (F7)",
                             self.action_toggle_inspector)
+        yield from self.columns.panel_commands()
         yield SystemCommand("Inspect latest step", "Let the inspector follow the newest step again",
                             lambda: self.select_step(None))
-        yield from self.columns.commands()   # F8's panels, and the focus to the prompt or the controls
+        yield from self.columns.focus_commands()
         yield from self.requests.commands(self.set_drafter, self.set_method)
 
     def on_unmount(self) -> None:

@@ -138,9 +138,12 @@ class ChatLayout(Horizontal):
         if self.screen.focused is widget:
             widget.scroll_visible(animate=False)
 
-    def commands(self) -> Iterable[SystemCommand]:
-        """Its entries in the command palette."""
+    def panel_commands(self) -> Iterable[SystemCommand]:
+        """Its entry in the command palette for F8."""
         yield SystemCommand("Switch transcript / panels", "Chart, statistics and controls on a narrow screen (F8)",
                             self.toggle_panels)
+
+    def focus_commands(self) -> Iterable[SystemCommand]:
+        """Its entries in the command palette that move the focus."""
         yield SystemCommand("Focus prompt", "Move the cursor to the prompt box", self.focus_main)
         yield SystemCommand("Focus controls", "Move the cursor to the policy controls (F8)", self.focus_controls)
