@@ -70,6 +70,14 @@ def test_the_screen_is_composed_of_widgets_that_own_their_parts():
             column.select_step(None)
             assert chat.transcript.selected_step is None and column.following
 
+            # the palette's chat entries, gathered from their owners, in the order they always had
+            titles = [c.title for c in chat.system_commands()]
+            assert titles[:12] == ["Stop generation", "Export transcript to HTML", "Copy last answer",
+                                   "Copy whole transcript", "Show load times", "Toggle confidence shading",
+                                   "Toggle chart history", "Toggle step inspector", "Switch transcript / panels",
+                                   "Inspect latest step", "Focus prompt", "Focus controls"]
+            assert any(t.startswith("Pace: ") for t in titles) and any(t.startswith("Method: ") for t in titles)
+
             # F4: the transcript's own shading
             shade = chat.transcript.shade
             await pilot.press("f4")
