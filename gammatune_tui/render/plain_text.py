@@ -1,6 +1,6 @@
 """A chat's answers as plain text, for the clipboard: no colours, no markup, no end-of-turn token.
 
-What the copy keys hand to the terminal's clipboard (`ChatActions`): the
+What the copy keys hand to the terminal's clipboard (`ChatExport`): the
 last answer alone, or every turn of the transcript — the user's text, then
 the answer. Only the emitted tokens count, never the decorations the
 transcript draws (turn separators, ⏹, notes). A session that ended on the

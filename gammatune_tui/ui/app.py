@@ -237,7 +237,7 @@ def make_app(source: EventSource, *, theme: str | None = None, record: str | os.
     screen = ChatScreen(source, initial_prompt=prompt)
     app = GammaTuneApp(screen, theme=theme, export_dir=export_dir, theme_dirs=theme_dirs)
     if record is not None:   # after the theme check: a typo in --theme must not truncate the file
-        screen.recorder = RecordingWriter(record)
+        screen.turns.recorder = RecordingWriter(record)
     return app
 
 

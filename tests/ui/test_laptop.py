@@ -45,7 +45,7 @@ def test_at_80x24_transcript_and_panels_take_turns_and_every_panel_is_reachable(
             assert app.focused is prompt
             await pilot.press("f8")                                  # from the prompt: to the panels
             await pilot.pause(0.2)
-            assert chat.has_class("-panels") and side.display and not chat.query_one("#left").display
+            assert chat.columns.panels and side.display and not chat.query_one("#left").display
             assert side.region.width == size[0]
             assert app.focused is chat.query_one("#ctl-method")
             for wid in ("#chart", "#stats", "#ctl-method"):
@@ -60,7 +60,7 @@ def test_at_80x24_transcript_and_panels_take_turns_and_every_panel_is_reachable(
                 assert app.focused is chat.query_one(f"#ctl-{name}") and _on_screen(app.focused, size)
             await pilot.press("f8")                                  # and back to the prompt
             await pilot.pause(0.2)
-            assert not chat.has_class("-panels") and not side.display and app.focused is prompt
+            assert not chat.columns.panels and not side.display and app.focused is prompt
 
     run(scenario())
 

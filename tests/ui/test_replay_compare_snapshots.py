@@ -33,7 +33,7 @@ async def _wait(pilot, pred, timeout=30.0):
 async def _settle(pilot, screen):
     """Throttled views (stats, inspector, chart) and the player line drawn in their final state."""
     await pilot.pause(0.3)
-    screen._flush_views()
+    screen.views.flush()
     screen._update_info()
     await pilot.pause(0.6)
 

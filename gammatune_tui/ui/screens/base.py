@@ -13,10 +13,12 @@ when it changes (`apply_palette`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Iterable, Protocol, cast
+from typing import Any, ClassVar, Generic, Iterable, Protocol, TypeVar, cast
 
 from textual.app import SystemCommand
+from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.widget import Widget
 
 from ..themes import GammaTheme
 
@@ -59,3 +61,22 @@ class GammaScreen(Screen):
         """Draw in the app's theme now, and again whenever the theme changes."""
         self.apply_palette()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_palette())
+
+
+W = TypeVar("W", bound=Widget)
+
+
+class Child(Generic[W]):
+    """A screen's one widget matching `selector`, as a typed attribute looked up on each use.
+
+    `transcript = Child("#transcript", TokenStream)` in a screen's class body:
+    `self.transcript` is the widget (a `TokenStream` to the type checker), or
+    Textual's `NoMatches` before the screen has composed it.
+    """
+
+    def __init__(self, selector: str, kind: type[W]) -> None:
+        self.selector = selector
+        self.kind = kind
+
+    def __get__(self, node: DOMNode, owner: Any = None) -> W:
+        return node.query_one(self.selector, self.kind)

@@ -1,78 +1,68 @@
-"""The chat screen: transcript, live chart, stats, controls and step inspector.
+"""The chat screen: transcript, live chart, stats, controls and step inspector, composed of widgets that own their parts.
 
-It only sees events. A worker thread prepares the source (model loading, with
-progress) and then iterates `source.events(prompt)`, posting ONE message per
-event; handlers here log each event in the screen's `SessionLog` (steps,
-sessions, their stats) and hand it to the widgets, which batch and redraw
-themselves (the transcript at ~12 frames/s; the stats and inspector at once
-for the first step, then at most four times a second; the chart a few times
-a second). The controls start from the source's settings; a change is sent to
-`source.request()`, applied by the source at the next step, and shows up as
-`settings_changed` on that step's event. The screen's own state (`ready`,
-`load_error`, `generating`, `pace`) is reactive: its watchers redraw the
-loading line, the subtitle and the title. A source's `Notice` (e.g. old turns
-left out of the model's context) becomes a notification and a line in the
-transcript.
-
-Below `NARROW_BELOW` columns (a laptop's 80×24) the transcript and the
-panels (chart, statistics, controls) do not fit side by side: the screen
-shows one at a time and F8 switches (`-narrow` / `-panels` classes, set by
-Textual's breakpoints), and the footer keeps only the keys that matter most
-(every key stays in F1 and the command palette). Below `SHORT_BELOW` rows
-the step inspector keeps to its step line, so the transcript gets most of
-the screen (`-short`; F7 shows the whole table). Tab goes prompt → method →
-parameters → transcript on any width, showing the panels on the way when
-they take turns with the transcript (`ChatActions.tab_chain`). The screen is
-built in layers (`ChatBase` ← `ChatViews` ← `ChatActions` ← `ChatScreen`,
-chat_base.py says what each holds).
-
-A read-only source (a recording) plays automatically, one session after the
-other: the prompt box is hidden and the controls are disabled. The replay
-screen (`replay.py`) builds on this one with the player keys and the
-recorded settings.
+It only sees events: `Turns` (chat_messages.py) runs the source's load and
+turns in worker threads, which post ONE message per event. The handlers here
+set the screen's reactive state (`ready`, `load_error`, `generating`, `pace`;
+watchers draw the loading line, subtitle and title, and set the prompt box's
+refusals down) and route each event to `SessionViews` (session_views.py: the
+`SessionLog`, and the widgets that redraw themselves from it). What widgets
+post up (the prompt's `Sent`, the controls' `Changed`) and F9, the drafters
+and `/system` go to the source through `SourceRequests` (chat_requests.py);
+F3 and the copy keys to `ChatExport` (chat_export.py). The view keys flip
+the widgets' own state, and `ChatLayout` (widgets/chat_layout.py) owns how
+the `TranscriptColumn` and the `SidePanel` share the screen (one at a time
+below `NARROW_BELOW` columns, F8 switching) and Tab's order. A recording
+plays by itself, prompt hidden, controls disabled; `replay.py` adds its keys.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable
 
-from textual import on
-from textual.app import ComposeResult
+from textual.actions import SkipAction
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Header, Input, Label, Static
+from textual.reactive import var
+from textual.widget import Widget
+from textual.widgets import Header, Input
 
-from ...engine.events import Event, SessionHeader, SessionSummary, StepEvent
-from ...render.change_marks import change_mark, sampling_in_force
-from ...session.source import SystemPromptSource
+from ...engine.events import Event, StepEvent
+from ...render.safe_text import one_line
+from ...session.pace import pace_label
+from ...session.recording import RecordingWriter
+from ...session.session_log import SessionLog
+from ...session.source import EventSource
+from ...session.stats import RunningStats
 from ..widgets.acceptance_chart import AcceptanceChart
 from ..widgets.chat_footer import ChatFooter
+from ..widgets.chat_layout import ChatLayout, SidePanel
 from ..widgets.controls import ControlsPanel
 from ..widgets.loading_line import LoadingLine
+from ..widgets.prompt import UNDECODABLE_NOTICE, PromptInput, clean_prompt
 from ..widgets.stats_panel import StatsPanel
-from ..widgets.prompt import (UNDECODABLE_NOTICE, PromptInput, clean_prompt, is_system_command,
-                              system_command_text)
 from ..widgets.step_inspector import StepInspector
 from ..widgets.token_stream import TokenStream
-from .chat_actions import ChatActions
-from .chat_heading import write_turn_heading
-from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone, prepare_source, run_turn
-from .help import CHAT_KEYS, help_bindings, welcome_text
+from ..widgets.transcript_column import TranscriptColumn
+from .base import Child, GammaScreen
+from .chat_export import ChatExport
+from .chat_messages import LoadDone, LoadProgress, SourceEvent, SourceNotice, TurnDone, Turns
+from .chat_requests import SourceRequests
+from .chat_subtitle import Subtitle, idle_subtitle, load_times
+from .help import CHAT_KEYS, help_bindings, typing_in_field, welcome_text
+from .session_views import SessionViews
 
 NARROW_BELOW = 100
 """Below this many columns the transcript and the panels take turns (F8)."""
 SHORT_BELOW = 34
 """Below this many rows the step inspector shows only its step line until F7 asks for the table."""
 
-
-class SidePanel(VerticalScroll, can_focus=False):
-    """Chart, statistics and controls. Not a focus stop itself: Tab goes straight to the controls in it."""
+__all__ = ["ChatScreen", "SidePanel", "NARROW_BELOW", "SHORT_BELOW"]
 
 
-class ChatScreen(ChatActions):
+class ChatScreen(GammaScreen):
     """See the module docstring. `app` must be a GammaTuneApp (for themes and the export folder).
 
-    Its state, widgets and subtitle are declared in `ChatBase` (chat_base.py);
     `recorder`, if set, gets every event of every turn; the screen closes it,
     and the source, when it goes.
     """
@@ -81,7 +71,6 @@ class ChatScreen(ChatActions):
     HELP_TITLE = "chat"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]
-
     BINDINGS = [
         Binding("escape", "stop", "Stop"),
         *help_bindings(),
@@ -104,30 +93,75 @@ class ChatScreen(ChatActions):
         Binding("ctrl+right", "step_select(1)", "Next step", show=False, priority=True),
     ]
 
+    # the screen's state; the watchers below redraw what shows it (set them, never draw by hand)
+    ready: var[bool] = var(False, init=False)
+    """The source is prepared: a prompt starts at once (before, it waits as `queued_prompt`)."""
+    load_error: var[str] = var("", init=False)
+    """Why the source could not be prepared ('' while it can): the loading line says it."""
+    generating: var[bool] = var(False, always_update=True, init=False)
+    """A turn's worker is running: the subtitle says so; between turns it says how the last one ended."""
+    pace: var[float] = var(0.0, always_update=True, init=False)
+    """The steps a second a live source is held to (0: full speed): the title shows it (F9 sets it)."""
+
+    def __init__(self, source: EventSource, *, recorder: RecordingWriter | None = None,
+                 initial_prompt: str | None = None, name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.source = source
+        self.read_only = bool(source.read_only)
+        self.takes_early_keys = not self.read_only   # what is typed while the screen mounts goes to the prompt
+        self.initial_prompt = initial_prompt
+        self.queued_prompt: str | None = None
+        self.turns = Turns(self, source, recorder)              # its workers: the load, then one turn at a time
+        self.subtitle = Subtitle()
+        self.views = SessionViews(self, source, self.subtitle)   # the log and the widgets that show it
+        self.requests = SourceRequests(self, source, self._show_pace)   # controls, pace, drafter, system prompt
+        self.export = ChatExport(self, self.views.log, source)   # F3 and the copy keys
+        self.load_note = ""              # the load's stages, where the subtitle has no room: under the welcome
+
+    # -- the widgets, and the log they show ------------------------------------------------
+    columns = Child("#main", ChatLayout)
+    column = Child("#left", TranscriptColumn)
+    transcript = Child("#transcript", TokenStream)
+    chart = Child("#chart", AcceptanceChart)
+    stats_panel = Child("#stats", StatsPanel)
+    inspector = Child("#inspector", StepInspector)
+    controls = Child("#controls", ControlsPanel)
+
+    @property
+    def session_log(self) -> SessionLog:
+        return self.views.log
+
+    @property
+    def steps(self) -> list[StepEvent]:
+        """Every step shown, across sessions (the index is the step's number in the transcript)."""
+        return self.views.log.steps
+
+    @property
+    def sessions(self) -> list[RunningStats]:
+        return self.views.log.sessions
+
+    @property
+    def stats(self) -> RunningStats:
+        """The numbers of the session shown last."""
+        return self.views.log.current
+
+    def session_step_total(self, session: int, shown: int) -> int:
+        """Steps in session `session` for the inspector's "step i/n": those shown (a replay knows them all)."""
+        return shown
+
     # -- layout --------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(icon="γ")
-        with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield LoadingLine(id="loading")
-                yield Static(id="welcome")
-                yield TokenStream(id="transcript")
-                yield StepInspector(log=self.session_log, step_total=self.session_step_total, id="inspector")
-                yield PromptInput(placeholder="Type a prompt, Enter sends · Esc stops · F1 help · Ctrl+P commands",
-                                  id="prompt", disabled=self.read_only)
-            with SidePanel(id="side"):
-                yield Label("Panels · F8 back to the transcript", id="panels-hint")
-                yield AcceptanceChart(id="chart")
-                yield Label("Statistics", classes="section")
-                yield StatsPanel(id="stats")
-                yield Label("Controls" + (" (recorded, read-only)" if self.read_only else ""), classes="section")
-                yield ControlsPanel(self.source.settings, self.source.sampling, read_only=self.read_only,
-                                    id="controls")
+        with ChatLayout(id="main", read_only=self.read_only):
+            yield TranscriptColumn(self.views.log, step_total=self.session_step_total, read_only=self.read_only,
+                                   id="left")
+            yield SidePanel(self.source.settings, self.source.sampling, read_only=self.read_only, id="side")
         yield ChatFooter()
 
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
-        self.pace = self.paced.pace if self.paced is not None else 0.0
+        paced = self.requests.paced
+        self.pace = paced.pace if paced is not None else 0.0
         self.set_subtitle(self.source.title)
         self.follow_theme()
         if self.read_only:
@@ -136,20 +170,36 @@ class ChatScreen(ChatActions):
             self.transcript.focus()
         else:
             self.query_one("#prompt", Input).focus()   # it then takes what was typed meanwhile (PromptInput)
-        self.run_worker(lambda: prepare_source(self.source, self.post_message), thread=True, group="prepare",
-                        exit_on_error=False)
+        self.turns.prepare()
 
     def apply_palette(self) -> None:
         gt = self.host.gamma_theme
         self.draw_welcome()
-        self.transcript.set_palette(gt.roles, gt.background, gt.foreground)
-        self.inspector.set_roles(gt.roles)
+        self.column.set_roles(gt.roles, gt.background, gt.foreground)
         self.chart.set_colours(gt.roles, gt.textual.accent or gt.textual.primary)
 
     def draw_welcome(self) -> None:
         demo = "demo" in str(self.source.title)
-        self.query_one("#welcome", Static).update(welcome_text(self.host.gamma_theme.roles,
-                                                               demo=demo, loaded=self.load_note))
+        self.column.show_welcome(welcome_text(self.host.gamma_theme.roles, demo=demo, loaded=self.load_note))
+
+    # -- the title and subtitle (the header draws the screen's `title` and `sub_title`) -------------
+    def set_subtitle(self, text: str) -> None:
+        """Show `text` as the subtitle, fitted to the width (kept whole for a resize)."""
+        self.subtitle.full = one_line(text)
+        self._fit_subtitle()
+
+    def _fit_subtitle(self) -> None:
+        self.sub_title = self.subtitle.fit(self.size.width or self.app.size.width, self.title or "")
+
+    def on_resize(self) -> None:
+        if self.subtitle.showing(self.sub_title or ""):   # not "generating…"
+            self._fit_subtitle()
+
+    def watch_pace(self, pace: float) -> None:
+        """The title: the app's name, and the pace while one holds a live source back."""
+        self.title = f"gammatune · pace {pace_label(pace)}" if pace else "gammatune"
+        if self.subtitle.showing(self.sub_title or ""):   # a longer title: refit
+            self._fit_subtitle()
 
     # -- loading ---------------------------------------------------------------------
     def on_load_progress(self, msg: LoadProgress) -> None:
@@ -162,7 +212,7 @@ class ChatScreen(ChatActions):
             return
         self.ready = True
         if self.subtitle.is_cut:   # too narrow for the stages (80 columns): under the welcome, which a notice covered
-            self.load_note = self.load_times()
+            self.load_note = load_times(self.source.title)   # 'loaded in 9.8 s: imports 4.1 · … s'
             self.draw_welcome()
         if self.read_only:
             self.start_turn(None)
@@ -172,11 +222,9 @@ class ChatScreen(ChatActions):
         if prompt:
             self.start_turn(prompt)
 
-    def watch_pace(self, pace: float) -> None:
-        self.show_pace()
-
     def watch_load_error(self, error: str) -> None:
         self.query_one(LoadingLine).error = error
+        self.query_one(PromptInput).load_error = error
 
     def watch_ready(self, ready: bool) -> None:
         self.query_one(LoadingLine).display = not ready
@@ -184,31 +232,14 @@ class ChatScreen(ChatActions):
             self.set_subtitle(self.source.title)   # now with the load's time by stage
 
     # -- prompts and turns ------------------------------------------------------------
-    @on(Input.Submitted, "#prompt")
-    def _on_prompt(self, event: Input.Submitted) -> None:
-        event.stop()
-        if not event.value.strip():
-            return
-        command = is_system_command(event.value)
-        if self.load_error and not command:
-            self.notify(f"The models did not load: {self.load_error}", severity="error")
-            return
-        if self.generating and not command:
-            self.notify("A generation is running: press Esc to stop it, then send.", severity="warning")
-            return
-        text, notices = self.query_one("#prompt", PromptInput).take_prompt()   # pastes whole, box emptied
-        for notice in notices:
-            self.notify(notice, title="Prompt", severity="warning", timeout=10)
-        if command:
-            self.set_system_prompt(system_command_text(text))
-            return
-        if not text.strip():
-            return
-        if not self.ready:
-            self.queued_prompt = text
+    def on_prompt_input_sent(self, msg: PromptInput.Sent) -> None:
+        if msg.system:
+            self.requests.set_system_prompt(msg.text, self.ready)
+        elif not self.ready:
+            self.queued_prompt = msg.text
             self.notify("The models are still loading; your prompt starts as soon as they are ready.")
-            return
-        self.start_turn(text)
+        else:
+            self.start_turn(msg.text)
 
     def start_turn(self, prompt: str | None) -> None:
         """Run one session of the source in a worker (prompt None: a recording's next session)."""
@@ -216,119 +247,147 @@ class ChatScreen(ChatActions):
             prompt, undecodable = clean_prompt(prompt)
             if undecodable:
                 self.notify(UNDECODABLE_NOTICE, title="Prompt", severity="warning", timeout=10)
-        self.turn_id += 1
-        self.stop_requested = False
-        self._sent = (prompt, len(self.sessions))   # given back to the box if the turn is refused before it starts
+        self.turns.start(prompt, len(self.sessions))
         self.generating = True
-        self.run_worker(lambda: run_turn(self.source, prompt, self.turn_id, self.post_message, self.recorder),
-                        thread=True, group="generate", exit_on_error=False)
 
     def on_turn_done(self, msg: TurnDone) -> None:
-        if msg.turn_id != self.turn_id:
+        if not self.turns.current(msg.turn_id):
             return
-        self.session_log.set_hindsight(msg.hindsight)
+        self.views.log.set_hindsight(msg.hindsight)
         if msg.error:
             self.transcript.add_line(f"[error: {msg.error}]", "info")
             back = self._give_prompt_back()
             self.notify(msg.error + (" Your prompt is back in the box." if back else ""), title="Generation failed",
                         severity="error", timeout=10)
         self.generating = False
-        if self.read_only and self.source.has_next_session and not self.stop_requested:
+        if self.read_only and self.source.has_next_session and not self.turns.stop_requested:
             self.start_turn(None)
 
     def watch_generating(self, generating: bool) -> None:
+        self.query_one(PromptInput).busy = generating
         if generating:
             self.sub_title = "replaying…" if self.read_only else "generating…"   # a recording generates nothing
         else:   # how the last answer ended, and every view drawn to its end
-            self.set_subtitle(self._idle_subtitle())
-            self._flush_views()
+            self.set_subtitle(idle_subtitle(self.subtitle.source_title(self.source.title), self.stats.summary))
+            self.views.flush()
 
     def _give_prompt_back(self) -> bool:
         """A prompt refused before its turn began (too long for the context…) goes back into an empty box."""
-        prompt, sessions = self._sent
-        box = self.query_one("#prompt", PromptInput)
-        if prompt is None or self.read_only or len(self.sessions) != sessions or box.value:
-            return False
-        box.paste(prompt)   # a long one as its marker again
-        return True
+        prompt = self.turns.refused(len(self.sessions))
+        return prompt is not None and not self.read_only and self.column.give_back(prompt)
 
-    # -- events ------------------------------------------------------------------------
+    # -- events, to the views ------------------------------------------------------------
     def on_source_event(self, msg: SourceEvent) -> None:
-        if msg.turn_id != self.turn_id:
-            return
-        self.handle_event(msg.event)
+        if self.turns.current(msg.turn_id):
+            self.handle_event(msg.event)
 
     def on_source_notice(self, msg: SourceNotice) -> None:
-        if msg.turn_id != self.turn_id:
+        if not self.turns.current(msg.turn_id):
             return
         self.notify(msg.notice.text, title=msg.notice.title, severity=msg.notice.severity, timeout=10)
-        self._notes.append(msg.notice.text)   # a line in the transcript, under the turn's separator
+        self.views.notes.append(msg.notice.text)   # a line in the transcript, under the turn's separator
 
     def handle_event(self, ev: Event) -> None:
         """Draw one event (public so replay can redraw a session from a prefix)."""
-        if isinstance(ev, StepEvent):
-            self._on_step(ev)
-        elif isinstance(ev, SessionHeader):
-            self._on_header(ev)
-        elif isinstance(ev, SessionSummary):
-            self._on_summary(ev)
-
-    def _on_header(self, h: SessionHeader) -> None:
-        self.query_one("#welcome").display = False
-        self.subtitle.running_models = (h.target, h.draft)   # the subtitle names them (a drafter may have been switched)
-        self.session_log.add(h, plain=self.source.plain_speed)   # plain decoding measured by a live source
-        self.transcript.begin_session()   # where a replay stepping back rewinds them to
-        self.chart.begin_session()
-        notes, self._notes = self._notes, []
-        system = self.source.system if isinstance(self.source, SystemPromptSource) and not self.read_only else ""
-        self._system_shown = write_turn_heading(self.transcript, h, system=system, system_shown=self._system_shown,
-                                                notes=notes)
-
-    def _on_step(self, ev: StepEvent) -> None:
-        log = self.session_log
-        idx = len(log.steps)
-        change = ""
-        if ev.settings_changed:   # a mark where the new settings begin (kept by the HTML export too)
-            prev = log.steps[idx - 1] if idx > log.current_start else None
-            before = sampling_in_force(log.current.header, log.current_steps())
-            change = change_mark(prev, ev, before)
-            self.transcript.append(f" {change} ", "info", step=idx)
-        log.add(ev)
-        self.transcript.push_step(ev, idx)
-        self.chart.add_step(ev.accepted, ev.gamma, len(ev.drafted), ev.settings_changed)
-        if ev.settings_changed:
-            self.controls.note_applied(change.strip("⟦⟧"))
-        self.stats_panel.show(self.stats)
-        self.inspector.step_added()
-
-    def _on_summary(self, s: SessionSummary) -> None:
-        self.session_log.add(s)
-        self.stats_panel.show(self.stats, now=True)
-        if s.stop_reason == "stopped":
-            self.transcript.append(" ⏹", "info")
-        elif s.stop_reason == "error" and s.error:
-            self.transcript.add_line(f"[error: {s.error}]", "info")
+        self.views.draw(ev)
 
     def redraw_session(self, events: Iterable[Event]) -> None:
         """Redraw the current session from `events` (its header first): a replay stepping back."""
-        events = list(events)
-        self.transcript.rewind_session()
-        self.chart.rewind_session()
-        self.session_log.drop_current()
-        # the header re-enters the session (and its separator) exactly as before
-        for ev in events:
+        self.views.rewind()
+        for ev in events:   # the header re-enters the session (and its separator) exactly as before
             self.handle_event(ev)
-        self._flush_views()
+        self.views.flush()
+
+    # -- from the widgets, to the source -----------------------------------------------------
+    def on_controls_panel_changed(self, msg: ControlsPanel.Changed) -> None:
+        self.requests.controls_changed(msg, self.generating)
+
+    def select_step(self, index: int | None) -> None:
+        """Pin the inspector on global step `index` (None: follow the latest step again)."""
+        self.column.select_step(index)
+
+    def set_method(self, method: str) -> None:
+        """Switch policy (the palette's "Method:" entries)."""
+        self.controls.choose_method(method)
+
+    def set_drafter(self, name: str) -> None:
+        """Between turns: the next answer drafts with `name`; the subtitle names each answer's drafter from now on."""
+        if self.requests.set_drafter(name):
+            self.subtitle.drafter_switched = True
+
+    def _show_pace(self, pace: float) -> None:
+        self.pace = pace   # the title follows (watch_pace)
+
+    # -- the keys (BINDINGS) and the palette -------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "pace":
+            return self.requests.paced is not None
+        return True
+
+    def action_stop(self) -> None:
+        if self.generating:
+            self.turns.stop()
+            self.sub_title = "stopping…"
+        elif not self.column.following:
+            self.select_step(None)
+
+    def action_step_select(self, delta: int) -> None:
+        if typing_in_field(self.app):
+            raise SkipAction()   # Ctrl+←/→ move by word in a field that holds text
+        self.column.step_by(delta)
+
+    def action_pace(self, direction: int = 1) -> None:
+        self.requests.step_pace(direction)
+
+    def action_export_html(self) -> Path | None:
+        return self.export.export_html()
+
+    def action_copy_answer(self) -> str:
+        return self.export.copy_answer()
+
+    def action_copy_transcript(self) -> str:
+        return self.export.copy_transcript()
+
+    def action_show_load_times(self) -> None:
+        text = load_times(self.source.title)
+        self.notify(text or "No load times: this source loaded no models.", title="Load times", timeout=10)
+
+    def action_toggle_shade(self) -> None:
+        self.transcript.toggle_shade()
+
+    def action_toggle_history(self) -> None:
+        self.chart.full_history = not self.chart.full_history
+
+    def action_toggle_inspector(self) -> None:
+        """Tall screens: shown / hidden. Short ones: step line → whole table → hidden → step line."""
+        self.inspector.toggle_shown(short=self.has_class("-short"))
+
+    def action_toggle_panels(self) -> None:
+        self.columns.toggle_panels()
+
+    def focus_next(self, selector: str | type[Widget] = "*") -> Widget | None:
+        return self.columns.tab(1) if selector == "*" else super().focus_next(selector)
+
+    def focus_previous(self, selector: str | type[Widget] = "*") -> Widget | None:
+        return self.columns.tab(-1) if selector == "*" else super().focus_previous(selector)
+
+    def system_commands(self) -> Iterable[SystemCommand]:
+        """This screen's entries in the command palette (the app adds help, themes and quit)."""
+        yield SystemCommand("Stop generation", "End the running generation at the next step (Esc)", self.action_stop)
+        yield from self.export.commands()
+        yield SystemCommand("Show load times", "Where loading the models spent its time, stage by stage",
+                            self.action_show_load_times)
+        yield SystemCommand("Toggle confidence shading", "Shade draft tokens by the draft's confidence (F4)",
+                            self.action_toggle_shade)
+        yield SystemCommand("Toggle chart history", "Last steps or the whole session in the chart (F5)",
+                            self.action_toggle_history)
+        yield SystemCommand("Toggle step inspector", "Show or hide the step inspector (F7)",
+                            self.action_toggle_inspector)
+        yield from self.columns.panel_commands()
+        yield SystemCommand("Inspect latest step", "Let the inspector follow the newest step again",
+                            lambda: self.select_step(None))
+        yield from self.columns.focus_commands()
+        yield from self.requests.commands(self.set_drafter, self.set_method)
 
     def on_unmount(self) -> None:
-        if self.generating:
-            try:
-                self.source.stop()
-            except Exception:
-                pass
-        if self.recorder is not None:
-            self.recorder.close()
-        try:
-            self.source.close()
-        except Exception:  # shutting down: nothing useful to report
-            pass
+        self.turns.close(running=self.generating)

@@ -1,6 +1,6 @@
 """The copy keys' one way to the clipboard: Textual's (OSC 52), and a notice saying what went and how.
 
-Chat, replay and compare copy different text (chat_actions.py, compare_copy.py)
+Chat, replay and compare copy different text (chat_export.py, compare_copy.py)
 but hand it over, and tell the user, the same way.
 """
 

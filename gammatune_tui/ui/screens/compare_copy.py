@@ -1,6 +1,6 @@
 """The compare screen's copy keys: one method's answer (Ctrl+Y) or every method's (Ctrl+T), as plain text.
 
-As in chat and replay (chat_actions.py), through Textual's clipboard (OSC 52);
+As in chat and replay (chat_export.py), through Textual's clipboard (OSC 52);
 the text comes from render/plain_text.py. Ctrl+Y takes the method last
 chosen — by a click on its pane's transcript or brought into view with 1–9 —
 while its pane is on screen, else the leftmost pane: with sampling the

@@ -66,7 +66,7 @@ class ReplayChatScreen(ChatScreen):
 
     # -- drawing, guarded against events overtaken by a step back --------------------------
     def on_source_event(self, msg: SourceEvent) -> None:
-        if msg.turn_id != self.turn_id:
+        if not self.turns.current(msg.turn_id):
             return
         msg.prevent_default()
         ev = msg.event

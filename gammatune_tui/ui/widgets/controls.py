@@ -351,6 +351,12 @@ class ControlsPanel(Vertical):
                 inp.value = value
             self._set_error(name, "")
 
+    def choose_method(self, method: str) -> None:
+        """Switch the policy as if picked in the list (the palette's "Method:" entries); a recording's stay."""
+        if not self.read_only:
+            self.submit("method", method)
+            self.show_settings(self.settings)
+
     def note_applied(self, change: str) -> None:
         """Say where the last change took effect, as the transcript's mark does: 'step 7: γ0 4 → 6'."""
         self.query_one("#ctl-status", Label).update(Text(f"applied at {change}"))

@@ -26,6 +26,10 @@ kept around the paste. A marker the user edited away sends nothing of its
 paste, and the screen says so (`expand_pastes`'s notices): nothing is
 dropped without a notice.
 
+Enter is decided here too: the box refuses, with a notice, a prompt while
+the models failed to load (`load_error`) or while a turn runs (`busy`; a
+`/system` command goes through), both set down by the screen, and posts
+what is to be sent up as `Sent` (the pastes in place, the box emptied).
 `clean_prompt` is what the screen sends: undecodable bytes as U+FFFD.
 """
 
@@ -35,6 +39,8 @@ import re
 from typing import Any
 
 from textual import events
+from textual.message import Message
+from textual.widgets import Input
 
 from ..paste_filter import ESC, SHOWN_ESC
 from .key_order import OrderedKeys
@@ -106,9 +112,41 @@ def clean_prompt(text: str) -> tuple[str, bool]:
 class PromptInput(OrderedKeys):
     """The chat's prompt (see the module docstring). `pastes` holds the multi-line pastes its markers stand for."""
 
+    class Sent(Message):
+        """Enter with something to send: a prompt, or (`system`) the text of a `/system` command."""
+
+        def __init__(self, text: str, system: bool = False) -> None:
+            super().__init__()
+            self.text = text
+            self.system = system
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.pastes: list[str] = []
+        self.load_error = ""
+        """Why the models did not load ('' while they may): a prompt is refused with it (set by the screen)."""
+        self.busy = False
+        """A turn is running: a prompt is refused until Esc has stopped it (set by the screen)."""
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter: refused with a notice, or posted up as `Sent` and the box emptied (see the module docstring)."""
+        event.stop()
+        if not event.value.strip():
+            return
+        command = is_system_command(event.value)
+        if self.load_error and not command:
+            self.notify(f"The models did not load: {self.load_error}", severity="error")
+            return
+        if self.busy and not command:
+            self.notify("A generation is running: press Esc to stop it, then send.", severity="warning")
+            return
+        text, notices = self.take_prompt()   # pastes whole, box emptied
+        for notice in notices:
+            self.notify(notice, title="Prompt", severity="warning", timeout=10)
+        if command:
+            self.post_message(self.Sent(system_command_text(text), system=True))
+        elif text.strip():
+            self.post_message(self.Sent(text))
 
     def _on_paste(self, event: events.Paste) -> None:
         event.stop()

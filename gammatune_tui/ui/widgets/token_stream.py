@@ -344,6 +344,12 @@ class TokenStream(ScrollView, can_focus=True):
         self._cache.clear()
         self.refresh()
 
+    def toggle_shade(self) -> None:
+        """F4: draft tokens shaded by the draft's confidence, or not; a notice says which."""
+        self.shade = not self.shade
+        self.notify("Draft tokens shaded by the draft's confidence" if self.shade else "Confidence shading off",
+                    timeout=2)
+
     def watch_selected_step(self, old: int | None, new: int | None) -> None:
         for s in (old, new):
             if s is not None and s in self.wrapped.step_lines:
