@@ -27,14 +27,13 @@ from ...engine.policies.step_rule import plan_window
 from ..results import RunRecord
 from ..sim.cost_model import CostModel
 from ..sim.session_play import SessionPlay
-from ..sim.head_trace import HeadTrace
-from ..sim.lookup_trace import LookupTrace
+from ..sim.sim_trace import ChainTrace
 from ..sim.simulate import Trace, TraceTooShallow
 
 NAME = "llama.cpp"
 
 
-def _token(trace: Trace | LookupTrace | HeadTrace, n: int, k: int, miss: int) -> tuple[int, float] | None:
+def _token(trace: Trace | ChainTrace, n: int, k: int, miss: int) -> tuple[int, float] | None:
     """The k-th drafted token of a window starting at position n (k from 0), and its top probability; `miss` is the
     window's first disagreeing position (−1: none yet): after it the draft follows its own off-path proposals.
     A trace that holds a whole chain per position (a head's, prompt lookup's) gives the chain's k-th token, or None
@@ -58,7 +57,7 @@ def _token(trace: Trace | LookupTrace | HeadTrace, n: int, k: int, miss: int) ->
     return off[j], tops[miss][j]
 
 
-def play(trace: Trace | LookupTrace | HeadTrace, n_max: int, n_min: int, p_min: float,
+def play(trace: Trace | ChainTrace, n_max: int, n_min: int, p_min: float,
          max_new_tokens: int | None = None,
          cost: CostModel | None = None) -> RunRecord:
     """One session under llama.cpp's rule; priced by `cost`, every draft forward counted (kept or not)."""
@@ -100,7 +99,7 @@ def play(trace: Trace | LookupTrace | HeadTrace, n_max: int, n_min: int, p_min: 
     return rec
 
 
-def run(traces: Sequence[Trace | LookupTrace | HeadTrace], n_max: int, n_min: int, p_min: float, max_new: int,
+def run(traces: Sequence[Trace | ChainTrace], n_max: int, n_min: int, p_min: float, max_new: int,
         cost: CostModel) -> list[RunRecord]:
     return [play(t, n_max, n_min, p_min, max_new, cost) for t in traces]
 

@@ -16,8 +16,7 @@ from typing import Any
 from ...engine.common.names import BY_SOURCE, head_source
 from ...engine.common.pair import ModelPair
 from ..sim import simulate as sim
-from ..sim.head_trace import HeadTrace
-from ..sim.lookup_trace import LookupTrace
+from ..sim.sim_trace import ChainTrace
 from ..sim.trace_kinds import kind_of, trace_kind
 
 
@@ -70,7 +69,7 @@ def record_greedy(pair: ModelPair, prompt_id: str, ids: list[int], max_new_token
                                           source.params(), header_s)
 
 
-def run_stats(trace: sim.Trace | LookupTrace | HeadTrace) -> tuple[int, int, list[int]]:
+def run_stats(trace: sim.Trace | ChainTrace) -> tuple[int, int, list[int]]:
     """(agreeing positions, positions, accepted per step when each step drafts until the source's first miss)."""
     agree = sum(a == b for a, b in zip(trace.draft_ids, trace.tokens))
     if isinstance(trace, sim.Trace):

@@ -66,4 +66,14 @@ class SimTrace(Protocol):
         """The saved form (`trace_kinds.trace_from_json` reads it back)."""
 
 
-__all__ = ["SimTrace"]
+class ChainTrace(SimTrace, Protocol):
+    """A trace that keeps the source's whole proposal from every position (a head's chain, prompt lookup's copy),
+    rather than a draft model's one token and its off-path proposals: what llama.cpp's rule and the doctor's run
+    statistics read of it, without naming the kinds."""
+
+    proposals: list[list[int]]   # position n → the proposal after prompt + tokens[:n] ([]: none)
+    tops: list[list[float]]      # each proposed token's top-1 probability (a stand-in for prompt lookup)
+    depth: int                   # the longest proposal recorded
+
+
+__all__ = ["ChainTrace", "SimTrace"]

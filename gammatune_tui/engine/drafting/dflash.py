@@ -30,7 +30,6 @@ seen the first block yet), and so on.
 from __future__ import annotations
 
 import inspect
-import json
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +40,7 @@ from . import Draft, DraftSource, SourceContext, chain_draft
 from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
+from .head_files import head_config
 from ...errors import InvalidParameter, ModelLoadError
 
 if TYPE_CHECKING:
@@ -69,14 +69,8 @@ def _fail(root: Path, why: str) -> InvalidParameter:
 
 def read_config(folder: str) -> dict[str, Any]:
     """The drafter's config.json, or one line: not a folder, no config, not a DFlash drafter's."""
-    root = Path(folder).expanduser()
-    try:
-        cfg = json.loads((root / "config.json").read_text())
-    except FileNotFoundError:
-        raise _fail(root, "no config.json there (give the folder a DFlash drafter was downloaded to)") from None
-    except (OSError, ValueError) as e:
-        raise _fail(root, f"config.json is unreadable ({e})") from None
-    archs = cfg.get("architectures") if isinstance(cfg, dict) else None
+    root, cfg = head_config(folder, "DFlash drafter", "the folder a DFlash drafter was downloaded to")
+    archs = cfg.get("architectures")
     if isinstance(archs, list) and ZLAB2 in archs:
         raise _fail(root, "z-lab's DFlash2 (a convolution and a candidate selector over the block) is not read "
                           "yet; its DFlash drafters and transformers' format are")
@@ -84,7 +78,7 @@ def read_config(folder: str) -> dict[str, Any]:
         # z-lab's format: its fields over the Qwen3 config's, in transformers' names
         cfg = {**{k: v for k, v in cfg.items() if k not in ("dflash_config", "auto_map", "architectures")},
                **cfg["dflash_config"], "model_type": MODEL_TYPE, "zlab": True}
-    if not isinstance(cfg, dict) or cfg.get("model_type") != MODEL_TYPE:
+    if cfg.get("model_type") != MODEL_TYPE:
         raise _fail(root, f"config.json is not a DFlash drafter's (model_type {MODEL_TYPE!r}, or z-lab's {ZLAB})")
     if not (root / "model.safetensors").is_file():
         raise _fail(root, "no model.safetensors there (gammatune reads safetensors only)")

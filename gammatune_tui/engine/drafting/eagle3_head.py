@@ -40,6 +40,7 @@ import torch
 from torch import nn
 
 from ...errors import InvalidParameter
+from .head_files import head_config
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
@@ -96,14 +97,8 @@ def _header(path: Path) -> dict[str, Any]:
 
 def read_spec(folder: str | Path) -> HeadSpec:
     """The head's config, or one line: not a folder, no config, not an EAGLE-3 config."""
-    root = Path(folder).expanduser()
-    try:
-        cfg = json.loads((root / "config.json").read_text())
-    except FileNotFoundError:
-        raise _fail(root, "no config.json there (give the folder an EAGLE-3 head was downloaded to)") from None
-    except (OSError, ValueError) as e:
-        raise _fail(root, f"config.json is unreadable ({e})") from None
-    if not isinstance(cfg, dict) or not is_eagle3_config(cfg):
+    root, cfg = head_config(folder, "EAGLE-3 head", "the folder an EAGLE-3 head was downloaded to")
+    if not is_eagle3_config(cfg):
         raise _fail(root, f"config.json is not an EAGLE-3 head's (architectures {SAFEAILAB_ARCH} or "
                           f"speculators_model_type {SPECULATORS_TYPE!r})")
     speculators = cfg.get("speculators_model_type") == SPECULATORS_TYPE

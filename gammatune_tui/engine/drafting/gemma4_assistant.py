@@ -34,7 +34,6 @@ Two differences from transformers, both on purpose:
 
 from __future__ import annotations
 
-import json
 import weakref
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from . import Draft, DraftSource, SourceContext, chain_draft
 from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
+from .head_files import head_config
 from ...errors import InvalidParameter, ModelLoadError
 
 MODEL_TYPES = ("gemma4_assistant", "gemma4_unified_assistant")
@@ -64,14 +64,8 @@ def _fail(root: Path, why: str) -> InvalidParameter:
 
 def read_config(folder: str) -> dict[str, Any]:
     """The assistant's config.json, or one line: not a folder, no config, not an assistant's, no safetensors."""
-    root = Path(folder).expanduser()
-    try:
-        cfg = json.loads((root / "config.json").read_text())
-    except FileNotFoundError:
-        raise _fail(root, "no config.json there (give the folder the assistant was downloaded to)") from None
-    except (OSError, ValueError) as e:
-        raise _fail(root, f"config.json is unreadable ({e})") from None
-    if not isinstance(cfg, dict) or cfg.get("model_type") not in MODEL_TYPES:
+    root, cfg = head_config(folder, "Gemma 4 assistant", "the folder the assistant was downloaded to")
+    if cfg.get("model_type") not in MODEL_TYPES:
         raise _fail(root, f"config.json is not a Gemma 4 assistant's (model_type {' or '.join(MODEL_TYPES)})")
     if not any((root / f).is_file() for f in ("model.safetensors", "model.safetensors.index.json")):
         raise _fail(root, "no model.safetensors there (gammatune reads safetensors only)")

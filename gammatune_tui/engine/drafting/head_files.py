@@ -1,0 +1,32 @@
+"""A head's folder, read the one way every head reads it: its config.json, or one line saying what is wrong.
+
+EAGLE-3, DFlash and the Gemma 4 assistant each ship as a folder of their own
+beside the target. Each refuses a folder without a config.json, or with one
+that is not JSON, in the same words and before any weights load; each then
+checks its own fields. Kept here so the three say it alike and no source file
+repeats the reading.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ...errors import InvalidParameter
+
+
+def head_config(folder: str | Path, what: str, hint: str) -> tuple[Path, dict[str, Any]]:
+    """(the folder, its config.json as a dict), or one line `{what} {folder}: …`; `hint` says which folder to give
+    when there is no config.json (e.g. "the folder an EAGLE-3 head was downloaded to")."""
+    root = Path(folder).expanduser()
+    try:
+        cfg = json.loads((root / "config.json").read_text())
+    except FileNotFoundError:
+        raise InvalidParameter(f"{what} {root}: no config.json there (give {hint})") from None
+    except (OSError, ValueError) as e:
+        raise InvalidParameter(f"{what} {root}: config.json is unreadable ({e})") from None
+    return root, cfg if isinstance(cfg, dict) else {}
+
+
+__all__ = ["head_config"]
