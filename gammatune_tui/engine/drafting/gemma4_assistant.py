@@ -189,7 +189,8 @@ class Gemma4AssistantSource(DraftSource):
             self.row = rows.hidden[-1, 0]
         self.kv = dict(zip(self.types, rows.kv))
         # the keys' length, not rows.end: past a target's KV-sharing layers the prefill keeps the last row only
-        self.end = int(rows.kv[0][0].shape[-2])
+        # (the longest layer's: a sliding layer's cache may keep its window only)
+        self.end = max(int(keys.shape[-2]) for keys, _ in rows.kv)
 
     def _step(self, token: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """One assistant forward at the bonus position: (logits (V,) in float32, its projected hidden state)."""
