@@ -24,6 +24,10 @@ FAMILIES: dict[str, dict] = {
                         n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=32,
                         qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=16, n_group=1, topk_group=1,
                         num_key_value_heads=4),
+    # GLM-4.7-Flash's shape (glm4_moe_lite): MLA attention and routed experts, the head at model.layers.N
+    "glm4_moe_lite": dict(num_nextn_predict_layers=1, n_routed_experts=4, num_experts_per_tok=2,
+                          moe_intermediate_size=32, n_shared_experts=1, kv_lora_rank=16, q_lora_rank=32,
+                          qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=16, num_key_value_heads=4),
 }
 VOCAB = 260   # the byte tokenizer's 259 tokens fit: the folders run from the command line too
 
@@ -38,7 +42,7 @@ def runs_heads() -> bool:
 
 def _head_names(family: str, n: int) -> dict[str, str]:
     """MtpLayer part → the family's checkpoint prefix (n: the target's layer count)."""
-    if family == "deepseek_v3":
+    if family in ("deepseek_v3", "glm4_moe_lite"):
         p = f"model.layers.{n}."
         return {"block": p, "enorm": p + "enorm.", "hnorm": p + "hnorm.", "eh_proj": p + "eh_proj.",
                 "post_norm": p + "shared_head.norm."}
@@ -86,7 +90,7 @@ def write_mtp_checkpoint(family: str, folder: Path, seed: int = 0, *, layers: in
     cfg["num_hidden_layers"] = layers
     if "layer_types" in cfg:
         cfg["layer_types"] = cfg["layer_types"][:layers]
-    if family == "mellum":
+    if family in ("mellum", "glm4_moe_lite"):
         cfg["mlp_layer_types"] = cfg["mlp_layer_types"][:layers]
     (folder / "config.json").write_text(json.dumps(cfg, indent=2))
     if vocab >= VOCAB:
