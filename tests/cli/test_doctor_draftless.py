@@ -6,6 +6,8 @@ was looked up as a model in the hub cache)."""
 
 from __future__ import annotations
 
+import re
+
 import json
 
 import pytest
@@ -44,6 +46,10 @@ def test_an_mtp_head_is_ranked_with_its_acceptance(capsys, tmp_path):
     rows = _rows(out_json)
     assert rows["mtp"]["status"] == "examined" and rows["mtp"]["methods"]
     assert "mtp" in out.split("Drafts ranked")[1].split("α:")[0]   # a ranked row, not a refusal
+    # where the head's step goes (issue 41): its layer and its projection, timed apart, beside the target's pass
+    assert re.search(r"a drafting step: the head's layer [\d.]+ ms \(\d+%\), its projection over 260 tokens "
+                     r"[\d.]+ ms \(\d+%\); the target's one-token pass [\d.]+ ms", out)
+    assert set(rows["mtp"]["step_ms"]) == {"the head's layer", "its projection over 260 tokens"}
 
 
 def test_sampled_sources_without_a_model_are_refused_rows_that_say_where_to_race_them(capsys, tiny_pair_dirs):

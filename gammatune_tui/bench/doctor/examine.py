@@ -40,6 +40,7 @@ from ..sim.cost_model import CostModel
 from . import grid as grid_mod
 from .timing import TIMING_TOKENS, timing_pass
 from .draftless import draft_size, load_args, record_greedy, run_stats, sampled_refusal, source_without_model
+from .step_split import step_split
 from ..sim.oracle import oracle_run, summarize
 from ..sim.trace_sampled import record_sampled_trace
 
@@ -107,6 +108,7 @@ class DraftReport:
     c: float = math.nan                  # T_verify(1) / T_draft per token
     draft_ms: float = math.nan           # per drafted token
     verify_ms: dict[int, float] = field(default_factory=dict)  # k tokens in one target pass
+    step_ms: dict[str, float] = field(default_factory=dict)    # a head's drafting step by part (step_split.py)
     plain_tok_s: float = math.nan        # target-only decoding, timed beside the decoder in the timing pass
     methods: list[MethodResult] = field(default_factory=list)
     best_method: str = ""
@@ -358,6 +360,9 @@ def examine(cand: Candidate, cfg: DoctorConfig, progress: Progress,
         progress(f"traces of {cand.label}", 1)
         measured = record(pair, cfg, progress, plain)
         simulate(report, measured.traces, measured.cost, cfg, measured.passes, measured.prefill_s)
+        if measured.traces:   # a head: where its step goes, part by part
+            first = measured.traces[0]
+            report.step_ms = step_split(pair, list(first.prompt_ids) + list(first.tokens[:8]))
         progress("simulated", 1)
     finally:
         del pair

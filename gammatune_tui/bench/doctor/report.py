@@ -22,6 +22,7 @@ from ...engine.common.sampling_config import SamplingConfig
 from ...engine.events.precision_text import human_bytes
 from .examine import DEFAULT_GAMMA0, Candidate, DraftReport, rank
 from .grid import bound_flags
+from .step_split import split_line
 from ..sim.ranks import gap_ranks
 from ..sim.reference import BEST_FIXED, NO_SKIP, REFERENCES, SIGNAL
 
@@ -107,6 +108,9 @@ def verdict_lines(reports: Sequence[DraftReport]) -> Text:
                        f"γ0={r.best_gamma} over {r.passes} timing passes; "
                        f"no γ policy beats {_x(r.oracle)} with this draft)")
         out.append("\n")
+        if r.step_ms:
+            out.append(Text("  " + split_line(r.step_ms, r.verify_ms), style="dim"))
+            out.append("\n")
     line = verify_cost_line(reports)
     if line:
         out.append(Text(line, style="dim"))

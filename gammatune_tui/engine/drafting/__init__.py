@@ -163,6 +163,12 @@ class DraftSource:
     def observe(self, rows: TargetRows) -> None:
         """The target's rows of positions rows.start … rows.end − 1 (only for a source with `reads`; see above)."""
 
+    def step_parts(self, ids: list[int], served: Served) -> dict[str, Callable[[], object]]:
+        """The parts of one drafting step from `ids`, by name, each a callable that runs that part once and
+        leaves the source as it was: `doctor` times them apart, to show where a head's step goes (its layer
+        against its projection over the vocabulary). {}: a source whose step is not split."""
+        return {}
+
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:  # pragma: no cover - abstract
         raise NotImplementedError

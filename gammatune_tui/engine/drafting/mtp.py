@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import torch
 
@@ -163,6 +163,23 @@ class MtpSource(DraftSource):
             self.waiting = []
             self.last_out = out[-1]
         return self.last_out
+
+    def step_parts(self, ids: list[int], served: Served) -> dict[str, Callable[[], object]]:
+        """A chained step's two parts: the head's layer (one row, rewound after) and its law over the vocabulary
+        (the projection and the softmax; FR-Spec's over its N tokens)."""
+        h = self._catch_up(ids)
+        if h is None:
+            return {}
+        kept, row = self.head.length, h
+
+        def layer() -> object:
+            try:
+                return self.head.extend(row.unsqueeze(0), [ids[-1]])
+            finally:
+                self.head.keep(kept)
+
+        width = self.vocab.size if self.vocab is not None else vocab_width(self.head.model)
+        return {"the head's layer": layer, f"its projection over {width:,} tokens": lambda: self.law(row, served)}
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:
