@@ -71,6 +71,12 @@ def test_at_80_columns_the_sizes_give_way_before_the_names():
     head = ("/tmp/lt3 + dflash, block 4, layers 0/2 (float32, 141 kB + …) · eager runner · loaded in 2.1 s: "
             "imports 0.3 · weights 0.8 s")
     assert fit_subtitle(head, 80).endswith("+ dflash, block 4, layers 0/2 · loaded in 2.1 s")   # the head stays whole
+    # where cutting the start of the names would reach the head, its details give way first ("…ssistant, 2 layers,
+    # 4 centroids" once lost the head's own name at 80 columns)
+    assistant = ("/tmp/g4user/gemma-4-tiny + Gemma 4 assistant, 2 layers, 4 centroids (float32, 651 kB in memory) · "
+                 "eager runner · loaded in 1.4 s: imports 0.2 · tokenizer 0.5 · weights 0.6 s")
+    assert fit_subtitle(assistant, 80) == "gemma-4-tiny + Gemma 4 assistant · loaded in 1.4 s"
+    assert fit_subtitle(assistant, 100) == "…a-4-tiny + Gemma 4 assistant, 2 layers, 4 centroids · loaded in 1.4 s"
 
 
 def test_the_palettes_drafter_entries_say_the_self_draft_note_only_for_self_drafts():

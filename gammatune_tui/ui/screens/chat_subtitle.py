@@ -51,6 +51,14 @@ def _short_names(models: str) -> str:
                       for part in models.split(" + "))
 
 
+def _fewer_head_words(models: str) -> list[str]:
+    """'t + Gemma 4 assistant, 2 layers, 4 centroids' → ['t + Gemma 4 assistant, 2 layers', 't + Gemma 4
+    assistant']: a head's details give way, last first, before its name is cut."""
+    head, sep, words = models.rpartition(" + ")
+    parts = words.split(", ")
+    return [f"{head}{sep}{', '.join(parts[:n])}" for n in range(len(parts) - 1, 0, -1)]
+
+
 def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
     """`text` if the header shows it whole at `width`; else shortened so that the models' names and the
     load's total stay.
@@ -59,9 +67,10 @@ def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
     palette give them), the models' precisions and sizes (`gammatune models`
     and the palette's load times say them), the last answer's tokens and stop
     reason (the statistics show them), the runner, the folders
-    before the names (`HuggingFaceTB/`), then the start of the names (marked
-    "…", so the drafter, named last, stays). The total ("loaded in 9.8 s") is
-    never the part cut.
+    before the names (`HuggingFaceTB/`), a head's details after its name
+    ("…, 2 layers, 4 centroids"), then the start of the names (marked "…", so
+    the drafter, named last, stays). The total ("loaded in 9.8 s") is never
+    the part cut.
     """
     room = width - HEADER_CHROME - len(app_title) - 3
     if width <= 0 or len(text) <= room:
@@ -82,6 +91,10 @@ def fit_subtitle(text: str, width: int, app_title: str = "gammatune") -> str:
         if len(shown) <= room:
             return shown
     keep = room - len(ends[-1]) - 1
+    if keep < len(short.rpartition(" + ")[2]) + 3:   # the cut would reach the drafter: its details go first
+        for fewer in _fewer_head_words(short):
+            if len(fewer + ends[-1]) <= room:
+                return fewer + ends[-1]
     return ("…" + short[-keep:] if keep >= 1 else "…") + ends[-1]
 
 
