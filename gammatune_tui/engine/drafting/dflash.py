@@ -40,7 +40,7 @@ from . import Draft, DraftSource, SourceContext, chain_draft
 from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
-from .head_files import head_config
+from .head_files import head_config, head_folder
 from ...errors import InvalidParameter, ModelLoadError
 
 if TYPE_CHECKING:
@@ -57,10 +57,7 @@ ZLAB_KEYS = {"fc.": "encoder.fc.", "hidden_norm.": "encoder.output_norm_enc."}
 
 
 def _folder(params: dict[str, Any]) -> str:
-    path = str(params.get("dflash_head") or "")
-    if not path:
-        raise InvalidParameter("drafter 'dflash' needs its drafter's folder: --draft dflash:PATH")
-    return path
+    return head_folder(params, "dflash_head", "dflash", "its drafter's folder")
 
 
 def _fail(root: Path, why: str) -> InvalidParameter:

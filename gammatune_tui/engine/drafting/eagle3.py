@@ -32,7 +32,7 @@ from .eagle3_head import Eagle3Head, HeadCache, HeadSpec, check_head, read_spec
 from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
-from ...errors import InvalidParameter
+from .head_files import head_folder
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -50,10 +50,7 @@ _HEADS: "weakref.WeakKeyDictionary[PreTrainedModel, dict[str, tuple[Eagle3Head, 
 
 
 def _folder(params: dict[str, Any]) -> str:
-    path = str(params.get("eagle3_head") or "")
-    if not path:
-        raise InvalidParameter("drafter 'eagle3' needs its head's folder: --draft eagle3:PATH")
-    return path
+    return head_folder(params, "eagle3_head", "eagle3", "its head's folder")
 
 
 def head_of(target: PreTrainedModel, folder: str) -> tuple[Eagle3Head, HeadSpec]:

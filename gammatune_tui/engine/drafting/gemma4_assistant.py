@@ -44,7 +44,7 @@ from . import Draft, DraftSource, SourceContext, chain_draft
 from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
-from .head_files import head_config
+from .head_files import head_config, head_folder
 from ...errors import InvalidParameter, ModelLoadError
 
 MODEL_TYPES = ("gemma4_assistant", "gemma4_unified_assistant")
@@ -52,10 +52,7 @@ TARGET_TYPES = ("gemma4_text", "gemma4_unified_text", "gemma3n_text")   # target
 
 
 def _folder(params: dict[str, Any]) -> str:
-    path = str(params.get("assistant_head") or "")
-    if not path:
-        raise InvalidParameter("drafter 'gemma4-assistant' needs the assistant's folder: --draft gemma4-assistant:PATH")
-    return path
+    return head_folder(params, "assistant_head", "gemma4-assistant", "the assistant's folder")
 
 
 def _fail(root: Path, why: str) -> InvalidParameter:

@@ -29,4 +29,13 @@ def head_config(folder: str | Path, what: str, hint: str) -> tuple[Path, dict[st
     return root, cfg if isinstance(cfg, dict) else {}
 
 
-__all__ = ["head_config"]
+def head_folder(params: dict[str, Any], key: str, source: str, what: str) -> str:
+    """The folder a source's parameter `key` names, or one line: `drafter 'eagle3' needs its head's folder:
+    --draft eagle3:PATH` (`what`: "its head's folder")."""
+    path = str(params.get(key) or "")
+    if not path:
+        raise InvalidParameter(f"drafter {source!r} needs {what}: --draft {source}:PATH")
+    return path
+
+
+__all__ = ["head_config", "head_folder"]
