@@ -36,6 +36,7 @@ from ..session.replay import ReplaySource
 from ..session.source import EventSource
 from .screens.base import GammaScreen
 from .screens.chat import ChatScreen
+from .screens.clipboard import saved_with_notice
 from .screens.compare import CompareScreen
 from .screens.help import HelpScreen, typing_in_field
 from .screens.replay import ReplayChatScreen
@@ -196,15 +197,13 @@ class GammaTuneApp(App):
         return path
 
     def action_screenshot_svg(self) -> str | None:
-        try:
+        def write() -> str:
             target = self.export_path(".svg")
-            path = self.save_screenshot(filename=target.name, path=str(target.parent))
-        except OSError as exc:
-            self.notify(f"Could not save the screenshot in {self.export_dir}: {exc.strerror or exc}",
-                        severity="error")
-            return None
-        self.notify(f"Screenshot saved to {path}", title="Screenshot", timeout=8)
-        return path
+            return self.save_screenshot(filename=target.name, path=str(target.parent))
+
+        saved = saved_with_notice(self, write, "Could not save the screenshot", self.export_dir,
+                                  "Screenshot saved to", "Screenshot")
+        return str(saved) if saved is not None else None
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The main screen's own commands, then help, screenshot, themes and quit.

@@ -25,7 +25,7 @@ from ...session.source import EventSource
 from ..widgets.stats_panel import render_stats
 from ..widgets.token_stream import TokenStream
 from .base import GammaScreen
-from .clipboard import copy_with_notice
+from .clipboard import copy_with_notice, saved_with_notice
 from .help import colour_key
 
 
@@ -59,17 +59,17 @@ class ChatExport:
     def export_html(self) -> Path | None:
         """F3: the transcript, legend, settings and statistics as a new .html file in the export folder."""
         screen, host = self.screen, self.screen.host
-        try:
+
+        def write() -> Path:
             path = host.export_path(".html")
             before, after = self.parts()
             transcript = screen.query_one("#transcript", TokenStream)
             path.write_text(transcript.export_html(before=before, after=after), encoding="utf-8")
-        except OSError as exc:
-            screen.notify(f"Could not write the export in {host.export_dir}: {exc.strerror or exc}",
-                          severity="error")
-            return None
-        screen.notify(f"Transcript saved to {path}", title="Export", timeout=8)
-        return path
+            return path
+
+        saved = saved_with_notice(screen, write, "Could not write the export", host.export_dir, "Transcript saved to",
+                                  "Export")
+        return Path(saved) if saved is not None else None
 
     def copy_answer(self) -> str:
         """Ctrl+Y: the last answer as plain text (returned: tests read it)."""
