@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from clihelpers import assert_one_line, invoke
@@ -83,3 +85,15 @@ def test_a_head_beside_another_drafter_is_one_line(capsys, tiny_pair_dirs, heads
     code, out, err = invoke(["run", "--target", str(tiny_pair_dirs[0]), "--draft", f"eagle3:{heads['safeailab']}",
                              "--drafter", "prompt-lookup", "--device", "cpu", "-n", "4", "x"], capsys)
     assert_one_line(code, err)
+
+
+def test_doctor_splits_the_heads_step_into_its_layer_and_its_projection(capsys, tiny_pair_dirs, heads, tmp_path):
+    """Where an EAGLE-3 head's step goes: its layer, and its projection over its reduced vocabulary (the
+    speculators head drafts over every third id), each timed on its own under the verdict."""
+    code, out, err = invoke(["doctor", "--target", str(tiny_pair_dirs[0]), "--drafters",
+                             f"eagle3:{heads['speculators']}", "-n", "12", "--limit", "1", "--device", "cpu",
+                             "--threads", "1", "--json", str(tmp_path / "d.json")], capsys)
+    assert code == 0, err
+    v = len(range(0, 260, 3))
+    assert re.search(rf"a drafting step: the head's layer [\d.]+ ms \(\d+%\), its projection over {v} tokens "
+                     r"[\d.]+ ms \(\d+%\)", out)

@@ -23,7 +23,7 @@ the target's law whatever the head proposes (exact at every temperature).
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -132,6 +132,29 @@ class Eagle3Source(DraftSource):
         full = torch.full((self.width,), float("-inf"), device=h.device)
         full[self.head.to_target] = self.head.logits(h)
         return torch.softmax(full, dim=-1) if served.greedy else served.probs(full.unsqueeze(0))[0]
+
+    def step_parts(self, ids: list[int], served: Served) -> dict[str, Callable[[], object]]:
+        """A chained step's two parts: the head's layer (one position, its cache cropped back after) and its law
+        over its reduced vocabulary (the projection, mapped into the target's ids by d2t, and the softmax)."""
+        with torch.inference_mode():
+            h = self._catch_up(ids)
+        if h is None:
+            return {}
+        kept, row = self.done, h
+
+        def layer() -> object:
+            with torch.inference_mode():
+                try:
+                    return self.head.step(row.unsqueeze(0), torch.tensor([ids[-1]], device=row.device), self.cache,
+                                          kept)
+                finally:
+                    self.cache.crop(kept)
+
+        def law() -> object:
+            with torch.inference_mode():
+                return self._law(row, served)
+
+        return {"the head's layer": layer, f"its projection over {len(self.head.to_target):,} tokens": law}
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:
