@@ -3,6 +3,8 @@ engine's syntax, the pair's title, and a drafter for another target in one line.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from clihelpers import assert_one_line, invoke
@@ -53,3 +55,13 @@ def test_the_title_names_it_and_a_drafter_for_another_target_is_one_line(capsys,
     code, out, err = invoke(["run", "x", "--target", str(tiny_pair_dirs[0]), "--draft", f"dflash:{deep}", "-n", "4"],
                             capsys)
     assert_one_line(code, err, "reads target layers [0, 5], the target has 2 layers")
+
+
+def test_doctor_splits_a_block_into_the_drafters_forward_and_the_targets_head(capsys, tiny_pair_dirs, drafter,
+                                                                              tmp_path):
+    code, out, err = invoke(["doctor", "--target", str(tiny_pair_dirs[0]), "--drafters", f"dflash:{drafter}",
+                             "-n", "12", "--limit", "1", "--device", "cpu", "--threads", "1",
+                             "--json", str(tmp_path / "d.json")], capsys)
+    assert code == 0, err
+    assert re.search(r"a drafting step: the drafter's forward over a block of 4 [\d.]+ ms \(\d+%\), the target's "
+                     r"head over its 3 drafted positions [\d.]+ ms \(\d+%\)", out)

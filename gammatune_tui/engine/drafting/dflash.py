@@ -32,7 +32,7 @@ from __future__ import annotations
 import inspect
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -245,6 +245,10 @@ class DFlashSource(DraftSource):
     def _block_logits(self, anchor: int, anchor_pos: int) -> torch.Tensor:
         """One forward: the waiting rows into the cache as context, then `[anchor, mask …]` from `anchor_pos`; the
         block's logits (block_size − 1, V) in float32. The block's own entries leave the cache again."""
+        return self._logits(self._block(anchor, anchor_pos))
+
+    def _block(self, anchor: int, anchor_pos: int) -> torch.Tensor:
+        """The drafter's forward (`_block_logits` before the head): the block's output rows (1, block_size, H)."""
         dev = next(self.model.parameters()).device
         n = len(self.waiting)
         width = self.model.encoder.fc.in_features
@@ -257,10 +261,34 @@ class DFlashSource(DraftSource):
         self.cache.crop(-self.block)   # the block's entries: speculative; the context stays
         self.done += n
         self.waiting = []
+        return out
+
+    def _logits(self, out: torch.Tensor) -> torch.Tensor:
+        """The target's LM head over the block's drafted positions (all but the anchor), scaled as the drafter's
+        format asks: (block_size − 1, V) in float32."""
         head = self.target.get_output_embeddings()
         logits = head(out[0, 1:].to(head.weight.dtype)).float() * self.scales[0]
         cap = self.scales[1]
         return torch.tanh(logits / cap) * cap if cap > 0 else logits
+
+    def step_parts(self, ids: list[int], served: Served) -> dict[str, Callable[[], object]]:
+        """A block's two parts: the drafter's forward over the block, and the target's LM head over its drafted
+        positions (after the waiting context is fed once, so each timed run leaves the cache as it was)."""
+        if not (self.waiting or self.done):
+            return {}
+        with torch.inference_mode():
+            out = self._block(ids[-1], len(ids) - 1)   # feeds the waiting context; later runs feed none
+
+        def block() -> object:
+            with torch.inference_mode():
+                return self._block(ids[-1], len(ids) - 1)
+
+        def head() -> object:
+            with torch.inference_mode():
+                return self._logits(out)
+
+        return {f"the drafter's forward over a block of {self.block}": block,
+                f"the target's head over its {self.block - 1} drafted positions": head}
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:
