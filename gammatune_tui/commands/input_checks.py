@@ -15,7 +15,7 @@ from typing import Optional
 from ..errors import InvalidParameter
 
 MAX_REPEATS = 100   # compare and bench run every method this many times: far beyond a useful spread
-ENGINE_ENV = ("GAMMATUNE_ATTENTION", "GAMMATUNE_COMPILE")
+ENGINE_ENV = ("GAMMATUNE_ATTENTION", "GAMMATUNE_COMPILE", "GAMMATUNE_PACKED_VERIFY")
 
 
 def check_methods_text(methods: Optional[str], flag: str = "--methods") -> None:
@@ -47,12 +47,15 @@ def check_theme(name: Optional[str]) -> None:
 
 
 def check_engine_environment() -> None:
-    """GAMMATUNE_ATTENTION and GAMMATUNE_COMPILE, when set, hold values the engine knows (read as it would)."""
+    """GAMMATUNE_ATTENTION, GAMMATUNE_COMPILE and GAMMATUNE_PACKED_VERIFY, when set, hold values the engine knows
+    (read as it would)."""
     if not any(os.environ.get(k) for k in ENGINE_ENV):
         return   # nothing to check, and no torch to import for it
     import torch
 
+    from ..engine.common.packed_linear import pack_setting
     from ..engine.runners.fixed_step import attention_path, compile_wanted
 
     attention_path()
     compile_wanted(torch.device("cpu"))
+    pack_setting()

@@ -35,7 +35,8 @@ def test_nonsense_flags_areassert_one_line(argv, words, capsys):
     assert_one_line(code, err, *words)
 
 
-@pytest.mark.parametrize("name, value", [("GAMMATUNE_ATTENTION", "bogus"), ("GAMMATUNE_COMPILE", "maybe")])
+@pytest.mark.parametrize("name, value", [("GAMMATUNE_ATTENTION", "bogus"), ("GAMMATUNE_COMPILE", "maybe"),
+                                         ("GAMMATUNE_PACKED_VERIFY", "maybe")])
 @pytest.mark.parametrize("argv", [["run", "x", "-n", "2"], ["doctor"]])
 def test_a_bad_engine_variable_isassert_one_line(name, value, argv, capsys, monkeypatch):
     monkeypatch.setenv(name, value)

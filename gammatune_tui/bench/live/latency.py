@@ -133,6 +133,7 @@ class LatencyRow:
     decode_gbs: float = float("nan")  # step_bytes / decode time
     copy_gbs: float = float("nan")  # the device's measured copy bandwidth (read + write), if given
     bandwidth_pct: float = float("nan")  # decode_gbs as a share of copy_gbs
+    kernel: str = ""  # the matmul path the row ran (engine/common/kernel_path.py): packed or not, per model
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -265,10 +266,16 @@ def measure(name: str, shape: dict[str, Any], device: str = "cpu", dtype: str = 
     """
     import torch
 
+    from ...engine.common.kernel_path import kernel_path
+    from ...engine.common.packed_linear import pack_for_verify
+
     if runner not in RUNNERS:
         raise InvalidParameter(f"unknown runner {runner!r}; expected one of {', '.join(RUNNERS)}")
     row = LatencyRow(name, param_count(shape), device, dtype, context, runner=runner)
     model = build_model(shape, device, dtype, seed)
+    if runner != "transformers":   # gammatune's runners run what load_pair loads: a float32 CPU target packed
+        pack_for_verify(model, torch.device(device), model.dtype)   # where that pays (packed_linear.py)
+    row.kernel = kernel_path(dtype, device, model)
     sync = (lambda: torch.cuda.synchronize(device)) if device.startswith("cuda") else (lambda: None)
     vocab = int(shape["vocab_size"])
     try:

@@ -95,7 +95,7 @@ def environment(pair: ModelPair) -> dict[str, Any]:
         "versions": {**versions(), "python": platform.python_version()},
         "device": str(pair.device),
         "dtype": str(pair.dtype).replace("torch.", ""),
-        "kernel": kernel_path(pair.dtype, pair.device),   # the matmul path a verify runs (its c(k) is the path's)
+        "kernel": kernel_path(pair.dtype, pair.device, pair.target),   # the matmul path a verify runs (its c(k) is the path's)
         "torch_threads": torch.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "cpu_count": os.cpu_count(),

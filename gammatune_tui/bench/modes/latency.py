@@ -102,7 +102,7 @@ def run_latency(console: Console, err: Console, *, device: str, dtype: str, thre
     if interrupted and not measured:
         raise Interrupted(f"0 of {todo} rows measured; {out} not written")
     cut = f" — interrupted after {measured} of {todo} rows" if interrupted else ""
-    kernel = kernel_path(dtype, device)
+    kernel = "; ".join(dict.fromkeys(r.kernel for r in rows if r.kernel and not r.skipped)) or kernel_path(dtype, device)
     print_fitted(console, f"Table 1: ms per token on {device} ({dtype}, {context} tokens in cache, random weights){cut}",
                  latency_columns(rows, ks),
                  caption=f"verify k = one target pass over k tokens, ms; c(k) = verify k ÷ a one-token pass; "

@@ -37,6 +37,7 @@ from ...errors import DraftUnusable, InvalidParameter
 from ..common.names import MODEL_FREE, SELF_FORMATS, SELF_PREFIX, is_self_draft
 from ..common.model_weights import quanto_quantized
 from ..common.pair import SelfDraft
+from ..common.packed_linear import PackedVerifyLinear
 from .quantized import DEFAULT_GROUP, INT4_GROUPS, WeightOnlyLinear
 
 if TYPE_CHECKING:
@@ -108,7 +109,8 @@ def build_self_draft(target: PreTrainedModel, spec: SelfDraftSpec | str) -> tupl
     with torch.no_grad():
         for module in list(draft.modules()):
             for name, child in list(module.named_children()):
-                if type(child) is nn.Linear:   # a subclass (Llama 4's router) has a forward of its own
+                # a subclass (Llama 4's router) has a forward of its own; a packed copy's is nn.Linear's own
+                if type(child) in (nn.Linear, PackedVerifyLinear) and isinstance(child, nn.Linear):
                     q = WeightOnlyLinear(child, spec.kind, spec.group)
                     setattr(module, name, q)
                     swapped.append((module, name, child, q))

@@ -26,6 +26,7 @@ from .model_files import (ModelRef, download_command, from_pretrained, in_local_
                           read_config, with_gguf_converted)
 from ..common.end_of_turn import collect_eos_ids
 from ..common.pair import ModelPair
+from ..common.packed_linear import pack_for_verify, pack_setting
 from ..common.prompt_format import VICUNA_SYSTEM, vicuna_format
 from ..drafting.draft_sources import DrafterSettings, check_source_files, prepare_source
 from .load_stages import LOAD_STAGES, StageClock
@@ -145,6 +146,7 @@ def load_pair(
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InvalidParameter(f"--threads must be a whole number >= 1, got {threads!r}")
     engine = check_engine(engine)
+    pack_setting()   # a bad GAMMATUNE_PACKED_VERIFY is one line before anything loads
     target, draft, vicuna, preset_name, is_demo, drafter_settings, own = settle_pair(target, draft, pair, demo,
                                                                                      drafter)
     lookup = not drafter_settings.loads_draft
@@ -204,6 +206,7 @@ def load_pair(
 
         draft_model, own_draft = build_self_draft(target_model, own)
         clock.lap("self-draft")
+    pack_for_verify(target_model, dev, next(target_model.parameters()).dtype)   # float32 on a CPU: a verify at about a step's price, where it pays
 
     if dev.type == "cpu":
         n = threads
