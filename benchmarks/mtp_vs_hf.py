@@ -19,6 +19,7 @@ that position (its trace over the same text).
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -49,6 +50,7 @@ def main() -> None:
 
     from gammatune_tui.bench.sim.head_trace import record_head_trace
     from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
+    from gammatune_tui.engine.common.packed_linear import pack_for_verify
     from gammatune_tui.engine.common.pair import ModelPair
     from gammatune_tui.engine.drafting import mtp as mtp_module
     from tiny_models import make_byte_tokenizer
@@ -86,7 +88,12 @@ def main() -> None:
             for p in head.model.parameters():
                 p.requires_grad_(False)
         mtp_module._HEADS[target] = head
-        pair = ModelPair(target=target, draft=None, tokenizer=make_byte_tokenizer(), device=torch.device("cpu"),
+        # gammatune's side runs what load_pair loads: a float32 CPU target whose multi-row passes read packed
+        # weights where that pays (engine/common/packed_linear.py); transformers keeps its own, unpacked copy
+        mine_target = copy.deepcopy(target)
+        packing = pack_for_verify(mine_target, torch.device("cpu"), torch.float32)
+        mtp_module._HEADS[mine_target] = head
+        pair = ModelPair(target=mine_target, draft=None, tokenizer=make_byte_tokenizer(), device=torch.device("cpu"),
                          dtype=torch.float32, eos_ids=frozenset({-1}), name_target=family, name_draft="mtp")
         x = torch.tensor([prompt])
         with torch.inference_mode():
@@ -155,10 +162,10 @@ def main() -> None:
         first = {len(prompt) + i: c[0] for i, c in enumerate(trace.proposals) if c}
         both = sorted((set(mine) | set(theirs)) & set(first))
         drafts_equal = bool(both) and all(d.get(p, first[p]) == first[p] for d in (mine, theirs) for p in both)
-        res["families"][family] = {"tokens_per_s": tps, "ratio": tps["g1"] / tps["hf"], "acceptance": acc,
+        res["families"][family] = {"packed": bool(packing), "tokens_per_s": tps, "ratio": tps["g1"] / tps["hf"], "acceptance": acc,
                                    "head_training_agreement": agree, "identical": same,
                                    "drafts_equal": drafts_equal, "positions_compared": len(both)}
-        print(f"| {family} | {tps['hf']:.1f} | {tps['g1']:.1f} | {tps['g1'] / tps['hf']:.2f} | {tps['gplus']:.1f} | "
+        print(f"| {family}{' (packed verify)' if packing else ''} | {tps['hf']:.1f} | {tps['g1']:.1f} | {tps['g1'] / tps['hf']:.2f} | {tps['gplus']:.1f} | "
               f"{acc:.2f} | {'yes' if same else 'NO'} | {'yes' if drafts_equal else 'NO'} ({len(both)} positions) |",
               flush=True)
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
