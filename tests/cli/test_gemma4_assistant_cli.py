@@ -5,6 +5,7 @@ one line before anything runs."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -66,6 +67,18 @@ def test_run_doctor_and_hf_generate(capsys, dirs):
     want = model.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=10)
     got = hf.generate(model, x, draft_model=f"gemma4-assistant:{assistant}", max_new_tokens=10, do_sample=False)
     assert got.tolist() == want.tolist()
+
+
+def test_doctor_splits_the_assistants_step_into_its_layers_and_its_map_into_the_vocabulary(capsys, dirs, tmp_path):
+    """Where the assistant's step goes: its layers, then its centroid head (the scoring of its centroids, and the
+    gather over the chosen centroids' tokens), each timed on its own under the verdict."""
+    target, assistant, _ = dirs
+    code, out, err = invoke(["doctor", "--target", str(target), "--drafters", f"gemma4-assistant:{assistant}",
+                             "-n", "12", "--limit", "1", "--device", "cpu", "--threads", "1",
+                             "--json", str(tmp_path / "d.json")], capsys)
+    assert code == 0, err
+    assert re.search(r"a drafting step: its 2 layers [\d.]+ ms \(\d+%\), its scoring of 4 centroids [\d.]+ ms "
+                     r"\(\d+%\), its gather over the top 1 centroids' 65 tokens \(of 260\) [\d.]+ ms \(\d+%\)", out)
 
 
 def test_the_title_names_it_and_an_assistant_for_another_target_is_one_line(capsys, dirs, tiny_pair_dirs, tmp_path):

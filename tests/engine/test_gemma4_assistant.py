@@ -185,3 +185,32 @@ def test_an_assistant_for_another_target_is_one_line(tmp_path, tiny):
     (wide / "model.safetensors").unlink()
     with pytest.raises(InvalidParameter, match="no model.safetensors there"):
         g4.read_config(str(wide))
+
+
+def test_the_doctors_parts_are_the_assistants_own_forward(tiny):
+    """`doctor` times the assistant's step in parts (its layers; its centroid scoring and gather, or its plain LM
+    head): run one after another they give the forward's own law and projected state, so the parts timed are the
+    step that drafts, not a look-alike."""
+    from gammatune_tui.engine.runners.eager import EagerRunner
+    from gammatune_tui.engine.runners.hidden import TargetRows
+
+    target = tiny[0]
+    served = Served(SamplingConfig())
+    for root, names in ((tiny[1], ["its 2 layers", "its LM head over 260 tokens"]),
+                        (tiny[2], ["its 2 layers", "its scoring of 4 centroids",
+                                   "its gather over the top 1 centroids' 65 tokens (of 260)"])):
+        source = g4.Gemma4AssistantSource(target, g4.assistant_of(target, str(root)))
+        runner = EagerRunner(target)
+        runner.read_target(source.reads)
+        runner.start(64)
+        with torch.inference_mode():
+            runner.prefill(torch.tensor([PROMPT[:-1]]))
+        assert runner.hidden is not None
+        source.observe(TargetRows(0, runner.hidden, tuple(runner.kv(layer) for layer in source.reads.kv)))
+        parts = source.step_parts(PROMPT, served)
+        assert list(parts) == names
+        outs = [run() for run in parts.values()]
+        with torch.inference_mode():
+            logits, state = source._step(PROMPT[-1], source.row)
+        torch.testing.assert_close(outs[0][0, -1], state)
+        torch.testing.assert_close(outs[-1], torch.softmax(logits, -1))
