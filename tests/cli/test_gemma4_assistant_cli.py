@@ -39,13 +39,15 @@ def test_bench_simulates_it_step_exactly_and_prints_each_engines_setting(capsys,
     target, assistant, _ = dirs
     code, out, err = invoke(["bench", "--simulate", "--target", str(target), "--draft", f"gemma4-assistant:{assistant}",
                              "--device", "cpu", "--threads", "1", "--limit", "1", "-n", "12", "--methods",
-                             "specdecode,gammatune", "--gammas", "1,4", "--for", "vllm,sglang,transformers",
+                             "specdecode,gammatune", "--gammas", "1,4", "--for", "vllm,sglang,llama.cpp,transformers",
                              "--out", str(tmp_path / "b.json")], capsys)
     assert code == 0, err
     assert "step-exact: 4/4" in out
     assert f'"method": "mtp", "model": "{assistant}"' in out   # vLLM ≥ 0.21 serves the assistant as MTP
     assert "--speculative-algorithm FROZEN_KV_MTP --speculative-draft-model-path" in out
     assert "assistant_model=AutoModelForCausalLM.from_pretrained(" in out
+    # llama.cpp (common/speculative.cpp at 001d906) runs the assistant's GGUF as the draft-mtp draft model
+    assert re.search(r"llama-server -m target\.gguf -md assistant\.gguf --spec-type draft-mtp --spec-draft-n-max \d", out)
 
 
 def test_run_doctor_and_hf_generate(capsys, dirs):
