@@ -91,3 +91,21 @@ def test_a_block_drafter_runs_its_whole_block_in_sglang_and_is_md_in_llama_cpp(t
     assert "--speculative-num-steps" not in sg
     ll = source_command("llama.cpp", "/t", d, _setting("llama.cpp", 4))
     assert f"-md {tmp_path.name}.gguf --spec-type draft-dflash --spec-draft-n-max 4" in ll
+
+
+# llama.cpp's `--spec-type` names, copied from `common_speculative_type_from_name_map` in common/speculative.cpp at
+# commit 001d906 (ggml-org/llama.cpp)
+LLAMA_CPP_SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-mtp-adaptive", "draft-dflash",
+                        "draft-dspark", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+
+
+def test_every_llama_cpp_name_a_source_prints_is_a_spec_type_llama_cpp_takes():
+    """What `doctor --for llama.cpp` prints after `--spec-type` is a name llama-server parses (the Gemma 4 assistant
+    runs as `draft-mtp` with its GGUF as the draft model); a misspelt type would stop the server at start."""
+    from gammatune_tui.engine.common.names import SOURCES
+
+    names = {s.name: dict(s.serve_as)["llama.cpp"] for s in SOURCES if "llama.cpp" in dict(s.serve_as)}
+    assert names["gemma4-assistant"] == "draft-mtp" and names["dflash"] == "draft-dflash"
+    assert set(names.values()) <= set(LLAMA_CPP_SPEC_TYPES), names
+    line = source_command("llama.cpp", "/m/t", "gemma4-assistant:/h/g4-assistant", _setting("llama.cpp", 3))
+    assert "-md g4-assistant.gguf --spec-type draft-mtp --spec-draft-n-max 3" in line

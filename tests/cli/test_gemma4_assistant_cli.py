@@ -5,6 +5,7 @@ one line before anything runs."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -38,13 +39,15 @@ def test_bench_simulates_it_step_exactly_and_prints_each_engines_setting(capsys,
     target, assistant, _ = dirs
     code, out, err = invoke(["bench", "--simulate", "--target", str(target), "--draft", f"gemma4-assistant:{assistant}",
                              "--device", "cpu", "--threads", "1", "--limit", "1", "-n", "12", "--methods",
-                             "specdecode,gammatune", "--gammas", "1,4", "--for", "vllm,sglang,transformers",
+                             "specdecode,gammatune", "--gammas", "1,4", "--for", "vllm,sglang,llama.cpp,transformers",
                              "--out", str(tmp_path / "b.json")], capsys)
     assert code == 0, err
     assert "step-exact: 4/4" in out
     assert f'"method": "mtp", "model": "{assistant}"' in out   # vLLM ≥ 0.21 serves the assistant as MTP
     assert "--speculative-algorithm FROZEN_KV_MTP --speculative-draft-model-path" in out
     assert "assistant_model=AutoModelForCausalLM.from_pretrained(" in out
+    # llama.cpp (common/speculative.cpp at 001d906) runs the assistant's GGUF as the draft-mtp draft model
+    assert re.search(r"llama-server -m target\.gguf -md assistant\.gguf --spec-type draft-mtp --spec-draft-n-max \d", out)
 
 
 def test_run_doctor_and_hf_generate(capsys, dirs):
@@ -66,6 +69,18 @@ def test_run_doctor_and_hf_generate(capsys, dirs):
     want = model.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=10)
     got = hf.generate(model, x, draft_model=f"gemma4-assistant:{assistant}", max_new_tokens=10, do_sample=False)
     assert got.tolist() == want.tolist()
+
+
+def test_doctor_splits_the_assistants_step_into_its_layers_and_its_map_into_the_vocabulary(capsys, dirs, tmp_path):
+    """Where the assistant's step goes: its layers, then its centroid head (the scoring of its centroids, and the
+    gather over the chosen centroids' tokens), each timed on its own under the verdict."""
+    target, assistant, _ = dirs
+    code, out, err = invoke(["doctor", "--target", str(target), "--drafters", f"gemma4-assistant:{assistant}",
+                             "-n", "12", "--limit", "1", "--device", "cpu", "--threads", "1",
+                             "--json", str(tmp_path / "d.json")], capsys)
+    assert code == 0, err
+    assert re.search(r"a drafting step: its 2 layers [\d.]+ ms \(\d+%\), its scoring of 4 centroids [\d.]+ ms "
+                     r"\(\d+%\), its gather over the top 1 centroids' 65 tokens \(of 260\) [\d.]+ ms \(\d+%\)", out)
 
 
 def test_the_title_names_it_and_an_assistant_for_another_target_is_one_line(capsys, dirs, tiny_pair_dirs, tmp_path):

@@ -23,10 +23,11 @@ from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
 from gammatune_tui.errors import InvalidParameter
 from head_law import two_token_counts
 from test_sampling import N_SAMPLES, chi2_test, joint_law
-from tiny_dflash import as_zlab, write_dflash
+from tiny_dflash import as_zlab, train_dflash, write_dflash
 from tiny_models import make_byte_tokenizer, make_llama
 
 PROMPT = [0, 72, 101, 108, 108, 111, 44, 32, 72, 101]
+TRAIN = [PROMPT, [0, 84, 104, 101, 32], [0, 65, 66, 67], [0, 100, 111, 103, 115]]
 
 
 def _pair(target, eos=frozenset({1})) -> ModelPair:
@@ -96,6 +97,58 @@ def test_the_blocks_are_transformers_dflash_generators(tiny):
     both = sorted(set(ours) & set(theirs))
     assert len(both) >= 8 and all(ours[p] == theirs[p][:len(ours[p])] for p in both)
     assert len(PROMPT) in ours and len(PROMPT) not in theirs
+
+
+def _per_block(pair, root, prompts=TRAIN, n: int = 30) -> float:
+    """Drafts accepted per block at γ = block size − 1 = 3 (one block per step), over the prompts' greedy runs, each
+    checked against `generate`."""
+    accepted = steps = 0
+    for prompt in prompts:
+        dec = SpeculativeDecoder(pair, PolicySettings.build("specdecode", 3), SamplingConfig(),
+                                 drafter=DrafterSettings("dflash", dflash_head=str(root)))
+        events = [e for e in dec.generate(prompt, max_new_tokens=n) if isinstance(e, StepEvent)]
+        x = torch.tensor([prompt])
+        want = pair.target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n)
+        assert [t.id for e in events for t in e.emitted] == want[0, len(prompt):].tolist()
+        accepted, steps = accepted + sum(e.accepted for e in events), steps + len(events)
+    return accepted / steps
+
+
+def test_a_trained_drafter_is_accepted_and_the_wrong_rows_collapse_it(tiny, tmp_path, monkeypatch):
+    """A drafter fitted for seconds on its target's own text (tests/tiny_dflash.train_dflash) has most of each block
+    accepted, where the random one has almost none, and greedy output is still `generate`'s. Fed the wrong rows it
+    collapses, though the output stays exact: the last layer's row before the final norm (transformers' DFlash reads
+    `hidden_states[N]`, after it), each layer's input instead of its output (`hidden_states[id]`), or every row one
+    position late. Those errors never look broken; only acceptance shows them."""
+    from gammatune_tui.engine.drafting import dflash
+    from gammatune_tui.engine.runners.hidden import TargetReads
+
+    target, random = tiny
+    trained = train_dflash(target, write_dflash(tmp_path / "trained", target, layer_ids=(0, 2), block_size=4), TRAIN)
+    pair = _pair(target)
+    right, unfitted = _per_block(pair, trained), _per_block(pair, random)
+    assert right > 2.0 and unfitted < 0.5, (right, unfitted)   # of 3; measured 2.72 and 0.01
+    made = dflash.DFlashSource.__init__
+    wrong: dict[str, float] = {}
+    for name, reads in (("pre-norm", TargetReads(layers=(1,), last=True)), ("inputs", TargetReads(layers=(0, 2)))):
+        def rewired(self, t, m, reads=reads):
+            made(self, t, m)
+            self.reads = reads
+        monkeypatch.setattr(dflash.DFlashSource, "__init__", rewired)
+        wrong[name] = _per_block(pair, trained)
+    monkeypatch.setattr(dflash.DFlashSource, "__init__", made)
+    observe = dflash.DFlashSource.observe
+
+    def late(self, rows):   # position t gets the row of t − 1 (the prompt's first a zero row)
+        seen = self.__dict__.setdefault("_seen", {})
+        for j in range(len(rows)):
+            seen[rows.start + j] = rows.hidden[j]
+        prev = [seen.get(rows.start + j - 1, torch.zeros_like(rows.hidden[0])) for j in range(len(rows))]
+        observe(self, dataclasses.replace(rows, hidden=torch.stack(prev)))
+
+    monkeypatch.setattr(dflash.DFlashSource, "observe", late)
+    wrong["late"] = _per_block(pair, trained)
+    assert max(wrong.values()) < 1.0, (right, wrong)   # measured 0.06, 0.07 and 0.11
 
 
 def test_sampled_output_follows_the_targets_law(tmp_path):

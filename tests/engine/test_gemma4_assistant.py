@@ -75,6 +75,32 @@ def test_greedy_is_generates_and_the_trained_assistant_is_accepted(tiny):
     assert sum(e.accepted for e in steps) >= 0.6 * sum(len(e.drafted) for e in steps)
 
 
+def test_the_pre_norm_row_drops_the_trained_assistants_acceptance(tiny, monkeypatch):
+    """Fed the target's last row before the final norm instead of after (the LightLLM PR #1402 pitfall), the
+    trained assistant is accepted visibly less, though the output stays exact. It does not collapse: this tiny
+    assistant predicts mostly from the target's keys (a zero row leaves it near its own rate), so the pre-norm row
+    hurts as a large wrong input (docs/heads-eagle-dflash.md)."""
+    from gammatune_tui.engine.runners.hidden import TargetReads
+
+    target, trained, _ = tiny
+    pair = _pair(target)
+
+    def rate() -> float:
+        steps = [e for prompt in TRAIN for e in _steps(pair, trained, 3, prompt=prompt)]
+        return sum(e.accepted for e in steps) / sum(len(e.drafted) for e in steps)
+
+    right = rate()
+    made = g4.Gemma4AssistantSource.__init__
+
+    def pre_norm(self, t, m):
+        made(self, t, m)
+        self.reads = TargetReads(last=True, kv=self.reads.kv)
+
+    monkeypatch.setattr(g4.Gemma4AssistantSource, "__init__", pre_norm)
+    pre = rate()
+    assert right > 0.7 and pre < right - 0.1, (right, pre)   # measured 0.84 and 0.63
+
+
 def _transformers_rounds(target, root, gamma: int, n: int, fixed: bool) -> tuple[list[int], dict[int, tuple]]:
     """transformers' greedy output with the assistant, and by context length its drafts and each draft's
     probability under the assistant's law. `fixed`: the target's keys cut to the accepted positions first
@@ -185,3 +211,32 @@ def test_an_assistant_for_another_target_is_one_line(tmp_path, tiny):
     (wide / "model.safetensors").unlink()
     with pytest.raises(InvalidParameter, match="no model.safetensors there"):
         g4.read_config(str(wide))
+
+
+def test_the_doctors_parts_are_the_assistants_own_forward(tiny):
+    """`doctor` times the assistant's step in parts (its layers; its centroid scoring and gather, or its plain LM
+    head): run one after another they give the forward's own law and projected state, so the parts timed are the
+    step that drafts, not a look-alike."""
+    from gammatune_tui.engine.runners.eager import EagerRunner
+    from gammatune_tui.engine.runners.hidden import TargetRows
+
+    target = tiny[0]
+    served = Served(SamplingConfig())
+    for root, names in ((tiny[1], ["its 2 layers", "its LM head over 260 tokens"]),
+                        (tiny[2], ["its 2 layers", "its scoring of 4 centroids",
+                                   "its gather over the top 1 centroids' 65 tokens (of 260)"])):
+        source = g4.Gemma4AssistantSource(target, g4.assistant_of(target, str(root)))
+        runner = EagerRunner(target)
+        runner.read_target(source.reads)
+        runner.start(64)
+        with torch.inference_mode():
+            runner.prefill(torch.tensor([PROMPT[:-1]]))
+        assert runner.hidden is not None
+        source.observe(TargetRows(0, runner.hidden, tuple(runner.kv(layer) for layer in source.reads.kv)))
+        parts = source.step_parts(PROMPT, served)
+        assert list(parts) == names
+        outs = [run() for run in parts.values()]
+        with torch.inference_mode():
+            logits, state = source._step(PROMPT[-1], source.row)
+        torch.testing.assert_close(outs[0][0, -1], state)
+        torch.testing.assert_close(outs[-1], torch.softmax(logits, -1))

@@ -98,8 +98,11 @@ SOURCES: tuple[SourceSpec, ...] = (
                (ParamSpec("assistant_head", str, "", "Gemma 4 assistant", "the Gemma 4 assistant's folder"),),
                has_traces=True, short="assistant", head_param="assistant_head",
                head_config=(("model_type", "gemma4_assistant"), ("model_type", "gemma4_unified_assistant")),
-               # vLLM ≥ 0.21 (PR #41745): method mtp with the assistant as the model; SGLang PR #24436
-               serve_as=(("vllm", "mtp"), ("sglang", "FROZEN_KV_MTP"), ("transformers", "assistant_model"))),
+               # vLLM ≥ 0.21 (PR #41745): method mtp with the assistant as the model; SGLang PR #24436; llama.cpp
+               # (common/speculative.cpp at 001d906): draft-mtp with the assistant's GGUF as the draft model, which
+               # shares the target's KV cache (common_speculative_impl_draft_mtp's is_mem_shared mode)
+               serve_as=(("vllm", "mtp"), ("sglang", "FROZEN_KV_MTP"), ("llama.cpp", "draft-mtp"),
+                         ("transformers", "assistant_model"))),
 )
 BY_SOURCE: dict[str, SourceSpec] = {s.name: s for s in SOURCES}
 assert len(BY_SOURCE) == len(SOURCES), "every draft source has a name of its own"

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -198,6 +198,74 @@ class Gemma4AssistantSource(DraftSource):
                          position_ids=torch.tensor([[self.end]], device=dev),
                          shared_kv_states=self.kv, use_cache=False)
         return out.logits[0, -1].float(), out.last_hidden_state[0, -1]
+
+    def _layers(self, token: int, hidden: torch.Tensor) -> torch.Tensor:
+        """The forward's first part, as transformers' `Gemma4AssistantForCausalLM.forward` runs it: the input
+        projected, the layers over the target's keys: their last hidden state (1, 1, H), before any head."""
+        m, dev = self.model, hidden.device
+        emb = self.target.get_input_embeddings()(torch.tensor([[token]], device=dev))
+        x = m.pre_projection(torch.cat([emb, hidden.view(1, 1, -1)], -1).to(m.dtype))
+        masks = m.create_attention_masks(x, torch.ones(1, self.end + 1, dtype=torch.long, device=dev), self.kv)
+        return m.model(inputs_embeds=x, attention_mask=masks, position_ids=torch.tensor([[self.end]], device=dev),
+                       shared_kv_states=self.kv, use_cache=False).last_hidden_state
+
+    def _chosen(self, last: torch.Tensor) -> torch.Tensor:
+        """The centroid scoring: the ids of the tokens of the top centroids (1, 1, top_k × tokens per centroid)."""
+        me = self.model.masked_embedding
+        top = torch.topk(me.centroids(last), k=me.centroid_intermediate_top_k, dim=-1).indices
+        return me.token_ordering.long().view(me.num_centroids, -1)[top].view(1, 1, -1)
+
+    def _gathered(self, last: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
+        """The chosen tokens' rows of the LM head scored, the rest one below the lowest: (1, 1, V), as the masked
+        embedder scatters them."""
+        scores = (last.unsqueeze(-2) @ self.model.lm_head.weight[chosen.view(-1)].T.unsqueeze(0)).squeeze(-2)
+        out = torch.full((1, 1, self.model.vocab_size), scores.min().item() - 1.0, dtype=last.dtype,
+                         device=last.device)
+        return out.scatter_(-1, chosen, scores)
+
+    def step_parts(self, ids: list[int], served: Served) -> dict[str, Callable[[], object]]:
+        """One draft step's parts: the assistant's layers (the input projection, its layers over the target's keys),
+        then its map into the target's vocabulary, with the softmax: with ordered embeddings the centroid scoring
+        (which centroids) and the gather (the scores of their tokens' LM-head rows, scattered over the vocabulary);
+        else its plain LM head. The output projection that feeds the next step is the layers' (cheap, H × H')."""
+        if self.row is None:
+            return {}
+        row, token = self.row, ids[-1]
+        with torch.inference_mode():
+            last = self._layers(token, row)
+            chosen = self._chosen(last) if self.model.config.use_ordered_embeddings else None
+
+        def law(logits: torch.Tensor) -> torch.Tensor:
+            row = logits[0, -1].float()
+            return torch.softmax(row, dim=-1) if served.greedy else served.probs(row.unsqueeze(0))[0]
+
+        def layers() -> object:
+            with torch.inference_mode():
+                return self.model.post_projection(self._layers(token, row))
+
+        parts: dict[str, Callable[[], object]] = {
+            f"its {self.model.config.get_text_config().num_hidden_layers} layers": layers}
+        vocab = f"{self.model.vocab_size:,}"
+        if chosen is None:
+            def head() -> object:
+                with torch.inference_mode():
+                    return law(self.model.lm_head(last))
+            parts[f"its LM head over {vocab} tokens"] = head
+            return parts
+        me = self.model.masked_embedding
+
+        def scoring() -> object:
+            with torch.inference_mode():
+                return self._chosen(last)
+
+        def gather() -> object:
+            with torch.inference_mode():
+                return law(self._gathered(last, chosen))
+
+        parts[f"its scoring of {me.num_centroids:,} centroids"] = scoring
+        parts[f"its gather over the top {me.centroid_intermediate_top_k} centroids' {chosen.shape[-1]:,} tokens "
+              f"(of {vocab})"] = gather
+        return parts
 
     def draft(self, ids: list[int], window: int, *, policy: Policy, served: Served, gen: torch.Generator,
               eos: frozenset[int], device: torch.device) -> Draft:
