@@ -43,7 +43,10 @@ def test_each_engine_names_the_head_its_own_way(tmp_path):
     assert "use_mtp=True" in source_command("transformers", t, "mtp", _setting("transformers", 2))
     assert "ngram" in source_command("vllm", t, "prompt-lookup", _setting("vllm", 4))
     assert source_command("vllm", t, "/models/draft", _setting("vllm", 4)) is None   # a draft model: the engine's own
-    assert "llama.cpp runs no eagle3 source" in source_command("llama.cpp", t, "eagle3:/h/e3", _setting("llama.cpp", 4))
+    assert "-md e3.gguf --spec-type draft-eagle3 --spec-draft-n-max 4" in source_command(
+        "llama.cpp", t, "eagle3:/h/e3", _setting("llama.cpp", 4))   # the head's GGUF is the draft model
+    assert "transformers runs no eagle3 source" in source_command("transformers", t, "eagle3:/h/e3",
+                                                                  _setting("transformers", 2))
 
 
 def test_a_heads_folder_given_as_a_path_is_named_as_the_head(tmp_path):
@@ -90,7 +93,12 @@ def test_a_block_drafter_runs_its_whole_block_in_sglang_and_is_md_in_llama_cpp(t
     assert "--speculative-algorithm DFLASH" in sg and "--speculative-num-draft-tokens 16" in sg
     assert "--speculative-num-steps" not in sg
     ll = source_command("llama.cpp", "/t", d, _setting("llama.cpp", 4))
-    assert f"-md {tmp_path.name}.gguf --spec-type draft-dflash --spec-draft-n-max 4" in ll
+    assert f"-md {tmp_path.name}.gguf --spec-type draft-dflash --spec-draft-n-max 4" in ll and "clamps" not in ll
+    # common_speculative_impl_draft_dflash (llama.cpp 001d906) clamps n-max to block_size - 1: the line says so
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "muse_glimmer_assistant", "block_size": 4}))
+    ll = source_command("llama.cpp", "/t", d, _setting("llama.cpp", 5))
+    assert "--spec-draft-n-max 5" in ll and "llama.cpp clamps this n-max to the drafter's block - 1 = 3" in ll
+    assert "clamps" not in source_command("llama.cpp", "/t", d, _setting("llama.cpp", 3))
 
 
 # llama.cpp's `--spec-type` names, copied from `common_speculative_type_from_name_map` in common/speculative.cpp at
@@ -101,11 +109,15 @@ LLAMA_CPP_SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "dr
 
 def test_every_llama_cpp_name_a_source_prints_is_a_spec_type_llama_cpp_takes():
     """What `doctor --for llama.cpp` prints after `--spec-type` is a name llama-server parses (the Gemma 4 assistant
-    runs as `draft-mtp` with its GGUF as the draft model); a misspelt type would stop the server at start."""
+    runs as `draft-mtp` with its GGUF as the draft model, an EAGLE-3 head as `draft-eagle3`, a DFlash drafter as
+    `draft-dflash`); a misspelt type would stop the server at start."""
     from gammatune_tui.engine.common.names import SOURCES
 
     names = {s.name: dict(s.serve_as)["llama.cpp"] for s in SOURCES if "llama.cpp" in dict(s.serve_as)}
     assert names["gemma4-assistant"] == "draft-mtp" and names["dflash"] == "draft-dflash"
+    assert names["eagle3"] == "draft-eagle3"
     assert set(names.values()) <= set(LLAMA_CPP_SPEC_TYPES), names
     line = source_command("llama.cpp", "/m/t", "gemma4-assistant:/h/g4-assistant", _setting("llama.cpp", 3))
     assert "-md g4-assistant.gguf --spec-type draft-mtp --spec-draft-n-max 3" in line
+    line = source_command("llama.cpp", "/m/t", "eagle3:/h/t-eagle3", _setting("llama.cpp", 3))
+    assert line.startswith("llama-server -m t.gguf -md t-eagle3.gguf --spec-type draft-eagle3 --spec-draft-n-max 3")

@@ -33,12 +33,15 @@ def test_bench_simulates_the_drafter_step_exactly_and_prints_each_engines_settin
                                                                                  tmp_path):
     code, out, err = invoke(["bench", "--simulate", "--target", str(tiny_pair_dirs[0]), "--draft", f"dflash:{drafter}",
                              "--device", "cpu", "--threads", "1", "--limit", "1", "-n", "12", "--methods",
-                             "specdecode,gammatune", "--gammas", "1,4", "--for", "vllm,sglang",
+                             "specdecode,gammatune", "--gammas", "1,4", "--for", "vllm,sglang,llama.cpp",
                              "--out", str(tmp_path / "b.json")], capsys)
     assert code == 0, err
     assert "step-exact: 4/4" in out
     assert f'"method": "dflash", "model": "{drafter}"' in out
     assert "--speculative-algorithm DFLASH" in out and "--speculative-num-draft-tokens 4" in out
+    # llama.cpp (common/speculative.cpp at 001d906): the drafter's GGUF as the draft model of draft-dflash
+    assert re.search(rf"llama-server -m \S+\.gguf -md {re.escape(drafter.name)}\.gguf --spec-type draft-dflash "
+                     r"--spec-draft-n-max \d", out)
 
 
 def test_the_title_names_it_and_a_drafter_for_another_target_is_one_line(capsys, tiny_pair_dirs, drafter, tmp_path):

@@ -52,12 +52,15 @@ def test_bench_simulates_a_head_and_prints_each_engines_setting_for_it(capsys, t
     prints the engines' EAGLE-3 syntax with the head's folder, not a draft model's."""
     code, out, err = invoke(["bench", "--simulate", "--target", str(tiny_pair_dirs[0]), "--draft",
                              f"eagle3:{heads['speculators']}", "--device", "cpu", "--threads", "1", "--limit", "1",
-                             "-n", "12", "--methods", "specdecode,gammatune", "--gammas", "1,4", "--for", "vllm,sglang",
-                             "--out", str(tmp_path / "b.json")], capsys)
+                             "-n", "12", "--methods", "specdecode,gammatune", "--gammas", "1,4", "--for",
+                             "vllm,sglang,llama.cpp", "--out", str(tmp_path / "b.json")], capsys)
     assert code == 0, err
     assert "step-exact: 4/4" in out   # 2 methods × γ0 1 and 4
     assert f'"method": "eagle3", "model": "{heads["speculators"]}"' in out
     assert f"--speculative-algorithm EAGLE3 --speculative-draft-model-path {heads['speculators']}" in out
+    # llama.cpp (common/speculative.cpp at 001d906) runs the head's GGUF as the draft model of draft-eagle3
+    assert re.search(r"llama-server -m \S+\.gguf -md spec\.gguf --spec-type draft-eagle3 --spec-draft-n-max \d", out)
+    assert "runs no eagle3" not in out
 
 
 def test_the_pair_title_names_the_head(tiny_pair_dirs, heads):

@@ -21,7 +21,8 @@ ranked is the setting printed. The shapes, from the engines' docs and sources
   set to that size, as SGLang's DFLASH takes it.
 * llama.cpp: `--spec-type T` with the n-max / n-min / p-min knobs; the head
   inside the GGUF needs no -md, a head in its own folder is `-md` (its
-  GGUF, by the folder's name).
+  GGUF, by the folder's name); a block drafter's n-max above its block - 1
+  is clamped there (common/speculative.cpp at 001d906), which the line says.
 * transformers: the `generate` argument (for its MTP path, γ is fixed to
   the head's layer count).
 """
@@ -111,8 +112,12 @@ def source_command(engine: str, target: str, draft: str, s: Setting) -> str | No
     if engine == "llama.cpp":
         gguf, knobs = shlex.quote(Path(target.rstrip("/")).name + ".gguf"), s.knobs
         md = f" -md {shlex.quote(Path(folder.rstrip('/')).name + '.gguf')}" if folder else ""
-        return (f"llama-server -m {gguf}{md} --spec-type {name} --spec-draft-n-max {knobs.get('n_max', k)} "
-                f"--spec-draft-n-min {knobs.get('n_min', 0)} --spec-draft-p-min {knobs.get('p_min', 0.0):g}")
+        n_max, block = knobs.get("n_max", k), _block_size(folder)
+        # a block drafter yields at most block - 1 tokens there: common_speculative_impl_draft_dflash clamps n-max
+        clamp = (f"   # llama.cpp clamps this n-max to the drafter's block - 1 = {block - 1}"
+                 if block and n_max > block - 1 else "")
+        return (f"llama-server -m {gguf}{md} --spec-type {name} --spec-draft-n-max {n_max} "
+                f"--spec-draft-n-min {knobs.get('n_min', 0)} --spec-draft-p-min {knobs.get('p_min', 0.0):g}{clamp}")
     if own_head:
         return (f"model.generate(**inputs, {name}=True)   # transformers drafts {head_layers(target)} token(s) per "
                 f"step, its head's layer count; K={k} is gammatune's own")

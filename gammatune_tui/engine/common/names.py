@@ -83,13 +83,17 @@ SOURCES: tuple[SourceSpec, ...] = (
                "target layers, its reduced vocabulary mapped by d2t (--draft eagle3:PATH; docs/heads-eagle-dflash.md)",
                (ParamSpec("eagle3_head", str, "", "EAGLE-3 head", "the EAGLE-3 head's folder"),),
                has_traces=True, short="eagle3", head_param="eagle3_head", head_config=(("architectures", "LlamaForCausalLMEagle3"), ("speculators_model_type", "eagle3")),
-               serve_as=(("vllm", "eagle3"), ("sglang", "EAGLE3"))),
+               # llama.cpp (common/speculative.cpp at 001d906, common_speculative_impl_draft_eagle3): the head's GGUF
+               # (arch eagle3) as the draft model; the type is never auto-detected from the GGUF, so it is named
+               serve_as=(("vllm", "eagle3"), ("sglang", "EAGLE3"), ("llama.cpp", "draft-eagle3"))),
     SourceSpec("dflash", False,
                "a DFlash block drafter from its own folder (transformers' muse_glimmer_assistant): the target's "
                "layers as context, a whole block per forward (--draft dflash:PATH; docs/heads-eagle-dflash.md)",
                (ParamSpec("dflash_head", str, "", "DFlash drafter", "the DFlash drafter's folder"),),
                has_traces=True, short="dflash", head_param="dflash_head",
                head_config=(("model_type", "muse_glimmer_assistant"),),
+               # llama.cpp (common/speculative.cpp at 001d906, common_speculative_impl_draft_dflash): the drafter's
+               # GGUF (arch dflash) as the draft model, K clamped to the block size - 1
                serve_as=(("vllm", "dflash"), ("sglang", "DFLASH"), ("llama.cpp", "draft-dflash"))),
     SourceSpec("gemma4-assistant", False,
                "a Gemma 4 assistant from its own folder (gemma4_assistant): four layers over the target's last keys "
