@@ -17,6 +17,7 @@ Each output is compared with plain `generate`.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -44,6 +45,7 @@ def main() -> None:
     from transformers import AutoConfig, AutoModelForCausalLM
 
     from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
+    from gammatune_tui.engine.common.packed_linear import pack_for_verify
     from gammatune_tui.engine.common.pair import ModelPair
     from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
     from tiny_gemma4 import VOCAB, train_assistant, write_assistant
@@ -67,13 +69,18 @@ def main() -> None:
         train_assistant(target, folder, [prompt] + [prompt[:8 + 4 * i] for i in range(3)], new=args.tokens + 4)
         assistant = AutoModelForCausalLM.from_pretrained(str(folder)).eval()
         assistant.generation_config.num_assistant_tokens = args.gamma
-        pair = ModelPair(target=target, draft=None, tokenizer=make_byte_tokenizer(), device=torch.device("cpu"),
+        # gammatune's side runs what load_pair loads: a float32 CPU target whose multi-row passes read packed
+        # weights where that pays (engine/common/packed_linear.py); transformers keeps its own, unpacked copy
+        mine = copy.deepcopy(target)
+        packing = pack_for_verify(mine, torch.device("cpu"), torch.float32)
+        pair = ModelPair(target=mine, draft=None, tokenizer=make_byte_tokenizer(), device=torch.device("cpu"),
                          dtype=torch.float32, eos_ids=frozenset({-1}), name_target="gemma4", name_draft="assistant")
         drafter = DrafterSettings("gemma4-assistant", assistant_head=str(folder))
         print(f"# gammatune --draft gemma4-assistant vs transformers generate(assistant_model=…), CPU "
               f"{os.cpu_count()} cores, {torch.get_num_threads()} threads, torch {torch.__version__}, transformers "
               f"{transformers.__version__}, target hidden {args.hidden}, {args.layers} layers, γ {args.gamma}, "
-              f"{args.tokens} tokens, {args.repeats} alternating repeats; load average {os.getloadavg()[0]:.2f}\n")
+              f"{args.tokens} tokens, {args.repeats} alternating repeats; gammatune's verify "
+              f"{'packed' if packing else 'not packed'}; load average {os.getloadavg()[0]:.2f}\n")
         x = torch.tensor([prompt])
         with torch.inference_mode():
             ref = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False,
@@ -111,7 +118,7 @@ def main() -> None:
           f"{'yes' if same else 'NO'} |")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     if args.json:
-        args.json.write_text(json.dumps({"tokens_per_s": tps, "ratio": tps["g"] / tps["hf"], "acceptance": acc,
+        args.json.write_text(json.dumps({"packed": bool(packing), "tokens_per_s": tps, "ratio": tps["g"] / tps["hf"], "acceptance": acc,
                                          "identical": same}, indent=2))
 
 

@@ -240,3 +240,22 @@ def test_the_doctors_parts_are_the_assistants_own_forward(tiny):
             logits, state = source._step(PROMPT[-1], source.row)
         torch.testing.assert_close(outs[0][0, -1], state)
         torch.testing.assert_close(outs[-1], torch.softmax(logits, -1))
+
+
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="this torch has no oneDNN")
+def test_a_target_verifying_through_packed_weights_drafts_and_speaks_as_before(tiny, monkeypatch):
+    """The packed float32 verify (engine/common/packed_linear.py) is what makes gammatune faster than
+    transformers at the same γ on a CPU (docs/benchmarks-heads.md): the assistant, reading the packed target's
+    rows and keys, must draft the same tokens and the answer stay generate's."""
+    import copy
+
+    from gammatune_tui.engine.common.packed_linear import pack_for_verify
+
+    target, trained, _ = tiny
+    monkeypatch.setenv("GAMMATUNE_PACKED_VERIFY", "1")
+    packed = copy.deepcopy(target)
+    assert pack_for_verify(packed, torch.device("cpu"), torch.float32) is not None
+    prompt = [0, 87, 104, 121]
+    plain, mine = _steps(_pair(target), trained, 3, prompt=prompt), _steps(_pair(packed), trained, 3, prompt=prompt)
+    assert [t.id for e in mine for t in e.emitted] == _generate(target, prompt, 30)
+    assert [[t.id for t in e.drafted] for e in mine] == [[t.id for t in e.drafted] for e in plain]
