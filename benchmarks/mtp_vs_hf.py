@@ -41,6 +41,9 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--no-train", action="store_true")
+    ap.add_argument("--shape", type=json.loads, default=None,
+                    help='config fields over the tiny ones, as JSON (e.g. \'{"first_k_dense_replace": 99}\': every '
+                         'DeepSeek-V3 layer dense, so the target\'s weights are Linears)')
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     import torch
@@ -68,7 +71,8 @@ def main() -> None:
           "| tokens = generate | drafts equal |\n|---|---:|---:|---:|---:|---:|---|---|")
     for family in args.families.split(","):
         folder = Path(tempfile.mkdtemp(prefix=f"mtp-vs-hf-{family}-"))
-        target = write_mtp_checkpoint(family, folder, seed=3, layers=args.layers, hidden=args.hidden, init=0.3)
+        target = write_mtp_checkpoint(family, folder, seed=3, layers=args.layers, hidden=args.hidden, init=0.3,
+                                      shape=args.shape)
         target.generation_config.eos_token_id = None
         for p in target.parameters():
             p.requires_grad_(False)

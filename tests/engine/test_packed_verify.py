@@ -30,16 +30,17 @@ needs_onednn = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reas
 
 
 @needs_onednn
-def test_one_row_is_mkls_product_and_many_rows_read_the_packed_copy(monkeypatch):
+def test_few_rows_are_mkls_product_and_many_rows_read_the_packed_copy(monkeypatch):
     torch.manual_seed(0)
     lin = torch.nn.Linear(96, 200)
     p = PackedVerifyLinear(lin)
     calls = []
     real = torch.ops.mkldnn._linear_pointwise
     monkeypatch.setattr(torch.ops.mkldnn, "_linear_pointwise", lambda *a: calls.append(a[0].shape) or real(*a))
-    one, five = torch.randn(1, 1, 96), torch.randn(1, 5, 96)
+    one, three, five = torch.randn(1, 1, 96), torch.randn(1, 3, 96), torch.randn(1, 5, 96)
     with torch.no_grad():
         assert torch.equal(p(one), lin(one))   # the very same kernel a target-only step runs
+        assert torch.equal(p(three), lin(three))   # MKL's small-row path is the faster one up to 3 rows
         assert calls == []
         torch.testing.assert_close(p(five), lin(five))   # float32's tolerance: rounding, not a different product
     assert calls == [(5, 96)]
@@ -87,7 +88,7 @@ def test_a_packed_target_speaks_an_unpacked_copys_greedy_text(tiny_pair_dirs, mo
     pair = load_pair(str(t_dir), draft=str(d_dir) if draft == "draft" else draft, device="cpu", dtype="float32",
                      threads=1, engine=engine, warmup=False)
     assert packed(pair.target) and not any(isinstance(m, PackedVerifyLinear) for m in pair.draft.modules())
-    assert kernel_path(pair.dtype, pair.device, pair.target).endswith("oneDNN packed multi-token passes")
+    assert kernel_path(pair.dtype, pair.device, pair.target).endswith("MKL sgemm for 1-3 tokens, oneDNN packed from 4")
     reference = AutoModelForCausalLM.from_pretrained(t_dir, dtype=torch.float32).eval()
     ids = pair.encode_prompt("def fib(n):\n    return", raw=True)
     x = torch.tensor([ids])

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .packed_linear import packed
+from .packed_linear import FROM_ROWS, packed
 
 
 @lru_cache(maxsize=1)
@@ -46,8 +46,8 @@ def native_bf16_cpu() -> bool:
 def kernel_path(dtype: str | torch.dtype, device: str | torch.device, model: nn.Module | None = None) -> str:
     """`fp32: MKL sgemm`, `bf16: oneDNN brgemm (AMX)`, `bf16: emulated (no native bf16 on this CPU)`, `cuda bf16`…
 
-    With the `model` that runs, a float32 one whose multi-row passes read packed weights (packed_linear.py)
-    says so: `fp32: MKL sgemm one-token steps, oneDNN packed multi-token passes`."""
+    With the `model` that runs, a float32 one whose passes of several tokens read packed weights
+    (packed_linear.py) says so: `fp32: MKL sgemm for 1-3 tokens, oneDNN packed from 4`."""
     name = str(dtype).replace("torch.", "")
     short = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(name, name)
     kind = torch.device(device).type
@@ -55,7 +55,7 @@ def kernel_path(dtype: str | torch.dtype, device: str | torch.device, model: nn.
         return f"{short}: {kind} ({'cuBLAS' if kind == 'cuda' else kind})"
     if name == "float32":
         plain = "fp32: MKL sgemm" if torch.backends.mkl.is_available() else "fp32: BLAS sgemm"
-        return f"{plain} one-token steps, oneDNN packed multi-token passes" if packed(model) else plain
+        return f"{plain} for 1-{FROM_ROWS - 1} tokens, oneDNN packed from {FROM_ROWS}" if packed(model) else plain
     if not torch.backends.mkldnn.is_available():
         return f"{short}: reference kernels (no oneDNN in this torch build)"
     if name == "bfloat16":

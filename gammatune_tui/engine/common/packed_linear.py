@@ -5,9 +5,10 @@ and on a CPU MKL's sgemm prices that at about k one-row products (SmolLM2's
 layers: 5 rows 1.8x one row, 9 rows 2.3x) although the weights are read
 once either way. oneDNN with the weights reordered once into its blocked
 layout reads them as a one-row product does: 5 rows cost 1.05x, 9 rows 1.3x
-(docs/precision.md has the table). One-row products keep MKL's path, where
-the packed layout costs 5-15 % more, so a target-only step — and
-`target.generate`'s — runs exactly as it did. The copy costs the Linears'
+(docs/precision.md has the table). Products of up to 3 rows keep MKL's path
+(its small-row kernel holds there, and the packed layout costs 5-20 % more),
+so a target-only step — and `target.generate`'s — runs exactly as it did,
+and so does a verify of γ 1 or 2. The copy costs the Linears'
 bytes a second time, so it is made only where it pays:
 
 * `auto` (the default): a float32 model on an x86-64 CPU whose torch has
@@ -38,6 +39,8 @@ from torch import nn
 from ...errors import InvalidParameter
 
 PACK_ENV = "GAMMATUNE_PACKED_VERIFY"
+FROM_ROWS = 4   # MKL's small-row path holds up to 3 rows (576x1536: 262/285/319 us for 1/2/3 rows, then 472 at 4;
+                # packed 290/304/326, then 319): fewer rows than this keep MKL's product
 MIN_BYTES = 64 * 2**20   # Linears smaller than this stay in cache, where MKL's path is the faster one
 
 
@@ -54,7 +57,7 @@ class _Opaque:
 
 
 class PackedVerifyLinear(nn.Linear):
-    """An nn.Linear whose multi-row products read a oneDNN-packed copy of its weight; one-row ones are F.linear.
+    """An nn.Linear whose products of FROM_ROWS rows or more read a oneDNN-packed copy of its weight; fewer, F.linear.
 
     The float `weight` Parameter is the original one (tied heads stay tied, and
     whatever reads `.weight` reads what it always did).
@@ -68,7 +71,7 @@ class PackedVerifyLinear(nn.Linear):
             self._packed = _Opaque(torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach().contiguous()))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.numel() <= self.in_features or x.dtype != torch.float32:
+        if x.numel() < FROM_ROWS * self.in_features or x.dtype != torch.float32:
             return F.linear(x, self.weight, self.bias)
         shape = x.shape
         y = torch.ops.mkldnn._linear_pointwise(x.reshape(-1, shape[-1]).contiguous(), self._packed.tensor,
@@ -76,7 +79,7 @@ class PackedVerifyLinear(nn.Linear):
         return y.reshape(*shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:
-        return super().extra_repr() + ", multi-row products: oneDNN packed"
+        return super().extra_repr() + f", products of {FROM_ROWS}+ rows: oneDNN packed"
 
 
 @dataclass(frozen=True)
@@ -138,4 +141,4 @@ def packed(model: nn.Module | None) -> bool:
     return model is not None and any(isinstance(m, PackedVerifyLinear) for m in model.modules())
 
 
-__all__ = ["PackedVerifyLinear", "Packing", "pack_for_verify", "pack_setting", "packed", "PACK_ENV", "MIN_BYTES"]
+__all__ = ["PackedVerifyLinear", "Packing", "pack_for_verify", "pack_setting", "packed", "PACK_ENV", "MIN_BYTES", "FROM_ROWS"]
