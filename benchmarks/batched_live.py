@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-from typing import Any
+import time
 
 import torch
 
@@ -66,9 +66,12 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=4)
     ap.add_argument("-n", "--new", type=int, default=48)
     ap.add_argument("--repeats", type=int, default=3, help="rounds: each times the steps, then decodes live")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="cpu: this thread's CPU seconds for both sides (a shared machine; one torch thread)")
     args = ap.parse_args()
     quiet_transformers()
     torch.set_num_threads(1)
+    clock = time.perf_counter if args.clock == "wall" else time.thread_time
     pair = load_pair(pair=args.pair, draft=args.draft) if args.draft else load_pair(pair=args.pair)
     ks = [int(x) for x in args.k.split(",")]
     batches = parse_batches(args.batch)
@@ -93,9 +96,9 @@ def main() -> None:
             tok_p = tok_s = sec_p = sec_s = 0.0
             steps = 0
             for g, rows in enumerate(_groups(ids, b)):
-                out, sec = plain(pair.target, rows, args.new, pad)
+                out, sec = plain(pair.target, rows, args.new, pad, clock)
                 tok_p, sec_p = tok_p + sum(map(len, out)), sec_p + sec
-                got, n, sec = speculative(pair.target, pair.draft, rows, args.new, k, pad)
+                got, n, sec = speculative(pair.target, pair.draft, rows, args.new, k, pad, clock)
                 tok_s, sec_s, steps = tok_s + sum(map(len, got)), sec_s + sec, steps + n
                 if r == 0:
                     start = (g * b) % len(ids)
@@ -108,11 +111,12 @@ def main() -> None:
 
     answer = mid_answer(tokens_per_step(measured.traces, ks, args.new)[0], args.new)
     costs = time_batches(pair.target, pair.draft, ids, answer, batches, ks, pair.device, pad=pad,
-                         rounds=args.repeats, after=decode)
+                         rounds=args.repeats, after=decode, clock=clock)
     pred = predict(measured.traces, costs, ks, args.new)
     med = statistics.median
     print(f"{args.pair} (draft {args.draft or 'the pair draft'}), {len(ids)} prompts "
-          f"({min(map(len, ids))}–{max(map(len, ids))} tokens), {args.new} tokens, {args.repeats} rounds")
+          f"({min(map(len, ids))}–{max(map(len, ids))} tokens), {args.new} tokens, {args.repeats} rounds, "
+          f"{args.clock} clock")
     print("| B | K | predicted (± timing) | live, median [lowest–highest] | within | ms a step, predicted / live "
           "(target alone; speculative) | load |")
     print("|---:|---:|---|---|---|---|---|")

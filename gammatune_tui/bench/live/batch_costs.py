@@ -35,7 +35,7 @@ import torch
 
 from ...errors import InvalidParameter
 from ..batch_prices import BatchCosts
-from .ragged import Ragged, SpecState, plain_step, spec_step
+from .ragged import Clock, Ragged, SpecState, plain_step, spec_step
 
 if TYPE_CHECKING:   # transformers loads with the pair
     from transformers import PreTrainedModel
@@ -44,9 +44,9 @@ REPEATS = 7       # timings of one (B, K) step in a round; their median is the r
 ROUNDS = 3        # rounds over every (B, K); their spread is the timing spread
 
 
-def _ragged(model: PreTrainedModel, rows: list[list[int]], pad: int, device: Any) -> Ragged:
+def _ragged(model: PreTrainedModel, rows: list[list[int]], pad: int, device: Any, clock: Clock) -> Ragged:
     with torch.no_grad():
-        r = Ragged(model, rows, pad, device)
+        r = Ragged(model, rows, pad, device, clock)
     if r.cache is None or not callable(getattr(r.cache, "crop", None)):
         raise InvalidParameter(f"--batch: {type(model).__name__}'s cache cannot be cut back (hybrid state), so its "
                                "batched step cannot be timed here")
@@ -72,10 +72,10 @@ class _Timer:
     """One batch size's two ragged batches (target, draft), prefilled once, and its steps timed from them."""
 
     def __init__(self, target: PreTrainedModel, draft: PreTrainedModel | None, rows: list[list[int]], pad: int,
-                 device: Any):
-        self.rows, self.pad = rows, pad
-        self.t = _ragged(target, rows, pad, device)
-        self.d = _ragged(draft, rows, pad, device) if draft is not None else None
+                 device: Any, clock: Clock):
+        self.rows, self.pad, self.clock = rows, pad, clock
+        self.t = _ragged(target, rows, pad, device, clock)
+        self.d = _ragged(draft, rows, pad, device, clock) if draft is not None else None
 
     @torch.no_grad()
     def plain(self, columns: int) -> tuple[float, float]:
@@ -88,9 +88,9 @@ class _Timer:
         for i in range(REPEATS + 1):       # the first warms: a new shape allocates
             self.t.timed.clear()
             out: list[list[int]] = [[] for _ in self.rows]
-            t0 = time.perf_counter()
+            t0 = self.clock()
             plain_step(self.t, nxt, out)
-            wall = time.perf_counter() - t0
+            wall = self.clock() - t0
             if i:
                 samples.append([sum(self.t.timed), wall - sum(self.t.timed)])
             self.t.back_to(mid)
@@ -114,9 +114,9 @@ class _Timer:
             self.t.timed.clear()
             self.d.timed.clear()
             out: list[list[int]] = [[] for _ in self.rows]
-            t0 = time.perf_counter()
+            t0 = self.clock()
             spec_step(self.t, self.d, state, k, self.pad, out)
-            wall = time.perf_counter() - t0
+            wall = self.clock() - t0
             if i:
                 first, later = self.d.timed[0], self.d.timed[1:]
                 rest = wall - sum(self.t.timed) - sum(self.d.timed)
@@ -132,14 +132,15 @@ class _Timer:
 def time_batches(target: PreTrainedModel, draft: PreTrainedModel | None, prompts: Sequence[Sequence[int]],
                  answer: Mapping[int, tuple[int, int]], batches: Sequence[int], ks: Sequence[int],
                  device: torch.device | str = "cpu", progress: Callable[[str], None] = lambda _: None,
-                 pad: int = 0, rounds: int = ROUNDS,
-                 after: Callable[[int, int], None] = lambda _r, _b: None) -> BatchCosts:
+                 pad: int = 0, rounds: int = ROUNDS, after: Callable[[int, int], None] = lambda _r, _b: None,
+                 clock: Clock = time.perf_counter) -> BatchCosts:
     """Every batch size's step of the target alone and speculative step at each K, split into their parts.
 
     `prompts` are cycled to B rows; `answer` maps K (0: the target alone) to
     (columns, real columns) a row's cache holds past its prompt halfway through
     the answer. `after(round, B)` runs after each batch size's round (the live
-    benchmark decodes there, so its runs and these timings alternate).
+    benchmark decodes there, so its runs and these timings alternate); `clock`
+    is the one the live runs use (ragged.py).
     """
     rows_of = [list(p) for p in prompts if p]
     if not rows_of:
@@ -151,7 +152,7 @@ def time_batches(target: PreTrainedModel, draft: PreTrainedModel | None, prompts
     timers: dict[int, _Timer] = {}
     for b in batches:
         progress(f"prefilling batch {b}")
-        timers[b] = _Timer(target, draft, [rows_of[i % len(rows_of)] for i in range(b)], pad, device)
+        timers[b] = _Timer(target, draft, [rows_of[i % len(rows_of)] for i in range(b)], pad, device, clock)
     for r in range(rounds):
         for b in batches:
             progress(f"timing batch {b}, round {r + 1} of {rounds}")

@@ -11,18 +11,23 @@ The batch is kept in one tensor as a server keeps it: prompts left-padded,
 each token at its own position, and a sequence's rejected drafts left in the
 cache as masked columns, so every row advances K + 1 columns a step whatever
 it accepted. Each forward's seconds are kept (`timed`), so a timed step
-splits into its forwards and the rest.
+splits into its forwards and the rest. The clock is wall time by default; on
+a shared machine `time.thread_time` (this thread's CPU seconds: with one
+torch thread every forward runs in it) leaves out the time other processes
+held the core.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import torch
 
 from ...engine.runners.hf_compat import cache_kw, output_cache
+
+Clock = Callable[[], float]
 
 if TYPE_CHECKING:   # transformers loads with the pair
     from transformers import PreTrainedModel
@@ -31,7 +36,9 @@ if TYPE_CHECKING:   # transformers loads with the pair
 class Ragged:
     """One model's side of a ragged batch: its cache, which of its columns are real, and each row's length."""
 
-    def __init__(self, model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad: int, device: Any = "cpu"):
+    def __init__(self, model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad: int, device: Any = "cpu",
+                 clock: Clock = time.perf_counter):
+        self.clock = clock
         width = max(map(len, prompts))
         self.device = device
         ids = torch.tensor([[pad] * (width - len(p)) + list(p) for p in prompts], device=device)
@@ -43,10 +50,10 @@ class Ragged:
         self.logits = self._forward(ids, (self.mask.cumsum(1) - 1).clamp(min=0))[:, -1:]
 
     def _forward(self, ids: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        t0 = time.perf_counter()
+        t0 = self.clock()
         out = self.model(input_ids=ids, attention_mask=self.mask, position_ids=pos,
                          **cache_kw(self.model, self.cache), use_cache=True)
-        self.timed.append(time.perf_counter() - t0)
+        self.timed.append(self.clock() - t0)
         self.cache = output_cache(out)
         return out.logits
 
@@ -132,31 +139,32 @@ def spec_step(target: Ragged, draft: Ragged, s: SpecState, k: int, pad: int, out
 
 
 @torch.no_grad()
-def plain(target: PreTrainedModel, prompts: Sequence[Sequence[int]], new: int, pad: int) -> tuple[list[list[int]], float]:
+def plain(target: PreTrainedModel, prompts: Sequence[Sequence[int]], new: int, pad: int,
+          clock: Clock = time.perf_counter) -> tuple[list[list[int]], float]:
     """The target alone, B rows together: each row's first `new` tokens, and the seconds of the decode steps (the
     prefill left out)."""
-    t = Ragged(target, prompts, pad)
+    t = Ragged(target, prompts, pad, clock=clock)
     out: list[list[int]] = [[] for _ in prompts]
     nxt = t.logits[:, -1].argmax(-1)
-    t0 = time.perf_counter()
+    t0 = clock()
     for _ in range(new):
         nxt = plain_step(t, nxt, out)
-    return out, time.perf_counter() - t0
+    return out, clock() - t0
 
 
 @torch.no_grad()
 def speculative(target: PreTrainedModel, draft: PreTrainedModel, prompts: Sequence[Sequence[int]], new: int, k: int,
-                pad: int) -> tuple[list[list[int]], int, float]:
+                pad: int, clock: Clock = time.perf_counter) -> tuple[list[list[int]], int, float]:
     """Greedy, fixed K, lockstep until every row has `new` tokens: every row's tokens (a row that got there first
     keeps decoding, as a server's full batch would), the steps, and the decode steps' seconds (prefills left out)."""
-    t, d = Ragged(target, prompts, pad), Ragged(draft, prompts, pad)
+    t, d = Ragged(target, prompts, pad, clock=clock), Ragged(draft, prompts, pad, clock=clock)
     state, out = start(t, pad)
     steps = 0
-    t0 = time.perf_counter()
+    t0 = clock()
     while min(map(len, out)) < new:
         state = spec_step(t, d, state, k, pad, out)
         steps += 1
-    return out, steps, time.perf_counter() - t0
+    return out, steps, clock() - t0
 
 
-__all__ = ["Ragged", "SpecState", "plain", "plain_step", "spec_step", "speculative", "start"]
+__all__ = ["Clock", "Ragged", "SpecState", "plain", "plain_step", "spec_step", "speculative", "start"]
