@@ -13,10 +13,12 @@ Run for run: each round times every (B, K) step for the prediction, and right
 after each batch size's timing decodes that batch size live (the target alone
 and speculative, alternating), so a busy spell moves both. The prompts are
 cycled to B rows (below B = number of prompts, each group of B in turn, so
-every prompt is decoded at every B). Both sides leave the prefill out: the
-live speed-up is decode throughput, every token each row emitted over the
-decode steps' seconds, speculative against the target alone; a row that
-reaches the length first keeps decoding, as a full server batch would.
+every prompt is decoded at every B). Both sides leave the prefill out. The
+live speed-up is what a server that refills a finished row's slot gets: each
+row's `new` tokens over the steps that row took, each step at the batch's
+measured price, against the target alone (one step a token). The lockstep
+column is the batch's own wall ratio instead, every row waiting for the
+slowest (the rows ahead keep decoding meanwhile).
 
 Each row's first tokens are checked against the same prompt decoded alone by
 `generate`: padding changes the arithmetic, so a near-tie may flip, and the
@@ -86,6 +88,7 @@ def main() -> None:
                                       max_new_tokens=args.new, do_sample=False, pad_token_id=pad)[0, len(p):].tolist()
                  for p in ids]
     live: dict[tuple[int, int], list[float]] = {}          # (B, K) → speed-up per round
+    lockstep: dict[tuple[int, int], list[float]] = {}      # (B, K) → the same, every row waiting for the slowest
     steps_ms: dict[tuple[int, int], list[float]] = {}      # (B, K) → live ms a step (K = 0: the target alone)
     differ: dict[int, int] = {}
     loads: dict[int, list[str]] = {}
@@ -93,21 +96,25 @@ def main() -> None:
     def decode(r: int, b: int) -> None:
         loads.setdefault(b, []).append(_load())
         for k in ks:
-            tok_p = tok_s = sec_p = sec_s = 0.0
-            steps = 0
+            sec_p = sec_s = 0.0
+            steps = row_steps = 0
             for g, rows in enumerate(_groups(ids, b)):
-                out, sec = plain(pair.target, rows, args.new, pad, clock)
-                tok_p, sec_p = tok_p + sum(map(len, out)), sec_p + sec
-                got, n, sec = speculative(pair.target, pair.draft, rows, args.new, k, pad, clock)
-                tok_s, sec_s, steps = tok_s + sum(map(len, got)), sec_s + sec, steps + n
+                _, sec = plain(pair.target, rows, args.new, pad, clock)
+                sec_p += sec
+                got, own, n, sec = speculative(pair.target, pair.draft, rows, args.new, k, pad, clock)
+                sec_s, steps, row_steps = sec_s + sec, steps + n, row_steps + sum(own)
                 if r == 0:
                     start = (g * b) % len(ids)
                     differ[b] = differ.get(b, 0) + sum(
                         o[:len(alone[(start + i) % len(ids)])] != alone[(start + i) % len(ids)]
                         for i, o in enumerate(got))
-            live.setdefault((b, k), []).append((tok_s / sec_s) / (tok_p / sec_p))
-            steps_ms.setdefault((b, 0), []).append(sec_p / (len(_groups(ids, b)) * args.new) * 1e3)
-            steps_ms.setdefault((b, k), []).append(sec_s / steps * 1e3)
+            plain_step, spec_step = sec_p / (len(_groups(ids, b)) * args.new), sec_s / steps
+            # a server refills a finished row's slot: each row costs its own steps at the batch's price
+            live.setdefault((b, k), []).append(plain_step * args.new * b * len(_groups(ids, b))
+                                               / (spec_step * row_steps))
+            lockstep.setdefault((b, k), []).append(sec_p / sec_s)
+            steps_ms.setdefault((b, 0), []).append(plain_step * 1e3)
+            steps_ms.setdefault((b, k), []).append(spec_step * 1e3)
 
     answer = mid_answer(tokens_per_step(measured.traces, ks, args.new)[0], args.new)
     costs = time_batches(pair.target, pair.draft, ids, answer, batches, ks, pair.device, pad=pad,
@@ -117,9 +124,9 @@ def main() -> None:
     print(f"{args.pair} (draft {args.draft or 'the pair draft'}), {len(ids)} prompts "
           f"({min(map(len, ids))}–{max(map(len, ids))} tokens), {args.new} tokens, {args.repeats} rounds, "
           f"{args.clock} clock")
-    print("| B | K | predicted (± timing) | live, median [lowest–highest] | within | ms a step, predicted / live "
-          "(target alone; speculative) | load |")
-    print("|---:|---:|---|---|---|---|---|")
+    print("| B | K | predicted (± timing) | live, median [lowest–highest] | within | lockstep | ms a step, predicted / "
+          "live (target alone; speculative) | load |")
+    print("|---:|---:|---|---|---|---:|---|---|")
     for b in batches:
         for k in ks:
             c, lv = pred.cells[(b, k)], live[(b, k)]
@@ -128,7 +135,7 @@ def main() -> None:
             verdict = ("yes" if lo <= m <= hi else "overlaps" if min(lv) <= hi and max(lv) >= lo
                        else f"no, live {m - c.speedup:+.2f}")
             print(f"| {b} | {k} | {c.speedup:.2f}× (± {c.spread:.2f}) | {m:.2f}× [{min(lv):.2f}–{max(lv):.2f}] | "
-                  f"{verdict} | {c.plain_s * 1e3:.1f} / {med(steps_ms[(b, 0)]):.1f}; "
+                  f"{verdict} | {med(lockstep[(b, k)]):.2f}× | {c.plain_s * 1e3:.1f} / {med(steps_ms[(b, 0)]):.1f}; "
                   f"{c.spec_s * 1e3:.1f} / {med(steps_ms[(b, k)]):.1f} | {', '.join(loads[b])} |")
     for b in batches:
         best_live = max(ks, key=lambda k: med(live[(b, k)]))

@@ -154,17 +154,20 @@ def plain(target: PreTrainedModel, prompts: Sequence[Sequence[int]], new: int, p
 
 @torch.no_grad()
 def speculative(target: PreTrainedModel, draft: PreTrainedModel, prompts: Sequence[Sequence[int]], new: int, k: int,
-                pad: int, clock: Clock = time.perf_counter) -> tuple[list[list[int]], int, float]:
+                pad: int, clock: Clock = time.perf_counter) -> tuple[list[list[int]], list[int], int, float]:
     """Greedy, fixed K, lockstep until every row has `new` tokens: every row's tokens (a row that got there first
-    keeps decoding, as a server's full batch would), the steps, and the decode steps' seconds (prefills left out)."""
+    keeps decoding), the steps each row took to reach `new` (what its slot would cost a server that refills a
+    finished slot), the batch's steps, and the decode steps' seconds (prefills left out)."""
     t, d = Ragged(target, prompts, pad, clock=clock), Ragged(draft, prompts, pad, clock=clock)
     state, out = start(t, pad)
+    row_steps = [0] * len(prompts)
     steps = 0
     t0 = clock()
     while min(map(len, out)) < new:
         state = spec_step(t, d, state, k, pad, out)
         steps += 1
-    return out, steps, clock() - t0
+        row_steps = [n if n else steps if len(o) >= new else 0 for n, o in zip(row_steps, out)]
+    return out, row_steps, steps, clock() - t0
 
 
 __all__ = ["Clock", "Ragged", "SpecState", "plain", "plain_step", "spec_step", "speculative", "start"]
