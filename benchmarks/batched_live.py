@@ -132,8 +132,9 @@ def main() -> None:
             c, lv = pred.cells[(b, k)], live[(b, k)]
             lo, hi = c.speedup - c.spread, c.speedup + c.spread
             m = med(lv)
-            verdict = ("yes" if lo <= m <= hi else "overlaps" if min(lv) <= hi and max(lv) >= lo
-                       else f"no, live {m - c.speedup:+.2f}")
+            gap = f"{m - hi:+.2f}" if m > hi else f"{m - lo:+.2f}"       # live's median past the spread's end
+            verdict = ("yes" if lo <= m <= hi else f"overlaps ({gap})" if min(lv) <= hi and max(lv) >= lo
+                       else f"no ({gap})")
             print(f"| {b} | {k} | {c.speedup:.2f}× (± {c.spread:.2f}) | {m:.2f}× [{min(lv):.2f}–{max(lv):.2f}] | "
                   f"{verdict} | {med(lockstep[(b, k)]):.2f}× | {c.plain_s * 1e3:.1f} / {med(steps_ms[(b, 0)]):.1f}; "
                   f"{c.spec_s * 1e3:.1f} / {med(steps_ms[(b, k)]):.1f} | {', '.join(loads[b])} |")

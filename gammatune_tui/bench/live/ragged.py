@@ -141,8 +141,8 @@ def spec_step(target: Ragged, draft: Ragged, s: SpecState, k: int, pad: int, out
 @torch.no_grad()
 def plain(target: PreTrainedModel, prompts: Sequence[Sequence[int]], new: int, pad: int,
           clock: Clock = time.perf_counter) -> tuple[list[list[int]], float]:
-    """The target alone, B rows together: each row's first `new` tokens, and the seconds of the decode steps (the
-    prefill left out)."""
+    """The target alone, B rows together, `new` steps after the prefill's token: each row's first `new` tokens (the
+    last step's is not kept), and the seconds of the decode steps (the prefill left out)."""
     t = Ragged(target, prompts, pad, clock=clock)
     out: list[list[int]] = [[] for _ in prompts]
     nxt = t.logits[:, -1].argmax(-1)
@@ -155,18 +155,19 @@ def plain(target: PreTrainedModel, prompts: Sequence[Sequence[int]], new: int, p
 @torch.no_grad()
 def speculative(target: PreTrainedModel, draft: PreTrainedModel, prompts: Sequence[Sequence[int]], new: int, k: int,
                 pad: int, clock: Clock = time.perf_counter) -> tuple[list[list[int]], list[int], int, float]:
-    """Greedy, fixed K, lockstep until every row has `new` tokens: every row's tokens (a row that got there first
-    keeps decoding), the steps each row took to reach `new` (what its slot would cost a server that refills a
-    finished slot), the batch's steps, and the decode steps' seconds (prefills left out)."""
+    """Greedy, fixed K, lockstep until every row has decoded `new` tokens past the prefill's first (as `plain`'s
+    `new` steps do, and as a trace's steps count `new` tokens): every row's tokens (a row that got there first
+    keeps decoding), the steps each row took (what its slot would cost a server that refills a finished slot),
+    the batch's steps, and the decode steps' seconds (prefills left out)."""
     t, d = Ragged(target, prompts, pad, clock=clock), Ragged(draft, prompts, pad, clock=clock)
     state, out = start(t, pad)
     row_steps = [0] * len(prompts)
     steps = 0
     t0 = clock()
-    while min(map(len, out)) < new:
+    while min(map(len, out)) < new + 1:
         state = spec_step(t, d, state, k, pad, out)
         steps += 1
-        row_steps = [n if n else steps if len(o) >= new else 0 for n, o in zip(row_steps, out)]
+        row_steps = [n if n else steps if len(o) >= new + 1 else 0 for n, o in zip(row_steps, out)]
     return out, row_steps, steps, clock() - t0
 
 
