@@ -116,3 +116,10 @@ def test_the_doctors_timing_runs_the_step_and_keeps_its_overhead_and_longer_spec
     saved = json.loads(json.dumps(costs.to_json()))
     assert set(saved["overhead_ms"]["3"]) == {"1", "2", "4"}
     assert predict([_trace()], costs, [1, 3], max_new=8).cells[(3, 3)].spec_overhead_s > 0
+
+
+def test_a_source_without_a_draft_model_gets_its_verify_and_overhead_timed(tiny):
+    """Prompt lookup or a head: no draft forward to time (0), the verify step and its overhead still are."""
+    target, _ = tiny
+    costs = time_batches(target, None, [[5, 9, 13]], mid_answer({2: 2.0}, 8), [2], [2], rounds=1)
+    assert set(costs.verify_s[2]) == {1, 3} and costs.draft_s[2] == [0.0] and set(costs.overhead_s[2]) == {1, 3}

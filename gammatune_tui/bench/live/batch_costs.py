@@ -99,9 +99,34 @@ class _Timer:
         return step, rest
 
     @torch.no_grad()
+    def verify_only(self, k: int, columns: int, real: int) -> tuple[float, float, float, float]:
+        """A source without a draft model (prompt lookup, a head's proposals priced elsewhere): its step's verify of
+        B × (K + 1), the acceptance and the cut, no draft forward (its price 0, as the source's own is not here)."""
+        start = self.t.mark()
+        _filled(self.t, self.rows, columns, real)
+        mid = self.t.mark()
+        window = torch.tensor([(row * (k + 1))[-(k + 1):] for row in self.rows], device=self.t.device)
+        samples: list[list[float]] = []
+        for i in range(REPEATS + 1):
+            self.t.timed.clear()
+            t0 = self.clock()
+            v = self.t.feed(window, torch.ones_like(window)).argmax(-1)
+            acc = (v[:, :k] == window[:, 1:]).long().cumprod(1).sum(1)
+            self.t.keep(k + 1, acc + 1)
+            acc.tolist()
+            wall = self.clock() - t0
+            if i:
+                samples.append([sum(self.t.timed), wall - sum(self.t.timed)])
+            self.t.back_to(mid)
+        self.t.back_to(start)
+        ver, rest = _medians(samples)
+        return ver, 0.0, 0.0, rest
+
+    @torch.no_grad()
     def spec(self, k: int, columns: int, real: int) -> tuple[float, float, float, float]:
         """(verify, first draft forward, each later draft forward, the rest) of one speculative step at K."""
-        assert self.d is not None
+        if self.d is None:
+            return self.verify_only(k, columns, real)
         starts = self.t.mark(), self.d.mark()
         _filled(self.t, self.rows, columns, real)
         _filled(self.d, self.rows, columns, real)
@@ -145,7 +170,7 @@ def time_batches(target: PreTrainedModel, draft: PreTrainedModel | None, prompts
     rows_of = [list(p) for p in prompts if p]
     if not rows_of:
         raise InvalidParameter("--batch: no prompt to time the batched steps with")
-    ks = sorted({k for k in ks if k > 0}) if draft is not None else []
+    ks = sorted({k for k in ks if k > 0})
     width = max(map(len, rows_of))
     out = BatchCosts(width + answer.get(0, (0, 0))[0])
     out.spec_context = {k + 1: width + answer.get(k, (0, 0))[0] for k in ks}
