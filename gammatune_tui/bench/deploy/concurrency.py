@@ -133,6 +133,11 @@ def _speedup(tps: float, plain: float, first: float, draft: float, verify: float
     return tps * plain / wall if wall > 0 and math.isfinite(tps) else math.nan
 
 
+def _summed(forward: list[float], overhead: list[float]) -> list[float]:
+    """Each round's forward plus its overhead (one overhead for every round where only one was given)."""
+    return [x + y for x, y in zip(forward, overhead * len(forward) if len(overhead) == 1 else overhead)]
+
+
 def tokens_per_step(traces: Sequence[Any], ks: Sequence[int], max_new: int) -> tuple[dict[int, float],
                                                                                      dict[int, list[float]]]:
     """Each trace played at each fixed K: tokens per step pooled over the traces, and per trace."""
@@ -172,14 +177,11 @@ def predict(traces: Sequence[Any], costs: BatchCosts, ks: Sequence[int], max_new
     cells: dict[tuple[int, int], Cell] = {}
     med = statistics.median
     for b in costs.batches:
-        def summed(a: list[float], o: list[float]) -> list[float]:
-            return [x + y for x, y in zip(a, o * len(a) if len(o) == 1 else o)]
-
-        plain_r = summed(costs.step_s[b], costs.overhead(b, 1))
+        plain_r = _summed(costs.step_s[b], costs.overhead(b, 1))
         first_r, draft_r = costs.first_draft(b), costs.draft_s[b]
         plain, first, draft = med(plain_r), med(first_r), med(draft_r)
         for k in ks:
-            ver_r = summed(costs.verify_s[b][k + 1], costs.overhead(b, k + 1))
+            ver_r = _summed(costs.verify_s[b][k + 1], costs.overhead(b, k + 1))
             ver = med(ver_r)
             s = _speedup(pooled[k], plain, first, draft, ver, k)
             rounds = [_speedup(pooled[k], p, f, d, v, k) for p, f, d, v in zip(plain_r, first_r, draft_r, ver_r)]
