@@ -12,12 +12,25 @@ from ..errors import InvalidParameter
 
 @dataclass
 class BatchCosts:
-    """Seconds per forward, per batch size, one value per timing round (the medians of `REPEATS` timings)."""
+    """Seconds per batch size, one value per timing round (the medians of that round's timings).
 
-    context: int                                                         # tokens in each sequence's cache
+    A step of the target alone costs `step_s` + `overhead_s[1]`; a speculative
+    step at K costs `draft_first_s` + (K − 1) × `draft_s` + `verify_s[K + 1]` +
+    `overhead_s[K + 1]`. The overhead is the step's work outside the forwards
+    (masks, positions, argmax, acceptance, reading the tokens back): on a small
+    model it is a share of the step the forwards alone would leave out. A
+    server's file may leave it and the first draft's price out (0 and `draft_s`).
+    """
+
+    context: int                                                         # tokens in each row's cache, target alone
     step_s: dict[int, list[float]] = field(default_factory=dict)        # B → target forward of B × 1
     verify_s: dict[int, dict[int, list[float]]] = field(default_factory=dict)   # B → k → target forward of B × k
     draft_s: dict[int, list[float]] = field(default_factory=dict)       # B → draft forward of B × 1 (0: no model)
+    # B → a step's first draft forward, which also reads what the draft has not (B × 2); absent: draft_s
+    draft_first_s: dict[int, list[float]] = field(default_factory=dict)
+    # B → window → a step's work outside its forwards (window 1: the target alone; K + 1: speculative); absent: 0
+    overhead_s: dict[int, dict[int, list[float]]] = field(default_factory=dict)
+    spec_context: dict[int, int] = field(default_factory=dict)         # window → columns in a speculative row's cache
     given: bool = False                                                  # read from a file, not timed here
 
     @property
@@ -28,17 +41,31 @@ class BatchCosts:
     def rounds(self) -> int:
         return min((len(v) for v in self.step_s.values()), default=0)
 
+    def first_draft(self, b: int) -> list[float]:
+        return self.draft_first_s.get(b) or self.draft_s[b]
+
+    def overhead(self, b: int, window: int) -> list[float]:
+        """A step's work outside its forwards, per round; [0.0] where it was not timed or given."""
+        return self.overhead_s.get(b, {}).get(window) or [0.0]
+
     def to_json(self) -> dict[str, Any]:
+        def ms(v: list[float]) -> list[float]:
+            return [round(s * 1e3, 4) for s in v]
+
         return {"context": self.context, "given": self.given,
-                "step_ms": {str(b): [round(s * 1e3, 4) for s in v] for b, v in self.step_s.items()},
-                "verify_ms": {str(b): {str(k): [round(s * 1e3, 4) for s in v] for k, v in ks.items()}
-                              for b, ks in self.verify_s.items()},
-                "draft_ms": {str(b): [round(s * 1e3, 4) for s in v] for b, v in self.draft_s.items()}}
+                "spec_context": {str(w): c for w, c in self.spec_context.items()},
+                "step_ms": {str(b): ms(v) for b, v in self.step_s.items()},
+                "verify_ms": {str(b): {str(k): ms(v) for k, v in ks.items()} for b, ks in self.verify_s.items()},
+                "draft_ms": {str(b): ms(v) for b, v in self.draft_s.items()},
+                "draft_first_ms": {str(b): ms(v) for b, v in self.draft_first_s.items()},
+                "overhead_ms": {str(b): {str(w): ms(v) for w, v in ws.items()} for b, ws in self.overhead_s.items()}}
 
 
 def read_costs(data: object, where: str) -> BatchCosts:
     """A server's own prices per batch size (`--batch-costs FILE`): {"B": {"step_ms": x, "draft_ms": y,
-    "verify_ms": {"k": z, …}}, …}; anything else is one line naming what is wrong."""
+    "verify_ms": {"k": z, …}}, …}, each batch size optionally with "draft_first_ms" (a step's first draft forward)
+    and "overhead_ms" (a step's work outside its forwards: one number for every step, or by window like verify_ms,
+    "1" for the target alone); anything else is one line naming what is wrong."""
     def bad(why: str) -> InvalidParameter:
         return InvalidParameter(f"--batch-costs {where}: {why}")
 
@@ -71,6 +98,17 @@ def read_costs(data: object, where: str) -> BatchCosts:
                 raise bad(f"batch {key}: verify window {k!r} is not a positive whole number")
             out.verify_s.setdefault(b, {})[int(k)] = [ms(v, f"batch {key} verify_ms[{k}]")]
         out.verify_s[b].setdefault(1, out.step_s[b])
+        if "draft_first_ms" in entry:
+            out.draft_first_s[b] = [ms(entry["draft_first_ms"], f"batch {key} draft_first_ms")]
+        over = entry.get("overhead_ms")
+        if isinstance(over, dict):
+            for w, v in over.items():
+                if not str(w).isdigit() or int(w) < 1:
+                    raise bad(f"batch {key}: overhead window {w!r} is not a positive whole number")
+                out.overhead_s.setdefault(b, {})[int(w)] = [ms(v, f"batch {key} overhead_ms[{w}]")]
+        elif over is not None:
+            each = [ms(over, f"batch {key} overhead_ms")]
+            out.overhead_s[b] = {w: each for w in out.verify_s[b]}
     return out
 
 

@@ -73,11 +73,14 @@ def lines(c: Concurrency, target: str, draft: str, engines: set[str]) -> list[Te
         out.append(Text("  SGLang adapts only EAGLE/EAGLE3 drafts (adaptive_unsupported_reason); with a draft model "
                         "(STANDALONE) it falls back to the fixed --speculative-num-steps: take the K of your usual "
                         "batch size.", style="dim"))
-    given = "your --batch-costs" if c.costs.given else f"this machine, {c.costs.rounds} timing rounds"
-    out.append(Text(f"Priced with {given} from the forwards alone: the work around them each step, scheduling, "
-                    "prefill interleaving and unequal request lengths are left out, so read each speed-up as an upper "
-                    "bound (on the demo pair it read 0.2–0.35 above live; docs/benchmarks-concurrency.md).",
-                    style="dim"))
+    if c.costs.given:
+        priced = ("your --batch-costs (forwards and each step's overhead)" if any(c.costs.overhead_s.values())
+                  else "your --batch-costs from the forwards alone")
+    else:
+        priced = (f"this machine, {c.costs.rounds} timing rounds of the batched step itself (its forwards and the "
+                  "work around them)")
+    out.append(Text(f"Priced with {priced}: scheduling, prefill (its own and interleaved with decode) and unequal "
+                    "request lengths are left out (docs/deploy.md, docs/benchmarks-concurrency.md).", style="dim"))
     return out
 
 
