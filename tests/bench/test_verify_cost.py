@@ -83,6 +83,11 @@ def test_doctor_points_a_costly_fp32_verify_to_native_bf16(monkeypatch):
     monkeypatch.setattr(rp, "native_bf16_cpu", lambda: False)   # no native bf16: nothing to suggest
     assert "try" not in verify_cost_line([costly])
     monkeypatch.setattr(rp, "native_bf16_cpu", lambda: True)
-    cheap = _report({1: 40.0, 5: 50.0}, "float32", "fp32: MKL sgemm")
+    packed = _report({1: 40.0, 5: 55.2}, "float32", "fp32: MKL sgemm for 1-3 tokens, oneDNN packed from 4")
+    packed.machine["device"] = "cpu"
+    assert "try --dtype bfloat16" in verify_cost_line([packed])   # c(5) 1.38: bf16 still raced faster on SmolLM2
+    cheap = _report({1: 40.0, 5: 46.0}, "float32", "fp32: MKL sgemm")
     cheap.machine["device"] = "cpu"
-    assert "try" not in verify_cost_line([cheap])             # c(5) 1.25: the verify is cheap already
+    assert "try" not in verify_cost_line([cheap])             # c(5) 1.15: the verify is cheap already
+    assert "float32 is what --dtype auto runs on a CPU: the greedy text is exactly target.generate's" in \
+        verify_cost_line([cheap])                             # the precision is named with why
