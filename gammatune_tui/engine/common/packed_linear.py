@@ -1,11 +1,12 @@
 """A float32 verify at about the price of one step on a CPU: Linear layers with a oneDNN-packed copy.
 
 Why: a speculative step's verify multiplies k rows by every weight matrix,
-and on a CPU MKL's sgemm prices that at about k one-row products (SmolLM2's
-layers: 5 rows 1.8x one row, 9 rows 2.3x) although the weights are read
-once either way. oneDNN with the weights reordered once into its blocked
-layout reads them as a one-row product does: 5 rows cost 1.05x, 9 rows 1.3x
-(docs/precision.md has the table). Products of up to 3 rows keep MKL's path
+and on a CPU MKL's sgemm prices that near k one-row products (one of
+SmolLM2's 576 x 1536 layers, streamed from memory: 5 rows 1.8x one row, 9
+rows 2.5x) although the weights are read once either way. oneDNN with the
+weights reordered once into its blocked layout reads them as a one-row
+product does: 5 rows 1.04x, 9 rows 1.25x (the whole model's c(5): 1.73 ->
+1.38, docs/precision.md). Products of up to 3 rows keep MKL's path
 (its small-row kernel holds there, and the packed layout costs 5-20 % more),
 so a target-only step — and `target.generate`'s — runs exactly as it did,
 and so does a verify of γ 1 or 2. The copy costs the Linears'
