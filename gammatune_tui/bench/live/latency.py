@@ -147,14 +147,9 @@ def _available_bytes(device: str) -> int:
     if device.startswith("cuda"):
         free, _total = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 8 * 1024**3
+    from ...engine.common.devices import cpu_available_bytes
+
+    return cpu_available_bytes() or 8 * 1024**3
 
 
 def plan(names: list[str], device: str, dtype_bytes: int, explicit: bool) -> list[tuple[str, dict, str]]:

@@ -88,4 +88,16 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
         raise InvalidParameter(f"unknown dtype {dtype!r}; expected auto, float32, float16 or bfloat16") from None
 
 
-__all__ = ["resolve_device", "resolve_dtype", "indexed", "same_device"]
+def cpu_available_bytes() -> int | None:
+    """The memory Linux says is available (MemAvailable in /proc/meminfo); None where it cannot be read."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+__all__ = ["resolve_device", "resolve_dtype", "indexed", "same_device", "cpu_available_bytes"]

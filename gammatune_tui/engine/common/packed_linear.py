@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...errors import InvalidParameter
+from .devices import cpu_available_bytes
 
 PACK_ENV = "GAMMATUNE_PACKED_VERIFY"
 FROM_ROWS = 4   # MKL's small-row path holds up to 3 rows (576x1536: 262/285/319 us for 1/2/3 rows, then 472 at 4;
@@ -104,17 +105,6 @@ def _linears(model: nn.Module) -> list[tuple[nn.Module, str, nn.Linear]]:
     return [(m, name, c) for m in model.modules() for name, c in m.named_children() if type(c) is nn.Linear]
 
 
-def _available_bytes() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
 def pack_for_verify(model: nn.Module, device: torch.device, dtype: torch.dtype) -> Packing | None:
     """Give `model`'s plain Linears a packed copy for multi-row passes where it pays (module docstring); or None."""
     setting = pack_setting()
@@ -125,7 +115,7 @@ def pack_for_verify(model: nn.Module, device: torch.device, dtype: torch.dtype) 
     if not found:
         return None
     if setting == "auto":
-        free = _available_bytes()
+        free = cpu_available_bytes()
         if platform.machine().lower() not in ("x86_64", "amd64") or size < MIN_BYTES or (free and size > free // 4):
             return None
         why = f"auto: float32 Linears of {size / 2**20:.0f} MB stream from memory"
