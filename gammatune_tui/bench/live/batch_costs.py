@@ -131,9 +131,7 @@ class _Timer:
         _filled(self.t, self.rows, columns, real)
         _filled(self.d, self.rows, columns, real)
         mids = self.t.mark(), self.d.mark()
-        last = torch.tensor([row[-1] for row in self.rows], device=self.t.device)
-        ones = torch.ones_like(last)
-        state = SpecState(last, torch.stack([torch.full_like(last, self.pad), last], 1), torch.stack([ones * 0, ones], 1))
+        state = SpecState.first(torch.tensor([row[-1] for row in self.rows], device=self.t.device), self.pad)
         samples: list[list[float]] = []
         for i in range(REPEATS + 1):
             self.t.timed.clear()

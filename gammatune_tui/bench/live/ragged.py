@@ -94,14 +94,17 @@ class SpecState:
     pending: torch.Tensor
     pending_real: torch.Tensor
 
+    @classmethod
+    def first(cls, last: torch.Tensor, pad: int) -> SpecState:
+        """Before a first speculative step: the draft has read the prompt, not the target's token `last`."""
+        ones = torch.ones_like(last)
+        return cls(last, torch.stack([torch.full_like(last, pad), last], 1), torch.stack([ones * 0, ones], 1))
+
 
 def start(target: Ragged, pad: int) -> tuple[SpecState, list[list[int]]]:
     """The target's first token of each row (as `generate`'s), and the state a first speculative step starts from."""
     last = target.logits[:, -1].argmax(-1)
-    B = last.shape[0]
-    ones = torch.ones(B, dtype=torch.long, device=last.device)
-    state = SpecState(last, torch.stack([torch.full_like(last, pad), last], 1), torch.stack([ones * 0, ones], 1))
-    return state, [[x] for x in last.tolist()]
+    return SpecState.first(last, pad), [[x] for x in last.tolist()]
 
 
 def plain_step(target: Ragged, nxt: torch.Tensor, out: list[list[int]]) -> torch.Tensor:
