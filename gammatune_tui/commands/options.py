@@ -51,7 +51,7 @@ _MODEL_PARAMS: list[tuple[str, Any, Any]] = [
     ("draft_dtype", Optional[str], _opt(None, "--draft-dtype", help="The draft model's dtype when it differs from the target's (float32, float16, bfloat16; default: the target's). Output stays the target's, as loaded.", metavar="DTYPE", panel=MODEL)),
     ("pair", Optional[str], _opt(None, "--pair", help="A preset pair (see `gammatune models`). Default: the embedded demo pair.", metavar="NAME", panel=MODEL)),
     ("device", str, _opt("auto", "--device", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps.", metavar="DEVICE", panel=MODEL)),
-    ("dtype", str, _opt("auto", "--dtype", help="auto (float16/bfloat16 on GPU, float32 on CPU), float32, float16, bfloat16.", metavar="DTYPE", panel=MODEL)),
+    ("dtype", str, _opt("auto", "--dtype", help="auto (bfloat16 on a GPU that has it, else float16; on a CPU bfloat16 for a model of 64 MB+ where the CPU has AVX512-BF16 or AMX, else float32), float32, float16, bfloat16.", metavar="DTYPE", panel=MODEL)),
     ("quantize", Optional[str], _opt(None, "--quantize", help="Quantize the target's weights with optimum-quanto: int8 or int4.", metavar="BITS", panel=MODEL)),
     ("device_map", Optional[str], _opt(None, "--device-map", help="'auto': spread a target too large for one GPU with accelerate.", metavar="MAP", panel=MODEL)),
     ("trust_remote_code", bool, _opt(False, "--trust-remote-code", help="Allow model repos to run their own Python code (off by default).", panel=MODEL)),

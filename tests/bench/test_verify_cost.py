@@ -89,5 +89,11 @@ def test_doctor_points_a_costly_fp32_verify_to_native_bf16(monkeypatch):
     cheap = _report({1: 40.0, 5: 46.0}, "float32", "fp32: MKL sgemm")
     cheap.machine["device"] = "cpu"
     assert "try" not in verify_cost_line([cheap])             # c(5) 1.15: the verify is cheap already
-    assert "float32 is what --dtype auto runs on a CPU: the greedy text is exactly target.generate's" in \
-        verify_cost_line([cheap])                             # the precision is named with why
+    assert "float32: the greedy text is exactly target.generate's" in verify_cost_line([cheap])   # named, with why
+    monkeypatch.setattr(rp, "native_bf16_cpu", lambda: False)
+    assert "--dtype auto keeps float32 on a CPU without native bfloat16" in verify_cost_line([cheap])
+    chosen = _report({1: 40.0, 5: 43.6}, "bfloat16", "bf16: oneDNN brgemm (AMX)")
+    chosen.machine.update(device="cpu", dtype_why="auto for this CPU's AMX")
+    line = verify_cost_line([chosen])
+    assert "bfloat16 is what --dtype auto runs for this CPU's AMX" in line and "--dtype float32" in line
+    assert "try" not in line

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from gammatune_tui import cli
+from gammatune_tui.engine.common.kernel_path import native_bf16_cpu
 from gammatune_tui.engine.loading import gguf
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.render.printer import transcript_text
@@ -67,6 +69,8 @@ def test_run_pair_smollm2_from_the_cli_reuses_the_conversion(smollm2_pair, smoll
     assert code == 0, err
     assert "Paris" in out and IM_END not in out and IM_END not in err
     assert "draft self:int4" in err                # the preset drafts with its own int4 self-draft (issue 26)
+    native = native_bf16_cpu() and torch.backends.mkldnn.is_available()   # auto's precision, named with why
+    assert ("(bfloat16, auto for this CPU's " if native else "(float32, 538 MB)") in " ".join(err.split())
     assert (converted / "model.safetensors").stat().st_mtime_ns == stamp   # read from the cache, not converted again
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     assert all(IM_END not in t["text"] for d in lines for t in d.get("emitted", []))

@@ -137,11 +137,20 @@ def verify_cost_line(reports: Sequence[DraftReport], k: int = 5) -> str:
     c = verify[k] / verify[1]
     line = (f"the target's verify: c({k}) = {c:.2f} (a {k}-token pass costs {c:.2f} one-token passes) at "
             f"{m.get('dtype', '?')}, kernel path {m.get('kernel', '?')}")
-    if m.get("dtype") == "float32" and str(m.get("device", "")) == "cpu":
-        line += "; float32 is what --dtype auto runs on a CPU: the greedy text is exactly target.generate's"
+    if str(m.get("device", "")) != "cpu":
+        return line
+    if m.get("dtype") == "bfloat16" and m.get("dtype_why"):
+        line += (f"; bfloat16 is what --dtype auto runs {m['dtype_why'].removeprefix('auto ')} for a model whose "
+                 "weights stream from memory, where a verify costs little more than a step: the greedy text is "
+                 "bfloat16's, a near-tie named as one; --dtype float32 gives target.generate's exact text at "
+                 "float32's price (docs/precision.md)")
+    elif m.get("dtype") == "float32":
+        line += "; float32: the greedy text is exactly target.generate's"
         if c > CHEAP_VERIFY and native_bf16_cpu():
             line += (f"; this CPU multiplies bfloat16 natively, where a verify costs little more than a step: try "
                      "--dtype bfloat16 (both models; its greedy text is bfloat16's, see docs/precision.md)")
+        elif not native_bf16_cpu():
+            line += " (--dtype auto keeps float32 on a CPU without native bfloat16, where bfloat16 is emulated)"
     return line
 
 

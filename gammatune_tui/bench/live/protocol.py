@@ -96,6 +96,7 @@ def environment(pair: ModelPair) -> dict[str, Any]:
         "device": str(pair.device),
         "dtype": str(pair.dtype).replace("torch.", ""),
         "kernel": kernel_path(pair.dtype, pair.device, pair.target),   # the matmul path a verify runs (its c(k) is the path's)
+        "dtype_why": pair.dtype_why,   # why auto chose that precision, where it chose other than float32 on a CPU
         "torch_threads": torch.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "cpu_count": os.cpu_count(),

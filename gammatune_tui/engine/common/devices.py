@@ -1,8 +1,9 @@
 """Which device and dtype a pair runs on: `--device` and `--dtype`, resolved once for every command.
 
 `auto` means the fastest sensible choice on this machine (CUDA, else MPS,
-else the CPU; bf16 on a GPU that has it, else fp16; fp32 on a CPU, where half
-precision is slower and not exact). A device that was asked for but is not
+else the CPU; bf16 on a GPU that has it, else fp16; fp32 on a CPU, which
+load_pair turns into bf16 for a real model where the CPU multiplies bf16
+natively: auto_precision.py, decided once the model's size is known). A device that was asked for but is not
 there is a one-line InvalidParameter, never a silent fallback to the CPU.
 
 A CUDA device is always indexed (`cuda:N`; plain `cuda` means the current

@@ -40,7 +40,12 @@ def _cpu_has(name: str) -> bool:
 
 def native_bf16_cpu() -> bool:
     """The CPU multiplies bfloat16 natively (AVX512-BF16 or AMX): bf16 matmuls there beat float32's."""
-    return _cpu_has("avx512_bf16") or _cpu_has("amx_tile")
+    return bool(native_bf16_unit())
+
+
+def native_bf16_unit() -> str:
+    """What multiplies bfloat16 on this CPU: 'AMX', 'AVX512-BF16', or '' (emulated)."""
+    return "AMX" if _cpu_has("amx_tile") else "AVX512-BF16" if _cpu_has("avx512_bf16") else ""
 
 
 def kernel_path(dtype: str | torch.dtype, device: str | torch.device, model: nn.Module | None = None) -> str:
@@ -73,4 +78,4 @@ def kernel_path(dtype: str | torch.dtype, device: str | torch.device, model: nn.
     return short
 
 
-__all__ = ["kernel_path", "native_bf16_cpu"]
+__all__ = ["kernel_path", "native_bf16_cpu", "native_bf16_unit"]

@@ -57,6 +57,7 @@ class ModelPair:
     dtype: "torch.dtype"
     name_target: str = "target"
     name_draft: str = "draft"
+    dtype_why: str = ""   # why the target runs at `dtype` where auto chose it and it needs saying (auto_precision.py)
     is_demo: bool = False
     vicuna: bool = False
     preset: str | None = None
@@ -78,7 +79,8 @@ class ModelPair:
 
     def models(self) -> dict[str, dict[str, Any]]:
         """Each model's precision and weight bytes (a self-draft: what it adds to the target's), for headers."""
-        out = {"target": {"precision": model_precision(self.target, self.quantize),
+        precision = model_precision(self.target, self.quantize)
+        out = {"target": {"precision": f"{precision}, {self.dtype_why}" if self.dtype_why else precision,
                           "bytes": model_bytes(self.target)}}
         if self.draft is not None:
             own = self.self_draft

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from ...errors import InvalidParameter, ModelLoadError, TokenizerMismatch
+from ..common.auto_precision import auto_cpu_dtype
 from ..common.devices import resolve_device, resolve_dtype
 from .model_files import (ModelRef, download_command, from_pretrained, in_local_cache, load_weights, locate_pair,
                           read_config, with_gguf_converted)
@@ -199,6 +200,14 @@ def load_pair(
         draft_model.to(dev)
         draft_model.eval()
     target_model.eval()
+    dtype_why = ""
+    if dtype in (None, "auto") and dev.type == "cpu" and not quantize and device_map is None:
+        chosen, dtype_why = auto_cpu_dtype(target_model)   # bfloat16 where this CPU has it natively and it pays
+        if chosen != dt:
+            target_model.to(chosen)
+            if draft_model is not None and draft_dtype in (None, "auto"):
+                draft_model.to(chosen)
+            dt = chosen
     clock.lap("weights")
     if own is not None:
         report(f"draft {own.name}", 0.7)
@@ -228,7 +237,7 @@ def load_pair(
     made = ModelPair(
         target=target_model, draft=draft_model, tokenizer=t_tok, device=dev, dtype=dt,
         name_target=name_target,
-        name_draft=name_draft,
+        name_draft=name_draft, dtype_why=dtype_why,
         is_demo=is_demo, vicuna=vicuna, preset=preset_name, quantize=quantize, engine=engine,
         drafter=drafter_settings, self_draft=own_draft,
     )

@@ -1,0 +1,69 @@
+"""What `--dtype auto` runs a model at on a CPU (engine/common/auto_precision.py).
+
+What a user notices: on a CPU that multiplies bfloat16 natively a real model
+runs in bfloat16 (where a verify costs little more than a step), and the
+header says so and why; a small model, a CPU without native bfloat16, or an
+explicit `--dtype float32` keeps float32, and nothing says anything about it.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gammatune_tui.engine.common import auto_precision
+from gammatune_tui.engine.loading.models import load_pair
+
+from tiny_models import make_llama
+
+pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="this torch has no oneDNN")
+
+
+def _cpu(monkeypatch, unit: str, min_bytes: int | None = None) -> None:
+    """Pretend this CPU's bfloat16 unit is `unit` ('' none); with `min_bytes`, where a model counts as real."""
+    monkeypatch.setattr(auto_precision, "native_bf16_unit", lambda: unit)
+    if min_bytes is not None:
+        monkeypatch.setattr(auto_precision, "MIN_BYTES", min_bytes)
+
+
+def test_the_rule_needs_native_bfloat16_and_a_model_that_streams_from_memory(monkeypatch):
+    model = make_llama(64, seed=3)
+    _cpu(monkeypatch, "AMX")
+    assert auto_precision.auto_cpu_dtype(model) == (torch.float32, "")   # a tiny model sits in cache
+    _cpu(monkeypatch, "AVX512-BF16", 1)
+    assert auto_precision.auto_cpu_dtype(model) == (torch.bfloat16, "auto for this CPU's AVX512-BF16")
+    _cpu(monkeypatch, "", 1)
+    assert auto_precision.auto_cpu_dtype(model) == (torch.float32, "")   # emulated bfloat16 is slower
+
+
+def test_auto_loads_a_real_model_in_bfloat16_on_such_a_cpu_and_says_why(tiny_pair_dirs, monkeypatch):
+    _cpu(monkeypatch, "AMX", 1)
+    t_dir, d_dir = tiny_pair_dirs
+    pair = load_pair(str(t_dir), draft=str(d_dir), device="cpu", threads=1, warmup=False)
+    assert pair.dtype == torch.bfloat16
+    assert {p.dtype for m in (pair.target, pair.draft) for p in m.parameters()} == {torch.bfloat16}
+    assert pair.models()["target"]["precision"] == "bfloat16, auto for this CPU's AMX"
+    own = load_pair(str(t_dir), draft="self:int4", device="cpu", threads=1, warmup=False)
+    assert own.dtype == torch.bfloat16 and own.models()["draft"]["precision"] == "int4 g32"
+
+
+@pytest.mark.parametrize("how", ["float32 asked for", "no native bfloat16"])
+def test_float32_stays_where_asked_for_or_where_bfloat16_is_emulated(tiny_pair_dirs, monkeypatch, how):
+    _cpu(monkeypatch, "AMX" if how == "float32 asked for" else "", 1)
+    t_dir, d_dir = tiny_pair_dirs
+    dtype = "float32" if how == "float32 asked for" else "auto"
+    pair = load_pair(str(t_dir), draft=str(d_dir), device="cpu", dtype=dtype, threads=1, warmup=False)
+    assert pair.dtype == torch.float32 and pair.models()["target"]["precision"] == "float32"
+
+
+def test_a_draft_model_at_a_dtype_of_its_own_keeps_it(tiny_pair_dirs, monkeypatch):
+    _cpu(monkeypatch, "AMX", 1)
+    t_dir, d_dir = tiny_pair_dirs
+    pair = load_pair(str(t_dir), draft=str(d_dir), device="cpu", draft_dtype="float32", threads=1, warmup=False)
+    assert pair.dtype == torch.bfloat16 and next(pair.draft.parameters()).dtype == torch.float32
+
+
+def test_the_demo_pair_stays_float32_on_any_cpu(monkeypatch):
+    _cpu(monkeypatch, "AMX")
+    pair = load_pair(demo=True, device="cpu", threads=1, warmup=False)
+    assert pair.dtype == torch.float32 and pair.models()["target"]["precision"] == "float32"
