@@ -68,13 +68,16 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=4)
     ap.add_argument("-n", "--new", type=int, default=48)
     ap.add_argument("--repeats", type=int, default=3, help="rounds: each times the steps, then decodes live")
+    ap.add_argument("--dtype", default="auto", help="the pair's precision (float32: live rows match generate exactly; "
+                    "auto runs a real model in bfloat16 on a CPU with native bfloat16)")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="cpu: this thread's CPU seconds for both sides (a shared machine; one torch thread)")
     args = ap.parse_args()
     quiet_transformers()
     torch.set_num_threads(1)
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
-    pair = load_pair(pair=args.pair, draft=args.draft) if args.draft else load_pair(pair=args.pair)
+    pair = load_pair(pair=args.pair, draft=args.draft, dtype=args.dtype) if args.draft else \
+        load_pair(pair=args.pair, dtype=args.dtype)
     ks = [int(x) for x in args.k.split(",")]
     batches = parse_batches(args.batch)
     prompts = load_prompt_set(args.prompts or ("code" if args.pair == "demo" else "specbench"))[:args.limit]

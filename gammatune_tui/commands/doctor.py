@@ -49,7 +49,7 @@ def doctor(
     max_new_tokens: int = typer.Option(96, "--max-new-tokens", "-n", min=2, help="New tokens per prompt."),
     gammas: str = typer.Option(",".join(map(str, DEFAULT_GAMMAS)), "--gammas", metavar="LIST", help="The γ0 values each method is simulated at."),
     device: str = typer.Option("auto", "--device", metavar="DEVICE", help="auto (cuda, else mps, else cpu), cpu, cuda, cuda:N, mps."),
-    dtype: str = typer.Option("auto", "--dtype", metavar="DTYPE", help="auto, float32, float16, bfloat16."),
+    dtype: str = typer.Option("auto", "--dtype", metavar="DTYPE", help="auto (as `run`: bfloat16 on a CPU with native bfloat16 for a model of 64 MB+), float32, float16, bfloat16."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: 1 for models under 100M parameters, else the core count)."),
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Also write every number to this JSON file (valid after each draft, so a Ctrl+C leaves a partial report).", parser=output_file),
     verify: bool = typer.Option(False, "--verify", help=f"Run the recommendation live on {VERIFY_PROMPTS} prompts beside the target alone: predicted vs measured."),
