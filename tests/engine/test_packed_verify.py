@@ -19,6 +19,7 @@ from transformers import AutoModelForCausalLM
 from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent, with_draft
 from gammatune_tui.engine.common import packed_linear
 from gammatune_tui.engine.common.kernel_path import kernel_path
+from gammatune_tui.engine.common.model_weights import weight_bytes
 from gammatune_tui.engine.common.packed_linear import PACK_ENV, PackedVerifyLinear, pack_for_verify, packed
 from gammatune_tui.engine.loading.models import load_pair
 from gammatune_tui.errors import InvalidParameter
@@ -89,6 +90,9 @@ def test_a_packed_target_speaks_an_unpacked_copys_greedy_text(tiny_pair_dirs, mo
                      threads=1, engine=engine, warmup=False)
     assert packed(pair.target) and not any(isinstance(m, PackedVerifyLinear) for m in pair.draft.modules())
     assert kernel_path(pair.dtype, pair.device, pair.target).endswith("MKL sgemm for 1-3 tokens, oneDNN packed from 4")
+    copy = sum(m.weight.numel() * 4 for m in pair.target.modules() if isinstance(m, PackedVerifyLinear))
+    header = pair.models()["target"]   # the copy is memory the target holds: the header says so and counts it
+    assert header["precision"] == "float32, verify packed" and header["bytes"] == weight_bytes(pair.target) + copy
     reference = AutoModelForCausalLM.from_pretrained(t_dir, dtype=torch.float32).eval()
     ids = pair.encode_prompt("def fib(n):\n    return", raw=True)
     x = torch.tensor([ids])

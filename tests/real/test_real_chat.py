@@ -70,7 +70,7 @@ def test_run_pair_smollm2_from_the_cli_reuses_the_conversion(smollm2_pair, smoll
     assert "Paris" in out and IM_END not in out and IM_END not in err
     assert "draft self:int4" in err                # the preset drafts with its own int4 self-draft (issue 26)
     native = native_bf16_cpu() and torch.backends.mkldnn.is_available()   # auto's precision, named with why
-    assert ("(bfloat16, auto for this CPU's " if native else "(float32, 538 MB)") in " ".join(err.split())
+    assert ("(bfloat16, auto for this CPU's " if native else "(float32, ") in " ".join(err.split())
     assert (converted / "model.safetensors").stat().st_mtime_ns == stamp   # read from the cache, not converted again
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     assert all(IM_END not in t["text"] for d in lines for t in d.get("emitted", []))

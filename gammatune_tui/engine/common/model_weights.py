@@ -58,6 +58,12 @@ def extra_bytes(model: torch.nn.Module, base: torch.nn.Module) -> int:
     return total
 
 
+def packed_copy_bytes(model: torch.nn.Module) -> int:
+    """Bytes of the packed weight copies a float32 CPU target verifies through (packed_linear.py); 0 for none.
+    They are no parameter or buffer, so `weight_bytes` does not see them, yet they are memory the model holds."""
+    return sum(int(getattr(m, "copy_bytes", 0)) for m in model.modules())
+
+
 def model_bytes(model: torch.nn.Module, base: torch.nn.Module | None = None) -> int:
     """A model's weight bytes; given `base` (a self-draft's target), only what it adds to the target's."""
     if base is not None:
@@ -65,4 +71,4 @@ def model_bytes(model: torch.nn.Module, base: torch.nn.Module | None = None) -> 
     return weight_bytes(model)
 
 
-__all__ = ["quanto_quantized", "model_precision", "weight_bytes", "extra_bytes", "model_bytes"]
+__all__ = ["quanto_quantized", "model_precision", "weight_bytes", "extra_bytes", "model_bytes", "packed_copy_bytes"]

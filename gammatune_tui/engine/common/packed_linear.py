@@ -69,6 +69,7 @@ class PackedVerifyLinear(nn.Linear):
         nn.Module.__init__(self)
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.weight, self.bias = linear.weight, linear.bias
+        self.copy_bytes = linear.weight.numel() * linear.weight.element_size()   # the packed copy's, for headers
         with torch.no_grad():
             self._packed = _Opaque(torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach().contiguous()))
 

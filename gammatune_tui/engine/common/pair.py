@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Sequence, cast
 
 from ...errors import InvalidParameter
 from .end_of_turn import collect_eos_ids
-from .model_weights import model_bytes, model_precision
+from .model_weights import model_bytes, model_precision, packed_copy_bytes
 from .prompt_format import vicuna_format
 
 if TYPE_CHECKING:   # annotations only: no torch or transformers at import
@@ -79,9 +79,11 @@ class ModelPair:
 
     def models(self) -> dict[str, dict[str, Any]]:
         """Each model's precision and weight bytes (a self-draft: what it adds to the target's), for headers."""
-        precision = model_precision(self.target, self.quantize)
-        out = {"target": {"precision": f"{precision}, {self.dtype_why}" if self.dtype_why else precision,
-                          "bytes": model_bytes(self.target)}}
+        notes = [model_precision(self.target, self.quantize), self.dtype_why]
+        packed = packed_copy_bytes(self.target)   # memory the target holds beyond its weights: say so, count it
+        notes.append("verify packed" if packed else "")
+        out = {"target": {"precision": ", ".join(n for n in notes if n),
+                          "bytes": model_bytes(self.target) + packed}}
         if self.draft is not None:
             own = self.self_draft
             out["draft"] = {"precision": own.precision if own is not None else model_precision(self.draft),
