@@ -175,8 +175,9 @@ def models(json_out: bool = typer.Option(False, "--json", help="Print the list a
     console.print(Text("cached: found in the local Hugging Face cache (checked without network). Fetch a pair "
                        "with `hf download TARGET && hf download DRAFT` while online, or add --download to the "
                        "command that uses it.", style="dim"), soft_wrap=not console.is_terminal)
-    console.print(Text("precision: a model loads at --dtype (auto: bfloat16 or float16 on a GPU; on a CPU bfloat16 for a "
-                       "model of 64 MB+ where the CPU has AVX512-BF16 or AMX, else float32). Any target can draft with a copy of itself built at load: --draft "
+    console.print(Text("precision: a model loads at --dtype (auto: bfloat16 or float16 on a GPU; on a CPU "
+                       "bfloat16 for a model of 64 MB+ where the CPU has AVX512-BF16 or AMX, else float32). Any "
+                       "target can draft with a copy of itself built at load: --draft "
                        "self:int4 (4-bit groups of 32: about 1/6 of its float32 Linear weights added), self:int8 "
                        "(about 1/4), self:bf16 (1/2); the embedding is shared.", style="dim"), soft_wrap=False)
     if installed:

@@ -45,6 +45,8 @@ def test_auto_loads_a_real_model_in_bfloat16_on_such_a_cpu_and_says_why(tiny_pai
     assert pair.models()["target"]["precision"] == "bfloat16, auto for this CPU's AMX"
     own = load_pair(str(t_dir), draft="self:int4", device="cpu", threads=1, warmup=False)
     assert own.dtype == torch.bfloat16 and own.models()["draft"]["precision"] == "int4 g32"
+    half = load_pair(str(t_dir), draft="self:bf16", device="cpu", threads=1, warmup=False)
+    assert half.dtype == torch.float32   # a bfloat16 copy of a bfloat16 target would be the target: auto keeps float32
 
 
 @pytest.mark.parametrize("how", ["float32 asked for", "no native bfloat16"])

@@ -3,8 +3,9 @@
 `auto` means the fastest sensible choice on this machine (CUDA, else MPS,
 else the CPU; bf16 on a GPU that has it, else fp16; fp32 on a CPU, which
 load_pair turns into bf16 for a real model where the CPU multiplies bf16
-natively: auto_precision.py, decided once the model's size is known). A device that was asked for but is not
-there is a one-line InvalidParameter, never a silent fallback to the CPU.
+natively: auto_precision.py, decided once the model's size is known). A
+device that was asked for but is not there is a one-line InvalidParameter,
+never a silent fallback to the CPU.
 
 A CUDA device is always indexed (`cuda:N`; plain `cuda` means the current
 device): torch compares devices by type *and* index, so `cuda` and `cuda:0`

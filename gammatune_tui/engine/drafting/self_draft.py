@@ -102,7 +102,7 @@ def build_self_draft(target: PreTrainedModel, spec: SelfDraftSpec | str) -> tupl
     dtype = next(target.parameters()).dtype
     if spec.kind == "bf16" and dtype == torch.bfloat16:
         raise DraftUnusable("--draft self:bf16 would be the target itself (it is bfloat16 already): "
-                               "use self:int8 or self:int4")
+                               "use self:int8 or self:int4, or load the target with --dtype float32")
     shared = {id(t): t for t in itertools.chain(target.parameters(), target.buffers())}
     draft = copy.deepcopy(target, memo=shared)   # the module tree is new; every tensor is the target's
     swapped: list[tuple[nn.Module, str, nn.Linear, WeightOnlyLinear]] = []

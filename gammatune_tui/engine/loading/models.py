@@ -201,7 +201,8 @@ def load_pair(
         draft_model.eval()
     target_model.eval()
     dtype_why = ""
-    if dtype in (None, "auto") and dev.type == "cpu" and not quantize and device_map is None:
+    if dtype in (None, "auto") and dev.type == "cpu" and not quantize and device_map is None and \
+            not (own is not None and own.kind == "bf16"):   # a bfloat16 self-draft asks for a float32 target
         chosen, dtype_why = auto_cpu_dtype(target_model)   # bfloat16 where this CPU has it natively and it pays
         if chosen != dt:
             target_model.to(chosen)
