@@ -12,6 +12,8 @@ import pytest
 import torch
 
 from gammatune_tui.engine import SamplingConfig, SpeculativeDecoder
+from gammatune_tui.engine.common.model_weights import weight_bytes
+from gammatune_tui.engine.common.packed_linear import packed
 from gammatune_tui.engine.events import SessionHeader, SessionSummary, StepEvent
 from gammatune_tui.engine.policies import PolicySettings
 
@@ -32,8 +34,10 @@ def test_a_self_draft_of_smollm2_is_exact_and_agrees(smollm2_pair, kind, precisi
     assert got == want
     head, summary = events[0], events[-1]
     assert isinstance(head, SessionHeader) and isinstance(summary, SessionSummary)
-    assert head.draft == kind and head.draft_precision == precision and head.target_precision == "float32"
-    assert 0 < head.draft_bytes <= 0.35 * head.target_bytes   # the copy adds at most 0.35× the target's bytes
+    target = "float32, verify packed" if packed(smollm2_pair.target) else "float32"   # the header names the copy
+    assert head.draft == kind and head.draft_precision == precision and head.target_precision == target
+    weights = weight_bytes(smollm2_pair.target)
+    assert 0 < head.draft_bytes <= 0.35 * weights   # the copy adds at most 0.35× the target's weight bytes
     assert summary.accepted > 0
     # agreement: the copy's argmax is the target's, teacher-forced over the target's own answer
     full = torch.tensor([ids + want])
