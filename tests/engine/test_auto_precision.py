@@ -11,10 +11,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gammatune_tui.engine.common import auto_precision
-from gammatune_tui.engine.loading.models import load_pair
+from transformers import AutoModelForCausalLM
 
-from tiny_models import make_llama
+from gammatune_tui.engine.common import auto_precision
+from gammatune_tui.engine.loading.model_files import ModelRef, matrix_bytes
+from gammatune_tui.engine.loading.models import load_pair
 
 pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="this torch has no oneDNN")
 
@@ -27,13 +28,24 @@ def _cpu(monkeypatch, unit: str, min_bytes: int | None = None) -> None:
 
 
 def test_the_rule_needs_native_bfloat16_and_a_model_that_streams_from_memory(monkeypatch):
-    model = make_llama(64, seed=3)
+    big = auto_precision.MIN_BYTES
     _cpu(monkeypatch, "AMX")
-    assert auto_precision.auto_cpu_dtype(model) == (torch.float32, "")   # a tiny model sits in cache
-    _cpu(monkeypatch, "AVX512-BF16", 1)
-    assert auto_precision.auto_cpu_dtype(model) == (torch.bfloat16, "auto for this CPU's AVX512-BF16")
-    _cpu(monkeypatch, "", 1)
-    assert auto_precision.auto_cpu_dtype(model) == (torch.float32, "")   # emulated bfloat16 is slower
+    assert auto_precision.auto_cpu_dtype(big - 1) == (torch.float32, "")   # a small model sits in cache
+    assert auto_precision.auto_cpu_dtype(None) == (torch.float32, "")      # a size not known before loading
+    _cpu(monkeypatch, "AVX512-BF16")
+    assert auto_precision.auto_cpu_dtype(big) == (torch.bfloat16, "auto for this CPU's AVX512-BF16")
+    _cpu(monkeypatch, "")
+    assert auto_precision.auto_cpu_dtype(big) == (torch.float32, "")   # emulated bfloat16 is slower
+
+
+def test_the_size_is_read_from_the_checkpoints_headers(tiny_pair_dirs, tmp_path):
+    t_dir, _ = tiny_pair_dirs
+    model = AutoModelForCausalLM.from_pretrained(t_dir)
+    matrices = sum(p.numel() * 4 for p in model.state_dict().values() if p.dim() == 2)
+    assert matrix_bytes(ModelRef(str(t_dir), str(t_dir), local=True)) == matrices
+    assert matrix_bytes(ModelRef("x/y", "x/y", local=False)) is None   # a hub model this load would fetch
+    (tmp_path / "model.safetensors").write_bytes(b"\xff" * 16)
+    assert matrix_bytes(ModelRef(str(tmp_path), str(tmp_path), local=True)) is None   # the load says why
 
 
 def test_auto_loads_a_real_model_in_bfloat16_on_such_a_cpu_and_says_why(tiny_pair_dirs, monkeypatch):
@@ -42,6 +54,7 @@ def test_auto_loads_a_real_model_in_bfloat16_on_such_a_cpu_and_says_why(tiny_pai
     pair = load_pair(str(t_dir), draft=str(d_dir), device="cpu", threads=1, warmup=False)
     assert pair.dtype == torch.bfloat16
     assert {p.dtype for m in (pair.target, pair.draft) for p in m.parameters()} == {torch.bfloat16}
+    assert pair.target.model.rotary_emb.inv_freq.dtype == torch.float32   # loaded as --dtype bfloat16 loads it
     assert pair.models()["target"]["precision"] == "bfloat16, auto for this CPU's AMX"
     own = load_pair(str(t_dir), draft="self:int4", device="cpu", threads=1, warmup=False)
     assert own.dtype == torch.bfloat16 and own.models()["draft"]["precision"] == "int4 g32"

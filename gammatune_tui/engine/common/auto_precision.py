@@ -10,9 +10,14 @@ self-draft (docs/benchmarks-self-draft.md, a 2-core Xeon with AMX, 6 prompts):
 1.33x / 1.21x in float32. llama.cpp runs a checkpoint at its stored precision
 and IPEX picks bfloat16 on such CPUs; a GPU's auto is bfloat16 already.
 
-So auto picks bfloat16 on a CPU for a model whose Linears hold at least
-`MIN_BYTES` in float32 (the size where weights stream from memory, the same
-line the packed verify draws), where the CPU has native bfloat16. Smaller
+So auto picks bfloat16 on a CPU for a model whose weight matrices hold at
+least `MIN_BYTES` in float32 (the size where weights stream from memory, the
+same line the packed verify draws), where the CPU has native bfloat16. The
+size is read from the checkpoint's safetensors headers before anything loads
+(loading/model_files.py `matrix_bytes`), so the model loads at bfloat16 as
+`--dtype bfloat16` loads it: modules a model keeps in float32 stay so, and so
+do buffers such as the rotary frequencies. A checkpoint whose headers cannot
+be read first (a hub model fetched by this very load) stays float32. Smaller
 models (the demo pair, test models) stay float32: their weights sit in cache,
 where bfloat16's conversions cost more than they save. So does every model on
 a CPU without native bfloat16, where it is emulated and slower.
@@ -28,20 +33,16 @@ The header says which precision ran and why.
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from .kernel_path import native_bf16_unit
-from .packed_linear import MIN_BYTES, linear_bytes
+from .packed_linear import MIN_BYTES
 
 
-def auto_cpu_dtype(model: nn.Module) -> tuple[torch.dtype, str]:
-    """The dtype `--dtype auto` runs this float32-loaded model at on this CPU, and why in a few words
-    ('' where it stays float32: the choice needs no saying)."""
+def auto_cpu_dtype(matrix_bytes: int | None) -> tuple[torch.dtype, str]:
+    """The dtype `--dtype auto` loads a model whose weight matrices hold `matrix_bytes` in float32 (None: unknown)
+    at on this CPU, and why in a few words ('' where it stays float32: the choice needs no saying)."""
     unit = native_bf16_unit()
-    if not unit or not torch.backends.mkldnn.is_available():
-        return torch.float32, ""
-    size = linear_bytes(model) * 4 // max(1, next(model.parameters()).element_size())
-    if size < MIN_BYTES:
+    if not unit or not torch.backends.mkldnn.is_available() or matrix_bytes is None or matrix_bytes < MIN_BYTES:
         return torch.float32, ""
     return torch.bfloat16, f"auto for this CPU's {unit}"
 

@@ -14,15 +14,17 @@ copy in gammatune's cache (gguf.py).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import struct
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 from ...errors import ModelLoadError
-from .damaged_weights import (first_damaged, missing_shard, missing_tensors, unindexed_shards, unreadable_json,
+from .damaged_weights import (MAX_HEADER, first_damaged, missing_shard, missing_tensors, unindexed_shards, unreadable_json,
                               unused_layers)
 from .gguf import convert, converted_path, gguf_file_of
 
@@ -235,6 +237,28 @@ def with_gguf_converted(ref: ModelRef, what: str, progress: Callable[[str], None
     if ref.gguf is None:
         return ref
     return replace(ref, path=str(convert(Path(ref.gguf), what, progress)))
+
+
+def matrix_bytes(ref: ModelRef) -> int | None:
+    """Bytes of a local checkpoint's weight matrices (its 2-D tensors) at float32, from the safetensors headers
+    alone (no weights read); None where they cannot be read first: not local, no safetensors, a damaged header
+    (the load then says why). What `--dtype auto` weighs on a CPU (common/auto_precision.py)."""
+    files = sorted(Path(ref.path).glob("*.safetensors")) if ref.local else []
+    if not files:
+        return None
+    total = 0
+    for f in files:
+        try:
+            with f.open("rb") as fh:
+                n = struct.unpack("<Q", fh.read(8))[0]
+                if n > MAX_HEADER:
+                    return None
+                header = json.loads(fh.read(n))
+            total += sum(4 * math.prod(v["shape"]) for k, v in header.items()
+                         if k != "__metadata__" and len(v["shape"]) == 2)
+        except (OSError, ValueError, struct.error, KeyError, TypeError, AttributeError):
+            return None
+    return total
 
 
 def read_config(ref: ModelRef) -> SimpleNamespace | None:

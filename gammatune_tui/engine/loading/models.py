@@ -24,7 +24,7 @@ from ...errors import InvalidParameter, ModelLoadError, TokenizerMismatch
 from ..common.auto_precision import auto_cpu_dtype
 from ..common.devices import resolve_device, resolve_dtype
 from .model_files import (ModelRef, download_command, from_pretrained, in_local_cache, load_weights, locate_pair,
-                          read_config, with_gguf_converted)
+                          matrix_bytes, read_config, with_gguf_converted)
 from ..common.end_of_turn import collect_eos_ids
 from ..common.pair import ModelPair
 from ..common.packed_linear import pack_for_verify, pack_setting
@@ -177,6 +177,11 @@ def load_pair(
         check_tokenizers(t_tok, d_tok)
     clock.lap("tokenizer")
 
+    dtype_why = ""
+    if dtype in (None, "auto") and dev.type == "cpu" and not quantize and device_map is None and \
+            not (own is not None and own.kind == "bf16"):   # a bfloat16 self-draft asks for a float32 target
+        dt, dtype_why = auto_cpu_dtype(matrix_bytes(t_ref))   # bfloat16 where this CPU has it natively and it pays
+        d_dt = dt if draft_dtype in (None, "auto") else d_dt
     common: dict[str, Any] = {"dtype": dt, "trust_remote_code": trust_remote_code}
     if not allow_pickle:
         common["use_safetensors"] = True
@@ -200,15 +205,6 @@ def load_pair(
         draft_model.to(dev)
         draft_model.eval()
     target_model.eval()
-    dtype_why = ""
-    if dtype in (None, "auto") and dev.type == "cpu" and not quantize and device_map is None and \
-            not (own is not None and own.kind == "bf16"):   # a bfloat16 self-draft asks for a float32 target
-        chosen, dtype_why = auto_cpu_dtype(target_model)   # bfloat16 where this CPU has it natively and it pays
-        if chosen != dt:
-            target_model.to(chosen)
-            if draft_model is not None and draft_dtype in (None, "auto"):
-                draft_model.to(chosen)
-            dt = chosen
     clock.lap("weights")
     if own is not None:
         report(f"draft {own.name}", 0.7)
