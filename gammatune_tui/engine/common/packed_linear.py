@@ -106,18 +106,13 @@ def _linears(model: nn.Module) -> list[tuple[nn.Module, str, nn.Linear]]:
     return [(m, name, c) for m in model.modules() for name, c in m.named_children() if type(c) is nn.Linear]
 
 
-def linear_bytes(model: nn.Module) -> int:
-    """Bytes of `model`'s plain Linear weights at their dtype: what a decoding step streams from memory."""
-    return sum(lin.weight.numel() * lin.weight.element_size() for _, _, lin in _linears(model))
-
-
 def pack_for_verify(model: nn.Module, device: torch.device, dtype: torch.dtype) -> Packing | None:
     """Give `model`'s plain Linears a packed copy for multi-row passes where it pays (module docstring); or None."""
     setting = pack_setting()
     if setting == "0" or device.type != "cpu" or dtype != torch.float32 or not torch.backends.mkldnn.is_available():
         return None
     found = _linears(model)
-    size = linear_bytes(model)
+    size = sum(lin.weight.numel() * lin.weight.element_size() for _, _, lin in found)
     if not found:
         return None
     if setting == "auto":
@@ -138,5 +133,4 @@ def packed(model: nn.Module | None) -> bool:
     return model is not None and any(isinstance(m, PackedVerifyLinear) for m in model.modules())
 
 
-__all__ = ["PackedVerifyLinear", "Packing", "pack_for_verify", "pack_setting", "packed", "linear_bytes", "PACK_ENV",
-           "MIN_BYTES", "FROM_ROWS"]
+__all__ = ["PackedVerifyLinear", "Packing", "pack_for_verify", "pack_setting", "packed", "PACK_ENV", "MIN_BYTES", "FROM_ROWS"]
