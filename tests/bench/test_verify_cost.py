@@ -54,7 +54,11 @@ def test_kernel_path_follows_the_cpu(monkeypatch):
     assert kp.kernel_path("bfloat16", "cpu") == "bf16: oneDNN brgemm (AMX)"
 
 
-def test_latency_table_gives_c_k_and_the_kernel(tmp_path, capsys):
+@pytest.mark.parametrize("unit", ["AMX", ""])
+def test_latency_table_gives_c_k_and_the_kernel(tmp_path, capsys, monkeypatch, unit):
+    from gammatune_tui.bench.modes import latency
+
+    monkeypatch.setattr(latency, "native_bf16_unit", lambda: unit)
     cfg = tmp_path / "tiny" / "config.json"
     cfg.parent.mkdir()
     cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 32, "intermediate_size": 64,
@@ -64,8 +68,11 @@ def test_latency_table_gives_c_k_and_the_kernel(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["bench", "--latency", "--shape", str(cfg), "--latency-context", "8", "--verify-k", "1,5",
               "--device", "cpu", "--threads", "1", "--engine", "eager", "-o", str(out)])
-    text = " ".join(capsys.readouterr().out.split())
+    seen = capsys.readouterr()
+    text = " ".join(seen.out.split())
     assert exit_.value.code == 0
+    # auto on a CPU with native bfloat16: said that `run` would load a real model in bfloat16 (no word elsewhere)
+    assert ("add --dtype bfloat16 to time that path" in " ".join(seen.err.split())) == bool(unit)
     data = json.loads(out.read_text())
     assert data["environment"]["kernel"] == kp.kernel_path("float32", "cpu")
     assert ("c(5)" in text or "c5 = verify 5 ÷ one-token pass" in text) and f"kernel path: {data['environment']['kernel']}" in text

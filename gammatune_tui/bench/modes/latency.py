@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...engine.common.devices import resolve_device, resolve_dtype
-from ...engine.common.kernel_path import kernel_path
+from ...engine.common.kernel_path import kernel_path, native_bf16_unit
 from ...errors import EngineUnavailable, Interrupted, InvalidParameter
 from ..live import latency as lat
 from ..report.files import write_json
@@ -78,10 +78,14 @@ def run_latency(console: Console, err: Console, *, device: str, dtype: str, thre
                 shapes: list[str], context: int, ks: list[int], out: Path, engine: str = "auto") -> None:
     """Times every shape that fits (or the ones asked for) with each runner, prints Table 1, writes JSON and CSV."""
     dev = resolve_device(device)
+    unit = native_bf16_unit() if dtype in ("auto", "", None) and dev.type == "cpu" else ""
     device, dtype = str(dev), str(resolve_dtype(dtype, dev)).replace("torch.", "")
     names = shapes or list(lat.SHAPES)
     loaded = [lat.load_shape(n) for n in names]  # unknown names fail before anything is built
     check_context_fits(context, ks, loaded)
+    if unit:   # random-weight shapes have no checkpoint to weigh: say what `run` would load a real one at
+        err.print(Text(f"--dtype auto times float32 here; on this CPU ({unit}) `run` loads a model of 64 MB or more "
+                       "in bfloat16: add --dtype bfloat16 to time that path", style="yellow"))
     if threads:
         torch.set_num_threads(threads)
     plan = lat.plan(names, device, torch.tensor([], dtype=getattr(torch, dtype)).element_size(), explicit=bool(shapes))
