@@ -84,17 +84,23 @@ class _Timer:
         _filled(self.t, self.rows, columns, columns)
         mid = self.t.mark()
         nxt = self.t.logits[:, -1].argmax(-1)
+        step, rest = self._target_timed(mid, lambda: plain_step(self.t, nxt, [[] for _ in self.rows]))
+        self.t.back_to(start)
+        return step, rest
+
+    def _target_timed(self, mid: tuple[int, torch.Tensor, torch.Tensor], body: Callable[[], object]
+                      ) -> tuple[float, float]:
+        """(the target's forwards, the rest) of `body`: the medians of REPEATS runs after one that warms (a new
+        shape allocates), the target's cache cut back to `mid` after each."""
         samples: list[list[float]] = []
-        for i in range(REPEATS + 1):       # the first warms: a new shape allocates
+        for i in range(REPEATS + 1):
             self.t.timed.clear()
-            out: list[list[int]] = [[] for _ in self.rows]
             t0 = self.clock()
-            plain_step(self.t, nxt, out)
+            body()
             wall = self.clock() - t0
             if i:
                 samples.append([sum(self.t.timed), wall - sum(self.t.timed)])
             self.t.back_to(mid)
-        self.t.back_to(start)
         step, rest = _medians(samples)
         return step, rest
 
@@ -106,20 +112,15 @@ class _Timer:
         _filled(self.t, self.rows, columns, real)
         mid = self.t.mark()
         window = torch.tensor([(row * (k + 1))[-(k + 1):] for row in self.rows], device=self.t.device)
-        samples: list[list[float]] = []
-        for i in range(REPEATS + 1):
-            self.t.timed.clear()
-            t0 = self.clock()
+
+        def verify() -> None:
             v = self.t.feed(window, torch.ones_like(window)).argmax(-1)
             acc = (v[:, :k] == window[:, 1:]).long().cumprod(1).sum(1)
             self.t.keep(k + 1, acc + 1)
             acc.tolist()
-            wall = self.clock() - t0
-            if i:
-                samples.append([sum(self.t.timed), wall - sum(self.t.timed)])
-            self.t.back_to(mid)
+
+        ver, rest = self._target_timed(mid, verify)
         self.t.back_to(start)
-        ver, rest = _medians(samples)
         return ver, 0.0, 0.0, rest
 
     @torch.no_grad()
