@@ -22,13 +22,13 @@ others) and the rest: the overhead the forwards alone leave out, which on a
 a step. The sizes are timed in rounds, each round every (B, K) once in turn,
 so that a busy spell slows one round rather than one batch size; the rounds
 give the spread. Within a batch size's round the speculative steps come
-first and the step of the target alone last: timed first, right after
-another batch size's work, it read 7–15 % dearer than the same step in live
-decoding of the demo pair on this CPU, in 6 runs of 6 (benchmarks/batched_live.py;
-the cause is not known), and timed after the speculative steps at the same
-batch size, with three untimed runs before each timing, within 2 % in two runs of three
-(docs/benchmarks-concurrency.md). A model whose cache cannot be cut back (hybrid state) is
-refused in one line: its batched step cannot be timed this way.
+first and the step of the target alone last, each timing after three
+untimed runs: timed first, after one, right after another batch size's
+work, it read 6–16 % dearer than live decoding of the demo pair in six runs
+of six (mean 12 %; the cause is not known); timed this way, −3 to +15 %
+(mean 5 %) in six more (docs/benchmarks-concurrency.md, runs D). A model
+whose cache cannot be cut back (hybrid state) is refused in one line: its
+batched step cannot be timed this way.
 """
 
 from __future__ import annotations
