@@ -27,8 +27,10 @@ from typing import Iterable
 MAX_HEADER = 100 * 1024 * 1024   # safetensors' own limit on the header's size
 
 
-def safetensors_fault(path: Path) -> str | None:
-    """Why a .safetensors file cannot be whole (cut short, not safetensors at all), or None; reads its header only."""
+def read_header(path: Path) -> tuple[dict, int, int] | str:
+    """A .safetensors file's header (its table of tensors), where its data starts and its size in bytes; or why it
+    cannot be whole (cut short, not safetensors at all). Reads the header only: what a load checks before it reads
+    weights, and what `--dtype auto` weighs (model_files.matrix_bytes)."""
     try:
         size = path.stat().st_size
         with path.open("rb") as fh:
@@ -45,12 +47,21 @@ def safetensors_fault(path: Path) -> str | None:
         return "its header is not valid JSON: damaged, or not a safetensors file"
     if not isinstance(header, dict):
         return "its header is not a table of tensors: damaged, or not a safetensors file"
+    return header, 8 + n, size
+
+
+def safetensors_fault(path: Path) -> str | None:
+    """Why a .safetensors file cannot be whole (cut short, not safetensors at all), or None; reads its header only."""
+    read = read_header(path)
+    if isinstance(read, str):
+        return read
+    header, start, size = read
     try:
         end = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
     except (KeyError, TypeError, ValueError, IndexError):
         return "its header's tensor offsets are unreadable: damaged, or not a safetensors file"
-    if 8 + n + end > size:
-        return f"cut short: {size} bytes where its header says {8 + n + end} (download or copy it again)"
+    if start + end > size:
+        return f"cut short: {size} bytes where its header says {start + end} (download or copy it again)"
     return None
 
 
@@ -135,5 +146,5 @@ def missing_tensors(keys: Iterable[str]) -> str | None:
     return f"weights missing for {' and '.join(parts)} ({len(keys)} tensor{'s' if len(keys) > 1 else ''}, e.g. {keys[0]})"
 
 
-__all__ = ["first_damaged", "safetensors_fault", "missing_shard", "missing_tensors", "unreadable_json",
+__all__ = ["first_damaged", "read_header", "safetensors_fault", "missing_shard", "missing_tensors", "unreadable_json",
            "unindexed_shards", "unused_layers"]

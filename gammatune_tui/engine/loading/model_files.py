@@ -17,15 +17,14 @@ import json
 import math
 import os
 import re
-import struct
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 from ...errors import ModelLoadError
-from .damaged_weights import (MAX_HEADER, first_damaged, missing_shard, missing_tensors, unindexed_shards, unreadable_json,
-                              unused_layers)
+from .damaged_weights import (first_damaged, missing_shard, missing_tensors, read_header, unindexed_shards,
+                              unreadable_json, unused_layers)
 from .gguf import convert, converted_path, gguf_file_of
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
@@ -248,15 +247,13 @@ def matrix_bytes(ref: ModelRef) -> int | None:
         return None
     total = 0
     for f in files:
+        read = read_header(f)
+        if isinstance(read, str):
+            return None
         try:
-            with f.open("rb") as fh:
-                n = struct.unpack("<Q", fh.read(8))[0]
-                if n > MAX_HEADER:
-                    return None
-                header = json.loads(fh.read(n))
-            total += sum(4 * math.prod(v["shape"]) for k, v in header.items()
+            total += sum(4 * math.prod(v["shape"]) for k, v in read[0].items()
                          if k != "__metadata__" and len(v["shape"]) == 2)
-        except (OSError, ValueError, struct.error, KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
     return total
 
