@@ -24,7 +24,7 @@ window, so `bench --simulate -t 0.7` with a head is refused in one line.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ...engine.common.pair import ModelPair
@@ -36,13 +36,13 @@ from ...engine.policies.policy_base import TokenStats
 from ...engine.policies.step_rule import cut_window, window_end
 from ..results import RunRecord
 from .cost_model import CostModel
-from .model_trace import TraceTooShallow
+from .model_trace import ProposalTrace, TraceTooShallow
 from .session_play import SimStep, play_windows
 from .trace_record import forced_checks, target_run
 
 
 @dataclass
-class HeadTrace:
+class HeadTrace(ProposalTrace):
     """One prompt as a head and the target decode it greedily."""
 
     kind: str   # the source's name (mtp, eagle3)
@@ -61,23 +61,6 @@ class HeadTrace:
     plain_s: float = 0.0   # target-only decoding of the continuation, prefill included
     target_flips: list[int] = field(default_factory=list)
     fragile: int = 0
-
-    @property
-    def ended_eos(self) -> bool:
-        return bool(self.tokens) and self.tokens[-1] in self.eos_ids
-
-    @property
-    def off_depth(self) -> int:
-        """As `Trace.off_depth`: the longest window every policy can replay here, minus one."""
-        return self.depth - 1
-
-    @property
-    def draft_ids(self) -> list[int]:
-        """The first chained token at each position (-1 where the head had no row), as `Trace.draft_ids`."""
-        return [p[0] if p else -1 for p in self.proposals]
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "HeadTrace":

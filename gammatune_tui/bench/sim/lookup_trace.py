@@ -15,7 +15,7 @@ continued by the same copy, for a policy that never reads the stand-ins. Replays
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ...engine.common.names import BY_SOURCE
@@ -28,14 +28,14 @@ from ...engine.policies.step_rule import cut_window, window_end
 from .cost_model import CostModel
 from ..results import RunRecord
 from .session_play import SimStep, play_windows
-from .model_trace import TraceTooShallow
+from .model_trace import ProposalTrace, TraceTooShallow
 from .trace_record import forced_checks, target_run
 
 KIND = "prompt-lookup"
 
 
 @dataclass
-class LookupTrace:
+class LookupTrace(ProposalTrace):
     """One prompt as prompt lookup and the target decode it greedily."""
 
     prompt_id: str
@@ -55,23 +55,6 @@ class LookupTrace:
     target_flips: list[int] = field(default_factory=list)
     fragile: int = 0
     kind: str = KIND
-
-    @property
-    def ended_eos(self) -> bool:
-        return bool(self.tokens) and self.tokens[-1] in self.eos_ids
-
-    @property
-    def off_depth(self) -> int:
-        """As `Trace.off_depth`: the longest window every policy can replay here, minus one (the tuner reads it)."""
-        return self.depth - 1
-
-    @property
-    def draft_ids(self) -> list[int]:
-        """The first proposed token at each position (-1 where nothing was proposed), as `Trace.draft_ids`."""
-        return [p[0] if p else -1 for p in self.proposals]
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "LookupTrace":

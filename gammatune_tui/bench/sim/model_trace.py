@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 from ...engine.common.names import MODEL
 from ...engine.policies import Policy
@@ -85,6 +85,34 @@ class Trace:
 
 class TraceTooShallow(ValueError):
     """A window longer than the off-path depth recorded in the trace."""
+
+
+class ProposalTrace:
+    """What a trace that keeps each position's proposals (prompt lookup's, a head's chain) answers as `Trace` does;
+    its own dataclass holds the fields named here."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+    tokens: list[int]
+    proposals: list[list[int]]
+    depth: int
+    eos_ids: list[int]
+
+    @property
+    def ended_eos(self) -> bool:
+        return bool(self.tokens) and self.tokens[-1] in self.eos_ids
+
+    @property
+    def off_depth(self) -> int:
+        """As `Trace.off_depth`: the longest window every policy can replay here, minus one (the tuner reads it)."""
+        return self.depth - 1
+
+    @property
+    def draft_ids(self) -> list[int]:
+        """The first proposed token at each position (-1 where there was none), as `Trace.draft_ids`."""
+        return [p[0] if p else -1 for p in self.proposals]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def _aux(trace: Trace) -> tuple[list[int], dict[int, int | None]]:
