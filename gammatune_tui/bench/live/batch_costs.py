@@ -25,8 +25,8 @@ give the spread. Within a batch size's round the speculative steps come
 first and the step of the target alone last, each timing after three
 untimed runs: timed first, after one, right after another batch size's
 work, it read 6–16 % dearer than live decoding of the demo pair in six runs
-of six (mean 12 %; the cause is not known); timed this way, −3 to +15 %
-(mean 5 %) in six more (docs/benchmarks-concurrency.md, runs D). A model
+of six (mean 12 %; the cause is not known); timed this way, −4 to +15 %
+(mean 4 %) in eight more (docs/benchmarks-concurrency.md, runs D). A model
 whose cache cannot be cut back (hybrid state) is refused in one line: its
 batched step cannot be timed this way.
 """
