@@ -23,8 +23,10 @@ converted at first use, ~30 s) with its int4 self-draft.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -82,6 +84,7 @@ def main() -> None:
         doctor_models, drafts = ["--pair", "smollm2"], ["--self-drafts", "self:int4"]
     common = ["-n", str(a.max_new_tokens), "--threads", "1"]
     tmp = Path(tempfile.mkdtemp(prefix="deploy-vs-live-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     # the prompt as compare's argument, byte for byte: --prompt-file drops a final newline ($(cat FILE)'s rule),
     # and the set's prompts end with one, so a file would race another prompt than the doctor's trace
     text = load_prompt_set(a.prompts)[0].text

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -100,6 +102,7 @@ def _pair():
     from conftest import make_byte_tokenizer, make_llama, noisy_copy  # type: ignore
 
     tmp = Path(tempfile.mkdtemp(prefix="gt-bench-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     tok = make_byte_tokenizer()
     target = make_llama(len(tok), seed=1, hidden=256, layers=6, init=1.0)
     draft = noisy_copy(make_llama(len(tok), seed=1, hidden=256, layers=6, init=1.0), seed=2, scale=0.15)

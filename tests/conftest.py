@@ -16,7 +16,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # bench --simulate keeps traces in the user's cache: never the real one from a test run
 import tempfile  # noqa: E402
 
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+
 os.environ["GAMMATUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="gammatune-test-cache-")
+# each test process converts SmolLM2 into it (about 0.5 GB): gone when the process ends, or runs fill the disk
+atexit.register(shutil.rmtree, os.environ["GAMMATUNE_CACHE_DIR"], ignore_errors=True)
 
 import pytest  # noqa: E402
 
