@@ -40,7 +40,7 @@ from . import Draft, DraftSource, SourceContext, chain_draft
 from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
-from .head_files import head_config, head_folder
+from .head_files import check_folder, head_config, head_folder, target_fields
 from ...errors import InvalidParameter, ModelLoadError
 
 if TYPE_CHECKING:
@@ -112,10 +112,7 @@ def check_drafter(folder: str, target_cfg: TargetConfig) -> dict[str, Any]:
     """The drafter's config against the target's (a dict or a PretrainedConfig), reading no weights."""
     cfg = read_config(folder)
     root = Path(folder).expanduser()
-    get = target_cfg.get if isinstance(target_cfg, dict) else (lambda k, d=None: getattr(target_cfg, k, d))
-    text = get("text_config")
-    if text is not None:   # a multimodal target: the language model's config
-        get = text.get if isinstance(text, dict) else (lambda k, d=None: getattr(text, k, d))
+    get = target_fields(target_cfg)
     layers, hidden, vocab = (int(get(k) or 0) for k in ("num_hidden_layers", "hidden_size", "vocab_size"))
     try:
         ids = [int(i) for i in cfg.get("target_layer_ids") or []]
@@ -207,11 +204,7 @@ class DFlashSource(DraftSource):
     @classmethod
     def check_files(cls, params: dict[str, Any], target_config: TargetConfig | None) -> None:
         """The drafter's config against the target's: one line before weights load."""
-        path = _folder(params)
-        if target_config is None:
-            read_config(path)   # the target's config is not on disk yet (a hub id to fetch): the drafter's own checks
-        else:
-            check_drafter(path, target_config)
+        check_folder(_folder(params), target_config, read_config, check_drafter)
 
     def observe(self, rows: TargetRows) -> None:
         if rows.start == 0:   # the prefill's rows: a session's cache afresh

@@ -32,7 +32,7 @@ from .eagle3_head import Eagle3Head, HeadCache, HeadSpec, check_head, read_spec
 from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
-from .head_files import head_folder
+from .head_files import check_folder, head_folder
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -94,11 +94,7 @@ class Eagle3Source(DraftSource):
     @classmethod
     def check_files(cls, params: dict[str, Any], target_config: TargetConfig | None) -> None:
         """The head's config and tensor header against the target's config: one line before weights load."""
-        path = _folder(params)
-        if target_config is None:
-            read_spec(path)   # the target's config is not on disk yet (a hub id to fetch): the head's own checks
-        else:
-            check_head(path, target_config)
+        check_folder(_folder(params), target_config, read_spec, check_head)
 
     def _crop(self, n: int) -> None:
         self.cache.crop(n)

@@ -40,7 +40,7 @@ import torch
 from torch import nn
 
 from ...errors import InvalidParameter
-from .head_files import head_config
+from .head_files import head_config, target_fields
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
@@ -119,10 +119,7 @@ def read_spec(folder: str | Path) -> HeadSpec:
 def check_head(folder: str | Path, target_cfg: TargetConfig) -> HeadSpec:
     """The head's spec checked against the target's config (a dict or a PretrainedConfig), reading no weights."""
     spec = read_spec(folder)
-    get = target_cfg.get if isinstance(target_cfg, dict) else (lambda k, d=None: getattr(target_cfg, k, d))
-    text = get("text_config")
-    if text is not None:   # a multimodal target: the language model's config
-        get = text.get if isinstance(text, dict) else (lambda k, d=None: getattr(text, k, d))
+    get = target_fields(target_cfg)
     root = spec.folder
     t_hidden, t_vocab, t_layers = (int(get(k) or 0) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
     if spec.vocab != t_vocab:

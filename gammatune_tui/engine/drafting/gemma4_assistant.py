@@ -44,7 +44,7 @@ from . import Draft, DraftSource, SourceContext, chain_draft
 from ..common.sampling import Served
 from ..policies.policy_base import Policy
 from ..runners.hidden import TargetReads, TargetRows
-from .head_files import head_config, head_folder
+from .head_files import check_folder, head_config, head_folder, target_fields
 from ...errors import InvalidParameter, ModelLoadError
 
 MODEL_TYPES = ("gemma4_assistant", "gemma4_unified_assistant")
@@ -69,14 +69,10 @@ def read_config(folder: str) -> dict[str, Any]:
     return cfg
 
 
-def _getter(cfg: Any) -> Any:
-    return cfg.get if isinstance(cfg, dict) else (lambda k, d=None: getattr(cfg, k, d))
-
-
 def store_layers(target_cfg: Any) -> dict[str, int]:
     """{layer type: the layer whose keys and values the assistant reads}: the last layer of each type before the
     target's KV-sharing layers (what Gemma 4's `kv_sharing_modes` marks "store"). `target_cfg` is the text config."""
-    get = _getter(target_cfg)
+    get = target_fields(target_cfg)
     types = list(get("layer_types") or [])
     n = int(get("num_hidden_layers") or len(types))
     own = n - int(get("num_kv_shared_layers") or 0)
@@ -87,9 +83,7 @@ def check_assistant(folder: str, target_cfg: Any) -> dict[str, Any]:
     """The assistant's config against the target's (a dict or a PretrainedConfig), reading no weights."""
     cfg = read_config(folder)
     root = Path(folder).expanduser()
-    get = _getter(target_cfg)
-    if get("text_config") is not None:   # a multimodal target: the language model's config
-        get = _getter(get("text_config"))
+    get = target_fields(target_cfg)
     kind = str(get("model_type") or "")
     if kind not in TARGET_TYPES:
         raise _fail(root, f"it drafts for a Gemma 4 target, which keeps the keys it reads; this target is {kind!r}")
@@ -175,11 +169,7 @@ class Gemma4AssistantSource(DraftSource):
 
     @classmethod
     def check_files(cls, params: dict[str, Any], target_config: Any) -> None:
-        path = _folder(params)
-        if target_config is None:
-            read_config(path)   # the target's config is not on disk yet (a hub id to fetch): the assistant's own checks
-        else:
-            check_assistant(path, target_config)
+        check_folder(_folder(params), target_config, read_config, check_assistant)
 
     def observe(self, rows: TargetRows) -> None:
         if len(rows):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ...errors import InvalidParameter
 
@@ -38,4 +38,23 @@ def head_folder(params: dict[str, Any], key: str, source: str, what: str) -> str
     return path
 
 
-__all__ = ["head_config", "head_folder"]
+def target_fields(target_cfg: Any) -> Callable[..., Any]:
+    """`get(field, default=None)` over the target's config, a dict (its config.json, before weights load) or a
+    PretrainedConfig, reading a multimodal target's text_config: a head drafts for the language model."""
+    def getter(cfg: Any) -> Callable[..., Any]:
+        return cfg.get if isinstance(cfg, dict) else (lambda k, d=None: getattr(cfg, k, d))
+
+    text = getter(target_cfg)("text_config")
+    return getter(target_cfg if text is None else text)
+
+
+def check_folder(path: str, target_cfg: Any, alone: Callable[[str], Any], against: Callable[[str, Any], Any]) -> None:
+    """A source's `check_files`: the folder against the target's config (`against`), or where that config is not
+    on disk yet (a hub id still to fetch) the folder's own checks (`alone`), one line either way."""
+    if target_cfg is None:
+        alone(path)
+    else:
+        against(path, target_cfg)
+
+
+__all__ = ["check_folder", "head_config", "head_folder", "target_fields"]
