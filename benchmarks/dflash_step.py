@@ -40,28 +40,20 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=5)
     args = ap.parse_args()
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
+    from transformers import DynamicCache
 
     from gammatune_tui.engine.drafting.dflash import DFlashSource, drafter_of
+    from step_parts import QWEN3_1P7B, alternate, build_target, default_dtype, target_step
     from tiny_dflash import write_dflash
 
     dtype = getattr(torch, args.dtype)
-    torch.manual_seed(0)
-    cfg = AutoConfig.for_model("qwen3", vocab_size=151936, hidden_size=2048, intermediate_size=6144,
-                               num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8, head_dim=128,
-                               tie_word_embeddings=True, max_position_embeddings=4096)
-    t0 = time.perf_counter()
-    target = AutoModelForCausalLM.from_config(cfg, dtype=dtype).eval()
-    print(f"# target built in {time.perf_counter() - t0:.0f} s; torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, load {os.getloadavg()[0]:.2f}", flush=True)
+    target = build_target("qwen3", QWEN3_1P7B, dtype)
+    cfg = target.config
     folder = Path(tempfile.mkdtemp(prefix="dflash-step-"))
     try:
-        torch.set_default_dtype(dtype)
-        try:
+        with default_dtype(dtype):
             write_dflash(folder, target, layer_ids=(1, 7, 13, 19, 25), block_size=args.block, layers=args.layers,
                          mask_token_id=151669, init=0.02)
-        finally:
-            torch.set_default_dtype(torch.float32)
         src = DFlashSource(target, drafter_of(target, str(folder)))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -73,14 +65,6 @@ def main() -> None:
         target(prompt, cache=cache, use_cache=True)
         src.waiting = list(torch.randn(n, width, dtype=dtype).unbind(0))   # the drafter's context over the prompt
         src._block_logits(5, n)
-
-        def target_step() -> float:
-            t = time.perf_counter()
-            target(torch.tensor([[5]]), cache=cache, use_cache=True)
-            dt = time.perf_counter() - t
-            cache.crop(-1)
-            return dt
-
         row = torch.randn(width, dtype=dtype)
 
         def block() -> float:
@@ -94,13 +78,7 @@ def main() -> None:
             src.done -= 1
             return dt
 
-        for _ in range(2):
-            target_step()
-            block()
-        ts, bs = [], []
-        for _ in range(args.repeats):
-            ts.append(target_step())
-            bs.append(block())
+        ts, bs = alternate(target_step(target, cache), block, warm=2, repeats=args.repeats)
     mt, mb = statistics.median(ts), statistics.median(bs)
     per = mb / (args.block - 1)
     print(f"CPU, {args.dtype}, context {n}, drafter {args.layers} layers, block {args.block}, {args.repeats} "

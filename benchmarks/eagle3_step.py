@@ -40,29 +40,19 @@ def main() -> None:
     ap.add_argument("--draft-vocab", type=int, default=32000)
     args = ap.parse_args()
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
+    from transformers import DynamicCache
 
     from gammatune_tui.engine.common.sampling import Served
     from gammatune_tui.engine.common.sampling_config import SamplingConfig
     from gammatune_tui.engine.drafting.eagle3 import Eagle3Source
     from gammatune_tui.engine.drafting.eagle3_head import Eagle3Head, HeadCache, check_head
+    from step_parts import QWEN3_1P7B, alternate, build_target, sync, target_step
     from tiny_eagle3 import write_head
 
     dtype = getattr(torch, args.dtype)
-    torch.manual_seed(0)
-    cfg = AutoConfig.for_model("qwen3", vocab_size=151936, hidden_size=2048, intermediate_size=6144,
-                               num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8, head_dim=128,
-                               tie_word_embeddings=True, max_position_embeddings=4096)
-    t0 = time.perf_counter()
     dev = torch.device(args.device)
-    with torch.device(dev):   # built where it runs: a 1.7B random init on the host is slow
-        target = AutoModelForCausalLM.from_config(cfg, dtype=dtype).eval()
-
-    def sync() -> None:
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-    print(f"target built in {time.perf_counter() - t0:.0f} s; threads {torch.get_num_threads()}; "
-          f"load {os.getloadavg()}", flush=True)
+    target = build_target("qwen3", QWEN3_1P7B, dtype, dev)
+    cfg = target.config
     h, v, dv = cfg.hidden_size, cfg.vocab_size, args.draft_vocab
     g = torch.Generator().manual_seed(1)
 
@@ -97,35 +87,20 @@ def main() -> None:
         feats = torch.randn(n, 3 * h, dtype=dtype, device=dev)
         head.step(feats, prompt[0], src.cache, 0)   # the head's cache over the same context
 
-        def target_step() -> float:
-            sync()
-            t = time.perf_counter()
-            target(torch.tensor([[5]], device=dev), cache=cache, use_cache=True)
-            sync()
-            dt = time.perf_counter() - t
-            cache.crop(-1)   # transformers 5.24: a negative crop removes that many tokens
-            return dt
-
         last = torch.randn(h, dtype=dtype, device=dev)
 
         def draft_step() -> float:
-            sync()
+            sync(dev)
             t = time.perf_counter()
             probs = src._law(last, served)
             x = int(probs.argmax())
             head.step(last.unsqueeze(0), torch.tensor([x], device=dev), src.cache, n)
-            sync()
+            sync(dev)
             dt = time.perf_counter() - t
             src.cache.crop(n)
             return dt
 
-        for _ in range(3):
-            target_step()
-            draft_step()
-        ts, ds = [], []
-        for _ in range(args.repeats):
-            ts.append(target_step())
-            ds.append(draft_step())
+        ts, ds = alternate(target_step(target, cache, dev), draft_step, warm=3, repeats=args.repeats)
     mt, md = statistics.median(ts), statistics.median(ds)
     where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
     print(f"{where}, {args.dtype}, context {n}, {args.repeats} alternating repeats, load after {os.getloadavg()}")

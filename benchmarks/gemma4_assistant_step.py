@@ -41,36 +41,29 @@ def main() -> None:
     ap.add_argument("--no-centroids", action="store_true")
     args = ap.parse_args()
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
+    from transformers import DynamicCache
 
     from gammatune_tui.engine.drafting.gemma4_assistant import Gemma4AssistantSource, assistant_of
     from gammatune_tui.engine.runners.hidden import TargetRows
+    from step_parts import alternate, build_target, default_dtype, target_step
     from tiny_gemma4 import write_assistant
 
     dtype = getattr(torch, args.dtype)
-    torch.manual_seed(0)
     kinds = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(LAYERS)]
-    cfg = AutoConfig.for_model(
-        "gemma4_text", vocab_size=262144, vocab_size_per_layer_input=0, hidden_size_per_layer_input=0,
-        hidden_size=1536, intermediate_size=6144, num_hidden_layers=LAYERS, num_attention_heads=8,
-        num_key_value_heads=1, head_dim=256, global_head_dim=512, layer_types=kinds, sliding_window=512,
-        num_kv_shared_layers=SHARED, tie_word_embeddings=True, max_position_embeddings=8192, initializer_range=0.02)
-    t0 = time.perf_counter()
-    target = AutoModelForCausalLM.from_config(cfg, dtype=dtype).eval()
-    print(f"# target built in {time.perf_counter() - t0:.0f} s; torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, load {os.getloadavg()[0]:.2f}", flush=True)
+    target = build_target("gemma4_text", dict(
+        vocab_size=262144, vocab_size_per_layer_input=0, hidden_size_per_layer_input=0, hidden_size=1536,
+        intermediate_size=6144, num_hidden_layers=LAYERS, num_attention_heads=8, num_key_value_heads=1, head_dim=256,
+        global_head_dim=512, layer_types=kinds, sliding_window=512, num_kv_shared_layers=SHARED,
+        tie_word_embeddings=True, max_position_embeddings=8192, initializer_range=0.02), dtype)
     folder = Path(tempfile.mkdtemp(prefix="g4-step-"))
     try:
-        torch.set_default_dtype(dtype)
-        try:
+        with default_dtype(dtype):
             write_assistant(folder, target, centroids=0 if args.no_centroids else 2048, init=0.02, hidden=256,
                             layers=4, top_k=32)
-        finally:
-            torch.set_default_dtype(torch.float32)
         src = Gemma4AssistantSource(target, assistant_of(target, str(folder)))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    n, v = args.context, cfg.vocab_size
+    n, v = args.context, target.config.vocab_size
     with torch.inference_mode():
         cache = DynamicCache()
         out = target(torch.randint(0, v, (1, n)), cache=cache, use_cache=True, output_hidden_states=True)
@@ -80,26 +73,13 @@ def main() -> None:
         row = src.row
         assert row is not None
 
-        def target_step() -> float:
-            t = time.perf_counter()
-            target(torch.tensor([[5]]), cache=cache, use_cache=True)
-            dt = time.perf_counter() - t
-            cache.crop(-1)
-            return dt
-
         def draft_step() -> float:
             t = time.perf_counter()
             logits, _ = src._step(7, row)
             int(torch.softmax(logits, dim=-1).argmax())
             return time.perf_counter() - t
 
-        for _ in range(2):
-            target_step()
-            draft_step()
-        ts, ds = [], []
-        for _ in range(args.repeats):
-            ts.append(target_step())
-            ds.append(draft_step())
+        ts, ds = alternate(target_step(target, cache), draft_step, warm=2, repeats=args.repeats)
     mt, md = statistics.median(ts), statistics.median(ds)
     head = "plain LM head" if args.no_centroids else "2,048 centroids, top 32"
     print(f"CPU, {args.dtype}, context {n}, assistant 4 layers ({head}), {args.repeats} alternating repeats, "
