@@ -16,40 +16,28 @@ Each output is compared with plain `generate`.
 
 from __future__ import annotations
 
-import argparse
-import copy
-import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from side_by_side import arguments, ours, packed_pair, race  # noqa: E402
+
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tokens", type=int, default=96)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=6)
+    ap = arguments(__doc__, tokens=96, repeats=5, hidden=256, layers=6)
     ap.add_argument("--gamma", type=int, default=3)
-    ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     import torch
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-    from gammatune_tui.engine.common.packed_linear import pack_for_verify
-    from gammatune_tui.engine.common.pair import ModelPair
     from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
     from tiny_gemma4 import VOCAB, train_assistant, write_assistant
-    from tiny_models import make_byte_tokenizer
 
     transformers.utils.logging.set_verbosity_error()
     prompt = [0] + list(b"def fibonacci(n):\n    ")
@@ -69,12 +57,7 @@ def main() -> None:
         train_assistant(target, folder, [prompt] + [prompt[:8 + 4 * i] for i in range(3)], new=args.tokens + 4)
         assistant = AutoModelForCausalLM.from_pretrained(str(folder)).eval()
         assistant.generation_config.num_assistant_tokens = args.gamma
-        # gammatune's side runs what load_pair loads: a float32 CPU target whose multi-row passes read packed
-        # weights where that pays (engine/common/packed_linear.py); transformers keeps its own, unpacked copy
-        mine = copy.deepcopy(target)
-        packing = pack_for_verify(mine, torch.device("cpu"), torch.float32)
-        pair = ModelPair(target=mine, draft=None, tokenizer=make_byte_tokenizer(), device=torch.device("cpu"),
-                         dtype=torch.float32, eos_ids=frozenset({-1}), name_target="gemma4", name_draft="assistant")
+        pair, packing = packed_pair(target, "assistant")
         drafter = DrafterSettings("gemma4-assistant", assistant_head=str(folder))
         print(f"# gammatune --draft gemma4-assistant vs transformers generate(assistant_model=…), CPU "
               f"{os.cpu_count()} cores, {torch.get_num_threads()} threads, torch {torch.__version__}, transformers "
@@ -91,35 +74,10 @@ def main() -> None:
                 return target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, assistant_model=assistant,
                                        max_new_tokens=args.tokens)[0, len(prompt):].tolist()
 
-        def ours(method: str) -> tuple[list[int], float]:
-            dec = SpeculativeDecoder(pair, PolicySettings.build(method, args.gamma), SamplingConfig(), drafter=drafter)
-            evs = list(dec.generate(prompt, max_new_tokens=args.tokens))
-            return [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted], \
-                evs[-1].accepted / max(1, evs[-1].drafted)
-
-        times: dict[str, list[float]] = {"hf": [], "g": [], "gplus": []}
-        outs: dict[str, list[int]] = {}
-        acc = 0.0
-        for r in range(args.repeats + 1):   # the first round warms up
-            for key, run in (("hf", hf_run), ("g", lambda: ours("specdecode")), ("gplus", lambda: ours("gammatune+"))):
-                t = time.perf_counter()
-                got = run()
-                dt = time.perf_counter() - t
-                outs[key], acc = (got if key == "hf" else got[0]), (acc if key != "g" else got[1])
-                if r:
-                    times[key].append(dt)
+        race(hf_run, lambda method: ours(pair, method, args.gamma, drafter, prompt, args.tokens), ref=ref,
+             tokens=args.tokens, repeats=args.repeats, packed=bool(packing), json_path=args.json)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    tps = {k: args.tokens / statistics.median(v) for k, v in times.items()}
-    same = all(o == ref for o in outs.values())
-    print("| transformers tok/s | gammatune γ tok/s | × | gammatune+ tok/s | acceptance | tokens = generate |\n"
-          "|---:|---:|---:|---:|---:|---|")
-    print(f"| {tps['hf']:.1f} | {tps['g']:.1f} | {tps['g'] / tps['hf']:.2f} | {tps['gplus']:.1f} | {acc:.2f} | "
-          f"{'yes' if same else 'NO'} |")
-    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
-    if args.json:
-        args.json.write_text(json.dumps({"packed": bool(packing), "tokens_per_s": tps, "ratio": tps["g"] / tps["hf"], "acceptance": acc,
-                                         "identical": same}, indent=2))
 
 
 if __name__ == "__main__":
