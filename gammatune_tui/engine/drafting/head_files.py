@@ -3,8 +3,10 @@
 EAGLE-3, DFlash and the Gemma 4 assistant each ship as a folder of their own
 beside the target. Each refuses a folder without a config.json, or with one
 that is not JSON, in the same words and before any weights load; each then
-checks its own fields. Kept here so the three say it alike and no source file
-repeats the reading.
+checks its own fields against the target's language model (target_fields:
+a multimodal target's text_config), and where the target's config is not on
+disk yet, its own fields alone (check_folder). Kept here so the three say it
+alike and no source file repeats the reading.
 """
 
 from __future__ import annotations
