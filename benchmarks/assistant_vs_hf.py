@@ -16,7 +16,6 @@ Each output is compared with plain `generate`.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -59,23 +58,11 @@ def main() -> None:
         assistant.generation_config.num_assistant_tokens = args.gamma
         pair, packing = packed_pair(target, "assistant")
         drafter = DrafterSettings("gemma4-assistant", assistant_head=str(folder))
-        print(f"# gammatune --draft gemma4-assistant vs transformers generate(assistant_model=…), CPU "
-              f"{os.cpu_count()} cores, {torch.get_num_threads()} threads, torch {torch.__version__}, transformers "
-              f"{transformers.__version__}, target hidden {args.hidden}, {args.layers} layers, γ {args.gamma}, "
-              f"{args.tokens} tokens, {args.repeats} alternating repeats; gammatune's verify "
-              f"{'packed' if packing else 'not packed'}; load average {os.getloadavg()[0]:.2f}\n")
-        x = torch.tensor([prompt])
-        with torch.inference_mode():
-            ref = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False,
-                                  max_new_tokens=args.tokens)[0, len(prompt):].tolist()
-
-        def hf_run() -> list[int]:
-            with torch.inference_mode():
-                return target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, assistant_model=assistant,
-                                       max_new_tokens=args.tokens)[0, len(prompt):].tolist()
-
-        race(hf_run, lambda method: ours(pair, method, args.gamma, drafter, prompt, args.tokens), ref=ref,
-             tokens=args.tokens, repeats=args.repeats, packed=bool(packing), json_path=args.json)
+        race(target, prompt, {"assistant_model": assistant},
+             lambda method: ours(pair, method, args.gamma, drafter, prompt, args.tokens),
+             title="gammatune --draft gemma4-assistant vs transformers generate(assistant_model=…)",
+             shape=f"target hidden {args.hidden}, {args.layers} layers, γ {args.gamma}", args=args,
+             packed=bool(packing))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

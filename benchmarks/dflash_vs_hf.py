@@ -60,23 +60,11 @@ def main() -> None:
     drafter = AutoModel.from_pretrained(str(folder)).eval()
     pair, packing = packed_pair(target, "dflash")
     settings = DrafterSettings("dflash", dflash_head=str(folder))
-    print(f"# gammatune --draft dflash vs transformers generate(speculation_type='dflash'), CPU {os.cpu_count()} "
-          f"cores, {torch.get_num_threads()} threads, torch {torch.__version__}, transformers "
-          f"{transformers.__version__}, target hidden {args.hidden}, {args.layers} layers, block {args.block} "
-          f"(γ {gamma}), drafter reads layers {ids}, {args.tokens} tokens, {args.repeats} alternating repeats; "
-          f"gammatune's verify {'packed' if packing else 'not packed'}; load average {os.getloadavg()[0]:.2f}\n")
-    x = torch.tensor([prompt])
-    with torch.inference_mode():
-        ref = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False,
-                              max_new_tokens=args.tokens)[0, len(prompt):].tolist()
-
-    def hf_run() -> list[int]:
-        with torch.inference_mode():
-            return target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, assistant_model=drafter,
-                                   speculation_type="dflash", max_new_tokens=args.tokens)[0, len(prompt):].tolist()
-
-    race(hf_run, lambda method: ours(pair, method, gamma, settings, prompt, args.tokens), ref=ref,
-         tokens=args.tokens, repeats=args.repeats, packed=bool(packing), json_path=args.json)
+    race(target, prompt, {"assistant_model": drafter, "speculation_type": "dflash"},
+         lambda method: ours(pair, method, gamma, settings, prompt, args.tokens),
+         title="gammatune --draft dflash vs transformers generate(speculation_type='dflash')",
+         shape=f"target hidden {args.hidden}, {args.layers} layers, block {args.block} (γ {gamma}), drafter reads "
+               f"layers {ids}", args=args, packed=bool(packing))
 
 
 if __name__ == "__main__":

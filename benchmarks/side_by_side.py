@@ -52,17 +52,33 @@ def ours(pair: Any, method: str, gamma: int, drafter: Any, prompt: list[int], to
     return [t.id for e in evs if isinstance(e, StepEvent) for t in e.emitted], evs[-1].accepted / max(1, evs[-1].drafted)
 
 
-def race(hf: Callable[[], list[int]], mine: Callable[[str], tuple[list[int], float]], *, ref: list[int], tokens: int,
-         repeats: int, packed: bool, json_path: Path | None) -> None:
-    """Alternate transformers (`hf`), gammatune at the same γ (specdecode) and gammatune's own policy (gammatune+),
-    `repeats` timed rounds after one warm-up; print the table (tokens/s from medians) and each side's agreement
-    with plain `generate` (`ref`)."""
+def race(target: Any, prompt: list[int], hf_kwargs: dict[str, Any], mine: Callable[[str], tuple[list[int], float]],
+         *, title: str, shape: str, args: argparse.Namespace, packed: bool) -> None:
+    """Alternate transformers (`target.generate(**hf_kwargs)`, greedy), gammatune at the same γ (specdecode, `mine`)
+    and gammatune's own policy (gammatune+), `args.repeats` timed rounds after one warm-up; print the machine, the
+    table (tokens/s from medians) and each side's agreement with plain `generate`."""
+    import torch
+    import transformers
+
+    print(f"# {title}, CPU {os.cpu_count()} cores, {torch.get_num_threads()} threads, torch {torch.__version__}, "
+          f"transformers {transformers.__version__}, {shape}, {args.tokens} tokens, {args.repeats} alternating "
+          f"repeats; gammatune's verify {'packed' if packed else 'not packed'}; load average "
+          f"{os.getloadavg()[0]:.2f}\n")
+    x = torch.tensor([prompt])
+
+    def generate(**kw: Any) -> list[int]:
+        with torch.inference_mode():
+            return target.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=args.tokens,
+                                   **kw)[0, len(prompt):].tolist()
+
+    ref = generate()
     sides: dict[str, Callable[[], tuple[list[int], float]]] = {
-        "hf": lambda: (hf(), 0.0), "g": lambda: mine("specdecode"), "gplus": lambda: mine("gammatune+")}
+        "hf": lambda: (generate(**hf_kwargs), 0.0), "g": lambda: mine("specdecode"),
+        "gplus": lambda: mine("gammatune+")}
     times: dict[str, list[float]] = {k: [] for k in sides}
     outs: dict[str, list[int]] = {}
     acc = 0.0
-    for r in range(repeats + 1):
+    for r in range(args.repeats + 1):
         for key, run in sides.items():
             t = time.perf_counter()
             got, accepted = run()
@@ -71,13 +87,13 @@ def race(hf: Callable[[], list[int]], mine: Callable[[str], tuple[list[int], flo
             acc = accepted if key == "g" else acc
             if r:
                 times[key].append(dt)
-    tps = {k: tokens / statistics.median(v) for k, v in times.items()}
+    tps = {k: args.tokens / statistics.median(v) for k, v in times.items()}
     same = {k: o == ref for k, o in outs.items()}
     print("| transformers tok/s | gammatune γ tok/s | × | gammatune+ tok/s | acceptance | tokens = generate |\n"
           "|---:|---:|---:|---:|---:|---|")
     print(f"| {tps['hf']:.1f} | {tps['g']:.1f} | {tps['g'] / tps['hf']:.2f} | {tps['gplus']:.1f} | {acc:.2f} | "
           f"{'yes' if all(same.values()) else 'NO: ' + ', '.join(k for k, v in same.items() if not v)} |")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
-    if json_path:
-        json_path.write_text(json.dumps({"packed": packed, "tokens_per_s": tps, "ratio": tps["g"] / tps["hf"],
+    if args.json:
+        args.json.write_text(json.dumps({"packed": packed, "tokens_per_s": tps, "ratio": tps["g"] / tps["hf"],
                                          "acceptance": acc, "identical": same}, indent=2))
