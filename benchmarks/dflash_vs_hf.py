@@ -3,10 +3,10 @@ side by side in one run (issue 45's goal: identical output, and gammatune at lea
 
 A Llama target with random weights (`--hidden` wide, `--layers` deep, the byte vocabulary) and a DFlash drafter
 (transformers' `muse_glimmer_assistant`: one layer, block `--block`, reading two target layers) fitted for
-`--train-steps` steps on the target's greedy text of the prompt (tests/tiny_dflash.py, a few minutes at the default
-shape), so that blocks are partly accepted, as with a released drafter. transformers fixes γ to the block less its anchor (block − 1) and drafts nothing on its first step;
-gammatune runs specdecode at that γ, one block a step. Then, alternating, `--repeats` times each (after one
-warm-up round):
+`--train-steps` steps on the target's greedy text of the prompt (tests/tiny_dflash.py; about two minutes at the
+default shape, on every core), so that most of each block is accepted, as with a released drafter. transformers
+fixes γ to the block less its anchor (block − 1) and drafts nothing on its first step; gammatune runs specdecode
+at that γ, one block a step. Then, alternating, `--repeats` times each (after one warm-up round):
 - transformers: `target.generate(x, do_sample=False, assistant_model=drafter, speculation_type="dflash")`;
 - gammatune: `SpeculativeDecoder(pair, specdecode γ0 = block − 1, drafter="dflash")`, the same drafter;
 - gammatune's own policy (gammatune+, γ0 = block − 1), for reference.
@@ -14,6 +14,7 @@ gammatune's side runs what `load_pair` loads (a float32 CPU target verifies thro
 pays, docs/precision.md); transformers keeps its own unpacked copy. Each output is compared with plain `generate`.
 
     python benchmarks/dflash_vs_hf.py [--tokens 64] [--repeats 3] [--hidden 1024] [--layers 12] [--block 8]
+                                     [--train-steps 200] [--json FILE]
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def main() -> None:
     ap = arguments(__doc__, tokens=64, repeats=3, hidden=1024, layers=12)
     ap.add_argument("--block", type=int, default=8)
     ap.add_argument("--init", type=float, default=1.0, help="the target's weight scale (small: repetitive text)")
-    ap.add_argument("--train-steps", type=int, default=100, help="the drafter's fitting steps (fewer: lower acceptance)")
+    ap.add_argument("--train-steps", type=int, default=200,
+                    help="the drafter's fitting steps (fewer: lower acceptance)")
     args = ap.parse_args()
     import torch
     import transformers
