@@ -46,7 +46,8 @@ def main() -> None:
     from gammatune_tui.engine.common.sampling_config import SamplingConfig
     from gammatune_tui.engine.drafting.eagle3 import Eagle3Source
     from gammatune_tui.engine.drafting.eagle3_head import Eagle3Head, HeadCache, check_head
-    from step_parts import QWEN3_1P7B, alternate, build_target, sync, target_step
+    from gpu_steps import sync
+    from step_parts import QWEN3_1P7B, alternate, build_target, target_step
     from tiny_eagle3 import write_head
 
     dtype = getattr(torch, args.dtype)

@@ -70,6 +70,8 @@ def main() -> None:  # noqa: C901 - one linear script
     from gammatune_tui.engine.plain import plain_decode
     from gammatune_tui.engine.runners import build_runner, choose_kind
     from gpu_engine import word_tokenizer
+    from gpu_steps import sync
+    from step_parts import default_dtype
     from tiny_mtp import write_mtp_checkpoint
 
     transformers.utils.logging.set_verbosity_error()
@@ -82,19 +84,12 @@ def main() -> None:  # noqa: C901 - one linear script
     shape["layer_types"] = ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(layers)]
     shape["layer_types"].append("full_attention")   # the head's layer is a full-attention one, as the real head
 
-    def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize(device)
-
     t0 = time.perf_counter()
     folder = Path(tempfile.mkdtemp(prefix="mtp-step-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)   # 1.5 GB (bf16) to 3 GB (fp32) at the real shape
-    torch.set_default_dtype(dtype)
-    try:
+    with default_dtype(dtype):
         target = write_mtp_checkpoint("qwen3_5_text", folder, seed=0, layers=layers, hidden=shape["hidden_size"],
                                       init=0.02, vocab=vocab, shape=shape)
-    finally:
-        torch.set_default_dtype(torch.float32)
     target = target.to(device).eval()
     target.generation_config.eos_token_id = None
     pair = ModelPair(target=target, draft=None, tokenizer=word_tokenizer(vocab), device=device, dtype=dtype,
@@ -121,10 +116,10 @@ def main() -> None:  # noqa: C901 - one linear script
         row = torch.randn(shape["hidden_size"], generator=g).to(device, dtype)
 
         def timed(fn):
-            sync()
+            sync(device)
             t = time.perf_counter()
             fn()
-            sync()
+            sync(device)
             return time.perf_counter() - t
 
         def target_step():
@@ -191,7 +186,7 @@ def main() -> None:  # noqa: C901 - one linear script
     labels = ["plain", "mtp, γ0 = 1", "mtp, gammatune γ0 = 3", *(f"mtp, γ0 = 1, vocabulary {nv:,}" for nv in vocabs)]
     for label in labels:
         for attempt in range(2):   # the first run warms up; the second is timed
-            sync()
+            sync(device)
             t = time.perf_counter()
             if label == "plain":
                 out, acc = plain_decode(pair, prompt, args.tokens).token_ids, None
@@ -203,7 +198,7 @@ def main() -> None:  # noqa: C901 - one linear script
                 evs = list(dec.generate(prompt, max_new_tokens=args.tokens))
                 out = [tk.id for e in evs if isinstance(e, StepEvent) for tk in e.emitted]
                 acc = evs[-1].accepted / max(1, evs[-1].drafted)
-            sync()
+            sync(device)
             dt = time.perf_counter() - t
         tps = len(out) / dt
         res["end_to_end"][label] = {"tokens_per_s": tps, "acceptance": acc, "identical": out == ref}

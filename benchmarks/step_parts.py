@@ -1,7 +1,7 @@
-"""What benchmarks/dflash_step.py, eagle3_step.py and gemma4_assistant_step.py share: a target built at a real
-model's shape with random weights, its one-token decode step timed against a cache cut back after each timing (so
-every timing meets the same context), and that step timed in alternation with a head's step, so that a busy spell
-of the machine slows both a little rather than one a lot."""
+"""What benchmarks/dflash_step.py, eagle3_step.py and gemma4_assistant_step.py share (mtp_step.py its
+default_dtype): a target built at a real model's shape with random weights, its one-token decode step timed against
+a cache cut back after each timing (so every timing meets the same context), and that step timed in alternation with
+a head's step, so that a busy spell of the machine slows both a little rather than one a lot."""
 
 from __future__ import annotations
 
@@ -44,19 +44,13 @@ def default_dtype(dtype: Any) -> Iterator[None]:
         torch.set_default_dtype(torch.float32)
 
 
-def sync(device: Any) -> None:
-    """Wait for the GPU's queued work, so a timing ends when the work does (a CPU runs it as it is called)."""
-    import torch
-
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def target_step(target: Any, cache: Any, device: Any = "cpu") -> Callable[[], float]:
     """A timer of one decode step of `target` over `cache`, which is cut back to where it was after each timing
     (transformers 5.24: a negative crop removes that many tokens)."""
     import torch
+    from gpu_steps import sync   # a timing ends when the GPU's queued work does
 
+    device = torch.device(device)
     token = torch.tensor([[5]], device=device)
 
     def step() -> float:
