@@ -54,7 +54,8 @@ def main() -> None:  # noqa: C901 - one linear script
     ap.add_argument("--window", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--vocabs", default="32768,8192", help="reduced draft vocabularies to time (0 or '': none)")
+    ap.add_argument("--vocabs", default=None,
+                    help="reduced draft vocabularies to time (0 or '': none; default 32768,8192, with --small 1024,256)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     import torch
@@ -80,6 +81,14 @@ def main() -> None:  # noqa: C901 - one linear script
     cuda = device.type == "cuda"
     name = torch.cuda.get_device_name(device) if cuda else f"CPU, {os.cpu_count()} cores, {torch.get_num_threads()} threads"
     layers, vocab = (4, 4096) if args.small else (24, 248320)
+    if args.vocabs is None:
+        args.vocabs = "1024,256" if args.small else "32768,8192"
+    try:
+        vocabs = [int(v) for v in args.vocabs.split(",") if v.strip() and int(v) > 0]
+    except ValueError:
+        ap.error(f"--vocabs takes whole numbers, got {args.vocabs!r}")
+    if any(v >= vocab for v in vocabs):
+        ap.error(f"--vocabs {args.vocabs}: a reduced vocabulary must be below the model's {vocab:,} tokens")
     shape = dict(SMALL if args.small else QWEN35_08B)
     shape["layer_types"] = ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(layers)]
     shape["layer_types"].append("full_attention")   # the head's layer is a full-attention one, as the real head
@@ -101,7 +110,6 @@ def main() -> None:  # noqa: C901 - one linear script
 
     g = torch.Generator().manual_seed(0)
     n, w = args.context, args.window
-    vocabs = [int(v) for v in args.vocabs.split(",") if v.strip() and int(v) > 0]
     ids = torch.randint(0, vocab, (1, n + w + 1), generator=g).to(device)
     served = Served(SamplingConfig(temperature=0.0))
     res: dict = {"device": name, "dtype": args.dtype, "small": args.small, "context": n, "window": w,
