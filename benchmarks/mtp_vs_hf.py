@@ -196,23 +196,23 @@ def main() -> None:
         first = {len(prompt) + i: c[0] for i, c in enumerate(trace.proposals) if c}
         both = sorted((set(mine) | set(theirs)) & set(first))
         drafts_equal = bool(both) and all(d.get(p, first[p]) == first[p] for d in (mine, theirs) for p in both)
+        entry = {"packed": bool(packing), "tokens_per_s": tps, "ratio": tps["g1"] / tps["hf"], "acceptance": acc,
+                 "head_training_agreement": agree, "identical": same, "drafts_equal": drafts_equal,
+                 "positions_compared": len(both)}
         row_n = ""
         if args.mtp_vocab:
             # the reduced head drafts the whole head's token wherever that token is among its N (the byte tokenizer
             # has no special ids, so S is the first N ids); elsewhere it drafts S's best instead
-            in_s = [p for p in mine_n if p in first and first[p] < args.mtp_vocab]
+            drafted = [p for p in mine_n if p in first]
+            in_s = [p for p in drafted if first[p] < args.mtp_vocab]
             equal_n = sum(mine_n[p] == first[p] for p in in_s)
             within = sum(t < args.mtp_vocab for t in ref) / len(ref)
-            res["families"].setdefault(family, {})["reduced"] = {
-                "tokens_per_s": tps["g1n"], "ratio": tps["g1n"] / tps["hf"], "acceptance": acc_n,
-                "drafts": len([p for p in mine_n if p in first]), "drafts_in_s": len(in_s), "drafts_equal": equal_n,
-                "text_within": within}
+            entry["reduced"] = {"tokens_per_s": tps["g1n"], "ratio": tps["g1n"] / tps["hf"], "acceptance": acc_n,
+                                "drafts": len(drafted), "drafts_in_s": len(in_s), "drafts_equal": equal_n,
+                                "text_within": within}
             row_n = (f" | {tps['g1n']:.1f} | {tps['g1n'] / tps['hf']:.2f} | {acc_n:.2f} | {equal_n} of {len(in_s)} "
                      f"whose token is among the N (text among the N: {within:.0%})")
-        res["families"].setdefault(family, {}).update({
-            "packed": bool(packing), "tokens_per_s": tps, "ratio": tps["g1"] / tps["hf"], "acceptance": acc,
-            "head_training_agreement": agree, "identical": same, "drafts_equal": drafts_equal,
-            "positions_compared": len(both)})
+        res["families"][family] = entry
         print(f"| {family}{' (packed verify)' if packing else ''} | {tps['hf']:.1f} | {tps['g1']:.1f} | "
               f"{tps['g1'] / tps['hf']:.2f} | {tps['gplus']:.1f} | {acc:.2f} | {'yes' if same else 'NO'} | "
               f"{'yes' if drafts_equal else 'NO'} ({len(both)} positions){row_n} |", flush=True)

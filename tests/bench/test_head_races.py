@@ -32,7 +32,6 @@ def test_a_race_against_transformers_runs_and_every_side_speaks_as_generate(tmp_
 
 
 def test_the_mtp_race_against_use_mtp_runs_and_the_reduced_head_drafts_the_whole_heads_token_in_its_n(tmp_path):
-    sys.path.insert(0, str(ROOT / "tests"))
     from tiny_mtp import runs_heads
 
     if not runs_heads():
