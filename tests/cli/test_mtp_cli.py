@@ -38,6 +38,26 @@ def test_run_drafts_with_the_targets_own_head_and_stays_exact(capsys, head_dir):
     assert mine == plain   # greedy: the same tokens whoever drafts
 
 
+@pytest.mark.parametrize("family", ["deepseek_v3", "glm4_moe_lite"])
+def test_a_head_kept_as_the_models_next_layer_loads_at_any_depth(capsys, tmp_path, family):
+    # transformers skips DeepSeek-V3's head by a fixed number (model.layers.61), GLM-4.7-Flash's by 47: at the
+    # fixture's depth (2) the head's layer comes back as unused, which must not read as a config declaring fewer
+    # layers than its weights hold
+    write_mtp_checkpoint(family, tmp_path / family, seed=1)
+    capsys.readouterr()
+    args = ["run", "def f(x):", "--target", str(tmp_path / family), "--device", "cpu", "--threads", "1", "-n", "8",
+            "--json", "--raw"]
+    code, out, err = invoke([*args, "--draft", "mtp", "--mtp-vocab", "128"], capsys)
+    assert code == 0, err
+    events = [event_from_json(json.loads(line)) for line in out.splitlines()]
+    assert events[-1].drafter == "mtp" and events[-1].draft_calls > 0
+    code, out, err = invoke([*args, "--drafter", "prompt-lookup"], capsys)
+    assert code == 0, err
+    plain = [t.id for e in map(lambda s: event_from_json(json.loads(s)), out.splitlines()) if e.type == "step"
+             for t in e.emitted]
+    assert [t.id for e in events if e.type == "step" for t in e.emitted] == plain
+
+
 def test_compare_races_the_head_against_prompt_lookup(capsys, head_dir):
     code, out, err = invoke(["compare", "--print", "--target", str(head_dir), "--device", "cpu", "--drafters",
                              "mtp,prompt-lookup", "-M", "specdecode", "-n", "10", "-t", "0", "--raw", "Hello"], capsys)

@@ -121,8 +121,14 @@ def unindexed_shards(folder: Path) -> str | None:
 
 def unused_layers(keys: Iterable[str]) -> str | None:
     """Layers the weight files hold that the config does not build (a config declaring fewer layers), or None;
-    other unused tensors (a head transformers ignores on purpose) are left alone."""
-    layers = sorted({int(m.group(1)) for k in keys if (m := re.search(r"\blayers\.(\d+)\.", k))})
+    other unused tensors (a head transformers ignores on purpose) are left alone. So is an MTP head kept as
+    layer N + i of the model (DeepSeek-V3, GLM-4.5: engine/drafting/mtp_layouts.py), known by its own
+    tensors (`eh_proj`, `enorm`, `hnorm`): transformers skips it by a fixed number (`layers.61` for DeepSeek-V3),
+    so a checkpoint of another depth reports it unused."""
+    keys = list(keys)
+    heads = {m.group(1) for k in keys if (m := re.search(r"\blayers\.(\d+)\.(?:eh_proj|enorm|hnorm)\.", k))}
+    layers = sorted({int(m.group(1)) for k in keys
+                     if (m := re.search(r"\blayers\.(\d+)\.", k)) and m.group(1) not in heads})
     if not layers:
         return None
     span = f"{layers[0]}–{layers[-1]}" if len(layers) > 1 else str(layers[0])
