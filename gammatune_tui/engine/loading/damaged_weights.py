@@ -124,11 +124,11 @@ def unused_layers(keys: Iterable[str]) -> str | None:
     other unused tensors (a head transformers ignores on purpose) are left alone. So is an MTP head kept as
     layer N + i of the model (DeepSeek-V3, GLM-4.5: engine/drafting/mtp_layouts.py), known by its own
     tensors (`eh_proj`, `enorm`, `hnorm`): transformers skips it by a fixed number (`layers.61` for DeepSeek-V3),
-    so a checkpoint of another depth reports it unused."""
+    so a checkpoint of another depth reports it unused; and a head under `mtp.` (Qwen3.5, Mellum: `mtp.layers.0`)."""
     keys = list(keys)
     heads = {m.group(1) for k in keys if (m := re.search(r"\blayers\.(\d+)\.(?:eh_proj|enorm|hnorm)\.", k))}
-    layers = sorted({int(m.group(1)) for k in keys
-                     if (m := re.search(r"\blayers\.(\d+)\.", k)) and m.group(1) not in heads})
+    layers = sorted({int(m.group(1)) for k in keys if not re.match(r"(?:model\.)?mtp\.", k)   # Qwen3.5's head
+                     and (m := re.search(r"\blayers\.(\d+)\.", k)) and m.group(1) not in heads})
     if not layers:
         return None
     span = f"{layers[0]}–{layers[-1]}" if len(layers) > 1 else str(layers[0])
