@@ -28,7 +28,6 @@ that position (its trace over the same text).
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import shutil
@@ -66,11 +65,9 @@ def main() -> None:
 
     from gammatune_tui.bench.sim.head_trace import record_head_trace
     from gammatune_tui.engine import PolicySettings, SamplingConfig, SpeculativeDecoder, StepEvent
-    from gammatune_tui.engine.common.packed_linear import pack_for_verify
-    from gammatune_tui.engine.common.pair import ModelPair
     from gammatune_tui.engine.drafting import mtp as mtp_module
     from gammatune_tui.engine.drafting.draft_sources import DrafterSettings
-    from tiny_models import make_byte_tokenizer
+    from side_by_side import packed_pair
     from tiny_mtp import VOCAB, train_head, write_mtp_checkpoint
 
     transformers.utils.logging.set_verbosity_error()
@@ -115,13 +112,8 @@ def main() -> None:
             for p in head.model.parameters():
                 p.requires_grad_(False)
         mtp_module._HEADS[target] = head
-        # gammatune's side runs what load_pair loads: a float32 CPU target whose multi-row passes read packed
-        # weights where that pays (engine/common/packed_linear.py); transformers keeps its own, unpacked copy
-        mine_target = copy.deepcopy(target)
-        packing = pack_for_verify(mine_target, torch.device("cpu"), torch.float32)
-        mtp_module._HEADS[mine_target] = head
-        pair = ModelPair(target=mine_target, draft=None, tokenizer=make_byte_tokenizer(), device=torch.device("cpu"),
-                         dtype=torch.float32, eos_ids=frozenset({-1}), name_target=family, name_draft="mtp")
+        pair, packing = packed_pair(target, "mtp")   # gammatune's copy, packed as load_pair packs it
+        mtp_module._HEADS[pair.target] = head
         x = torch.tensor([prompt])
         with torch.inference_mode():
             ref = target.generate(x, attention_mask=torch.ones_like(x), do_sample=False,
